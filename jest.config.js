@@ -1,0 +1,22 @@
+/**
+ * One jest run for the whole workspace. TypeScript is transpiled by @swc/jest (type-checking
+ * is done separately by `tsc -p tsconfig.test.json`), and `@pmm/*` imports resolve to the
+ * packages' sources, never to `dist/`.
+ */
+const swc = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+];
+
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: {
+    '^@pmm/(core|contracts|devnet|client)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@pmm/(signer|indexer|gateway)$': '<rootDir>/services/$1/src/index.ts',
+  },
+  testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts'],
+  testTimeout: 60_000,
+  // Integration tests start hardhat nodes and Redis servers: two workers fit the 2-core machines.
+  maxWorkers: 2,
+};

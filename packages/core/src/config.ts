@@ -1,0 +1,196 @@
+/**
+ * Declared, validated configuration. Each service declares its settings once (name, type,
+ * default, description); `loadConfig` reads them from an optional JSON file (`CONFIG_FILE`),
+ * overridden by environment variables, and fails at boot with a message that names the
+ * setting. Secrets may come from `<ENV>` or from a file named by `<ENV>_FILE` (Docker/K8s
+ * secrets); they are registered for log redaction and never echoed in errors.
+ */
+import { readFileSync } from 'node:fs';
+import { registerSecret } from './secrets';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface Setting<T> {
+  /** Environment variable that sets it (also the name used in error messages). */
+  env: string;
+  description: string;
+  /** Used when neither the environment nor the file sets it; no default means required. */
+  default?: T;
+  /** Secret: read from `<env>` or the file named by `<env>_FILE`, redacted from logs. */
+  secret?: boolean;
+  /** Parses the raw text (environment) or the JSON value (config file). */
+  parse(raw: unknown): T;
+}
+
+type Parsed<S> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : never };
+
+function fail(reason: string): never {
+  throw new ConfigError(reason);
+}
+
+/** Setting constructors. `parse` throws a plain reason; the loader adds the setting's name. */
+export const settings = {
+  string(env: string, description: string, def?: string): Setting<string> {
+    return { env, description, default: def, parse: (raw) => (typeof raw === 'string' ? raw : fail('must be a string')) };
+  },
+  secret(env: string, description: string): Setting<string> {
+    return {
+      env,
+      description,
+      secret: true,
+      parse: (raw) => (typeof raw === 'string' && raw.length > 0 ? raw : fail('must be a non-empty string')),
+    };
+  },
+  optionalSecret(env: string, description: string): Setting<string | undefined> {
+    return { env, description, secret: true, default: undefined, parse: (raw) => (typeof raw === 'string' && raw ? raw : undefined) };
+  },
+  int(env: string, description: string, def: number | undefined, range: [number, number]): Setting<number> {
+    return {
+      env,
+      description,
+      default: def,
+      parse: (raw) => {
+        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+        if (!Number.isSafeInteger(n) || n < range[0] || n > range[1]) fail(`must be an integer in ${range[0]}..${range[1]}`);
+        return n;
+      },
+    };
+  },
+  bool(env: string, description: string, def: boolean): Setting<boolean> {
+    return {
+      env,
+      description,
+      default: def,
+      parse: (raw) => {
+        if (typeof raw === 'boolean') return raw;
+        if (raw === 'true' || raw === '1') return true;
+        if (raw === 'false' || raw === '0') return false;
+        return fail('must be true or false');
+      },
+    };
+  },
+  oneOf<T extends string>(env: string, description: string, def: T, values: readonly T[]): Setting<T> {
+    return {
+      env,
+      description,
+      default: def,
+      parse: (raw) => (values.includes(raw as T) ? (raw as T) : fail(`must be one of ${values.join(', ')}`)),
+    };
+  },
+  url(env: string, description: string, def?: string, protocols?: readonly string[]): Setting<string> {
+    return {
+      env,
+      description,
+      default: def,
+      parse: (raw) => {
+        if (typeof raw !== 'string') return fail('must be a URL');
+        let u: URL;
+        try {
+          u = new URL(raw);
+        } catch {
+          return fail('must be a URL');
+        }
+        if (protocols && !protocols.includes(u.protocol.replace(/:$/, ''))) fail(`must use ${protocols.join(' or ')}`);
+        return raw;
+      },
+    };
+  },
+  /** Any JSON value checked by `check` (e.g. an ajv validator); env value is JSON text. */
+  json<T>(env: string, description: string, def: T | undefined, check: (value: unknown) => T): Setting<T> {
+    return {
+      env,
+      description,
+      default: def,
+      parse: (raw) => {
+        let value = raw;
+        if (typeof raw === 'string') {
+          try {
+            value = JSON.parse(raw);
+          } catch {
+            return fail('must be valid JSON');
+          }
+        }
+        return check(value);
+      },
+    };
+  },
+};
+
+export interface ConfigSources {
+  env?: NodeJS.ProcessEnv;
+  /** Parsed config file; by default read from the path in `CONFIG_FILE`, if set. */
+  file?: Record<string, unknown>;
+}
+
+function readConfigFile(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const path = env.CONFIG_FILE;
+  if (!path) return {};
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new ConfigError(`CONFIG_FILE: cannot read ${path}`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error();
+    return parsed as Record<string, unknown>;
+  } catch {
+    throw new ConfigError(`CONFIG_FILE: ${path} is not a JSON object`);
+  }
+}
+
+function readSecretFile(envName: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    throw new ConfigError(`${envName}_FILE: cannot read ${path}`);
+  }
+}
+
+/**
+ * Loads every setting of `spec`. Precedence: environment (`<ENV>`, then `<ENV>_FILE` for
+ * secrets), then the config file (key = the setting's name in `spec`), then the default.
+ */
+export function loadConfig<S extends Record<string, Setting<unknown>>>(spec: S, sources: ConfigSources = {}): Parsed<S> {
+  const env = sources.env ?? process.env;
+  const file = sources.file ?? readConfigFile(env);
+  const out: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(spec)) {
+    let raw: unknown = env[s.env];
+    if ((raw === undefined || raw === '') && s.secret && env[`${s.env}_FILE`]) {
+      raw = readSecretFile(s.env, env[`${s.env}_FILE`] as string);
+    }
+    if (raw === undefined || raw === '') raw = file[name];
+    if (raw === undefined) {
+      if ('default' in s) {
+        out[name] = s.default;
+        continue;
+      }
+      throw new ConfigError(`${s.env} (${name}): required: ${s.description}`);
+    }
+    try {
+      out[name] = s.parse(raw);
+    } catch (err) {
+      const reason = err instanceof ConfigError ? err.message : 'invalid value';
+      // A secret's value is never echoed; other values are, to help the operator.
+      const shown = s.secret ? '' : `, got ${JSON.stringify(typeof raw === 'string' ? raw.slice(0, 80) : raw)}`;
+      throw new ConfigError(`${s.env} (${name}): ${reason}${shown}`);
+    }
+    if (s.secret && typeof out[name] === 'string') registerSecret(out[name] as string);
+  }
+  return out as Parsed<S>;
+}
+
+/** One line per setting (env, default, description): for `--help` output and docs. */
+export function describeConfig(spec: Record<string, Setting<unknown>>): string[] {
+  return Object.entries(spec).map(([name, s]) => {
+    const def = s.secret ? 'secret' : 'default' in s ? `default ${JSON.stringify(s.default)}` : 'required';
+    return `${s.env} (${name}; ${def}): ${s.description}`;
+  });
+}

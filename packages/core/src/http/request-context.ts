@@ -1,0 +1,35 @@
+/**
+ * Request id and per-request logger. The id comes from the caller's `X-Request-Id` when it is
+ * a safe token (the gateway forwards its own to the signer, integrators may send one), else a
+ * new UUID. It is echoed in the `X-Request-Id` header of every response, put in every error
+ * body, and carried by the child logger of the request.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '../logger';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface RequestContext {
+  requestId: string;
+  log: Logger;
+  startedAt: bigint;
+}
+
+/** The context set by `requestContext()`; a fallback for responses written before it ran. */
+export function contextOf(res: Response): RequestContext {
+  return res.locals as RequestContext;
+}
+
+export function requestContext(logger: Logger): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.headers[REQUEST_ID_HEADER];
+    const requestId = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = requestId;
+    res.locals.log = logger.child({ requestId });
+    res.locals.startedAt = process.hrtime.bigint();
+    res.setHeader('X-Request-Id', requestId);
+    next();
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * Starts an HTTP server and drains it on SIGTERM/SIGINT: stop accepting, let in-flight
+ * requests finish (up to `drainTimeoutMs`), close the app's resources, exit.
+ */
+import type { Server } from 'node:http';
+import type { Express } from 'express';
+import type { Logger } from '../logger';
+
+export interface Served {
+  server: Server;
+  port: number;
+  /** Drains and closes; idempotent. */
+  close(): Promise<void>;
+}
+
+export function listen(app: Express, port: number, host: string): Promise<Served> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, (err?: Error) => {
+      if (err) return reject(err);
+      const address = server.address();
+      const actual = typeof address === 'object' && address ? address.port : port;
+      let closing: Promise<void> | undefined;
+      resolve({
+        server,
+        port: actual,
+        close: () =>
+          (closing ??= new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+          })),
+      });
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * Installs the signal handlers of a service's main: on the first SIGTERM/SIGINT, drain the
+ * server, then run `cleanup` (close Redis, workers, providers), then exit 0; a second signal
+ * or the drain timeout forces the exit.
+ */
+export function shutdownOnSignals(opts: {
+  served: Served[];
+  cleanup: () => Promise<void>;
+  logger: Logger;
+  drainTimeoutMs?: number;
+}): void {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    opts.logger.info('shutting down', { signal });
+    const force = setTimeout(() => {
+      opts.logger.warn('drain timeout: closing open connections');
+      for (const s of opts.served) s.server.closeAllConnections();
+    }, opts.drainTimeoutMs ?? 10_000);
+    force.unref();
+    try {
+      await Promise.all(opts.served.map((s) => s.close()));
+      await opts.cleanup();
+    } catch (err) {
+      opts.logger.error('shutdown error', { error: err });
+    }
+    opts.logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}

@@ -1,0 +1,54 @@
+/**
+ * winston logger factory. JSON lines with `service`, `level`, `message`, fields. Secrets
+ * cannot be printed: fields whose name looks secret are dropped to `[redacted]`, and every
+ * value registered in secrets.ts is masked anywhere in the line (see logger.test.ts).
+ */
+import winston from 'winston';
+import { redactText, SECRET_FIELD } from './secrets';
+
+export type Logger = winston.Logger;
+
+function redactValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (value instanceof Error) return redactText(value.stack ?? value.message);
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELD.test(k) ? '[redacted]' : redactValue(v, depth + 1);
+  return out;
+}
+
+const redact = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    info[key] = SECRET_FIELD.test(key) ? '[redacted]' : redactValue(info[key], 0);
+  }
+  return info;
+});
+
+export interface LoggerOptions {
+  service: string;
+  /** error | warn | info | debug; default info. */
+  level?: string;
+  /** Extra transport (tests capture lines with a stream). Default: stdout. */
+  stream?: NodeJS.WritableStream;
+  /** Silence all output (unit tests). */
+  silent?: boolean;
+}
+
+export function createLogger(opts: LoggerOptions): Logger {
+  const transport = opts.stream
+    ? new winston.transports.Stream({ stream: opts.stream })
+    : new winston.transports.Console();
+  return winston.createLogger({
+    level: opts.level ?? 'info',
+    silent: opts.silent ?? false,
+    defaultMeta: { service: opts.service },
+    format: winston.format.combine(
+      winston.format.errors({ stack: true }),
+      winston.format.timestamp(),
+      redact(),
+      winston.format.json(),
+    ),
+    transports: [transport],
+  });
+}

@@ -1,0 +1,29 @@
+/**
+ * Redis key names shared by the services (the Redis contract). Per-chain keys carry the
+ * chain id as a hash tag (`{8453}`) so that a Redis Cluster keeps one chain's keys together.
+ */
+
+export const DEFAULT_KEY_PREFIX = 'pmm';
+
+export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
+  return {
+    /** string: the exact JSON body of `GET /v2/price` for the chain (written by the indexer). */
+    book: (chainId: number) => `${prefix}:{${chainId}}:book`,
+    /** string: the chain's pair registry as JSON (written by the indexer). */
+    pairs: (chainId: number) => `${prefix}:{${chainId}}:pairs`,
+    /** pub/sub channel: announced after each book or registry write. */
+    updates: (chainId: number) => `${prefix}:{${chainId}}:book-updated`,
+    /** string: an API key's record (which integrator it belongs to), by the key's SHA-256 (hex). */
+    apiKey: (sha256Hex: string) => `${prefix}:apikey:${sha256Hex}`,
+    /** set: SHA-256 hashes of every API key, so that the key CLI can list them without SCAN. */
+    apiKeyIndex: () => `${prefix}:apikeys`,
+    /** string: an integrator record (whitelist, chains, rate limit, originRate overrides). */
+    integrator: (integratorId: string) => `${prefix}:integrator:${integratorId}`,
+    /** counter: requests of one integrator in one rate-limit window. */
+    rateLimit: (integratorId: string, windowStart: number) => `${prefix}:rl:${integratorId}:${windowStart}`,
+    /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
+    queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
+  };
+}
+
+export type RedisKeys = ReturnType<typeof redisKeys>;

@@ -1,0 +1,79 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigError, describeConfig, loadConfig, parseChainDeployments, redactText, settings } from '@pmm/core';
+
+const spec = {
+  port: settings.int('PORT', 'listen port', 8080, [1, 65535]),
+  redisUrl: settings.url('REDIS_URL', 'Redis URL', 'redis://127.0.0.1:6379', ['redis', 'rediss']),
+  token: settings.secret('INTERNAL_TOKEN', 'shared token'),
+  verbose: settings.bool('VERBOSE', 'more logs', false),
+};
+
+describe('loadConfig', () => {
+  it('default: uses defaults and the required secret from the environment', () => {
+    const cfg = loadConfig(spec, { env: { INTERNAL_TOKEN: 'token-from-env-123' }, file: {} });
+    expect(cfg).toEqual({ port: 8080, redisUrl: 'redis://127.0.0.1:6379', token: 'token-from-env-123', verbose: false });
+  });
+
+  it('behavior: environment overrides the file, the file overrides defaults', () => {
+    const cfg = loadConfig(spec, { env: { PORT: '9000', INTERNAL_TOKEN: 'abcdefgh1' }, file: { port: 7000, verbose: true } });
+    expect(cfg.port).toBe(9000);
+    expect(cfg.verbose).toBe(true);
+  });
+
+  it('behavior: a secret can come from <ENV>_FILE and is registered for redaction', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
+    const file = path.join(dir, 'token');
+    writeFileSync(file, 'file-secret-value-42\n');
+    const cfg = loadConfig(spec, { env: { INTERNAL_TOKEN_FILE: file }, file: {} });
+    expect(cfg.token).toBe('file-secret-value-42');
+    expect(redactText('token=file-secret-value-42')).toBe('token=[redacted]');
+  });
+
+  it('error: a missing required setting names it', () => {
+    expect(() => loadConfig(spec, { env: {}, file: {} })).toThrow(new ConfigError('INTERNAL_TOKEN (token): required: shared token'));
+  });
+
+  it('error: an invalid value names the setting and the value, but never a secret value', () => {
+    expect(() => loadConfig(spec, { env: { PORT: 'eighty', INTERNAL_TOKEN: 'abcdefgh2' }, file: {} })).toThrow(
+      'PORT (port): must be an integer in 1..65535, got "eighty"',
+    );
+    expect(() => loadConfig(spec, { env: { REDIS_URL: 'http://x', INTERNAL_TOKEN: 'abcdefgh3' }, file: {} })).toThrow(
+      'REDIS_URL (redisUrl): must use redis or rediss',
+    );
+    const secretSpec = { key: settings.json('KEY', 'a secret json', undefined, () => { throw new ConfigError('bad'); }) };
+    try {
+      loadConfig({ ...secretSpec, s: { ...settings.secret('S', 'secret'), parse: () => { throw new ConfigError('bad'); } } }, { env: { KEY: '1', S: 'supersecretvalue' }, file: {} });
+    } catch (err) {
+      expect(String(err)).not.toContain('supersecretvalue');
+    }
+  });
+
+  it('behavior: describeConfig lists env, default and description', () => {
+    expect(describeConfig(spec)).toContain('PORT (port; default 8080): listen port');
+    expect(describeConfig(spec)).toContain('INTERNAL_TOKEN (token; secret): shared token');
+  });
+});
+
+describe('parseChainDeployments', () => {
+  const addr = (n: number) => '0x' + n.toString(16).padStart(40, '0');
+  it('default: checksums addresses and keeps only declared fields (a stack file carries more)', () => {
+    const out = parseChainDeployments({
+      '8453': { chainId: 8453, rpcUrl: 'http://127.0.0.1:8545', contracts: { router: addr(0xabc), helper: addr(2), verifier: addr(3) }, apiSigner: { privateKey: 'x' } },
+    });
+    expect(out[8453]).toEqual({
+      chainId: 8453,
+      rpcUrl: 'http://127.0.0.1:8545',
+      wsUrl: undefined,
+      contracts: { router: '0x0000000000000000000000000000000000000aBc', helper: addr(2), verifier: addr(3), multicall3: undefined },
+    });
+  });
+  it('error: unknown chain, mismatched key, bad address, bad URL', () => {
+    const c = { router: addr(1), helper: addr(2), verifier: addr(3) };
+    expect(() => parseChainDeployments({ '1': { chainId: 1, contracts: c } })).toThrow('chains.1: unknown chain');
+    expect(() => parseChainDeployments({ '56': { chainId: 8453, contracts: c } })).toThrow('does not match its key');
+    expect(() => parseChainDeployments({ '56': { chainId: 56, contracts: { ...c, router: '0x12' } } })).toThrow('chains.56.contracts.router: not an address');
+    expect(() => parseChainDeployments({ '56': { chainId: 56, wsUrl: 'http://x', contracts: c } })).toThrow('chains.56/wsUrl');
+  });
+});

@@ -1,0 +1,53 @@
+import { Writable } from 'node:stream';
+import { createLogger, registerSecret } from '@pmm/core';
+
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { lines, logger: createLogger({ service: 'test', stream, level: 'debug' }) };
+}
+
+describe('logger', () => {
+  const key = '0x' + 'ab'.repeat(32);
+  beforeAll(() => registerSecret(key));
+
+  it('default: writes one JSON line with service, level, message and fields', () => {
+    const { lines, logger } = capture();
+    logger.info('hello', { chainId: 8453 });
+    const line = JSON.parse(lines[0]!);
+    expect(line).toMatchObject({ service: 'test', level: 'info', message: 'hello', chainId: 8453 });
+  });
+
+  it('behavior: a registered secret is masked anywhere: message, nested field, error text, bare hex', () => {
+    const { lines, logger } = capture();
+    logger.info(`key is ${key}`, {
+      nested: { deeper: [`x${key.slice(2).toUpperCase()}y`] },
+      error: new Error(`failed with ${key}`),
+    });
+    const text = lines.join('');
+    expect(text).not.toContain(key.slice(2));
+    expect(text).not.toContain(key.slice(2).toUpperCase());
+    expect(text).toContain('[redacted]');
+  });
+
+  it('behavior: fields with secret-looking names are dropped whatever they hold', () => {
+    const { lines, logger } = capture();
+    logger.info('cfg', { privateKey: 'short', apiKey: 'k', internalToken: 't', headers: { 'x-api-key': 'abc', accept: 'json' } });
+    const line = JSON.parse(lines[0]!);
+    expect(line.privateKey).toBe('[redacted]');
+    expect(line.apiKey).toBe('[redacted]');
+    expect(line.internalToken).toBe('[redacted]');
+    expect(line.headers).toEqual({ 'x-api-key': '[redacted]', accept: 'json' });
+  });
+
+  it('behavior: errors keep their stack (not logged as {})', () => {
+    const { lines, logger } = capture();
+    logger.error('boom', { error: new Error('kaput') });
+    expect(JSON.parse(lines[0]!).error).toContain('Error: kaput');
+  });
+});

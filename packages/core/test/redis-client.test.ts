@@ -1,0 +1,25 @@
+import { randomUUID } from 'node:crypto';
+import { createRedis, redisReady } from '@pmm/core';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('createRedis', () => {
+  it('default: a command client talks to the real Redis', async () => {
+    const r = createRedis(url, { name: 'test' });
+    await redisReady(r);
+    const key = `test:${randomUUID()}`;
+    await r.set(key, 'v', 'EX', 10);
+    expect(await r.get(key)).toBe('v');
+    await r.del(key);
+    r.disconnect();
+  });
+
+  it('error: a command client fails fast (no hang) when Redis is unreachable', async () => {
+    const r = createRedis('redis://127.0.0.1:1', { name: 'test' });
+    const started = Date.now();
+    await expect(r.get('x')).rejects.toThrow();
+    await expect(redisReady(r, 300)).rejects.toThrow('redis not ready after 300 ms');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    r.disconnect();
+  });
+});

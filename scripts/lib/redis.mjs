@@ -1,0 +1,55 @@
+// A private, throw-away redis-server for the test run and the local stack, unless REDIS_URL
+// names one to use.
+import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function ping(port) {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.setTimeout(500);
+    sock.on('connect', () => sock.write('PING\r\n'));
+    sock.on('data', (d) => {
+      sock.destroy();
+      resolve(d.toString().startsWith('+PONG'));
+    });
+    sock.on('error', () => resolve(false));
+    sock.on('timeout', () => {
+      sock.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/** Starts `redis-server` on a free port; resolves to { url, stop }. */
+export async function startPrivateRedis() {
+  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
+    throw new Error(
+      'redis-server is not on PATH. Install it (Debian/Ubuntu: `apt-get install redis-server`, macOS: `brew install redis`) or set REDIS_URL to a Redis you run.',
+    );
+  }
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  for (let i = 0; i < 100; i++) {
+    if (await ping(port)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!(await ping(port))) throw new Error(`private redis-server on port ${port} did not start`);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => child.kill('SIGTERM'),
+  };
+}

@@ -1,0 +1,40 @@
+// The README's test command (after ensure.mjs): type-check the tests, lint, then run every
+// jest test against a real Redis (REDIS_URL, or a private redis-server started here) and
+// print one plain summary line that CI can read: `Tests: N passed, N failed`.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { root } from './lib/pnpm.mjs';
+import { startPrivateRedis } from './lib/redis.mjs';
+
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+const step = (label, cmd, args, env = process.env) => {
+  console.log(`[test] ${label}`);
+  return spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
+};
+
+if (step('type-check tests', bin('tsc'), ['-p', 'tsconfig.test.json']) !== 0) process.exit(1);
+if (step('lint', bin('eslint'), ['.']) !== 0) process.exit(1);
+
+let redis;
+if (!process.env.REDIS_URL) {
+  redis = await startPrivateRedis();
+  console.log(`[test] private redis at ${redis.url}`);
+}
+const results = path.join(root, '.jest-results.json');
+rmSync(results, { force: true });
+const jestStatus = step('jest', bin('jest'), ['--json', `--outputFile=${results}`, ...process.argv.slice(2)], {
+  ...process.env,
+  REDIS_URL: process.env.REDIS_URL ?? redis.url,
+});
+redis?.stop();
+
+let passed = 0;
+let failed = 0;
+if (existsSync(results)) {
+  const summary = JSON.parse(readFileSync(results, 'utf8'));
+  passed = summary.numPassedTests;
+  failed = summary.numFailedTests + summary.numRuntimeErrorTestSuites;
+}
+console.log(`Tests: ${passed} passed, ${failed} failed`);
+process.exit(jestStatus !== 0 || failed > 0 || passed === 0 ? 1 : 0);
