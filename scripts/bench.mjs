@@ -1,0 +1,36 @@
+// `npm run bench [filter]`: runs every `*.bench.ts` under packages/*/bench and services/*/bench,
+// one at a time (they measure the machine, so they must not overlap), with a private Redis
+// unless REDIS_URL is set. Each benchmark prints its own figures and ratios.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { root } from './lib/pnpm.mjs';
+import { startPrivateRedis } from './lib/redis.mjs';
+
+const filter = process.argv[2] ?? '';
+const files = [];
+for (const group of ['packages', 'services']) {
+  for (const pkg of readdirSync(path.join(root, group))) {
+    const dir = path.join(root, group, pkg, 'bench');
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir)) if (f.endsWith('.bench.ts')) files.push(path.join(dir, f));
+  }
+}
+const selected = files.filter((f) => f.includes(filter));
+if (selected.length === 0) {
+  console.error(`no benchmark matches "${filter}"`);
+  process.exit(1);
+}
+const redis = process.env.REDIS_URL ? undefined : await startPrivateRedis();
+let failed = 0;
+for (const file of selected) {
+  console.log(`\n=== ${path.relative(root, file)}`);
+  const r = spawnSync(process.execPath, ['-r', path.join(root, 'scripts/lib/ts-register.cjs'), file], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, REDIS_URL: process.env.REDIS_URL ?? redis.url },
+  });
+  if (r.status !== 0) failed++;
+}
+redis?.stop();
+process.exit(failed ? 1 : 0);
