@@ -1,0 +1,171 @@
+/**
+ * The SignQuoteRequest body of `POST /v2/swap/sign` (spec 2.1) and of legacy `/v1/swap/sign`,
+ * and its validation in the precedence order of DECISIONS.md "Request handling" 1.
+ *
+ * The JSON schema below is the one source of the body's shape: the TypeScript type is derived
+ * from it, and the validators are compiled from it once, at module load. (ajv's
+ * `JSONSchemaType<T>` is not used because it demands `nullable: true` on every optional
+ * property, which would accept `"amountIn": null`; deriving the type from the schema keeps the
+ * schema strict and the type in step with it.)
+ */
+import Ajv, { type ValidateFunction } from 'ajv';
+import { ApiError, validationError } from './errors';
+import { ADDRESS_FORMAT_REASON, ADDRESS_PATTERN, parseAddress } from './parse-address';
+import { UINT256_MAX, UINT_FORMAT_REASON, UINT_STRING_PATTERN, parseUintString } from './parse-uint';
+import { CHAIN_ID_NEGATIVE_REASON, chainIdFromBody } from './parse-chain-id';
+import { parseFee } from './parse-fee';
+import { DEFAULT_CHAIN_ID } from './chains';
+
+/**
+ * JSON schema of SignQuoteRequest. Property order is the order in which parseSignRequest
+ * validates the fields (and so which field a 422 names when several are wrong); keep them alike.
+ */
+export const SIGN_REQUEST_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    chainId: { type: 'integer', minimum: 0 },
+    tokenIn: { type: 'string', pattern: ADDRESS_PATTERN },
+    tokenOut: { type: 'string', pattern: ADDRESS_PATTERN },
+    fee: { type: 'string', pattern: UINT_STRING_PATTERN },
+    userAddress: { type: 'string', pattern: ADDRESS_PATTERN },
+    amountIn: { type: 'string', pattern: UINT_STRING_PATTERN },
+    minAmountOut: { type: 'string', pattern: UINT_STRING_PATTERN },
+  },
+  required: ['tokenIn', 'tokenOut', 'fee', 'userAddress'],
+} as const;
+
+type Schema = typeof SIGN_REQUEST_SCHEMA;
+type FieldName = keyof Schema['properties'];
+type RequiredField = Schema['required'][number];
+type JsonValueOf<S> = S extends { type: 'string' } ? string : S extends { type: 'integer' } ? number : never;
+
+/** The body as the client sends it, derived from {@link SIGN_REQUEST_SCHEMA}. */
+export type SignQuoteRequestBody = {
+  [K in RequiredField]: JsonValueOf<Schema['properties'][K]>;
+} & {
+  [K in Exclude<FieldName, RequiredField>]?: JsonValueOf<Schema['properties'][K]>;
+};
+
+/** A validated sign request: addresses EIP-55 checksummed, numbers as bigint, chain resolved. */
+export interface ParsedSignRequest {
+  /** Resolved chain id (0 or omitted give 8453); NOT yet checked to be served. */
+  chainId: number;
+  tokenIn: string;
+  tokenOut: string;
+  /** Units of 0.1 bps. */
+  fee: bigint;
+  userAddress: string;
+  /** Present if and only if the client sent `amountIn` (then the response carries calldata). */
+  amountIn?: bigint;
+  /** Default 0. */
+  minAmountOut: bigint;
+}
+
+export interface SignRequestOptions {
+  /** Deployment limit of `fee` (units of 0.1 bps). */
+  maxFee: bigint;
+  /** False on legacy `/v1`, where a `chainId` field is 400 UNSUPPORTED_FIELD. */
+  allowChainId: boolean;
+}
+
+const FIELDS = Object.keys(SIGN_REQUEST_SCHEMA.properties) as FieldName[];
+const REQUIRED: ReadonlySet<string> = new Set(SIGN_REQUEST_SCHEMA.required);
+
+// INVARIANT: no allErrors (stop at the first error), no coercion, no removal of unknown fields,
+// no defaults: the validators only ever answer yes or no about the body as sent.
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: true });
+
+/** The whole-body validator: the final guard that narrows the type. */
+const validateBody: ValidateFunction<SignQuoteRequestBody> = ajv.compile<SignQuoteRequestBody>(SIGN_REQUEST_SCHEMA);
+
+/**
+ * One validator per field, so that the first failing field in schema order is reported. (A
+ * whole-body validator without allErrors reports all `required` failures before any type
+ * failure, whatever the field order.)
+ */
+const validateField = Object.fromEntries(
+  FIELDS.map((name) => [name, ajv.compile(SIGN_REQUEST_SCHEMA.properties[name])]),
+) as Record<FieldName, ValidateFunction>;
+
+/** The reason for a value that fails its field schema, in the same words as the parsers. */
+function schemaReason(name: FieldName, validator: ValidateFunction): string {
+  const keyword = validator.errors?.[0]?.keyword;
+  const type = SIGN_REQUEST_SCHEMA.properties[name].type;
+  if (keyword === 'type') return type === 'integer' ? 'must be an integer' : 'must be a string';
+  if (name === 'chainId') return CHAIN_ID_NEGATIVE_REASON;
+  if (name === 'tokenIn' || name === 'tokenOut' || name === 'userAddress') return ADDRESS_FORMAT_REASON;
+  return UINT_FORMAT_REASON;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Validates a parsed JSON body as a SignQuoteRequest. First failure wins:
+ *
+ * 1. body not a plain JSON object → 400 INVALID_JSON;
+ * 2. the first unknown field in the body's key order → 400 UNSUPPORTED_FIELD
+ *    (`chainId` is unknown when `allowChainId` is false);
+ * 3. fields in the order chainId, tokenIn, tokenOut, fee, userAddress, amountIn, minAmountOut:
+ *    the first that is missing (if required), of the wrong type or shape, or out of range /
+ *    bad checksum / zero address → 422 VALIDATION_ERROR `<field>: <reason>`;
+ * 4. tokenIn equal to tokenOut (in any letter case) → 422 `tokenOut: must differ from tokenIn`.
+ *
+ * `minAmountOut` is validated whenever it is present, even without `amountIn` (where its value
+ * is then unused): a malformed value is a client bug worth reporting, and accepting garbage
+ * only because it happens to be ignored would make a later change of that rule breaking.
+ *
+ * Served chains, tracked pairs and the whitelist are checked later by the signer.
+ */
+export function parseSignRequest(body: unknown, opts: SignRequestOptions): ParsedSignRequest {
+  if (!isPlainObject(body)) throw new ApiError('INVALID_JSON', 'request body must be a JSON object');
+
+  for (const key of Object.keys(body)) {
+    // Object.hasOwn: inherited names such as `constructor` or `__proto__` are not fields.
+    const known = Object.hasOwn(SIGN_REQUEST_SCHEMA.properties, key);
+    if (!known) throw new ApiError('UNSUPPORTED_FIELD', `${key}: unsupported field`);
+    if (key === 'chainId' && !opts.allowChainId) {
+      throw new ApiError('UNSUPPORTED_FIELD', 'chainId: unsupported field (this endpoint serves chain 8453 only)');
+    }
+  }
+
+  // Each field is checked completely (presence, schema shape, then checksum/range) before the
+  // next one, so a 422 always names the first bad field in the documented order.
+  const field = (name: FieldName): unknown => {
+    const value = body[name];
+    if (value === undefined) {
+      if (REQUIRED.has(name)) throw validationError(name, 'is required');
+      return undefined;
+    }
+    const validator = validateField[name];
+    if (!validator(value)) throw validationError(name, schemaReason(name, validator));
+    return value;
+  };
+  const chainId = opts.allowChainId ? chainIdFromBody(field('chainId')) : DEFAULT_CHAIN_ID;
+  const tokenIn = parseAddress('tokenIn', field('tokenIn'));
+  const tokenOut = parseAddress('tokenOut', field('tokenOut'));
+  const fee = parseFee(field('fee'), opts.maxFee);
+  const userAddress = parseAddress('userAddress', field('userAddress'));
+  const rawAmountIn = field('amountIn');
+  const amountIn = rawAmountIn === undefined ? undefined : parseUintString('amountIn', rawAmountIn, { min: 1n, max: UINT256_MAX });
+  const rawMinAmountOut = field('minAmountOut');
+  const minAmountOut =
+    rawMinAmountOut === undefined ? 0n : parseUintString('minAmountOut', rawMinAmountOut, { min: 0n, max: UINT256_MAX });
+  // Checksummed forms are equal exactly when the addresses are equal in any letter case.
+  if (tokenIn === tokenOut) throw validationError('tokenOut', 'must differ from tokenIn');
+
+  if (!validateBody(body)) {
+    // Unreachable while the per-field validators cover the schema. It stays as the guard that
+    // makes the compiled schema (additionalProperties: false included) the final word, should
+    // someone add a body-level keyword the loop above does not know about.
+    throw new ApiError('VALIDATION_ERROR', 'request body does not match the schema');
+  }
+
+  const parsed: ParsedSignRequest = { chainId, tokenIn, tokenOut, fee, userAddress, minAmountOut };
+  if (amountIn !== undefined) parsed.amountIn = amountIn;
+  return parsed;
+}

@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { formatUnits as viemFormatUnits, parseUnits as viemParseUnits } from 'viem';
+import { formatRatio, formatUnits, parseUnits, scaleRatio } from '../src/decimal';
+
+describe('formatUnits', () => {
+  it.each([
+    [0n, 6, '0'],
+    [0n, 0, '0'],
+    [1n, 18, '0.000000000000000001'],
+    [3000500000n, 6, '3000.5'],
+    [10n ** 18n, 18, '1'],
+    [123456789n, 0, '123456789'],
+    [1200n, 2, '12'],
+    [-1500n, 3, '-1.5'],
+    [10n ** 40n, 6, '10000000000000000000000000000000000'],
+  ])('behavior: %p with %p decimals is %p', (value, decimals, expected) => {
+    expect(formatUnits(value, decimals)).toBe(expected);
+  });
+
+  it('behavior: agrees with viem for any value and decimals 0..36', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 80n), max: 10n ** 80n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
+        expect(formatUnits(value, decimals)).toBe(viemFormatUnits(value, decimals));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('error: negative or fractional decimals', () => {
+    expect(() => formatUnits(1n, -1)).toThrow(RangeError);
+    expect(() => formatUnits(1n, 1.5)).toThrow(RangeError);
+  });
+});
+
+describe('parseUnits', () => {
+  it.each([
+    ['3000.5', 6, 3000500000n],
+    ['1', 18, 10n ** 18n],
+    ['0.000000000000000001', 18, 1n],
+    ['1.500', 1, 15n],
+    ['-2.25', 2, -225n],
+    ['0', 0, 0n],
+  ])('behavior: %p with %p decimals is %p', (value, decimals, expected) => {
+    expect(parseUnits(value, decimals)).toBe(expected);
+  });
+
+  it('behavior: inverts formatUnits and agrees with viem', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 80n), max: 10n ** 80n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
+        const text = formatUnits(value, decimals);
+        expect(parseUnits(text, decimals)).toBe(value);
+        expect(parseUnits(text, decimals)).toBe(viemParseUnits(text, decimals));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('error: more places than decimals is never rounded', () => {
+    expect(() => parseUnits('0.0000001', 6)).toThrow('0.0000001 has more than 6 decimal places');
+  });
+
+  it.each(['', '1.', '.5', '1e3', '+1', ' 1', '0x1', '1,5'])('error: malformed %p', (value) => {
+    expect(() => parseUnits(value, 6)).toThrow(RangeError);
+  });
+});
+
+describe('formatRatio', () => {
+  it.each([
+    [1n, 3n, 6, 'down', '0.333333'],
+    [1n, 3n, 6, 'up', '0.333334'],
+    [2n, 3n, 0, 'down', '0'],
+    [2n, 3n, 0, 'up', '1'],
+    [6001n, 2n, 18, 'up', '3000.5'],
+    [6001n, 2n, 18, 'down', '3000.5'],
+    [0n, 7n, 18, 'up', '0'],
+    [10n, 4n, 1, 'down', '2.5'],
+  ] as const)('behavior: %p / %p at %p places rounded %s is %p', (n, d, places, rounding, expected) => {
+    expect(formatRatio(n, d, places, rounding)).toBe(expected);
+  });
+
+  it('behavior: down is the largest value ≤ the ratio and up the smallest ≥ it, one unit apart unless exact', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 50n }),
+        fc.bigInt({ min: 1n, max: 10n ** 40n }),
+        fc.integer({ min: 0, max: 30 }),
+        (n, d, places) => {
+          const unit = 10n ** BigInt(places);
+          const down = parseUnits(formatRatio(n, d, places, 'down'), places);
+          const up = parseUnits(formatRatio(n, d, places, 'up'), places);
+          // down/unit ≤ n/d < (down+1)/unit, cross-multiplied to stay in integers
+          expect(down * d <= n * unit && n * unit < (down + 1n) * d).toBe(true);
+          expect((up - 1n) * d < n * unit && n * unit <= up * d).toBe(true);
+          expect(up - down).toBe((n * unit) % d === 0n ? 0n : 1n);
+          expect(scaleRatio(n, d, places, 'down')).toBe(down);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('error: zero denominator or negative numerator', () => {
+    expect(() => formatRatio(1n, 0n, 2, 'down')).toThrow('denominator must be positive');
+    expect(() => formatRatio(-1n, 2n, 2, 'down')).toThrow('numerator must be non-negative');
+  });
+});
