@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * `pnpm devnet`: starts the three chains on fixed ports, writes <repo root>/.local/stack.json and
+ * stays up until SIGINT/SIGTERM, then stops every node.
+ *
+ * Environment (all optional):
+ *   DEVNET_PORT_<chainId>      port of that chain (defaults 8453 → 8545, 56 → 8546, 4663 → 8547)
+ *   DEVNET_BLOCK_MS_<chainId>  block interval in ms (defaults 8453: 2000, 56: 750, 4663: 1000; 0 = automine)
+ *   DEVNET_STACK_FILE          where to write the stack description (default <repo root>/.local/stack.json)
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { DEFAULT_BLOCK_INTERVAL_MS, startDevnet } from './start-devnet';
+
+const DEFAULT_PORTS: Readonly<Record<number, number>> = { 8453: 8545, 56: 8546, 4663: 8547 };
+
+/** The workspace root: the nearest ancestor holding pnpm-workspace.yaml. */
+function repoRoot(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'pnpm-workspace.yaml'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error('pnpm-workspace.yaml not found above ' + __dirname);
+  }
+}
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return Number(raw);
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const ports: Record<number, number> = {};
+  const blockIntervalMs: Record<number, number> = {};
+  for (const id of KNOWN_CHAIN_IDS) {
+    ports[id] = envInt(`DEVNET_PORT_${id}`, DEFAULT_PORTS[id] ?? 0);
+    blockIntervalMs[id] = envInt(`DEVNET_BLOCK_MS_${id}`, DEFAULT_BLOCK_INTERVAL_MS[id] ?? 1000);
+  }
+  const stackFile = process.env.DEVNET_STACK_FILE || path.join(repoRoot(), '.local', 'stack.json');
+  const log = (msg: string): void => console.log(`[devnet] ${msg}`);
+
+  const devnet = await startDevnet({ ports, blockIntervalMs, stackFile, log });
+  log(`all ${KNOWN_CHAIN_IDS.length} chains ready in ${Date.now() - started} ms; stack written to ${stackFile}`);
+  log('devnet keys are public and for this devnet only; press Ctrl-C to stop');
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    devnet.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error('[devnet] stop failed', err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error(`[devnet] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,19 @@
+/**
+ * @pmm/devnet: Hardhat chains with the reference contracts deployed and seeded, and the stack
+ * description that tells everyone else where they are.
+ */
+export { startDevnet, DEFAULT_BLOCK_INTERVAL_MS } from './start-devnet';
+export type { Devnet, StartDevnetOptions } from './start-devnet';
+export { readStack, writeStack } from './stack';
+export type { ChainStack, StackContracts, StackDescription, StackKey, StackToken } from './stack';
+export { seedPlan, DEVNET_VALIDITY_SECONDS } from './seed-plan';
+export type { PlannedBaseToken, PlannedToken, SeedPlan } from './seed-plan';
+export { deployContracts, predictDeploymentAddresses } from './deploy';
+export type { DeployedContracts } from './deploy';
+export { seedChain } from './seed';
+export type { SeedKeys } from './seed';
+export { setupChain } from './setup-chain';
+export type { SetupChainOptions } from './setup-chain';
+export { TxSender } from './tx-sender';
+export { devnetKey, deployerWallet, DEVNET_ROLES } from './devnet-keys';
+export type { DevnetKey, DevnetRole } from './devnet-keys';

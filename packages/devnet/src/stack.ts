@@ -1,0 +1,110 @@
+/**
+ * The stack description: what a running devnet looks like (RPC URLs, contract addresses, tokens,
+ * devnet keys). Written as JSON by the devnet, read by the services, the demo and the tests.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface StackToken {
+  address: string;
+  symbol: string;
+  decimals: number;
+}
+
+/** A devnet-only key pair (derivable by anyone: never use on a real chain). */
+export interface StackKey {
+  address: string;
+  privateKey: string;
+}
+
+export interface StackContracts {
+  router: string;
+  helper: string;
+  verifier: string;
+  multicall3: string;
+}
+
+export interface ChainStack {
+  chainId: number;
+  rpcUrl: string;
+  wsUrl: string;
+  contracts: StackContracts;
+  quoteToken: StackToken;
+  baseTokens: StackToken[];
+  /** Signs swap quotes (the router's apiSigner). */
+  apiSigner: StackKey;
+  /** Whitelisted for the router's on-chain `quote`. */
+  quoter: StackKey;
+  /** Funded with native coin and tokens; also a whitelisted quoter. */
+  testUser: StackKey;
+  deployer: { address: string };
+  /** Interval mining period; 0 means automine. */
+  blockIntervalMs: number;
+  /** Seconds a signed swap stays valid on the router. */
+  validitySeconds: number;
+  /** Every token of the chain by symbol (quote and bases). */
+  tokens: Record<string, StackToken>;
+}
+
+export interface StackDescription {
+  chains: Record<string, ChainStack>;
+}
+
+/** Writes the stack file atomically (a reader never sees half a file), creating its folder. */
+export function writeStack(file: string, stack: StackDescription): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(stack, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+function requireFields(value: unknown, where: string, fields: Record<string, 'string' | 'number' | 'object'>): void {
+  if (!isObject(value)) throw new Error(`stack file: ${where} must be an object`);
+  for (const [field, type] of Object.entries(fields)) {
+    if (typeof value[field] !== type || value[field] === null) {
+      throw new Error(`stack file: ${where}.${field} must be a ${type}`);
+    }
+  }
+}
+
+/**
+ * Reads and checks a stack file: throws naming the first missing or mistyped field. Only the
+ * required shape is checked; extra fields pass through.
+ */
+export function readStack(file: string): StackDescription {
+  const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  requireFields(parsed, '$', { chains: 'object' });
+  const chains = (parsed as { chains: Record<string, unknown> }).chains;
+  for (const [id, chain] of Object.entries(chains)) {
+    const at = `chains.${id}`;
+    requireFields(chain, at, {
+      chainId: 'number',
+      rpcUrl: 'string',
+      wsUrl: 'string',
+      contracts: 'object',
+      quoteToken: 'object',
+      baseTokens: 'object',
+      apiSigner: 'object',
+      quoter: 'object',
+      testUser: 'object',
+    });
+    const c = chain as Record<string, unknown>;
+    if (String(c.chainId) !== id) throw new Error(`stack file: ${at}.chainId does not match its key`);
+    requireFields(c.contracts, `${at}.contracts`, {
+      router: 'string',
+      helper: 'string',
+      verifier: 'string',
+      multicall3: 'string',
+    });
+    const token = { address: 'string', symbol: 'string', decimals: 'number' } as const;
+    requireFields(c.quoteToken, `${at}.quoteToken`, token);
+    if (!Array.isArray(c.baseTokens)) throw new Error(`stack file: ${at}.baseTokens must be an array`);
+    c.baseTokens.forEach((t, i) => requireFields(t, `${at}.baseTokens[${i}]`, token));
+    for (const role of ['apiSigner', 'quoter', 'testUser']) {
+      requireFields(c[role], `${at}.${role}`, { address: 'string', privateKey: 'string' });
+    }
+  }
+  return parsed as StackDescription;
+}

@@ -1,0 +1,176 @@
+/**
+ * The programmatic devnet: one Hardhat node per chain, deployed and seeded, described by a
+ * StackDescription. Used by the CLI (`pnpm devnet`) and by every integration test.
+ */
+import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { findFreePort } from './free-port';
+import { HardhatNode } from './hardhat-node';
+import { setupChain } from './setup-chain';
+import { writeStack, type ChainStack, type StackDescription } from './stack';
+
+/** Block periods close to the real chains, never below 250 ms (a Hardhat node keeps up). */
+export const DEFAULT_BLOCK_INTERVAL_MS: Readonly<Record<number, number>> = Object.freeze({
+  8453: 2000,
+  56: 750,
+  4663: 1000,
+});
+const FALLBACK_BLOCK_INTERVAL_MS = 1000;
+
+export interface StartDevnetOptions {
+  /** Chains to start. Default: every chain of the @pmm/core registry (8453, 56, 4663). */
+  chains?: number[];
+  /** Port per chain id. Default: a free port chosen by the OS. */
+  ports?: Record<number, number>;
+  /**
+   * Interval mining period in ms, one value for all chains or one per chain id; 0 means
+   * automine (a block per transaction: fastest for tests). Default: DEFAULT_BLOCK_INTERVAL_MS.
+   */
+  blockIntervalMs?: Record<number, number> | number;
+  /** Write the stack JSON to this file once every chain is up. Default: no file. */
+  stackFile?: string;
+  /** Progress lines (never contain keys). Default: silent. */
+  log?: (msg: string) => void;
+}
+
+export interface Devnet {
+  readonly stack: StackDescription;
+  /** Kills the chain's node (its port refuses connections). */
+  stopChain(chainId: number): Promise<void>;
+  /** Restarts a stopped chain on the same port, redeploys and reseeds: same addresses, fresh state. */
+  startChain(chainId: number): Promise<void>;
+  /** SIGSTOP: the node keeps its socket but answers nothing (a hung RPC). */
+  pauseChain(chainId: number): void;
+  /** SIGCONT after pauseChain. */
+  resumeChain(chainId: number): void;
+  /** Kills every node and waits until they are gone. */
+  stop(): Promise<void>;
+}
+
+interface ChainSlot {
+  chainId: number;
+  port: number;
+  blockIntervalMs: number;
+  node: HardhatNode | undefined;
+  description: ChainStack | undefined;
+}
+
+function intervalFor(chainId: number, option: StartDevnetOptions['blockIntervalMs']): number {
+  const value =
+    typeof option === 'number'
+      ? option
+      : (option?.[chainId] ?? DEFAULT_BLOCK_INTERVAL_MS[chainId] ?? FALLBACK_BLOCK_INTERVAL_MS);
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`block interval for chain ${chainId} must be >= 0`);
+  return value;
+}
+
+/**
+ * Starts the chains in parallel (spawn, wait for eth_chainId, deploy, seed) and resolves when all
+ * are ready. On any failure every node already started is killed before the promise rejects.
+ * Nodes are also killed when this process exits, and exit by themselves if it is SIGKILLed.
+ */
+export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet> {
+  const log = opts.log ?? ((): void => undefined);
+  const chainIds = opts.chains ?? [...KNOWN_CHAIN_IDS];
+  if (new Set(chainIds).size !== chainIds.length) throw new Error('startDevnet: duplicate chain id');
+
+  const slots = new Map<number, ChainSlot>();
+  for (const chainId of chainIds) {
+    const port = opts.ports?.[chainId] ?? (await findFreePort());
+    slots.set(chainId, {
+      chainId,
+      port,
+      blockIntervalMs: intervalFor(chainId, opts.blockIntervalMs),
+      node: undefined,
+      description: undefined,
+    });
+  }
+
+  const killAllNow = (): void => {
+    for (const slot of slots.values()) slot.node?.killNow();
+  };
+  process.on('exit', killAllNow);
+
+  const bringUp = async (slot: ChainSlot): Promise<ChainStack> => {
+    const started = Date.now();
+    slot.node = await HardhatNode.start({
+      chainId: slot.chainId,
+      port: slot.port,
+      blockIntervalMs: slot.blockIntervalMs,
+    });
+    const nodeMs = Date.now() - started;
+    let description: ChainStack;
+    try {
+      description = await setupChain({
+        chainId: slot.chainId,
+        rpcUrl: slot.node.rpcUrl,
+        blockIntervalMs: slot.blockIntervalMs,
+      });
+    } catch (err) {
+      await slot.node.kill();
+      throw err;
+    }
+    const blocks = slot.blockIntervalMs === 0 ? 'automine' : `block ${slot.blockIntervalMs} ms`;
+    log(
+      `chain ${slot.chainId} ready at ${description.rpcUrl} (${blocks}) in ${Date.now() - started} ms ` +
+        `(node ${nodeMs} ms, deploy+seed ${Date.now() - started - nodeMs} ms)`,
+    );
+    return description;
+  };
+
+  const stopAll = async (): Promise<void> => {
+    await Promise.all([...slots.values()].map((slot) => slot.node?.kill()));
+    process.removeListener('exit', killAllNow);
+  };
+
+  const ordered = [...slots.values()];
+  const results = await Promise.allSettled(ordered.map((slot) => bringUp(slot)));
+  const stack: StackDescription = { chains: {} };
+  for (const [i, result] of results.entries()) {
+    const slot = ordered[i];
+    if (result.status === 'rejected' || !slot) {
+      await stopAll();
+      throw result.status === 'rejected' ? result.reason : new Error('internal: slot missing');
+    }
+    slot.description = result.value;
+    stack.chains[String(slot.chainId)] = result.value;
+  }
+  if (opts.stackFile) writeStack(opts.stackFile, stack);
+
+  const slotOf = (chainId: number): ChainSlot => {
+    const slot = slots.get(chainId);
+    if (!slot) throw new Error(`chain ${chainId} is not part of this devnet`);
+    return slot;
+  };
+  const runningNode = (chainId: number): HardhatNode => {
+    const node = slotOf(chainId).node;
+    if (!node?.running) throw new Error(`chain ${chainId} is not running`);
+    return node;
+  };
+
+  return {
+    stack,
+    async stopChain(chainId) {
+      await slotOf(chainId).node?.kill();
+      log(`chain ${chainId} stopped`);
+    },
+    async startChain(chainId) {
+      const slot = slotOf(chainId);
+      if (slot.node?.running) throw new Error(`chain ${chainId} is already running`);
+      const description = await bringUp(slot);
+      // INVARIANT: a restarted chain is indistinguishable in the stack file (same port, same
+      // deployer nonce sequence, same derived keys), so readers need not re-read it.
+      if (JSON.stringify(description) !== JSON.stringify(slot.description)) {
+        throw new Error(`chain ${chainId} came back with a different description`);
+      }
+    },
+    pauseChain(chainId) {
+      runningNode(chainId).pause();
+      log(`chain ${chainId} paused`);
+    },
+    resumeChain(chainId) {
+      runningNode(chainId).resume();
+      log(`chain ${chainId} resumed`);
+    },
+    stop: stopAll,
+  };
+}

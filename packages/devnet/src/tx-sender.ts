@@ -1,0 +1,82 @@
+/**
+ * Sends a sequence of setup transactions from one wallet without waiting for blocks: nonces are
+ * assigned locally, gas parameters are fixed (no estimateGas / fee / nonce round trips), every
+ * transaction goes to the node's mempool at once, and `confirmAll` mines blocks with `evm_mine`
+ * until every receipt exists, then checks that none reverted. The node must NOT be in automine
+ * mode while this runs (automine refuses a nonce that arrives before its predecessor).
+ */
+import { getCreateAddress, type HDNodeWallet, type JsonRpcProvider, type Wallet } from 'ethers';
+
+// Fixed limits sized to the contracts (router deployment uses about 1.6M gas), so that a few
+// deployments fit one 30M-gas block; the deployer is pre-funded.
+const DEPLOY_GAS = 4_000_000n;
+const CALL_GAS = 500_000n;
+const MAX_FEE_PER_GAS = 50_000_000_000n;
+const MAX_PRIORITY_FEE_PER_GAS = 1_000_000_000n;
+const MAX_SETUP_BLOCKS = 50;
+
+export class TxSender {
+  private nonce: number;
+  private readonly pending: Array<Promise<{ hash: string; nonce: number }>> = [];
+
+  /** `firstNonce`: the wallet's next nonce on this chain (0 on a fresh devnet chain). */
+  constructor(
+    private readonly wallet: Wallet | HDNodeWallet,
+    private readonly provider: JsonRpcProvider,
+    private readonly chainId: number,
+    firstNonce: number,
+  ) {
+    this.nonce = firstNonce;
+  }
+
+  get address(): string {
+    return this.wallet.address;
+  }
+
+  /** Queues a deployment; returns the address the contract will get (CREATE: deployer, nonce). */
+  deploy(data: string): string {
+    const nonce = this.send({ data, gasLimit: DEPLOY_GAS });
+    return getCreateAddress({ from: this.wallet.address, nonce });
+  }
+
+  /** Queues a call to `to`. */
+  call(to: string, data: string): void {
+    this.send({ to, data, gasLimit: CALL_GAS });
+  }
+
+  /** Mines until every queued transaction has a receipt; throws if one reverted. */
+  async confirmAll(): Promise<void> {
+    const sent = await Promise.all(this.pending);
+    let waiting = sent;
+    for (let block = 0; waiting.length > 0; block++) {
+      if (block >= MAX_SETUP_BLOCKS) throw new Error(`${waiting.length} setup transactions not mined`);
+      await this.provider.send('evm_mine', []);
+      const receipts = await Promise.all(waiting.map((t) => this.provider.getTransactionReceipt(t.hash)));
+      receipts.forEach((receipt, i) => {
+        if (receipt && receipt.status !== 1) {
+          throw new Error(`setup transaction ${receipt.hash} (nonce ${waiting[i]?.nonce}) reverted`);
+        }
+      });
+      waiting = waiting.filter((_, i) => !receipts[i]);
+    }
+  }
+
+  private send(tx: { to?: string; data: string; gasLimit: bigint }): number {
+    const nonce = this.nonce++;
+    const sending = (async () => {
+      const signed = await this.wallet.signTransaction({
+        ...tx,
+        nonce,
+        type: 2,
+        chainId: this.chainId,
+        maxFeePerGas: MAX_FEE_PER_GAS,
+        maxPriorityFeePerGas: MAX_PRIORITY_FEE_PER_GAS,
+      });
+      const hash = (await this.provider.send('eth_sendRawTransaction', [signed])) as string;
+      return { hash, nonce };
+    })();
+    sending.catch(() => undefined); // reported by confirmAll; avoid an unhandled rejection meanwhile
+    this.pending.push(sending);
+    return nonce;
+  }
+}
