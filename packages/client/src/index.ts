@@ -1,0 +1,10 @@
+/** @pmm/client: the integrator SDK. */
+export { API_ERROR_CODES } from './api-types';
+export type { ApiErrorCode, Orderbook, OrderbookLevel, PairOrderbook, SignSwapRequest, SignSwapResponse } from './api-types';
+export { PmmApiError } from './pmm-api-error';
+export { PmmClient } from './pmm-client';
+export type { PmmClientOptions } from './pmm-client';
+export { AMM_VERIFICATION_TYPES, ammVerificationDomain, signQuoteAuthorization } from './amm-verification';
+export type { AmmVerificationParams } from './amm-verification';
+export { executeSwap, SWAPPED_EVENT } from './execute-swap';
+export type { ExecuteSwapParams, ExecuteSwapResult } from './execute-swap';
