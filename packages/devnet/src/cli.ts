@@ -7,6 +7,8 @@
  *   DEVNET_PORT_<chainId>      port of that chain (defaults 8453 → 8545, 56 → 8546, 4663 → 8547)
  *   DEVNET_BLOCK_MS_<chainId>  block interval in ms (defaults 8453: 2000, 56: 750, 4663: 1000; 0 = automine)
  *   DEVNET_STACK_FILE          where to write the stack description (default <repo root>/.local/stack.json)
+ *   DEVNET_HOST                address the nodes bind (default 127.0.0.1; 0.0.0.0 in a container)
+ *   DEVNET_ADVERTISED_HOST     host name written into the stack's URLs (default 127.0.0.1; `devnet` in compose)
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -41,7 +43,14 @@ async function main(): Promise<void> {
   const stackFile = process.env.DEVNET_STACK_FILE || path.join(repoRoot(), '.local', 'stack.json');
   const log = (msg: string): void => console.log(`[devnet] ${msg}`);
 
-  const devnet = await startDevnet({ ports, blockIntervalMs, stackFile, log });
+  const devnet = await startDevnet({
+    ports,
+    blockIntervalMs,
+    stackFile,
+    log,
+    host: process.env.DEVNET_HOST || undefined,
+    advertisedHost: process.env.DEVNET_ADVERTISED_HOST || undefined,
+  });
   log(`all ${KNOWN_CHAIN_IDS.length} chains ready in ${Date.now() - started} ms; stack written to ${stackFile}`);
   log('devnet keys are public and for this devnet only; press Ctrl-C to stop');
 

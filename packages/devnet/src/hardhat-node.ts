@@ -21,6 +21,8 @@ export interface HardhatNodeOptions {
   port: number;
   /** Interval mining period; 0 means automine. */
   blockIntervalMs: number;
+  /** Address to bind; default 127.0.0.1 (0.0.0.0 inside a container). */
+  host?: string;
 }
 
 /** A hex string of 64 digits (a private key or hash): never copied into an error message. */
@@ -44,7 +46,7 @@ export class HardhatNode {
         cli,
         'node',
         '--hostname',
-        '127.0.0.1',
+        options.host ?? '127.0.0.1',
         '--port',
         String(options.port),
         '--config',

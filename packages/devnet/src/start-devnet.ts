@@ -28,6 +28,13 @@ export interface StartDevnetOptions {
   blockIntervalMs?: Record<number, number> | number;
   /** Write the stack JSON to this file once every chain is up. Default: no file. */
   stackFile?: string;
+  /** Address the nodes bind; default 127.0.0.1. Use 0.0.0.0 in a container. */
+  host?: string;
+  /**
+   * Host name written into the stack's rpcUrl/wsUrl, i.e. how OTHER processes reach the nodes
+   * (e.g. `devnet` in docker compose). Default 127.0.0.1.
+   */
+  advertisedHost?: string;
   /** Progress lines (never contain keys). Default: silent. */
   log?: (msg: string) => void;
 }
@@ -96,6 +103,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
       chainId: slot.chainId,
       port: slot.port,
       blockIntervalMs: slot.blockIntervalMs,
+      host: opts.host,
     });
     const nodeMs = Date.now() - started;
     let description: ChainStack;
@@ -108,6 +116,11 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     } catch (err) {
       await slot.node.kill();
       throw err;
+    }
+    if (opts.advertisedHost) {
+      // Setup talks to the node over loopback; the stack tells others the advertised name.
+      const advertise = (url: string): string => url.replace('//127.0.0.1:', `//${opts.advertisedHost}:`);
+      description = { ...description, rpcUrl: advertise(description.rpcUrl), wsUrl: advertise(description.wsUrl) };
     }
     const blocks = slot.blockIntervalMs === 0 ? 'automine' : `block ${slot.blockIntervalMs} ms`;
     log(
