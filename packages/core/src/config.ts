@@ -33,10 +33,16 @@ function fail(reason: string): never {
   throw new ConfigError(reason);
 }
 
+/** `{ default }` only when there is one: a setting without a `default` key is required. */
+function withDefault<T>(def: T | undefined): { default?: T } {
+  return def === undefined ? {} : { default: def };
+}
+
 /** Setting constructors. `parse` throws a plain reason; the loader adds the setting's name. */
 export const settings = {
+  /** Without `def` the setting is required. */
   string(env: string, description: string, def?: string): Setting<string> {
-    return { env, description, default: def, parse: (raw) => (typeof raw === 'string' ? raw : fail('must be a string')) };
+    return { env, description, ...withDefault(def), parse: (raw) => (typeof raw === 'string' ? raw : fail('must be a string')) };
   },
   secret(env: string, description: string): Setting<string> {
     return {
@@ -49,11 +55,12 @@ export const settings = {
   optionalSecret(env: string, description: string): Setting<string | undefined> {
     return { env, description, secret: true, default: undefined, parse: (raw) => (typeof raw === 'string' && raw ? raw : undefined) };
   },
+  /** With `def` undefined the setting is required. */
   int(env: string, description: string, def: number | undefined, range: [number, number]): Setting<number> {
     return {
       env,
       description,
-      default: def,
+      ...withDefault(def),
       parse: (raw) => {
         const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
         if (!Number.isSafeInteger(n) || n < range[0] || n > range[1]) fail(`must be an integer in ${range[0]}..${range[1]}`);
@@ -82,11 +89,12 @@ export const settings = {
       parse: (raw) => (values.includes(raw as T) ? (raw as T) : fail(`must be one of ${values.join(', ')}`)),
     };
   },
+  /** Without `def` the setting is required. */
   url(env: string, description: string, def?: string, protocols?: readonly string[]): Setting<string> {
     return {
       env,
       description,
-      default: def,
+      ...withDefault(def),
       parse: (raw) => {
         if (typeof raw !== 'string') return fail('must be a URL');
         let u: URL;
@@ -105,7 +113,7 @@ export const settings = {
     return {
       env,
       description,
-      default: def,
+      ...withDefault(def),
       parse: (raw) => {
         let value = raw;
         if (typeof raw === 'string') {

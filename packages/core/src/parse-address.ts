@@ -17,6 +17,25 @@ const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 /**
+ * EIP-55 forms of recently seen addresses, by lowercase hex. Token and user addresses repeat
+ * from request to request, and the checksum (a keccak per address, three per sign request)
+ * was the largest cost of request validation in the signer's benchmark. Bounded: when full,
+ * the oldest entry goes (Map keeps insertion order).
+ */
+const CHECKSUM_CACHE_SIZE = 10_000;
+const checksumCache = new Map<string, string>();
+
+function checksumOf(lowerHex: string): string {
+  let checksummed = checksumCache.get(lowerHex);
+  if (checksummed === undefined) {
+    checksummed = getAddress(`0x${lowerHex}`);
+    if (checksumCache.size >= CHECKSUM_CACHE_SIZE) checksumCache.delete(checksumCache.keys().next().value as string);
+    checksumCache.set(lowerHex, checksummed);
+  }
+  return checksummed;
+}
+
+/**
  * Parses an address field and returns its EIP-55 checksummed form.
  *
  * Accepted: all-lowercase hex, all-uppercase hex digits (the `0x` prefix stays lowercase),
@@ -31,7 +50,7 @@ export function parseAddress(field: string, value: unknown): string {
   if (typeof value !== 'string') throw validationError(field, 'must be a string');
   if (!ADDRESS_RE.test(value)) throw validationError(field, ADDRESS_FORMAT_REASON);
   const hex = value.slice(2);
-  const checksummed = getAddress(`0x${hex.toLowerCase()}`);
+  const checksummed = checksumOf(hex.toLowerCase());
   const singleCase = hex === hex.toLowerCase() || hex === hex.toUpperCase();
   if (!singleCase && value !== checksummed) throw validationError(field, 'invalid checksum');
   if (checksummed === ZERO_ADDRESS) throw validationError(field, 'zero address not allowed');

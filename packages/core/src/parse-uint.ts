@@ -23,6 +23,16 @@ function formatBound(value: bigint): string {
   return value === UINT256_MAX ? '2^256-1' : value.toString();
 }
 
+const digitCache = new Map<bigint, number>();
+function digitsOf(bound: bigint): number {
+  let n = digitCache.get(bound);
+  if (n === undefined) {
+    n = bound.toString().length;
+    if (digitCache.size < 64) digitCache.set(bound, n);
+  }
+  return n;
+}
+
 /**
  * Parses a canonical base-10 unsigned integer string within `[min, max]`.
  *
@@ -35,11 +45,12 @@ function formatBound(value: bigint): string {
 export function parseUintString(field: string, value: unknown, range: { min: bigint; max: bigint }): bigint {
   if (typeof value !== 'string') throw validationError(field, 'must be a string');
   if (!UINT_RE.test(value)) throw validationError(field, UINT_FORMAT_REASON);
-  const outOfRange = validationError(field, `must be between ${formatBound(range.min)} and ${formatBound(range.max)}`);
+  // Built only when thrown: this runs several times per sign request (the hot path).
+  const outOfRange = () => validationError(field, `must be between ${formatBound(range.min)} and ${formatBound(range.max)}`);
   // A canonical string longer than the bound's digits is larger than the bound: answer without
   // converting it, so that a long string costs nothing beyond the regex.
-  if (value.length > range.max.toString().length) throw outOfRange;
+  if (value.length > digitsOf(range.max)) throw outOfRange();
   const parsed = BigInt(value);
-  if (parsed < range.min || parsed > range.max) throw outOfRange;
+  if (parsed < range.min || parsed > range.max) throw outOfRange();
   return parsed;
 }

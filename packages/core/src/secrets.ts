@@ -28,5 +28,9 @@ export function redactText(text: string): string {
   return out;
 }
 
-/** Field names whose values are never logged, whatever they contain. */
-export const SECRET_FIELD = /(private.?key|secret|password|passwd|token|api.?key|authorization|mnemonic|x-api-key)/i;
+/**
+ * Field names whose values are never logged, whatever they contain. Deliberately not a bare
+ * `token`: `tokenIn`, `quoteToken` and friends are ordinary domain fields here.
+ */
+export const SECRET_FIELD =
+  /(private.?key|secret|password|passwd|api.?key|authorization|mnemonic|internal.?token|auth.?token|access.?token|bearer|keystore)/i;

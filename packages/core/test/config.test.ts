@@ -77,3 +77,12 @@ describe('parseChainDeployments', () => {
     expect(() => parseChainDeployments({ '56': { chainId: 56, wsUrl: 'http://x', contracts: c } })).toThrow('chains.56/wsUrl');
   });
 });
+
+describe('settings without a default', () => {
+  it('error: a string or url setting without a default is required', () => {
+    const s = { a: settings.string('A_SETTING', 'needed') };
+    expect(() => loadConfig(s, { env: {}, file: {} })).toThrow('A_SETTING (a): required: needed');
+    const u = { b: settings.url('B_URL', 'needed too') };
+    expect(() => loadConfig(u, { env: {}, file: {} })).toThrow('B_URL (b): required: needed too');
+  });
+});

@@ -51,3 +51,17 @@ describe('logger', () => {
     expect(JSON.parse(lines[0]!).error).toContain('Error: kaput');
   });
 });
+
+describe('logger field names', () => {
+  it('behavior: domain fields that merely contain "token" are logged as they are', () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    createLogger({ service: 'test', stream }).info('pair', { tokenIn: '0xabc', quoteToken: '0xdef', internalToken: 'x' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ tokenIn: '0xabc', quoteToken: '0xdef', internalToken: '[redacted]' });
+  });
+});
