@@ -1,0 +1,203 @@
+/**
+ * Signer benchmark (`npm run bench signer`). Prints, from one run on this machine:
+ * 1. the in-process signing rate: parseSignRequest (validate) + signQuote (pair/whitelist
+ *    checks, encode, keccak, sign, verificationData, calldata) with a warm registry;
+ * 2. the raw rate of the secp256k1 backend alone (the library call, nothing else);
+ * 3. their ratio (goal >= 0.5);
+ * 4. HTTP throughput and p50/p99 latency of the signer app under load (autocannon, in-process
+ *    server, real Redis for the stores, logging to a discarding stream).
+ */
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import autocannon from 'autocannon';
+import {
+  encodeSwapCalldata,
+  signSwapQuote,
+  swapDigest,
+  createDigestSigner,
+  createLogger,
+  createMetrics,
+  createRedis,
+  hexToBytes,
+  listen,
+  parseSignRequest,
+  rawSign,
+  redisKeys,
+  redisReady,
+  type PairRegistry,
+} from '@pmm/core';
+import { keccak256, toBytes } from 'viem';
+import {
+  IntegratorStore,
+  PairRegistryCache,
+  checkSignRequest,
+  createApp,
+  integratorView,
+  signQuote,
+  type SignQuoteContext,
+} from '../src';
+
+const CHAIN = 8453;
+const key = keccak256(toBytes('pmm-signer-bench-key'));
+const addr = (label: string) => `0x${keccak256(toBytes(label)).slice(-40)}`;
+const user = addr('bench-user');
+const registry: PairRegistry = {
+  chainId: CHAIN,
+  quoteToken: { address: addr('usdc'), symbol: 'USDC', decimals: 6 },
+  baseTokens: [
+    { address: addr('weth'), symbol: 'WETH', decimals: 18 },
+    { address: addr('wbtc'), symbol: 'WBTC', decimals: 8 },
+  ],
+  blockNumber: 1,
+  refreshedAt: 0,
+};
+const integratorRecord = {
+  id: 'bench',
+  name: 'bench',
+  whitelist: [user],
+  chains: [],
+  rateLimit: { requests: 0, windowSeconds: 60 },
+  disabled: false,
+};
+
+/** Distinct bodies (amounts differ) so that nothing can be served from a cache. */
+const bodies = Array.from({ length: 64 }, (_, i) => ({
+  chainId: CHAIN,
+  tokenIn: registry.baseTokens[i % 2]!.address,
+  tokenOut: registry.quoteToken.address,
+  fee: String(i * 10),
+  userAddress: user,
+  amountIn: String(10n ** 18n + BigInt(i)),
+  minAmountOut: String(i),
+}));
+
+/** Runs `fn` for about `ms` after a warm-up; returns operations per second. */
+function rate(fn: (i: number) => void, ms = 2_000): number {
+  const warm = Date.now() + 300;
+  let i = 0;
+  while (Date.now() < warm) fn(i++);
+  const start = process.hrtime.bigint();
+  const end = Date.now() + ms;
+  let n = 0;
+  while (Date.now() < end) {
+    for (let k = 0; k < 100; k++) fn(n++);
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  return n / seconds;
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+async function main(): Promise<void> {
+  const signer = createDigestSigner(key);
+  const ctx: SignQuoteContext = {
+    servedChains: [CHAIN],
+    registry: () => registry,
+    integrator: integratorView('bench', JSON.stringify(integratorRecord)),
+    signer: () => signer,
+    originRate: () => 0n,
+    nowMs: Date.now(),
+  };
+  const maxFee = 10_000n;
+
+  const inProcess = rate((i) => {
+    const parsed = parseSignRequest(bodies[i & 63], { maxFee, allowChainId: true });
+    signQuote(parsed, ctx);
+  });
+
+  const raw = rawSign(signer.backend);
+  const keyBytes = hexToBytes(key);
+  const digests = Array.from({ length: 64 }, () => new Uint8Array(randomBytes(32)));
+  const rawRate = rate((i) => {
+    raw(digests[i & 63]!, keyBytes);
+  });
+
+  console.log(`secp256k1 backend: ${signer.backend}`);
+  console.log(`in-process signing (validate + checks + encode + hash + sign + calldata): ${fmt(inProcess)} /s`);
+  console.log(`raw ${signer.backend} ecdsaSign alone:                                  ${fmt(rawRate)} /s`);
+  console.log(`ratio in-process / raw: ${(inProcess / rawRate).toFixed(2)} (goal >= 0.50)`);
+
+  // Where the in-process time goes (microseconds per call, each part timed alone).
+  const parsed = bodies.map((b) => parseSignRequest(b, { maxFee, allowChainId: true }));
+  const fields = parsed.map((p) => ({ ...p, timestamp: 1_700_000_000n, originRate: 0n }));
+  const signedVd = fields.map((f) => signSwapQuote(signer, f).verificationData);
+  const us = (r: number) => (1e6 / r).toFixed(1).padStart(6);
+  const parts: [string, (i: number) => void][] = [
+    ['parseSignRequest (core)', (i) => parseSignRequest(bodies[i & 63], { maxFee, allowChainId: true })],
+    ['checkSignRequest (signer: chain, registry, pair, whitelist)', (i) => checkSignRequest(parsed[i & 63]!, ctx)],
+    ['swapDigest (core: encode + keccak)', (i) => swapDigest(fields[i & 63]!)],
+    ['signSwapQuote (core: digest + sign + verificationData)', (i) => signSwapQuote(signer, fields[i & 63]!)],
+    [
+      'encodeSwapCalldata (core)',
+      (i) => {
+        const p = parsed[i & 63]!;
+        encodeSwapCalldata({
+          tokenIn: p.tokenIn,
+          amountIn: p.amountIn ?? 1n,
+          tokenOut: p.tokenOut,
+          minAmountOut: p.minAmountOut,
+          quoteTimestamp: 1n,
+          verificationData: signedVd[i & 63]!,
+        });
+      },
+    ],
+  ];
+  console.log(`breakdown (us per call): raw sign ${us(rawRate)}, whole path ${us(inProcess)}`);
+  for (const [name, fn] of parts) console.log(`  ${us(rate(fn, 500))}  ${name}`);
+
+  // ---------------------------------------------------------------- HTTP under load
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = `pmm-bench-${randomBytes(6).toString('hex')}`;
+  const keys = redisKeys(prefix);
+  const redis = createRedis(url, { role: 'command', name: 'bench' });
+  const subscriber = createRedis(url, { role: 'subscriber', name: 'bench-sub' });
+  await Promise.all([redisReady(redis), redisReady(subscriber)]);
+  const discard = new Writable({ write: (_chunk, _enc, cb) => cb() });
+  const logger = createLogger({ service: 'signer-bench', stream: discard });
+  await redis.set(keys.pairs(CHAIN), JSON.stringify(registry));
+  await redis.set(keys.integrator('bench'), JSON.stringify(integratorRecord));
+  const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: [CHAIN], logger, refreshIntervalMs: 0 });
+  await pairs.start();
+  const token = randomBytes(16).toString('hex');
+  const app = createApp({
+    logger,
+    metrics: createMetrics('signer-bench'),
+    internalToken: token,
+    servedChains: [CHAIN],
+    maxFee,
+    signers: new Map([[CHAIN, signer]]),
+    originRates: new Map([[CHAIN, 0n]]),
+    pairs,
+    integrators: new IntegratorStore({ redis, keys }),
+    readiness: {},
+  });
+  const served = await listen(app, 0, '127.0.0.1');
+  try {
+    const result = await autocannon({
+      url: `http://127.0.0.1:${served.port}/v2/swap/sign`,
+      method: 'POST',
+      connections: 50,
+      duration: 5,
+      headers: { 'content-type': 'application/json', 'x-internal-token': token, 'x-integrator-id': 'bench' },
+      body: JSON.stringify(bodies[1]),
+    });
+    console.log(
+      `HTTP POST /v2/swap/sign (autocannon, 50 connections, 5 s): ${fmt(result.requests.average)} req/s, ` +
+        `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
+        `${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors`,
+    );
+  } finally {
+    await served.close();
+    await pairs.close();
+    const found = await redis.keys(`${prefix}:*`);
+    if (found.length > 0) await redis.del(...found);
+    await Promise.allSettled([redis.quit(), subscriber.quit()]);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,205 @@
+/**
+ * The signer's declared settings. Read once at boot (environment, then the optional
+ * CONFIG_FILE JSON, then defaults); handlers never read `process.env`.
+ *
+ * Two layers:
+ * - fixed settings ({@link SIGNER_SETTINGS}): port, Redis, internal token, served chains, …;
+ * - per served chain ({@link chainSettings}): originRate and the signing-key sources. They
+ *   can only be declared once SERVED_CHAINS is known, so {@link loadSignerConfig} loads the
+ *   fixed layer first and the per-chain layer second, with the same loader and the same
+ *   error messages (`<ENV> (<name>): <reason>`).
+ *
+ * Secrets (INTERNAL_TOKEN, SIGNER_KEY_<id>, SIGNER_KEYSTORE_PASSWORD_<id>) come from the
+ * variable or from the file named by `<ENV>_FILE`; the loader registers them for log
+ * redaction and never echoes them.
+ */
+import {
+  ConfigError,
+  DEFAULT_KEY_PREFIX,
+  UINT256_MAX,
+  findChain,
+  loadConfig,
+  settings,
+  type ConfigSources,
+  type Setting,
+} from '@pmm/core';
+
+function fail(reason: string): never {
+  throw new ConfigError(reason);
+}
+
+/** A canonical base-10 uint256 (no sign, no leading zeros), as text or as a JSON number. */
+function parseUint256(raw: unknown): bigint {
+  const text = typeof raw === 'number' && Number.isSafeInteger(raw) ? String(raw) : raw;
+  if (typeof text !== 'string' || !/^(0|[1-9][0-9]*)$/.test(text)) return fail('must be a base-10 unsigned integer');
+  const value = BigInt(text);
+  if (value > UINT256_MAX) fail('must be at most 2^256-1');
+  return value;
+}
+
+function uint256Setting(env: string, description: string, def: bigint): Setting<bigint> {
+  return { env, description, default: def, parse: parseUint256 };
+}
+
+/** An optional plain (non-secret) string: absent means undefined. */
+function optionalString(env: string, description: string): Setting<string | undefined> {
+  return {
+    env,
+    description,
+    default: undefined,
+    parse: (raw) => (typeof raw === 'string' && raw.length > 0 ? raw : fail('must be a non-empty string')),
+  };
+}
+
+/** `SERVED_CHAINS`: a comma-separated list (or JSON array) of ids from the chain registry, no duplicates. */
+function parseServedChains(raw: unknown): number[] {
+  const items = Array.isArray(raw)
+    ? raw.map(String)
+    : typeof raw === 'string'
+      ? raw.split(',').map((s) => s.trim())
+      : fail('must be a list of chain ids');
+  if (items.length === 0 || items.some((s) => s === '')) fail('must be a non-empty comma-separated list of chain ids');
+  const ids = items.map((s) => (/^[0-9]+$/.test(s) ? Number(s) : fail(`"${s}" is not a chain id`)));
+  for (const id of ids) if (!findChain(id)) fail(`chain ${id} is not in the chain registry`);
+  if (new Set(ids).size !== ids.length) fail('lists a chain twice');
+  return ids;
+}
+
+/** The fixed settings. Each entry's description is the documentation of the setting. */
+export const SIGNER_SETTINGS = {
+  port: settings.int(
+    'PORT',
+    'HTTP port of the signer (internal; only the gateway calls it). Default 8081.',
+    8081,
+    [0, 65535],
+  ),
+  host: settings.string(
+    'HOST',
+    'Interface to listen on; 127.0.0.1 locally, 0.0.0.0 in a container. Default 127.0.0.1.',
+    '127.0.0.1',
+  ),
+  redisUrl: settings.url(
+    'REDIS_URL',
+    'Redis URL (redis://, rediss://, redis-sentinel://, redis-cluster://). Default redis://127.0.0.1:6379.',
+    'redis://127.0.0.1:6379',
+    ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
+  ),
+  redisKeyPrefix: settings.string(
+    'REDIS_KEY_PREFIX',
+    'Prefix of every Redis key and channel. Default "pmm".',
+    DEFAULT_KEY_PREFIX,
+  ),
+  logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug. Default info.', 'info', [
+    'error',
+    'warn',
+    'info',
+    'debug',
+  ] as const),
+  internalToken: settings.secret(
+    'INTERNAL_TOKEN',
+    'Shared secret the gateway sends in X-Internal-Token (required; or INTERNAL_TOKEN_FILE).',
+  ),
+  servedChains: {
+    env: 'SERVED_CHAINS',
+    description: 'Chains this signer signs for, comma-separated. Each needs a signing key. Default "8453,56,4663".',
+    default: [8453, 56, 4663],
+    parse: parseServedChains,
+  } satisfies Setting<number[]>,
+  maxFee: uint256Setting('MAX_FEE', 'Largest accepted `fee`, in units of 0.1 bps. Default 10000 (10%).', 10_000n),
+  signerBackend: settings.oneOf(
+    'SIGNER_BACKEND',
+    'secp256k1 implementation: auto (native libsecp256k1 when it loads, else @noble/curves), libsecp256k1 (fail if absent) or noble. Default auto.',
+    'auto',
+    ['auto', 'libsecp256k1', 'noble'] as const,
+  ),
+};
+
+/**
+ * The settings of one served chain. Key sources, first match wins:
+ * 1. `SIGNER_KEY_<id>` (or `SIGNER_KEY_<id>_FILE`): 32-byte hex private key;
+ * 2. `SIGNER_KEYSTORE_<id>`: path of an encrypted JSON keystore (geth/ethers v3), decrypted
+ *    with the password from `SIGNER_KEYSTORE_PASSWORD_<id>` (or, better, `…_FILE`).
+ * Config-file names are `signerKey_<id>`, `signerKeystore_<id>`, `signerKeystorePassword_<id>`
+ * and `originRate_<id>`.
+ */
+export function chainSettings(chainId: number) {
+  return {
+    [`originRate_${chainId}`]: uint256Setting(
+      `ORIGIN_RATE_${chainId}`,
+      `originRate signed into every chain-${chainId} quote (uint256, opaque to the service; an integrator record may override it). Default 0.`,
+      0n,
+    ),
+    [`signerKey_${chainId}`]: settings.optionalSecret(
+      `SIGNER_KEY_${chainId}`,
+      `Signing key of chain ${chainId}: 32-byte hex private key.`,
+    ),
+    [`signerKeystore_${chainId}`]: optionalString(
+      `SIGNER_KEYSTORE_${chainId}`,
+      `Signing key of chain ${chainId}: path of an encrypted JSON keystore (used when SIGNER_KEY_${chainId} is unset).`,
+    ),
+    [`signerKeystorePassword_${chainId}`]: settings.optionalSecret(
+      `SIGNER_KEYSTORE_PASSWORD_${chainId}`,
+      `Password of SIGNER_KEYSTORE_${chainId}; prefer SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE.`,
+    ),
+  } as Record<string, Setting<unknown>>;
+}
+
+/** Where a chain's signing key comes from. The key text itself is a registered secret. */
+export type KeySource =
+  { kind: 'hex'; env: string; privateKey: string } | { kind: 'keystore'; env: string; path: string; password: string };
+
+export interface ChainSignerConfig {
+  chainId: number;
+  originRate: bigint;
+  key: KeySource;
+}
+
+export interface SignerConfig {
+  port: number;
+  host: string;
+  redisUrl: string;
+  redisKeyPrefix: string;
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+  internalToken: string;
+  servedChains: number[];
+  maxFee: bigint;
+  signerBackend: 'auto' | 'libsecp256k1' | 'noble';
+  chains: Record<number, ChainSignerConfig>;
+}
+
+/** The message for a served chain with no key: names the chain and every way to give one. */
+export function missingKeyMessage(chainId: number): string {
+  return (
+    `chain ${chainId} is served (SERVED_CHAINS) but has no signing key: set SIGNER_KEY_${chainId} ` +
+    `(or SIGNER_KEY_${chainId}_FILE), or SIGNER_KEYSTORE_${chainId} with SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE`
+  );
+}
+
+/**
+ * Loads and validates the whole configuration. Throws {@link ConfigError} naming the setting
+ * (or, for a missing key, the chain); never includes a secret value. Keys are not parsed here
+ * (see load-signing-keys.ts): this only decides where each comes from.
+ */
+export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
+  const base = loadConfig(SIGNER_SETTINGS, sources);
+  // Second pass, per served chain (CONFIG_FILE is read again: once per chain, at boot only).
+  const chains: Record<number, ChainSignerConfig> = {};
+  for (const chainId of base.servedChains) {
+    const c = loadConfig(chainSettings(chainId), sources);
+    const privateKey = c[`signerKey_${chainId}`] as string | undefined;
+    const keystore = c[`signerKeystore_${chainId}`] as string | undefined;
+    const password = c[`signerKeystorePassword_${chainId}`] as string | undefined;
+    let key: KeySource;
+    if (privateKey !== undefined) key = { kind: 'hex', env: `SIGNER_KEY_${chainId}`, privateKey };
+    else if (keystore !== undefined) {
+      if (password === undefined) {
+        throw new ConfigError(
+          `SIGNER_KEYSTORE_${chainId}: chain ${chainId} keystore needs a password: set SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE (or SIGNER_KEYSTORE_PASSWORD_${chainId})`,
+        );
+      }
+      key = { kind: 'keystore', env: `SIGNER_KEYSTORE_${chainId}`, path: keystore, password };
+    } else throw new ConfigError(missingKeyMessage(chainId));
+    chains[chainId] = { chainId, originRate: c[`originRate_${chainId}`] as bigint, key };
+  }
+  return { ...base, chains };
+}

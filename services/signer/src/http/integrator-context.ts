@@ -1,0 +1,48 @@
+/**
+ * Loads the integrator the gateway authenticated (`X-Integrator-Id`) before the body is read:
+ * DECISIONS.md puts UNAUTHORIZED ahead of every body check.
+ */
+import type { RequestHandler, Response } from 'express';
+import { ApiError } from '@pmm/core';
+import { MalformedIntegratorError, type IntegratorSource, type IntegratorView } from '../store/integrator-store';
+
+export const INTEGRATOR_ID_HEADER = 'x-integrator-id';
+
+/** Integrator ids are short tokens chosen by the operator's CLI. */
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The integrator set by {@link requireIntegrator}. */
+export function integratorOf(res: Response): IntegratorView {
+  return (res.locals as { integrator: IntegratorView }).integrator;
+}
+
+/**
+ * 401 UNAUTHORIZED when the header is absent or malformed, or when the record is missing or
+ * disabled (the key was revoked between the gateway's check and now). When Redis cannot be
+ * read: 503 SERVICE_UNAVAILABLE, or 500 INTERNAL_ERROR on `/v1`, which has no 503 code. A
+ * malformed record: 500 INTERNAL_ERROR (logged by the error handler).
+ */
+export function requireIntegrator(source: IntegratorSource, opts: { legacy: boolean }): RequestHandler {
+  return async (req, res, next) => {
+    const id = req.headers[INTEGRATOR_ID_HEADER];
+    if (typeof id !== 'string' || id.length === 0)
+      return next(new ApiError('UNAUTHORIZED', 'missing integrator id (X-Integrator-Id)'));
+    if (!SAFE_ID.test(id)) return next(new ApiError('UNAUTHORIZED', 'malformed integrator id (X-Integrator-Id)'));
+    let view: IntegratorView | undefined;
+    try {
+      view = await source.get(id);
+    } catch (err) {
+      if (err instanceof ApiError) return next(err);
+      // A record that exists but is unusable is the operator's error, not a transient one.
+      if (err instanceof MalformedIntegratorError) return next(err);
+      res.locals.log?.error('integrator read failed', { integratorId: id, error: err });
+      if (opts.legacy) return next(new ApiError('INTERNAL_ERROR', 'internal error'));
+      return next(new ApiError('SERVICE_UNAVAILABLE', 'integrator data is temporarily unavailable; retry shortly'));
+    }
+    if (!view) return next(new ApiError('UNAUTHORIZED', 'unknown integrator'));
+    if (view.record.disabled) return next(new ApiError('UNAUTHORIZED', 'integrator is disabled'));
+    res.locals.integrator = view;
+    res.locals.log = res.locals.log?.child({ integratorId: id });
+    next();
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * @pmm/signer: the internal signing service. Production starts it with `dist/main.js`; these
+ * exports serve tests, benchmarks and the gateway's end-to-end tests.
+ */
+export { createApp } from './app';
+export type { SignerDeps } from './app';
+export { SIGNER_SETTINGS, chainSettings, loadSignerConfig, missingKeyMessage } from './config';
+export type { ChainSignerConfig, KeySource, SignerConfig } from './config';
+export { loadSigningKeys } from './load-signing-keys';
+export type { ChainSigners } from './load-signing-keys';
+export { startSigner } from './start-signer';
+export type { RunningSigner } from './start-signer';
+export { PairRegistryCache } from './store/pair-registry-cache';
+export type { PairRegistryCacheOptions } from './store/pair-registry-cache';
+export { IntegratorStore, MalformedIntegratorError, integratorView } from './store/integrator-store';
+export type { IntegratorSource, IntegratorView } from './store/integrator-store';
+export { checkSignRequest, signQuote } from './domain/sign-quote';
+export type { SignQuoteContext, SignQuoteResponse, SignedQuote } from './domain/sign-quote';
+export { INTERNAL_TOKEN_HEADER } from './http/internal-token';
+export { INTEGRATOR_ID_HEADER } from './http/integrator-context';
+export { SIGN_BODY_LIMIT_BYTES } from './http/json-body';
+export { V1_SIGN_PATH, V2_SIGN_PATH } from './http/sign-routes';

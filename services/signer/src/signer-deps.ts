@@ -1,0 +1,30 @@
+/**
+ * Everything the signer's app depends on, passed explicitly to `createApp` (no globals, no
+ * `process.env`): main wires the real ones, tests real Redis-backed stores or fakes.
+ */
+import type { DigestSigner, Logger, Metrics, PairRegistry, ReadinessCheck } from '@pmm/core';
+import type { IntegratorSource } from './store/integrator-store';
+
+export interface SignerDeps {
+  logger: Logger;
+  /** A per-app registry (see createMetrics); the app declares its metrics on it. */
+  metrics: Metrics;
+  /** Shared secret expected in `X-Internal-Token`. */
+  internalToken: string;
+  servedChains: readonly number[];
+  /** Largest accepted `fee` (units of 0.1 bps). */
+  maxFee: bigint;
+  /** The signing key of every served chain. */
+  signers: ReadonlyMap<number, DigestSigner>;
+  /** Configured originRate per chain; a missing chain means 0. */
+  originRates: ReadonlyMap<number, bigint>;
+  /** Cached pair registries (PairRegistryCache). */
+  pairs: { get(chainId: number): PairRegistry | undefined };
+  integrators: IntegratorSource;
+  /** `/readyz` checks; each must resolve within 1 s. */
+  readiness: Record<string, ReadinessCheck>;
+  /** Body size limit; default 16 KiB. */
+  bodyLimitBytes?: number;
+  /** Clock (Unix ms); default Date.now. Tests pin it. */
+  now?: () => number;
+}

@@ -1,0 +1,77 @@
+/**
+ * Builds and starts the whole signer from a loaded config: signing keys, Redis connections,
+ * stores, app, HTTP server. `close()` drains in-flight requests, then releases Redis.
+ * main.ts adds the process concerns (config errors, signals, exit); tests call this directly.
+ */
+import { createMetrics, createRedis, listen, redisKeys, redisReady, type Logger, type Served } from '@pmm/core';
+import { createApp } from './app';
+import type { SignerConfig } from './config';
+import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
+import { IntegratorStore } from './store/integrator-store';
+import { PairRegistryCache } from './store/pair-registry-cache';
+
+/** End-to-end limit of one request (DECISIONS.md "Request handling" 10). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export interface RunningSigner {
+  served: Served;
+  signers: ChainSigners;
+  pairs: PairRegistryCache;
+  /** Drains the HTTP server (in-flight requests complete), then closes Redis. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts the signer. Rejects with a ConfigError when a signing key cannot be loaded. */
+export async function startSigner(config: SignerConfig, logger: Logger): Promise<RunningSigner> {
+  const signers = await loadSigningKeys(config);
+  for (const [chainId, signer] of signers) {
+    // Addresses only: the key never leaves the signer's closure.
+    logger.info('signing key loaded', { chainId, address: signer.address, backend: signer.backend });
+  }
+  const keys = redisKeys(config.redisKeyPrefix);
+  const redis = createRedis(config.redisUrl, { role: 'command', name: 'signer', logger });
+  const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-pairs', logger });
+  // Normally Redis answers at once and the registries are loaded before the port opens. If it
+  // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
+  await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
+  const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
+  await pairs.start();
+  const integrators = new IntegratorStore({ redis, keys });
+  const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
+  const app = createApp({
+    logger,
+    metrics: createMetrics('signer'),
+    internalToken: config.internalToken,
+    servedChains: config.servedChains,
+    maxFee: config.maxFee,
+    signers,
+    originRates,
+    pairs,
+    integrators,
+    readiness: {
+      redis: async () => {
+        await redis.ping();
+      },
+      keys: async () => {
+        const missing = config.servedChains.filter((id) => !signers.has(id));
+        if (missing.length > 0) throw new Error(`no signing key for chain ${missing.join(', ')}`);
+      },
+    },
+  });
+  const served = await listen(app, config.port, config.host);
+  served.server.requestTimeout = REQUEST_TIMEOUT_MS;
+  served.server.headersTimeout = REQUEST_TIMEOUT_MS;
+  logger.info('signer listening', { host: config.host, port: served.port, chains: config.servedChains });
+  let closing: Promise<void> | undefined;
+  return {
+    served,
+    signers,
+    pairs,
+    close: () =>
+      (closing ??= (async () => {
+        await served.close();
+        await pairs.close();
+        await Promise.allSettled([redis.quit(), subscriber.quit()]);
+      })()),
+  };
+}

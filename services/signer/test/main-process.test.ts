@@ -1,0 +1,146 @@
+/**
+ * The signer as a process (src/main.ts through the TypeScript require hook, as production runs
+ * dist/main.js): start-up logs only addresses, a missing key stops start-up with a clear message
+ * and no secret, and SIGTERM lets an in-flight request complete before the process exits 0.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { privateKeyToAddress } from 'viem/accounts';
+import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, testKey, testRegistry } from './support/fixture';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const MAIN = path.join(ROOT, 'services/signer/src/main.ts');
+const REGISTER = path.join(ROOT, 'scripts/lib/ts-register.cjs');
+const KEYS = { 8453: testKey('main-8453'), 56: testKey('main-56'), 4663: testKey('main-4663') };
+const SECRETS = [INTERNAL_TOKEN, ...Object.values(KEYS).map((k) => k.slice(2))];
+
+interface Proc {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function startMain(env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, ['-r', REGISTER, MAIN], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+async function waitForLine(p: Proc, re: RegExp, timeoutMs = 20_000): Promise<RegExpExecArray> {
+  const start = Date.now();
+  for (;;) {
+    const m = re.exec(p.output());
+    if (m) return m;
+    if (Date.now() - start > timeoutMs || p.child.exitCode !== null)
+      throw new Error(`no line ${re} in output:\n${p.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const prefix = `pmm-test-${randomBytes(6).toString('hex')}`;
+const keys = redisKeys(prefix);
+let redis: RedisClient;
+
+beforeAll(async () => {
+  redis = createRedis(REDIS_URL, { role: 'command', name: 'main-test' });
+  await redisReady(redis);
+  await redis.set(keys.pairs(8453), JSON.stringify(testRegistry(8453)));
+  await redis.set(keys.integrator('acme'), JSON.stringify(integrator('acme')));
+});
+
+afterAll(async () => {
+  const found = await redis.keys(`${prefix}:*`);
+  if (found.length > 0) await redis.del(...found);
+  await redis.quit();
+});
+
+const baseEnv = (): Record<string, string> => ({
+  REDIS_URL,
+  REDIS_KEY_PREFIX: prefix,
+  INTERNAL_TOKEN,
+  PORT: '0',
+  SIGNER_KEY_8453: KEYS[8453],
+  SIGNER_KEY_56: KEYS[56],
+  SIGNER_KEY_4663: KEYS[4663],
+});
+
+describe('main process', () => {
+  it('error: a served chain without a key exits 1 with a message naming the chain and no secret', async () => {
+    const env = baseEnv();
+    delete env.SIGNER_KEY_56;
+    const p = startMain(env);
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toContain(
+      'signer: cannot start: chain 56 is served (SERVED_CHAINS) but has no signing key: set SIGNER_KEY_56',
+    );
+    for (const s of SECRETS) expect(p.output()).not.toContain(s);
+  }, 30_000);
+
+  it('behavior: SIGTERM lets an in-flight request finish, then the process exits 0; logs carry addresses only', async () => {
+    const p = startMain(baseEnv());
+    try {
+      const port = Number((await waitForLine(p, /"message":"signer listening".*?"port":(\d+)/))[1]);
+      const log = p.output();
+      for (const id of [8453, 56, 4663] as const) {
+        expect(log).toMatch(
+          new RegExp(
+            `"address":"${privateKeyToAddress(KEYS[id])}".*"backend":"(libsecp256k1|noble)".*"chainId":${id}|"chainId":${id}.*"address":"${privateKeyToAddress(KEYS[id])}"`,
+          ),
+        );
+      }
+
+      const body = JSON.stringify({
+        tokenIn: testRegistry(8453).baseTokens[0]!.address,
+        tokenOut: testRegistry(8453).quoteToken.address,
+        fee: '30',
+        userAddress: USER,
+      });
+      const socket = net.connect(port, '127.0.0.1');
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      let response = '';
+      socket.on('data', (d: Buffer) => (response += d.toString()));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      // Headers and half of the body: the request is in flight when SIGTERM arrives.
+      socket.write(
+        `POST /v2/swap/sign HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `X-Internal-Token: ${INTERNAL_TOKEN}\r\nX-Integrator-Id: acme\r\nX-Request-Id: drain-1\r\n\r\n${body.slice(0, 20)}`,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      p.child.kill('SIGTERM');
+      await waitForLine(p, /"message":"shutting down"/);
+      // New connections are refused while draining.
+      const refused = await new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.once('connect', () => {
+          s.destroy();
+          resolve(false);
+        });
+        s.once('error', () => resolve(true));
+      });
+      expect(refused).toBe(true);
+      socket.write(body.slice(20));
+      await closed;
+      expect(response).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(response).toMatch(/\r\nx-request-id: drain-1\r\n/i);
+      const json = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as {
+        verificationData: string;
+        timestamp: number;
+      };
+      expect(json.verificationData).toMatch(/^0x[0-9a-f]+$/);
+      expect(await p.exited).toBe(0);
+      expect(p.output()).toContain('"message":"stopped"');
+      for (const s of SECRETS) expect(p.output()).not.toContain(s);
+    } finally {
+      if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    }
+  }, 30_000);
+});

@@ -1,0 +1,181 @@
+/**
+ * A signer app over real Redis (random key prefix per fixture) with derived test keys and
+ * hand-made pair registries, for the HTTP tests. Nothing here is a pasted key: every key and
+ * address is derived from a label.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  createDigestSigner,
+  createLogger,
+  createMetrics,
+  createRedis,
+  redisKeys,
+  redisReady,
+  type DigestSigner,
+  type IntegratorRecord,
+  type PairRegistry,
+  type RedisClient,
+  type RedisKeys,
+  type TokenInfo,
+} from '@pmm/core';
+import { getAddress, keccak256, toBytes, type Hex } from 'viem';
+import type { Express } from 'express';
+import { createApp, IntegratorStore, PairRegistryCache, type SignerDeps } from '../../src';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const INTERNAL_TOKEN = `internal-${keccak256(toBytes('signer-test-internal-token')).slice(2, 34)}`;
+
+/** A private key derived from a label (never a pasted key). */
+export function testKey(label: string): Hex {
+  return keccak256(toBytes(`pmm-signer-test-key-${label}`));
+}
+
+/** A deterministic address derived from a label, EIP-55 checksummed. */
+export function testAddress(label: string): Hex {
+  return getAddress(`0x${keccak256(toBytes(`pmm-signer-test-address-${label}`)).slice(-40)}`);
+}
+
+const token = (symbol: string, decimals: number, chainId: number): TokenInfo => ({
+  address: testAddress(`${chainId}-${symbol}`),
+  symbol,
+  decimals,
+});
+
+/** Test registries: each chain has its own stablecoin and its own WETH/WBTC addresses. */
+export function testRegistry(chainId: number): PairRegistry {
+  const quote = { 8453: token('USDC', 6, 8453), 56: token('USDT', 18, 56), 4663: token('USDG', 6, 4663) }[chainId];
+  if (!quote) throw new Error(`no test registry for chain ${chainId}`);
+  return {
+    chainId,
+    quoteToken: quote,
+    baseTokens: [token('WETH', 18, chainId), token('WBTC', 8, chainId)],
+    blockNumber: 100,
+    refreshedAt: 1_700_000_000_000,
+  };
+}
+
+/** Whitelisted user of the test integrators. */
+export const USER = testAddress('user');
+export const OTHER_USER = testAddress('other-user');
+
+export function integrator(id: string, extra: Partial<IntegratorRecord> = {}): IntegratorRecord {
+  return {
+    id,
+    name: `Integrator ${id}`,
+    whitelist: [USER.toLowerCase()],
+    chains: [],
+    rateLimit: { requests: 0, windowSeconds: 60 },
+    disabled: false,
+    ...extra,
+  };
+}
+
+/** Fixed clock of the fixture app: Unix ms (the response timestamp is its seconds). */
+export const NOW_MS = 1_700_000_000_987;
+export const NOW_S = 1_700_000_000;
+
+export interface Fixture {
+  prefix: string;
+  keys: RedisKeys;
+  redis: RedisClient;
+  subscriber: RedisClient;
+  pairs: PairRegistryCache;
+  integrators: IntegratorStore;
+  signers: Map<number, DigestSigner>;
+  deps: SignerDeps;
+  app: Express;
+  /** Writes an integrator record (or raw text under `id`); the store's ttl is 0, so the next request sees it. */
+  putIntegrator(record: IntegratorRecord | string, id?: string): Promise<void>;
+  /** Writes a registry and refreshes the cache at once. */
+  putRegistry(registry: PairRegistry): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface FixtureOptions {
+  chains?: number[];
+  /** Chains whose registry is written at start; default all. */
+  registries?: number[];
+  originRates?: Record<number, bigint>;
+  maxFee?: bigint;
+  /** Signing key per chain; default testKey(`api-signer-<id>`). */
+  signerKeys?: Record<number, string>;
+  /** Registry written per chain; default testRegistry. */
+  registry?: (chainId: number) => PairRegistry;
+  /** Whitelist of the default integrator `acme`; default [USER]. */
+  whitelist?: string[];
+  /** Where log lines go; default: silent. */
+  logStream?: NodeJS.WritableStream;
+  /** Clock; default the fixed NOW_MS. */
+  now?: () => number;
+  /** Overrides applied to the deps before the app is built. */
+  override?: (deps: SignerDeps) => SignerDeps;
+}
+
+export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> {
+  const chains = opts.chains ?? [8453, 56, 4663];
+  const prefix = `pmm-test-${randomBytes(6).toString('hex')}`;
+  const keys = redisKeys(prefix);
+  const logger = opts.logStream
+    ? createLogger({ service: 'signer-test', stream: opts.logStream })
+    : createLogger({ service: 'signer-test', silent: true });
+  const redis = createRedis(REDIS_URL, { role: 'command', name: 'signer-test' });
+  const subscriber = createRedis(REDIS_URL, { role: 'subscriber', name: 'signer-test-sub' });
+  await Promise.all([redisReady(redis), redisReady(subscriber)]);
+  for (const id of opts.registries ?? chains)
+    await redis.set(keys.pairs(id), JSON.stringify((opts.registry ?? testRegistry)(id)));
+  const pairs = new PairRegistryCache({ redis, subscriber, keys, chains, logger, refreshIntervalMs: 0 });
+  await pairs.start();
+  // ttl 0: every request reads Redis, so a test can change a record between requests.
+  const integrators = new IntegratorStore({ redis, keys, ttlMs: 0 });
+  const signers = new Map(
+    chains.map((id) => [id, createDigestSigner(opts.signerKeys?.[id] ?? testKey(`api-signer-${id}`))]),
+  );
+  let deps: SignerDeps = {
+    logger,
+    metrics: createMetrics('signer-test', { defaultMetrics: false }),
+    internalToken: INTERNAL_TOKEN,
+    servedChains: chains,
+    maxFee: opts.maxFee ?? 10_000n,
+    signers,
+    originRates: new Map(chains.map((id) => [id, opts.originRates?.[id] ?? 0n])),
+    pairs,
+    integrators,
+    readiness: {
+      redis: async () => {
+        await redis.ping();
+      },
+    },
+    now: opts.now ?? (() => NOW_MS),
+  };
+  if (opts.override) deps = opts.override(deps);
+  const app = createApp(deps);
+  const f: Fixture = {
+    prefix,
+    keys,
+    redis,
+    subscriber,
+    pairs,
+    integrators,
+    signers,
+    deps,
+    app,
+    async putIntegrator(record, id) {
+      const key = keys.integrator(typeof record === 'string' ? (id ?? 'x') : record.id);
+      await redis.set(key, typeof record === 'string' ? record : JSON.stringify(record));
+    },
+    async putRegistry(registry) {
+      await redis.set(keys.pairs(registry.chainId), JSON.stringify(registry));
+      await pairs.refresh(registry.chainId);
+    },
+    async close() {
+      await pairs.close();
+      const found = await redis.keys(`${prefix}:*`);
+      if (found.length > 0) await redis.del(...found);
+      await Promise.allSettled([redis.quit(), subscriber.quit()]);
+    },
+  };
+  await f.putIntegrator(
+    integrator('acme', opts.whitelist ? { whitelist: opts.whitelist.map((a) => a.toLowerCase()) } : {}),
+  );
+  return f;
+}
