@@ -9,10 +9,14 @@
  *   DEVNET_STACK_FILE          where to write the stack description (default <repo root>/.local/stack.json)
  *   DEVNET_HOST                address the nodes bind (default 127.0.0.1; 0.0.0.0 in a container)
  *   DEVNET_ADVERTISED_HOST     host name written into the stack's URLs (default 127.0.0.1; `devnet` in compose)
+ *
+ * `--print-env` prints, instead, the devnet-only keys as environment lines for the services
+ * (SIGNER_KEY_<id>, QUOTER_KEY_<id>): public, derived from labels, for the compose devnet profile.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { devnetKey } from './devnet-keys';
 import { DEFAULT_BLOCK_INTERVAL_MS, startDevnet } from './start-devnet';
 
 const DEFAULT_PORTS: Readonly<Record<number, number>> = { 8453: 8545, 56: 8546, 4663: 8547 };
@@ -32,7 +36,16 @@ function envInt(name: string, fallback: number): number {
   return Number(raw);
 }
 
+function printEnv(): void {
+  console.log('# devnet-only keys (public; never use them on a real chain)');
+  for (const id of KNOWN_CHAIN_IDS) {
+    console.log(`SIGNER_KEY_${id}=${devnetKey('apiSigner', id).privateKey}`);
+    console.log(`QUOTER_KEY_${id}=${devnetKey('quoter', id).privateKey}`);
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--print-env')) return printEnv();
   const started = Date.now();
   const ports: Record<number, number> = {};
   const blockIntervalMs: Record<number, number> = {};
