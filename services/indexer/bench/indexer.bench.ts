@@ -1,0 +1,168 @@
+/**
+ * `npm run bench indexer`: block-to-book latency (p50/p99) and eth_calls per block for 1, 10
+ * and 50 pairs on a devnet chain (8453), with the default ladder (12 points per side).
+ *
+ * The devnet seeds two base tokens; this lists extra TestTokens (6, 8 and 18 decimals) through
+ * the router's owner functions (setCurve / delistToken) and mints them reserves. Latency runs
+ * from the moment the indexer sees the head to the Lua write of the book in Redis; "compute"
+ * is the part inside the worker (plan + sign + the eth_call + decode + write), "eth_call" the
+ * node round trip alone: on a Hardhat node it is the EVM running every quote() (≈0.5–1 ms
+ * each, mostly the signature's ecrecover), which the indexer cannot shorten.
+ *
+ * Goal (issue 4): exactly one eth_call per block whatever the number of pairs; p99 < 100 ms
+ * with 10 pairs.
+ */
+import { ContractFactory, Interface, JsonRpcProvider, NonceManager } from 'ethers';
+import Redis from 'ioredis';
+import { PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
+import { createLogger, redisKeys } from '@pmm/core';
+import { deployerWallet, seedPlan, startDevnet } from '@pmm/devnet';
+import { loadIndexerConfig, startIndexer, type BlockEvent } from '@pmm/indexer';
+
+const PAIR_COUNTS = [1, 10, 50];
+const BLOCK_INTERVAL_MS = Number(process.env.BENCH_BLOCK_INTERVAL_MS ?? 1000);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const router = new Interface(PmmRouterArtifact.abi);
+const token = new Interface(TestTokenArtifact.abi);
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function main(): Promise<void> {
+  const devnet = await startDevnet({ chains: [8453], blockIntervalMs: BLOCK_INTERVAL_MS });
+  const c = devnet.stack.chains['8453']!;
+  const provider = new JsonRpcProvider(c.rpcUrl, 8453, { staticNetwork: true });
+  const owner = new NonceManager(deployerWallet().connect(provider));
+  const plan = seedPlan(8453);
+  const weth = plan.baseTokens[0]!;
+
+  // Extra base tokens: curves shaped like WETH's, scaled to each token's decimals.
+  const extra: { address: string; decimals: number }[] = [];
+  await provider.send('evm_setAutomine', [true]);
+  const factory = new ContractFactory(TestTokenArtifact.abi, TestTokenArtifact.bytecode, owner);
+  const txs = [];
+  for (let i = 0; i < Math.max(...PAIR_COUNTS) - 2; i++) {
+    const decimals = [18, 8, 6][i % 3]!;
+    const t = await factory.deploy(`Bench ${i}`, `BT${i}`, decimals);
+    extra.push({ address: await t.getAddress(), decimals });
+  }
+  const curveArgs = (decimals: number, mid: bigint) => {
+    const scale = 10n ** BigInt(decimals);
+    const depths = [10n * scale, 50n * scale, 200n * scale];
+    return [(mid * 10n ** 6n * 10n ** 18n) / scale, depths, weth.curve.askSpreadsPpm, depths, weth.curve.bidSpreadsPpm];
+  };
+  for (const [i, t] of extra.entries()) {
+    txs.push(
+      await owner.sendTransaction({
+        to: t.address,
+        data: token.encodeFunctionData('mint', [c.contracts.router, 150n * 10n ** BigInt(t.decimals)]),
+      }),
+    );
+    txs.push(
+      await owner.sendTransaction({
+        to: c.contracts.router,
+        data: router.encodeFunctionData('setCurve', [t.address, ...curveArgs(t.decimals, BigInt(100 + i))]),
+      }),
+    );
+  }
+  await Promise.all(txs.map((tx) => tx.wait()));
+  await provider.send('evm_setAutomine', [false]);
+  const listed = [...c.baseTokens.map((b) => b.address), ...extra.map((e) => e.address)];
+
+  const redis = new Redis(REDIS_URL);
+  const rows: string[] = [];
+  for (const pairs of PAIR_COUNTS) {
+    // List exactly `pairs` base tokens: delist the rest (only WETH stays for 1 pair).
+    await provider.send('evm_setAutomine', [true]);
+    const current = (await provider.call({
+      to: c.contracts.router,
+      data: router.encodeFunctionData('listedTokens'),
+    })) as string;
+    const now = new Set((router.decodeFunctionResult('listedTokens', current)[0] as string[]).slice(1));
+    const wanted = listed.slice(0, pairs);
+    for (const a of now)
+      if (!wanted.includes(a))
+        await (
+          await owner.sendTransaction({ to: c.contracts.router, data: router.encodeFunctionData('delistToken', [a]) })
+        ).wait();
+    for (const [i, a] of wanted.entries()) {
+      if (now.has(a)) continue;
+      const decimals = i === 1 ? 8 : (extra.find((e) => e.address === a)?.decimals ?? 18);
+      await (
+        await owner.sendTransaction({
+          to: c.contracts.router,
+          data: router.encodeFunctionData('setCurve', [a, ...curveArgs(decimals, BigInt(100 + i))]),
+        })
+      ).wait();
+    }
+    await provider.send('evm_setAutomine', [false]);
+
+    const prefix = `bench-indexer-${pairs}-${Date.now()}`;
+    const events: BlockEvent[] = [];
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const config = loadIndexerConfig({
+      env: {
+        CHAIN_ID: '8453',
+        CHAINS: JSON.stringify({ 8453: { chainId: 8453, rpcUrl: c.rpcUrl, wsUrl: c.wsUrl, contracts: c.contracts } }),
+        QUOTER_KEY: c.quoter.privateKey,
+        REDIS_URL,
+        REDIS_KEY_PREFIX: prefix,
+        PORT: '0',
+        RPC_TIMEOUT_MS: '10000',
+        BOOK_TTL_MS: '30000',
+      },
+      file: {},
+    });
+    let first = true;
+    const ix = await startIndexer(config, {
+      logger: createLogger({ service: 'indexer', level: 'error' }),
+      defaultMetrics: false,
+      onBlock: (e) => {
+        // The first block also loads the registry: not a steady-state sample.
+        if (e.outcome === 'written' && first) {
+          first = false;
+          return;
+        }
+        events.push(e);
+        if (events.filter((x) => x.outcome === 'written').length >= SAMPLES) resolveDone();
+      },
+    });
+    await done;
+    await ix.stop();
+    const book = JSON.parse((await redis.get(redisKeys(prefix).book(8453))) ?? '{"pairs":[]}') as { pairs: unknown[] };
+    const written = events.filter((e) => e.outcome === 'written');
+    const latency = written.map((e) => e.latencyMs ?? NaN).sort((a, b) => a - b);
+    const compute = written.map((e) => e.computeMs ?? NaN).sort((a, b) => a - b);
+    const call = written.map((e) => e.callMs ?? NaN).sort((a, b) => a - b);
+    const calls = [...new Set(written.map((e) => e.ethCalls))].join(',');
+    const skipped = events.filter((e) => e.outcome !== 'written').length;
+    rows.push(
+      `${String(pairs).padStart(5)} | ${String(book.pairs.length).padStart(10)} | ${String(written.length).padStart(6)} | ${String(skipped).padStart(7)} | ` +
+        `${percentile(latency, 50).toFixed(0).padStart(7)} | ${percentile(latency, 99).toFixed(0).padStart(7)} | ` +
+        `${percentile(compute, 50).toFixed(0).padStart(11)} | ${percentile(call, 50).toFixed(0).padStart(16)} | ${percentile(call, 99).toFixed(0).padStart(16)} | ${calls.padStart(13)}`,
+    );
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }) as AsyncIterable<string[]>) {
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  }
+  console.log(
+    `indexer: block interval ${BLOCK_INTERVAL_MS} ms, default ladder (12 asks + 12 bids per pair), ${SAMPLES} blocks per row`,
+  );
+  console.log(
+    'pairs | book pairs | blocks | skipped |  p50 ms |  p99 ms | compute p50 | eth_call p50 (ms) | eth_call p99 (ms) | eth_calls/blk',
+  );
+  for (const r of rows) console.log(r);
+  redis.disconnect();
+  provider.destroy();
+  await devnet.stop();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

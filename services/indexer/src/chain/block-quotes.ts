@@ -1,0 +1,108 @@
+/**
+ * The per-block call: for every tracked pair, both sides, the whole ladder of `quote()`
+ * calls, plus one `getReserveBalances` of every token, as one list of calls (sent as one
+ * `eth_call`, see call-batch.ts), and the decoding of its results into the book's pairs.
+ *
+ * Layout of the call list (decoding relies on it):
+ *   [0]                      helper.getReserveBalances([quote, base_0, base_1, …])
+ *   then per pair, in order:  asks ladder (quote → base), then bids ladder (base → quote)
+ *
+ * Each `quote()` carries an EIP-712 `AmmVerification` signature by the quoter key with
+ * timestampInMilisec = block.timestamp × 1000: one signature per (tokenIn, tokenOut) per
+ * block, shared by every point of that side's ladder (the signature does not cover amountIn).
+ */
+import { signAmmVerification, type DigestSigner, type PairOrderbook, type TokenInfo } from '@pmm/core';
+import type { RawLadder } from '../domain/ladder';
+import { pairBook } from '../domain/pair-book';
+import { decodeUintResult, quoteCalldataBuilder, type Call, type CallResult } from './call-codec';
+import { helperInterface } from './contract-abis';
+
+export interface TrackedPair {
+  base: TokenInfo;
+  ladder: RawLadder;
+}
+
+/** What the indexer tracks on a chain: the registry's pairs with their resolved ladders. */
+export interface TrackedPairs {
+  quote: TokenInfo;
+  pairs: TrackedPair[];
+}
+
+export interface QuoteContext {
+  chainId: number;
+  router: string;
+  helper: string;
+  verifier: string;
+  signer: DigestSigner;
+}
+
+/** Number of calls {@link planBlockCalls} makes for `tracked`. */
+export function callCount(tracked: TrackedPairs): number {
+  return 1 + tracked.pairs.reduce((n, p) => n + p.ladder.asks.length + p.ladder.bids.length, 0);
+}
+
+/** The `quote()` calls of one side: input `tokenIn`, ladder `amounts`, one signature. */
+export function sideCalls(
+  ctx: QuoteContext,
+  tokenIn: string,
+  tokenOut: string,
+  amounts: readonly bigint[],
+  timestampInMilisec: bigint,
+): Call[] {
+  if (amounts.length === 0) return [];
+  const signature = signAmmVerification(ctx.signer, {
+    chainId: ctx.chainId,
+    verifier: ctx.verifier,
+    tokenIn,
+    tokenOut,
+    timestampInMilisec,
+  });
+  const calldata = quoteCalldataBuilder({ tokenIn, tokenOut, timestampInMilisec, signature });
+  return amounts.map((a) => ({ target: ctx.router, data: calldata(a) }));
+}
+
+/** The full call list of one block (layout in the file comment). */
+export function planBlockCalls(tracked: TrackedPairs, ctx: QuoteContext, timestampInMilisec: bigint): Call[] {
+  const quote = tracked.quote.address;
+  const calls: Call[] = [
+    {
+      target: ctx.helper,
+      data: helperInterface.encodeFunctionData('getReserveBalances', [
+        [quote, ...tracked.pairs.map((p) => p.base.address)],
+      ]),
+    },
+  ];
+  for (const { base, ladder } of tracked.pairs) {
+    calls.push(...sideCalls(ctx, quote, base.address, ladder.asks, timestampInMilisec));
+    calls.push(...sideCalls(ctx, base.address, quote, ladder.bids, timestampInMilisec));
+  }
+  return calls;
+}
+
+/**
+ * Decodes the results of {@link planBlockCalls} into the book's pairs (registry order).
+ *
+ * @throws when the reserves cannot be read: without them the ladders cannot be bounded
+ */
+export function decodeBlockResults(tracked: TrackedPairs, results: readonly CallResult[]): PairOrderbook[] {
+  if (results.length !== callCount(tracked))
+    throw new Error(`expected ${callCount(tracked)} results, got ${results.length}`);
+  const reservesResult = results[0];
+  if (!reservesResult?.success) throw new Error('getReserveBalances failed');
+  const reserves = [
+    ...(helperInterface.decodeFunctionResult('getReserveBalances', reservesResult.data)[0] as bigint[]),
+  ];
+  if (reserves.length !== tracked.pairs.length + 1) throw new Error('getReserveBalances: wrong length');
+  const quoteReserve = reserves[0] ?? 0n;
+  let index = 1;
+  const take = (n: number) => {
+    const out = results.slice(index, index + n).map(decodeUintResult);
+    index += n;
+    return out;
+  };
+  return tracked.pairs.map(({ base, ladder }, i) => {
+    const asks = { amountsIn: ladder.asks, amountsOut: take(ladder.asks.length) };
+    const bids = { amountsIn: ladder.bids, amountsOut: take(ladder.bids.length) };
+    return pairBook(base, tracked.quote, { asks, bids }, { base: reserves[i + 1] ?? 0n, quote: quoteReserve });
+  });
+}

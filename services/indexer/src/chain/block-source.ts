@@ -1,0 +1,250 @@
+/**
+ * Follows a chain's new blocks and owns the node connection the rest of the indexer uses.
+ *
+ * WebSocket (when the deployment has `wsUrl`):
+ * - `eth_subscribe newHeads`; every header carries number, hash and timestamp, so a new
+ *   block costs no extra round trip;
+ * - a heartbeat (`eth_blockNumber` every `heartbeatMs`, `timeoutMs` to answer) detects a
+ *   half-dead socket, which ethers' provider never would; it also notices a subscription that
+ *   went silent while blocks still advance, and fetches the newest header itself;
+ * - on any failure the connection is closed (`terminate`) and a NEW one is built after a
+ *   capped exponential backoff; the old one is never reused;
+ * - the node's chain id is checked on every connection.
+ * HTTP (only `rpcUrl`): `eth_getBlockByNumber("latest")` every `pollIntervalMs`.
+ *
+ * Only heads are reported, never a backlog: a consumer that is busy simply sees the newest
+ * head when it is ready (see the block queue). `close()` stops everything.
+ */
+import type { Logger } from '@pmm/core';
+import { backoffDelay, type BackoffBounds } from '../domain/backoff';
+import { createHttpTransport } from './http-transport';
+import { hexToNumber, RpcConnectionError, type RpcTransport } from './json-rpc';
+import { openWsTransport, type WsTransport } from './ws-transport';
+
+export interface BlockHead {
+  number: number;
+  /** Unix seconds. */
+  timestamp: number;
+  hash: string;
+  /** Date.now() when this process first saw the head (block-to-book latency starts here). */
+  seenAt: number;
+}
+
+export interface BlockSourceOptions {
+  chainId: number;
+  wsUrl?: string;
+  rpcUrl?: string;
+  timeoutMs: number;
+  heartbeatMs: number;
+  pollIntervalMs: number;
+  backoff: BackoffBounds;
+  logger: Logger;
+  onHead(head: BlockHead): void;
+  /** Node connection state changes (also the first `up`). */
+  onState(state: 'up' | 'down', reason?: string): void;
+  /** Each reconnect attempt (metrics). */
+  onReconnect?(): void;
+}
+
+export interface BlockSource {
+  /** The current node connection; rejects with RpcConnectionError while the node is down. */
+  readonly rpc: RpcTransport;
+  readonly isUp: () => boolean;
+  /** The newest head seen on the current connection, if any. */
+  readonly latest: () => BlockHead | undefined;
+  /** Stops following and closes the connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface RawHeader {
+  number?: unknown;
+  timestamp?: unknown;
+  hash?: unknown;
+}
+
+/** Parses a `newHeads` notification or an `eth_getBlockByNumber` result. */
+export function parseHeader(raw: unknown, seenAt: number): BlockHead {
+  const h = (raw ?? {}) as RawHeader;
+  if (typeof h.hash !== 'string') throw new RpcConnectionError('block header without hash');
+  return {
+    number: hexToNumber(h.number, 'block number'),
+    timestamp: hexToNumber(h.timestamp, 'block timestamp'),
+    hash: h.hash,
+    seenAt,
+  };
+}
+
+export function startBlockSource(opts: BlockSourceOptions): BlockSource {
+  const log = opts.logger;
+  let stopped = false;
+  let current: RpcTransport | undefined;
+  let up = false;
+  let latest: BlockHead | undefined;
+  let lastHeadAt = 0;
+  let wakeStop!: () => void;
+  const stopSignal = new Promise<void>((r) => (wakeStop = r));
+  /** Sleepers to wake on close (a Set, not reactions on stopSignal: those would pile up forever). */
+  const sleepers = new Set<() => void>();
+
+  /** Sleeps `ms`, or less if the source is closed meanwhile. */
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(t);
+        sleepers.delete(wake);
+        resolve();
+      };
+      const t = setTimeout(wake, ms);
+      sleepers.add(wake);
+    });
+
+  const setState = (next: boolean, reason?: string) => {
+    if (next === up) return;
+    up = next;
+    opts.onState(next ? 'up' : 'down', reason);
+  };
+
+  const closeCurrent = () => {
+    current?.close();
+    current = undefined;
+  };
+
+  const emit = (head: BlockHead) => {
+    // Same block twice (subscription + heartbeat race): report it once. A LOWER number is
+    // reported: after a node restart or a reorg the chain really is there now.
+    if (latest && latest.number === head.number && latest.hash === head.hash) return;
+    latest = head;
+    lastHeadAt = Date.now();
+    opts.onHead(head);
+  };
+
+  const fetchLatest = async (transport: RpcTransport) => {
+    const raw = await transport.request('eth_getBlockByNumber', ['latest', false], opts.timeoutMs);
+    if (raw !== null) emit(parseHeader(raw, Date.now()));
+  };
+
+  const checkChainId = async (transport: RpcTransport) => {
+    const id = hexToNumber(await transport.request('eth_chainId', [], opts.timeoutMs), 'eth_chainId');
+    if (id !== opts.chainId) throw new RpcConnectionError(`node serves chain ${id}, expected ${opts.chainId}`);
+  };
+
+  /** Heartbeat of one WebSocket connection; returns (closing it) at the first failure. */
+  const heartbeat = async (transport: WsTransport) => {
+    let open = true;
+    void transport.closed.then(() => (open = false));
+    while (open && !stopped) {
+      await sleep(opts.heartbeatMs);
+      if (!open || stopped) return;
+      try {
+        const n = hexToNumber(await transport.request('eth_blockNumber', [], opts.timeoutMs), 'eth_blockNumber');
+        // The subscription went quiet although the chain moved: fetch the head ourselves.
+        if ((!latest || n > latest.number) && Date.now() - lastHeadAt > opts.heartbeatMs) await fetchLatest(transport);
+      } catch (err) {
+        log.warn('node heartbeat failed', { error: err instanceof Error ? err.message : String(err) });
+        transport.close();
+        return;
+      }
+    }
+  };
+
+  const runWs = async (url: string) => {
+    let attempt = 0;
+    while (!stopped) {
+      let transport: WsTransport | undefined;
+      let reason: string;
+      try {
+        transport = await openWsTransport(url, opts.timeoutMs);
+        if (stopped) break;
+        await checkChainId(transport);
+        latest = undefined;
+        await transport.subscribe(
+          ['newHeads'],
+          (raw) => {
+            try {
+              emit(parseHeader(raw, Date.now()));
+            } catch (err) {
+              log.warn('bad newHeads notification', { error: err instanceof Error ? err.message : String(err) });
+            }
+          },
+          opts.timeoutMs,
+        );
+        current = transport;
+        attempt = 0;
+        setState(true);
+        void fetchLatest(transport).catch(() => undefined);
+        void heartbeat(transport);
+        reason = (await Promise.race([transport.closed, stopSignal.then(() => new Error('stopped'))])).message;
+      } catch (err) {
+        reason = err instanceof Error ? err.message : String(err);
+      }
+      current = undefined;
+      transport?.close();
+      if (stopped) break;
+      setState(false, reason);
+      const delay = backoffDelay(attempt++, opts.backoff);
+      log.debug('node reconnect scheduled', { inMs: delay, reason });
+      await sleep(delay);
+      if (!stopped) opts.onReconnect?.();
+    }
+    closeCurrent();
+  };
+
+  const runHttp = async (url: string) => {
+    const transport = createHttpTransport(url);
+    let failures = 0;
+    let verified = false;
+    while (!stopped) {
+      try {
+        if (!verified) {
+          await checkChainId(transport);
+          verified = true;
+          latest = undefined;
+        }
+        await fetchLatest(transport);
+        current = transport;
+        failures = 0;
+        setState(true);
+        await sleep(opts.pollIntervalMs);
+      } catch (err) {
+        if (stopped) break;
+        current = undefined;
+        // The node may come back as a different one (restart, failover): check it again.
+        verified = false;
+        setState(false, err instanceof Error ? err.message : String(err));
+        await sleep(backoffDelay(failures++, opts.backoff));
+        if (!stopped) opts.onReconnect?.();
+      }
+    }
+    transport.close();
+  };
+
+  const notConnected = () => new RpcConnectionError('node connection is down');
+  const rpc: RpcTransport = {
+    get kind() {
+      return current?.kind ?? (opts.wsUrl ? 'ws' : 'http');
+    },
+    request: (method, params, timeoutMs) =>
+      current ? current.request(method, params, timeoutMs) : Promise.reject(notConnected()),
+    batch: (requests, timeoutMs) => (current ? current.batch(requests, timeoutMs) : Promise.reject(notConnected())),
+    close: () => undefined,
+  };
+
+  let running: Promise<void>;
+  if (opts.wsUrl) running = runWs(opts.wsUrl);
+  else if (opts.rpcUrl) running = runHttp(opts.rpcUrl);
+  else throw new Error('block source: the deployment has neither wsUrl nor rpcUrl');
+
+  return {
+    rpc,
+    isUp: () => up,
+    latest: () => latest,
+    async close() {
+      if (stopped) return running;
+      stopped = true;
+      wakeStop();
+      for (const wake of [...sleepers]) wake();
+      closeCurrent();
+      await running;
+    },
+  };
+}

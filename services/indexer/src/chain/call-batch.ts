@@ -1,0 +1,62 @@
+/**
+ * Runs a list of read-only calls at one block in ONE node round trip:
+ * - with Multicall3: a single `eth_call` of `aggregate3` (allowFailure on every call);
+ * - without: a JSON-RPC batch of `eth_call`s, all pinned to the same block tag.
+ * Either way every call sees the same state, and a failing call fails alone.
+ */
+import { decodeAggregate3, encodeAggregate3, type Call, type CallResult } from './call-codec';
+import type { RpcTransport } from './json-rpc';
+
+export interface CallBatchOptions {
+  /** `0x`-hex block number (never "latest": the book must describe one block). */
+  blockTag: string;
+  /** Multicall3-compatible aggregator; absent → JSON-RPC batch. */
+  multicall3?: string;
+  timeoutMs: number;
+  /** Gas for the call(s); absent: the node's default. */
+  gas?: number;
+}
+
+export interface CallBatchOutcome {
+  results: CallResult[];
+  /** `eth_call`s sent to the node for this batch: 1 with Multicall3, else one per call. */
+  ethCalls: number;
+}
+
+const gasField = (gas: number | undefined) => (gas ? { gas: '0x' + gas.toString(16) } : {});
+
+/**
+ * @throws RpcError / RpcTimeoutError / RpcConnectionError when the round trip fails as a
+ *   whole (the multicall itself reverted, the node is gone, …); never a partial result.
+ */
+export async function executeCalls(
+  rpc: RpcTransport,
+  calls: readonly Call[],
+  opts: CallBatchOptions,
+): Promise<CallBatchOutcome> {
+  if (calls.length === 0) return { results: [], ethCalls: 0 };
+  if (opts.multicall3) {
+    const data = encodeAggregate3(calls);
+    const raw = await rpc.request(
+      'eth_call',
+      [{ to: opts.multicall3, data, ...gasField(opts.gas) }, opts.blockTag],
+      opts.timeoutMs,
+    );
+    if (typeof raw !== 'string') throw new Error('eth_call: result is not hex');
+    const results = decodeAggregate3(raw);
+    if (results.length !== calls.length)
+      throw new Error(`aggregate3: ${results.length} results for ${calls.length} calls`);
+    return { results, ethCalls: 1 };
+  }
+  const outcomes = await rpc.batch(
+    calls.map((c) => ({
+      method: 'eth_call',
+      params: [{ to: c.target, data: c.data, ...gasField(opts.gas) }, opts.blockTag],
+    })),
+    opts.timeoutMs,
+  );
+  const results = outcomes.map((o): CallResult =>
+    o.ok && typeof o.result === 'string' ? { success: true, data: o.result } : { success: false, data: '0x' },
+  );
+  return { results, ethCalls: calls.length };
+}

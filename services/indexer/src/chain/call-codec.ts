@@ -1,0 +1,134 @@
+/**
+ * Hand-written ABI encoding for the per-block hot path: `quote()` calldata and Multicall3
+ * `aggregate3` in and out. With 50 pairs the block call holds ~1,200 `quote()`s; a generic
+ * coder (ethers' Interface) spends tens of ms on that, this spends about one. The layouts are
+ * fixed, so they are written word by word as hex. Every function here is checked byte for
+ * byte against viem in test/call-codec.test.ts.
+ *
+ * Hex strings here are lowercase, `0x`-prefixed at the boundaries, bare inside.
+ */
+import { id } from 'ethers';
+
+/** One call inside a batch. */
+export interface Call {
+  target: string;
+  /** 0x-prefixed calldata. */
+  data: string;
+}
+
+/** One call's outcome: `data` is the 0x-prefixed return data (or revert data when !success). */
+export interface CallResult {
+  success: boolean;
+  data: string;
+}
+
+const selector = (signature: string): string => id(signature).slice(2, 10);
+
+export const QUOTE_SELECTOR = selector('quote(address,uint256,address,uint256,bytes)');
+export const AGGREGATE3_SELECTOR = selector('aggregate3((address,bool,bytes)[])');
+
+const ZERO_WORD = '0'.repeat(64);
+
+/** A uint256 word (64 hex digits) of a non-negative integer. */
+export function uintWord(value: bigint | number): string {
+  const v = typeof value === 'number' ? BigInt(value) : value;
+  if (v < 0n || v >= 1n << 256n) throw new RangeError('uint256: out of range');
+  return v.toString(16).padStart(64, '0');
+}
+
+/** An address word: 24 zero digits then the 40 lowercase address digits. */
+export function addressWord(address: string): string {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new Error('address: expected 0x followed by 40 hex digits');
+  return '000000000000000000000000' + address.slice(2).toLowerCase();
+}
+
+/** Bare hex of `data`, right-padded with zeros to whole words. */
+function padded(bareHex: string): string {
+  const rem = (bareHex.length / 2) % 32;
+  return rem === 0 ? bareHex : bareHex + '0'.repeat((32 - rem) * 2);
+}
+
+function bare(hex: string): string {
+  if (!/^0x([0-9a-fA-F]{2})*$/.test(hex)) throw new Error('hex: expected 0x-prefixed bytes');
+  return hex.slice(2).toLowerCase();
+}
+
+/**
+ * A `quote()` calldata builder for one (tokenIn, tokenOut, timestamp, signature): only
+ * `amountIn` varies along the ladder, so the rest is encoded once.
+ * quote(address tokenIn, uint256 amountIn, address tokenOut, uint256 timestampInMilisec, bytes sig)
+ */
+export function quoteCalldataBuilder(p: {
+  tokenIn: string;
+  tokenOut: string;
+  timestampInMilisec: bigint;
+  signature: string;
+}): (amountIn: bigint) => string {
+  const sig = bare(p.signature);
+  const head = '0x' + QUOTE_SELECTOR + addressWord(p.tokenIn);
+  // tokenOut, timestamp, offset of `sig` (5 head words = 0xa0), its length, its bytes.
+  const tail =
+    addressWord(p.tokenOut) + uintWord(p.timestampInMilisec) + uintWord(0xa0) + uintWord(sig.length / 2) + padded(sig);
+  return (amountIn) => head + uintWord(amountIn) + tail;
+}
+
+/**
+ * Calldata of Multicall3 `aggregate3(Call3[])` with `allowFailure = true` on every call, so
+ * one failing `quote()` (past the curve's depth, over the reserves) fails only itself.
+ */
+export function encodeAggregate3(calls: readonly Call[]): string {
+  const n = calls.length;
+  const parts: string[] = [AGGREGATE3_SELECTOR, uintWord(0x20), uintWord(n)];
+  const tuples: string[] = [];
+  // Offsets are relative to the start of the offsets area (right after the length word).
+  let offset = 32 * n;
+  const offsets: string[] = [];
+  for (const call of calls) {
+    const data = bare(call.data);
+    const tuple = addressWord(call.target) + uintWord(1) + uintWord(0x60) + uintWord(data.length / 2) + padded(data);
+    offsets.push(uintWord(offset));
+    tuples.push(tuple);
+    offset += tuple.length / 2;
+  }
+  return '0x' + parts.join('') + offsets.join('') + tuples.join('');
+}
+
+/** Reads a word as a JS number, refusing values that cannot be a sane offset or length. */
+function readSmall(hex: string, byteOffset: number): number {
+  const start = byteOffset * 2;
+  if (start + 64 > hex.length) throw new Error('abi decode: out of bounds');
+  const word = hex.slice(start, start + 64);
+  // Offsets and lengths fit comfortably in 6 bytes; anything bigger is malformed data.
+  if (!word.startsWith('0'.repeat(52))) throw new Error('abi decode: offset or length too large');
+  return parseInt(word.slice(52), 16);
+}
+
+/**
+ * Decodes the return data of `aggregate3`: `(bool success, bytes returnData)[]`.
+ *
+ * @throws Error on malformed or truncated data (never returns a partial result)
+ */
+export function decodeAggregate3(returnData: string): CallResult[] {
+  const hex = bare(returnData);
+  const base = readSmall(hex, 0);
+  const n = readSmall(hex, base);
+  const area = base + 32;
+  const out: CallResult[] = new Array<CallResult>(n);
+  for (let i = 0; i < n; i++) {
+    const tuple = area + readSmall(hex, area + 32 * i);
+    const successWord = hex.slice(tuple * 2, tuple * 2 + 64);
+    if (successWord.length !== 64) throw new Error('abi decode: out of bounds');
+    const dataAt = tuple + readSmall(hex, tuple + 32);
+    const length = readSmall(hex, dataAt);
+    const start = (dataAt + 32) * 2;
+    if (start + length * 2 > hex.length) throw new Error('abi decode: out of bounds');
+    out[i] = { success: successWord !== ZERO_WORD, data: '0x' + hex.slice(start, start + length * 2) };
+  }
+  return out;
+}
+
+/** A single uint256 return value, or undefined when the data is not exactly one word. */
+export function decodeUintResult(result: CallResult): bigint | undefined {
+  if (!result.success || result.data.length !== 66) return undefined;
+  return BigInt(result.data);
+}

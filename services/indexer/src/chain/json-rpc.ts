@@ -1,0 +1,83 @@
+/**
+ * The JSON-RPC vocabulary shared by the WebSocket and HTTP transports. The indexer speaks
+ * JSON-RPC itself instead of through ethers' providers: it needs per-request timeouts, a
+ * batch pinned to one block, the `newHeads` header (with its timestamp) without a second
+ * round trip, and full control of the socket's life (see ENVIRONMENT.md, ethers v6).
+ */
+
+export interface RpcRequest {
+  method: string;
+  params: readonly unknown[];
+}
+
+/** One answer of a batch: a result or the node's error for that entry. */
+export type RpcOutcome = { ok: true; result: unknown } | { ok: false; error: RpcError };
+
+/** A JSON-RPC connection to one node. */
+export interface RpcTransport {
+  readonly kind: 'ws' | 'http';
+  /** One call; rejects with RpcError (the node said no), RpcTimeoutError or RpcConnectionError. */
+  request(method: string, params: readonly unknown[], timeoutMs: number): Promise<unknown>;
+  /** A JSON-RPC batch: one message, answers in request order. Rejects only as a whole. */
+  batch(requests: readonly RpcRequest[], timeoutMs: number): Promise<RpcOutcome[]>;
+  /** Closes the connection; pending requests reject with RpcConnectionError. Idempotent. */
+  close(): void;
+}
+
+/** The node answered with a JSON-RPC error (a revert, an unknown block, …). */
+export class RpcError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+}
+
+/** No answer within the request's timeout. */
+export class RpcTimeoutError extends Error {
+  constructor(method: string, timeoutMs: number) {
+    super(`${method}: no answer within ${timeoutMs} ms`);
+    this.name = 'RpcTimeoutError';
+  }
+}
+
+/** The connection failed or closed before the answer came. */
+export class RpcConnectionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RpcConnectionError';
+  }
+}
+
+interface RawError {
+  code?: unknown;
+  message?: unknown;
+  data?: unknown;
+}
+
+/** An RpcError from the `error` member of a JSON-RPC response. */
+export function toRpcError(raw: unknown): RpcError {
+  const e = (raw ?? {}) as RawError;
+  return new RpcError(
+    typeof e.message === 'string' ? e.message.slice(0, 500) : 'JSON-RPC error',
+    typeof e.code === 'number' ? e.code : -32603,
+    e.data,
+  );
+}
+
+/** `0x`-hex quantity → number (block numbers, timestamps, chain ids). */
+export function hexToNumber(value: unknown, what: string): number {
+  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]+$/.test(value))
+    throw new RpcError(`${what}: not a hex quantity`, -32603);
+  const n = Number.parseInt(value, 16);
+  if (!Number.isSafeInteger(n)) throw new RpcError(`${what}: out of range`, -32603);
+  return n;
+}
+
+/** number → `0x`-hex quantity, as block tags are written. */
+export function numberToHex(n: number): string {
+  return '0x' + n.toString(16);
+}

@@ -1,0 +1,192 @@
+/**
+ * The indexer's declared settings: read once at boot (environment, then the optional
+ * CONFIG_FILE JSON, then defaults) and validated; nothing else reads `process.env`.
+ * One process indexes ONE chain (`CHAIN_ID`); run one per chain, as many replicas as wanted.
+ *
+ * The devnet's stack file (`.local/stack.json`) has the `chains` shape, so
+ * `CONFIG_FILE=.local/stack.json CHAIN_ID=8453 QUOTER_KEY_FILE=… node dist/main.js` works.
+ */
+import {
+  ConfigError,
+  DEFAULT_KEY_PREFIX,
+  findChain,
+  loadConfig,
+  parseChainDeployments,
+  settings,
+  type ChainDeployment,
+  type ConfigSources,
+  type Setting,
+} from '@pmm/core';
+import { parseLadderConfig, type LadderConfig } from './domain/ladder';
+
+/**
+ * A required setting: core's `settings.int/json` always set a `default` key (even when it is
+ * undefined), which makes the loader treat them as optional; dropping the key restores
+ * "required" (the loader checks `'default' in setting`).
+ */
+function required<T>(setting: Setting<T>): Setting<T> {
+  const { default: _ignored, ...rest } = setting;
+  return rest;
+}
+
+/** Each entry's description is the setting's documentation (README, `--help`). */
+export const INDEXER_SETTINGS = {
+  chainId: required(
+    settings.int('CHAIN_ID', 'The chain this process indexes (8453, 56 or 4663). Required.', undefined, [
+      1,
+      2 ** 31 - 1,
+    ]),
+  ),
+  chains: required(
+    settings.json(
+      'CHAINS',
+      'Chain deployments, JSON { "<id>": { chainId, rpcUrl?, wsUrl?, contracts: { router, helper, verifier, multicall3? } } } ' +
+        '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
+        'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Required.',
+      undefined,
+      (value) => {
+        try {
+          return parseChainDeployments(value);
+        } catch (err) {
+          throw new ConfigError(err instanceof Error ? err.message : 'invalid');
+        }
+      },
+    ),
+  ),
+  quoterKey: settings.secret(
+    'QUOTER_KEY',
+    'Private key (hex) of the quoter the router whitelists for quote(); signs the EIP-712 AmmVerification of each block. Required (or QUOTER_KEY_FILE).',
+  ),
+  redisUrl: settings.url(
+    'REDIS_URL',
+    'Redis URL (redis://, rediss://, redis-sentinel://, redis-cluster://). Default redis://127.0.0.1:6379.',
+    'redis://127.0.0.1:6379',
+    ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
+  ),
+  redisKeyPrefix: settings.string(
+    'REDIS_KEY_PREFIX',
+    'Prefix of every Redis key, channel and queue. Default "pmm".',
+    DEFAULT_KEY_PREFIX,
+  ),
+  bookTtlMs: settings.int(
+    'BOOK_TTL_MS',
+    'Staleness of the book, ms (default 10000): the book key expires this long after its last write, and is deleted when the node ' +
+      'has been unreachable this long. Keep it above a few block intervals and above HEARTBEAT_MS + RPC_TIMEOUT_MS.',
+    10_000,
+    [1_000, 3_600_000],
+  ),
+  registryRefreshMs: settings.int(
+    'REGISTRY_REFRESH_MS',
+    'Pair registry refresh period, ms (also on every reconnect). Default 60000.',
+    60_000,
+    [1_000, 86_400_000],
+  ),
+  heartbeatMs: settings.int(
+    'HEARTBEAT_MS',
+    'WebSocket heartbeat period (eth_blockNumber), ms. Default 2000.',
+    2_000,
+    [100, 600_000],
+  ),
+  rpcTimeoutMs: settings.int(
+    'RPC_TIMEOUT_MS',
+    'Timeout of every node request (and of the WebSocket handshake), ms. Default 3000.',
+    3_000,
+    [100, 120_000],
+  ),
+  pollIntervalMs: settings.int(
+    'POLL_INTERVAL_MS',
+    'Block polling period when the chain has only rpcUrl, ms. Default 1000.',
+    1_000,
+    [50, 600_000],
+  ),
+  reconnectMinMs: settings.int(
+    'RECONNECT_MIN_MS',
+    'First reconnect delay, ms (doubles per failed attempt). Default 250.',
+    250,
+    [10, 600_000],
+  ),
+  reconnectMaxMs: settings.int('RECONNECT_MAX_MS', 'Largest reconnect delay, ms. Default 5000.', 5_000, [10, 600_000]),
+  jobLockMs: settings.int(
+    'JOB_LOCK_MS',
+    'BullMQ lock of a block job, ms; a job of a killed replica is taken over after about this long. Default 3000.',
+    3_000,
+    [500, 600_000],
+  ),
+  callGas: settings.int(
+    'CALL_GAS',
+    'Gas limit sent with the per-block eth_call; 0 (default) leaves it to the node (Hardhat: the block gas limit, geth: its RPC gas cap). ' +
+      'Raise it when many pairs × ladder points need more: a quote() that runs out of gas fails silently and cuts its ladder.',
+    0,
+    [0, 2 ** 52],
+  ),
+  ladder: settings.json<LadderConfig>(
+    'LADDER',
+    'Ladder of quote() samples per pair and side, JSON { "default"|"<base symbol>"|"<base address>": { "asks"?: [...], "bids"?: [...] } }, ' +
+      "amounts in human units of the side's INPUT token (asks: quote notionals, bids: base amounts). Default {}: asks " +
+      '100…1,000,000 quote units (12 points), bids the same notionals converted at the probed price.',
+    {},
+    (value) => {
+      try {
+        return parseLadderConfig(value);
+      } catch (err) {
+        throw new ConfigError(err instanceof Error ? err.message : 'invalid');
+      }
+    },
+  ),
+  port: settings.int('PORT', 'Port of /healthz, /readyz and /metrics. Default 8090.', 8090, [0, 65535]),
+  host: settings.string(
+    'HOST',
+    'Interface of the operator endpoints; 0.0.0.0 in a container. Default 127.0.0.1.',
+    '127.0.0.1',
+  ),
+  logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug (one line per block). Default info.', 'info', [
+    'error',
+    'warn',
+    'info',
+    'debug',
+  ] as const),
+};
+
+export interface IndexerConfig {
+  chainId: number;
+  deployment: ChainDeployment;
+  quoterKey: string;
+  redisUrl: string;
+  redisKeyPrefix: string;
+  bookTtlMs: number;
+  registryRefreshMs: number;
+  heartbeatMs: number;
+  rpcTimeoutMs: number;
+  pollIntervalMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  jobLockMs: number;
+  callGas: number;
+  ladder: LadderConfig;
+  port: number;
+  host: string;
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+}
+
+/**
+ * Loads and validates the configuration.
+ *
+ * @throws ConfigError naming the setting (never echoing a secret)
+ */
+export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
+  const { chains, ...c } = loadConfig(INDEXER_SETTINGS, sources);
+  if (!findChain(c.chainId))
+    throw new ConfigError(`CHAIN_ID (chainId): chain ${c.chainId} is not in the chain registry`);
+  const deployment = chains[c.chainId];
+  if (!deployment) throw new ConfigError(`CHAINS (chains): no deployment for CHAIN_ID ${c.chainId}`);
+  if (!deployment.wsUrl && !deployment.rpcUrl)
+    throw new ConfigError(`CHAINS (chains): chains.${c.chainId} needs wsUrl or rpcUrl`);
+  if (c.reconnectMinMs > c.reconnectMaxMs)
+    throw new ConfigError('RECONNECT_MIN_MS (reconnectMinMs): must not exceed RECONNECT_MAX_MS');
+  if (c.bookTtlMs <= c.heartbeatMs + c.rpcTimeoutMs) {
+    throw new ConfigError(
+      'BOOK_TTL_MS (bookTtlMs): must exceed HEARTBEAT_MS + RPC_TIMEOUT_MS, or a live node could look lost',
+    );
+  }
+  return { ...c, deployment };
+}

@@ -1,0 +1,262 @@
+/**
+ * Wires one chain's indexer: node connection (block source) → BullMQ block jobs → block
+ * processor → Redis book; the pair registry refresher; the liveness watchdog; the operator
+ * endpoints. `main.ts` calls this with the loaded config; tests call it in-process.
+ *
+ * Liveness: the book key carries a TTL of BOOK_TTL_MS, renewed by every write, so a book
+ * that nobody refreshes (dead process, halted chain, failing calls) disappears by itself.
+ * In addition, when THIS replica's node connection has been down for BOOK_TTL_MS, it
+ * deletes the book unless a newer one was written meanwhile (by a replica that still
+ * reaches a node). Nothing has to be repaired when the node returns: the next block
+ * writes a fresh book.
+ */
+import { hostname } from 'node:os';
+import {
+  createDigestSigner,
+  createLogger,
+  createRedis,
+  redisKeys,
+  type Logger,
+  type RedisClient,
+  type Served,
+} from '@pmm/core';
+import type { QuoteContext } from './chain/block-quotes';
+import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
+import { countingRpc } from './chain/counting-rpc';
+import type { IndexerConfig } from './config';
+import { serveOperatorEndpoints } from './http/operator-server';
+import { createBlockProcessor, type BlockEvent } from './jobs/block-processor';
+import { createBlockQueue, createBlockWorker, type BlockWorker } from './jobs/block-queue';
+import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry-refresher';
+import { createIndexerMetrics, type IndexerMetrics } from './metrics';
+import { createBookStore, type BookStore } from './store/book-store';
+import { createRegistryStore } from './store/registry-store';
+
+export interface IndexerDeps {
+  logger?: Logger;
+  /** Collect Node's default metrics (off in tests that start several indexers). Default true. */
+  defaultMetrics?: boolean;
+  /** Observer of every block job (tests, benchmarks). */
+  onBlock?: (event: BlockEvent) => void;
+}
+
+export interface RunningIndexer {
+  /** The operator endpoints' server (drained by shutdownOnSignals). */
+  served: Served;
+  metrics: IndexerMetrics;
+  registry: RegistryRefresher;
+  books: BookStore;
+  blockSource: BlockSource;
+  /** Closes worker, queue, node connection, Redis and the server. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Starts indexing `config.chainId`. Resolves once the operator endpoints listen; the node
+ * and Redis connections come up (and come back) on their own.
+ */
+export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}): Promise<RunningIndexer> {
+  const replica = `${hostname()}:${process.pid}`;
+  const log = (deps.logger ?? createLogger({ service: 'indexer', level: config.logLevel })).child({
+    chainId: config.chainId,
+    replica,
+  });
+  const metrics = createIndexerMetrics({ defaultMetrics: deps.defaultMetrics ?? true });
+  const signer = createDigestSigner(config.quoterKey);
+  const keys = redisKeys(config.redisKeyPrefix);
+  const { contracts } = config.deployment;
+  const ctx: QuoteContext = {
+    chainId: config.chainId,
+    router: contracts.router,
+    helper: contracts.helper,
+    verifier: contracts.verifier,
+    signer,
+  };
+
+  const redis: RedisClient = createRedis(config.redisUrl, {
+    role: 'command',
+    name: `indexer-${config.chainId}`,
+    logger: log,
+  });
+  const workerRedis: RedisClient = createRedis(config.redisUrl, {
+    role: 'worker',
+    name: `indexer-${config.chainId}-worker`,
+    logger: log,
+  });
+  const books = createBookStore(redis, {
+    keys: { book: keys.book(config.chainId), updates: keys.updates(config.chainId) },
+    chainId: config.chainId,
+    ttlMs: config.bookTtlMs,
+  });
+  const registryStore = createRegistryStore(redis, {
+    pairs: keys.pairs(config.chainId),
+    updates: keys.updates(config.chainId),
+  });
+  const queue = createBlockQueue({ connection: redis, prefix: keys.queuePrefix(config.chainId), logger: log });
+
+  // Late-bound: the block source's callbacks need the worker and registry, which need the source's rpc.
+  const late: { source?: BlockSource; registry?: RegistryRefresher; worker?: BlockWorker } = {};
+  let downSince: number | undefined;
+  let lastHeadBeforeDown: number | undefined;
+  let deletedThisOutage = false;
+
+  const onHead = (head: BlockHead) => {
+    metrics.headBlock.set(head.number);
+    void queue.announce(head);
+  };
+
+  const onState = (state: 'up' | 'down', reason?: string) => {
+    metrics.nodeUp.set(state === 'up' ? 1 : 0);
+    if (state === 'up') {
+      log.info('node connection up', { transport: late.source?.rpc.kind });
+      downSince = undefined;
+      deletedThisOutage = false;
+      // The node may be a restarted chain with other tokens: the next block re-reads the registry.
+      late.registry?.invalidate();
+      late.worker?.resume();
+    } else {
+      log.info('node connection down', { reason });
+      downSince = Date.now();
+      lastHeadBeforeDown = late.source?.latest()?.number;
+      // Jobs need the node: leave them to replicas that still reach it.
+      late.worker?.pause().catch(() => undefined);
+    }
+  };
+
+  const blockSource = startBlockSource({
+    chainId: config.chainId,
+    wsUrl: config.deployment.wsUrl,
+    rpcUrl: config.deployment.rpcUrl,
+    timeoutMs: config.rpcTimeoutMs,
+    heartbeatMs: config.heartbeatMs,
+    pollIntervalMs: config.pollIntervalMs,
+    backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
+    logger: log,
+    onHead,
+    onState,
+    onReconnect: () => metrics.reconnects.inc(),
+  });
+  late.source = blockSource;
+
+  const registryRpc = countingRpc(blockSource.rpc, {
+    ethCalls: (n) => metrics.ethCalls.inc({ purpose: 'registry' }, n),
+    error: () => metrics.rpcErrors.inc({ purpose: 'registry' }),
+  });
+  const registryRef = createRegistryRefresher({
+    rpc: registryRpc,
+    latestHead: blockSource.latest,
+    nodeUp: blockSource.isUp,
+    ctx,
+    multicall3: contracts.multicall3,
+    ladder: config.ladder,
+    store: registryStore,
+    refreshMs: config.registryRefreshMs,
+    timeoutMs: config.rpcTimeoutMs,
+    metrics,
+    logger: log,
+  });
+  registryRef.start();
+  late.registry = registryRef;
+
+  const processBlock = createBlockProcessor({
+    ctx,
+    multicall3: contracts.multicall3,
+    callGas: config.callGas,
+    rpc: blockSource.rpc,
+    latestHead: blockSource.latest,
+    registry: registryRef,
+    books,
+    timeoutMs: config.rpcTimeoutMs,
+    metrics,
+    logger: log,
+    onBlock: deps.onBlock,
+  });
+  const worker = createBlockWorker({
+    connection: workerRedis,
+    prefix: keys.queuePrefix(config.chainId),
+    lockMs: config.jobLockMs,
+    logger: log,
+    process: processBlock,
+  });
+  late.worker = worker;
+  if (blockSource.isUp()) worker.resume();
+
+  // Redis came back (possibly empty, after a restart): put the registry back at once
+  // rather than at the next periodic refresh.
+  let redisWasDown = false;
+  redis.on('error', () => (redisWasDown = true));
+  redis.on('ready', () => {
+    if (!redisWasDown) return;
+    redisWasDown = false;
+    registryRef.rewrite().catch((err: unknown) => log.warn('pair registry not rewritten', { error: errorText(err) }));
+  });
+
+  const watchdog = setInterval(
+    () => {
+      if (downSince === undefined || deletedThisOutage || Date.now() - downSince < config.bookTtlMs) return;
+      if (lastHeadBeforeDown === undefined) return;
+      books
+        .deleteIfNotAbove(lastHeadBeforeDown)
+        .then((deleted) => {
+          deletedThisOutage = true;
+          if (deleted) {
+            metrics.booksDeleted.inc();
+            log.info('book removed: node unreachable for longer than the staleness', { lastBlock: lastHeadBeforeDown });
+          }
+        })
+        .catch((err: unknown) => log.warn('book removal failed', { error: errorText(err) }));
+    },
+    Math.min(1_000, Math.ceil(config.bookTtlMs / 4)),
+  );
+  watchdog.unref();
+
+  const served = await serveOperatorEndpoints(
+    {
+      logger: log,
+      metrics: metrics.metrics,
+      checks: {
+        redis: async () => {
+          await redis.ping();
+        },
+        node: async () => {
+          if (!blockSource.isUp()) throw new Error('node connection down');
+        },
+        registry: async () => {
+          if (!registryRef.current()) throw new Error('pair registry not loaded');
+        },
+      },
+    },
+    config.port,
+    config.host,
+  );
+  log.info('indexer started', {
+    port: served.port,
+    quoter: signer.address,
+    transport: config.deployment.wsUrl ? 'websocket' : 'http polling',
+    batching: contracts.multicall3 ? 'multicall3' : 'json-rpc batch',
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      clearInterval(watchdog);
+      registryRef.stop();
+      // Worker first: it finishes its job (the book write needs Redis and the node).
+      await worker.close().catch((err: unknown) => log.warn('worker close failed', { error: errorText(err) }));
+      await queue.close().catch(() => undefined);
+      await blockSource.close();
+      await served.close();
+      for (const client of [redis, workerRedis]) {
+        try {
+          await client.quit();
+        } catch {
+          client.disconnect();
+        }
+      }
+      log.info('indexer stopped');
+    })());
+
+  return { served, metrics, registry: registryRef, books, blockSource, stop };
+}

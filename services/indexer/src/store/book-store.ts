@@ -1,0 +1,92 @@
+/**
+ * The chain's book in Redis (`pmm:{<id>}:book`, the exact `GET /v2/price` body).
+ *
+ * INVARIANT: the book never moves backwards. A write is a Lua compare-and-set on the block
+ * number, which lives in a small side key (`pmm:{<id>}:book:block`, same hash tag, same TTL)
+ * so the script never parses the body: SET only if the stored number is not higher, both
+ * keys with PX = staleness, then PUBLISH the update, atomically. Replicas and re-run jobs
+ * may therefore write in any order; the result is the same.
+ *
+ * Both keys expire together, so once a book has gone stale nothing is left to compare with,
+ * and a restarted chain (block numbers from 0 again) is accepted after one staleness period.
+ */
+import { createHash } from 'node:crypto';
+import type { RedisClient } from '@pmm/core';
+
+const WRITE_SCRIPT = `
+local stored = tonumber(redis.call('GET', KEYS[2]))
+local incoming = tonumber(ARGV[1])
+if stored and stored > incoming then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1
+`;
+
+const DELETE_SCRIPT = `
+local stored = tonumber(redis.call('GET', KEYS[2]))
+if stored and stored > tonumber(ARGV[1]) then return 0 end
+return redis.call('DEL', KEYS[1], KEYS[2])
+`;
+
+/** SHA-1 of a script, as Redis names it in EVALSHA. */
+const script = (text: string) => ({ text, sha: createHash('sha1').update(text).digest('hex') });
+const WRITE = script(WRITE_SCRIPT);
+const DELETE = script(DELETE_SCRIPT);
+
+export interface BookStoreKeys {
+  book: string;
+  /** pub/sub channel of the chain's updates. */
+  updates: string;
+}
+
+export interface BookStore {
+  /**
+   * Writes `body` as the book of `blockNumber` if no higher block is stored, then announces it.
+   * Resolves true when written, false when a newer book was already there.
+   */
+  write(blockNumber: number, body: string): Promise<boolean>;
+  /** The block number of the stored book, or null when there is none. */
+  storedBlock(): Promise<number | null>;
+  /**
+   * Deletes the book unless a book of a block above `notAbove` is stored (written by a
+   * replica that still reaches the node). Resolves true when something was deleted.
+   */
+  deleteIfNotAbove(notAbove: number): Promise<boolean>;
+}
+
+/** The side key holding the stored book's block number. */
+export function bookBlockKey(bookKey: string): string {
+  return `${bookKey}:block`;
+}
+
+export function createBookStore(
+  redis: RedisClient,
+  opts: { keys: BookStoreKeys; chainId: number; ttlMs: number },
+): BookStore {
+  const blockKey = bookBlockKey(opts.keys.book);
+  const ttl = String(opts.ttlMs);
+  const keys = [opts.keys.book, blockKey];
+  // EVALSHA with a fallback to EVAL: after a Redis restart the script cache is empty.
+  const run = async (script: { text: string; sha: string }, args: string[]): Promise<number> => {
+    try {
+      return Number(await redis.evalsha(script.sha, keys.length, ...keys, ...args));
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
+      return Number(await redis.eval(script.text, keys.length, ...keys, ...args));
+    }
+  };
+  return {
+    async write(blockNumber, body) {
+      const message = JSON.stringify({ type: 'book', chainId: opts.chainId, blockNumber });
+      return (await run(WRITE, [String(blockNumber), body, ttl, opts.keys.updates, message])) === 1;
+    },
+    async storedBlock() {
+      const raw = await redis.get(blockKey);
+      return raw === null ? null : Number(raw);
+    },
+    async deleteIfNotAbove(notAbove) {
+      return (await run(DELETE, [String(notAbove)])) > 0;
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * Liveness: the book disappears when the node is lost and comes back with it, and the
+ * indexer rides out a Redis restart; in both cases without restarting the indexer.
+ */
+import type { ChildProcess } from 'node:child_process';
+import Redis from 'ioredis';
+import { redisKeys } from '@pmm/core';
+import { startDevnet, type Devnet } from '@pmm/devnet';
+import { startIndexer, type RunningIndexer } from '../src';
+import { indexerConfig } from './support/indexer-env';
+import { REDIS_URL, deleteKeys, freePort, killProcess, randomPrefix, startRedisServer } from './support/redis';
+import { readBook, waitFor, waitForBook } from './support/wait';
+
+jest.setTimeout(120_000);
+
+const BOOK_TTL_MS = 4_000;
+let devnet: Devnet;
+let redis: Redis;
+const prefix = randomPrefix();
+const keys = redisKeys(prefix);
+const running: RunningIndexer[] = [];
+let privateRedis: ChildProcess | undefined;
+
+beforeAll(async () => {
+  redis = new Redis(REDIS_URL);
+  devnet = await startDevnet({ chains: [4663], blockIntervalMs: 400 });
+});
+
+afterAll(async () => {
+  await Promise.all(running.map((r) => r.stop()));
+  await devnet?.stop();
+  if (privateRedis) await killProcess(privateRedis);
+  if (redis) {
+    await deleteKeys(redis, prefix);
+    redis.disconnect();
+  }
+});
+
+it('behavior: stopping the node removes the book within the staleness; restarting it brings the book back', async () => {
+  const c = devnet.stack.chains['4663']!;
+  const ix = await startIndexer(indexerConfig(c, prefix, { BOOK_TTL_MS: String(BOOK_TTL_MS) }), {
+    defaultMetrics: false,
+  });
+  running.push(ix);
+  const before = await waitForBook(redis, keys.book(4663));
+  expect(before.pairs).toHaveLength(2);
+
+  await devnet.stopChain(4663);
+  const stoppedAt = Date.now();
+  await waitFor('the book to disappear', BOOK_TTL_MS + 3_000, async () =>
+    (await redis.exists(keys.book(4663))) === 0 ? true : undefined,
+  );
+  expect(Date.now() - stoppedAt).toBeLessThanOrEqual(BOOK_TTL_MS + 1_000);
+  await waitFor('readyz to report the node down', 5_000, async () => {
+    const res = await fetch(`http://127.0.0.1:${ix.served.port}/readyz`);
+    return res.status === 503 ? true : undefined;
+  });
+
+  // Same port, redeployed (a fresh chain: block numbers start again from 0).
+  await devnet.startChain(4663);
+  const after = await waitForBook(redis, keys.book(4663), 0, 30_000);
+  expect(after.pairs.map((p) => p.baseToken)).toEqual(before.pairs.map((p) => p.baseToken));
+  // It keeps following the new chain.
+  await waitForBook(redis, keys.book(4663), after.blockNumber + 3, 10_000);
+  const metrics = await (await fetch(`http://127.0.0.1:${ix.served.port}/metrics`)).text();
+  expect(metrics).toMatch(/indexer_node_reconnects_total(\{[^}]*\})? [1-9]/);
+  expect(metrics).toMatch(/indexer_eth_calls_per_block_bucket\{le="1"[^}]*\} [1-9]/);
+  await ix.stop();
+  running.splice(running.indexOf(ix), 1);
+});
+
+it('behavior: a Redis restart under a running indexer is survived without intervention', async () => {
+  const c = devnet.stack.chains['4663']!;
+  const port = await freePort();
+  privateRedis = await startRedisServer(port);
+  const url = `redis://127.0.0.1:${port}`;
+  const own = new Redis(url, { retryStrategy: () => 100 });
+  own.on('error', () => undefined);
+  const ix = await startIndexer(indexerConfig(c, prefix, { REDIS_URL: url }), { defaultMetrics: false });
+  running.push(ix);
+  const first = await waitForBook(own, keys.book(4663));
+
+  await killProcess(privateRedis, 'SIGKILL');
+  await new Promise((r) => setTimeout(r, 1_500));
+  privateRedis = await startRedisServer(port);
+
+  // The new Redis is empty; the indexer fills it again on its own: book, then registry.
+  const again = await waitForBook(own, keys.book(4663), first.blockNumber + 1, 20_000);
+  expect(again.pairs).toHaveLength(2);
+  await waitFor('the pair registry to be rewritten', 10_000, async () =>
+    (await own.get(keys.pairs(4663))) !== null ? true : undefined,
+  );
+  // And keeps advancing.
+  const later = await waitForBook(own, keys.book(4663), again.blockNumber + 3, 10_000);
+  expect((await readBook(own, keys.book(4663)))!.blockNumber).toBeGreaterThanOrEqual(later.blockNumber);
+  own.disconnect();
+});
