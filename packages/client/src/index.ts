@@ -8,3 +8,5 @@ export { AMM_VERIFICATION_TYPES, ammVerificationDomain, signQuoteAuthorization }
 export type { AmmVerificationParams } from './amm-verification';
 export { executeSwap, SWAPPED_EVENT } from './execute-swap';
 export type { ExecuteSwapParams, ExecuteSwapResult } from './execute-swap';
+export { estimateFromBook } from './estimate-from-book';
+export type { BookEstimate, BookEstimateParams } from './estimate-from-book';

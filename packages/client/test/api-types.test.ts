@@ -1,0 +1,25 @@
+/**
+ * The SDK declares its own copies of the wire constants so that integrators do not pull the
+ * server's dependencies; these tests keep the copies equal to the server's definitions.
+ */
+import { AMM_VERIFICATION_TYPES, API_ERROR_CODES, ammVerificationDomain } from '@pmm/client';
+import { ERROR_CODES, ammVerificationTypedData } from '@pmm/core';
+
+describe('SDK constants match the server', () => {
+  it('behavior: the error codes are exactly the server codes', () => {
+    expect([...API_ERROR_CODES].sort()).toEqual([...ERROR_CODES].sort());
+  });
+
+  it('behavior: the EIP-712 domain and types are the ones core signs with', () => {
+    const verifier = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+    const core = ammVerificationTypedData({
+      chainId: 56,
+      verifier,
+      tokenIn: '0x' + '1'.repeat(40),
+      tokenOut: '0x' + '2'.repeat(40),
+      timestampInMilisec: 1n,
+    });
+    expect(ammVerificationDomain(56, verifier)).toEqual(core.domain);
+    expect(AMM_VERIFICATION_TYPES).toEqual(core.types);
+  });
+});
