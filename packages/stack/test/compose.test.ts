@@ -1,0 +1,106 @@
+/**
+ * docker-compose.yml cannot be run on the CI machines (no Docker engine), so this pins what
+ * can be checked without one: the file parses, every service command runs a file the build
+ * produces, every environment variable it sets is one the target program reads, every port
+ * it names is the one the program listens on, and the Dockerfile builds what it copies.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { GATEWAY_SETTINGS } from '@pmm/gateway';
+import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
+
+const root = path.resolve(__dirname, '..', '..', '..');
+const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, { command?: string[]; environment?: Record<string, string>; ports?: string[]; healthcheck?: { test: string[] }; profiles?: string[] }>;
+};
+
+type Spec = Record<string, { env: string; secret?: boolean }>;
+function envNames(...specs: Spec[]): Set<string> {
+  const names = new Set(['CONFIG_FILE']);
+  for (const spec of specs)
+    for (const s of Object.values(spec)) {
+      names.add(s.env);
+      if (s.secret) names.add(`${s.env}_FILE`);
+    }
+  return names;
+}
+
+/** The env names the devnet CLI reads, from its source (it has no settings object). */
+function devnetEnvNames(): Set<string> {
+  const source = readFileSync(path.join(root, 'packages/devnet/src/cli.ts'), 'utf8');
+  return new Set([...source.matchAll(/\b(DEVNET_[A-Z_]+)\b/g)].map((m) => m[1]!));
+}
+
+const programs: Record<string, Set<string>> = {
+  'services/signer/dist/main.js': envNames(SIGNER_SETTINGS, ...KNOWN_CHAIN_IDS.map((id) => chainSettings(id) as Spec)),
+  'services/gateway/dist/main.js': envNames(GATEWAY_SETTINGS),
+  'services/indexer/dist/main.js': envNames(INDEXER_SETTINGS),
+  'packages/devnet/dist/cli.js': devnetEnvNames(),
+};
+
+/** dist/x.js is built from src/x.ts. */
+function sourceOf(distFile: string): string {
+  return path.join(root, distFile.replace('/dist/', '/src/').replace(/\.js$/, '.ts'));
+}
+
+describe('docker-compose.yml', () => {
+  const entries = Object.entries(compose.services);
+
+  it('default: defines redis, signer, gateway, one indexer per chain and the devnet under a profile', () => {
+    const names = entries.map(([name]) => name).sort();
+    expect(names).toEqual(['devnet', 'gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'redis', 'signer'].sort());
+    expect(compose.services.devnet!.profiles).toEqual(['devnet']);
+  });
+
+  it.each(entries.filter(([name]) => name !== 'redis'))('behavior: %s runs a built entry point and sets only variables it reads', (_name, svc) => {
+    const command = svc.command ?? ['node', 'services/gateway/dist/main.js'];
+    expect(command[0]).toBe('node');
+    const program = command[1]!;
+    expect(existsSync(sourceOf(program))).toBe(true);
+    const known = programs[program];
+    expect(known).toBeDefined();
+    const unknown = Object.keys(svc.environment ?? {}).filter((name) => !known!.has(name));
+    expect(unknown).toEqual([]);
+  });
+
+  it('behavior: every indexer service names its own chain, and every chain has one', () => {
+    const chains = entries.filter(([n]) => n.startsWith('indexer-')).map(([n, s]) => [n.slice('indexer-'.length), s.environment?.CHAIN_ID]);
+    for (const [fromName, fromEnv] of chains) expect(fromEnv).toBe(fromName);
+    expect(chains.map(([id]) => Number(id)).sort()).toEqual([...KNOWN_CHAIN_IDS].sort());
+  });
+
+  it('behavior: health checks and published ports use the ports the services listen on', () => {
+    for (const [, svc] of entries) {
+      const env = svc.environment ?? {};
+      const check = svc.healthcheck?.test.join(' ') ?? '';
+      const port = /127\.0\.0\.1:(\d+)\//.exec(check)?.[1];
+      if (port) expect([env.PORT, env.OPS_PORT]).toContain(port);
+    }
+    const gateway = compose.services.gateway!;
+    expect(gateway.ports).toEqual(['${GATEWAY_PORT:-8080}:8080']);
+    expect(gateway.environment?.PORT).toBe('8080');
+    expect(compose.services.signer!.environment?.PORT).toBe(new URL(gateway.environment!.SIGNER_URL!).port);
+  });
+
+  it('behavior: the Dockerfile copies every workspace package manifest it installs', () => {
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const workspaces = ['packages', 'services'].flatMap((group) =>
+      readdirSync(path.join(root, group))
+        .filter((dir) => existsSync(path.join(root, group, dir, 'package.json')))
+        .map((dir) => `${group}/${dir}`),
+    );
+    expect(workspaces.length).toBeGreaterThanOrEqual(7);
+    for (const dir of workspaces) expect(dockerfile).toContain(`COPY ${dir}/package.json ${dir}/`);
+  });
+
+  it('behavior: .env.example documents every variable the compose file substitutes', () => {
+    const text = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    const substituted = new Set([...text.matchAll(/\$\{([A-Z0-9_]+)/g)].map((m) => m[1]!));
+    const example = readFileSync(path.join(root, '.env.example'), 'utf8');
+    const missing = [...substituted].filter((name) => !new RegExp(`^#?\\s*${name}=`, 'm').test(example));
+    expect(missing).toEqual([]);
+  });
+});

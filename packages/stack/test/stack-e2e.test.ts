@@ -1,0 +1,117 @@
+/**
+ * End to end, as a newcomer runs it: the README's start script (scripts/start.mjs, here on
+ * free ports and with its own stack file) brings up Redis, the three devnet chains, an
+ * indexer per chain, the signer and the gateway; the demo flow then runs on every chain
+ * through the SDK (book → sign → approve → swap); SIGINT must stop every process it started.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runDemo } from '../../client/examples/demo';
+
+const root = path.resolve(__dirname, '..', '..', '..');
+
+function descendants(pid: number): number[] {
+  let out: string;
+  try {
+    out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' });
+  } catch {
+    return [];
+  }
+  const children = new Map<number, number[]>();
+  for (const line of out.trim().split('\n')) {
+    const [p, pp] = line.trim().split(/\s+/).map(Number);
+    children.set(pp!, [...(children.get(pp!) ?? []), p!]);
+  }
+  const all: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      all.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return all;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('the stack started as the README says', () => {
+  let stack: ChildProcess;
+  let output = '';
+  const stackFile = path.join(mkdtempSync(path.join(tmpdir(), 'pmm-stack-')), 'stack.json');
+
+  beforeAll(async () => {
+    stack = spawn(process.execPath, [path.join(root, 'scripts/start.mjs')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        STACK_PORTS: 'free',
+        STACK_FILE: stackFile,
+        // Fast blocks keep the test short; the defaults are the real chains' periods.
+        DEVNET_BLOCK_MS_8453: '500',
+        DEVNET_BLOCK_MS_56: '500',
+        DEVNET_BLOCK_MS_4663: '500',
+        REDIS_URL: '', // a private Redis, as on a fresh machine
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stack.stdout!.on('data', (d) => (output += String(d)));
+    stack.stderr!.on('data', (d) => (output += String(d)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`stack not up after 150 s:\n${output}`)), 150_000);
+      const check = () => {
+        if (output.includes('The stack is up')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      stack.stdout!.on('data', check);
+      stack.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`stack exited with ${code}:\n${output}`));
+      });
+    });
+  }, 180_000);
+
+  afterAll(() => {
+    if (stack.exitCode === null) stack.kill('SIGKILL');
+  });
+
+  it('behavior: announces each part as it becomes ready, then the URL, a key and curl examples', () => {
+    for (const part of ['redis ready', 'chain 8453 ready', 'chain 56 ready', 'chain 4663 ready', 'indexer 8453 ready', 'signer ready', 'gateway ready'])
+      expect(output).toContain(part);
+    expect(output).toMatch(/Development API key .*: pmm_dev_/);
+    expect(output).toContain("curl -s -H 'X-API-KEY:");
+  });
+
+  it('behavior: the demo swap succeeds on every chain and pays at least the book estimate', async () => {
+    const lines: string[] = [];
+    const results = await runDemo(stackFile, (l) => lines.push(l));
+    expect(results.map((r) => r.chainId).sort()).toEqual([56, 4663, 8453].sort());
+    for (const r of results) {
+      expect(r.received).toBeGreaterThan(0n);
+      expect(r.received).toBeGreaterThanOrEqual(r.estimated);
+    }
+  }, 120_000);
+
+  it('behavior: SIGINT stops every process it started within 10 seconds', async () => {
+    const started = descendants(stack.pid!);
+    expect(started.length).toBeGreaterThanOrEqual(8); // redis, 3 nodes, 3 indexers, signer, gateway
+    const t0 = Date.now();
+    const exited = new Promise<number | null>((resolve) => stack.once('exit', (code) => resolve(code)));
+    stack.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(started.filter(alive)).toEqual([]);
+  }, 20_000);
+});
