@@ -524,7 +524,7 @@ describe('server-side failures', () => {
     );
   });
 
-  it('error: integrator data unreadable (Redis down) is 503 on v2 and 500 on v1', async () => {
+  it('error: integrator data unreadable (Redis down) is 503 on v2 and on v1 (an outage, not a bootstrapping state)', async () => {
     await withDeps(
       (d) => ({ ...d, integrators: { get: () => Promise.reject(new Error('Connection is closed.')) } }),
       async (app) => {
@@ -534,7 +534,12 @@ describe('server-side failures', () => {
           'SERVICE_UNAVAILABLE',
           'integrator data is temporarily unavailable; retry shortly',
         );
-        expectError(await post(valid(), { app, path: '/v1/swap/sign' }), 500, 'INTERNAL_ERROR', 'internal error');
+        expectError(
+          await post(valid(), { app, path: '/v1/swap/sign' }),
+          503,
+          'SERVICE_UNAVAILABLE',
+          'integrator data is temporarily unavailable; retry shortly',
+        );
       },
     );
   });

@@ -19,10 +19,12 @@ export function integratorOf(res: Response): IntegratorView {
 /**
  * 401 UNAUTHORIZED when the header is absent or malformed, or when the record is missing or
  * disabled (the key was revoked between the gateway's check and now). When Redis cannot be
- * read: 503 SERVICE_UNAVAILABLE, or 500 INTERNAL_ERROR on `/v1`, which has no 503 code. A
- * malformed record: 500 INTERNAL_ERROR (logged by the error handler).
+ * read: 503 SERVICE_UNAVAILABLE on both versions. (`/v1` has no 503 for a chain that is not
+ * bootstrapped, but an outage is an outage: the gateway also answers 503 on `/v1` when the
+ * signer is unreachable, and a client should retry either way.) A malformed record: 500
+ * INTERNAL_ERROR (logged by the error handler).
  */
-export function requireIntegrator(source: IntegratorSource, opts: { legacy: boolean }): RequestHandler {
+export function requireIntegrator(source: IntegratorSource): RequestHandler {
   return async (req, res, next) => {
     const id = req.headers[INTEGRATOR_ID_HEADER];
     if (typeof id !== 'string' || id.length === 0)
@@ -36,7 +38,6 @@ export function requireIntegrator(source: IntegratorSource, opts: { legacy: bool
       // A record that exists but is unusable is the operator's error, not a transient one.
       if (err instanceof MalformedIntegratorError) return next(err);
       res.locals.log?.error('integrator read failed', { integratorId: id, error: err });
-      if (opts.legacy) return next(new ApiError('INTERNAL_ERROR', 'internal error'));
       return next(new ApiError('SERVICE_UNAVAILABLE', 'integrator data is temporarily unavailable; retry shortly'));
     }
     if (!view) return next(new ApiError('UNAUTHORIZED', 'unknown integrator'));

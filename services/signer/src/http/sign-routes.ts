@@ -82,13 +82,13 @@ export function signRoutes(deps: SignerDeps): Router {
   const body = jsonBody(deps.bodyLimitBytes);
   router
     .route(V2_SIGN_PATH)
-    .post(token, requireIntegrator(deps.integrators, { legacy: false }), ...body, signHandler(deps, m, false))
+    .post(token, requireIntegrator(deps.integrators), ...body, signHandler(deps, m, false))
     .all(methodNotAllowed(['POST']));
   if (deps.servedChains.includes(DEFAULT_CHAIN_ID)) {
     router
       .route(V1_SIGN_PATH)
       .all(deprecationHeaders)
-      .post(token, requireIntegrator(deps.integrators, { legacy: true }), ...body, signHandler(deps, m, true))
+      .post(token, requireIntegrator(deps.integrators), ...body, signHandler(deps, m, true))
       .all(methodNotAllowed(['POST']));
   }
   return router;

@@ -1,0 +1,297 @@
+/**
+ * `npm run bench gateway`: in one run, on one machine, with autocannon (50 connections, ~5 s each):
+ * 1. a bare node:http server answering the same bytes as /v2/price (the ceiling);
+ * 2. the gateway's GET /v2/price with auth, rate limit (batched reservations: the default for
+ *    a high limit), request logging (LOG_LEVEL info, lines written to a discarding stream) and
+ *    metrics on;
+ * 3. the same with the rate limiter forced to one Redis call per request (its exact mode);
+ * 4. the same at LOG_LEVEL debug (a log line for every request);
+ * 5. POST /v2/swap/sign through gateway and signer (in the same child process).
+ * Prints req/s, p50/p99 and the ratio to the bare server. Goal: (2) ≥ 25 % of (1), p99 < 20 ms.
+ *
+ * The servers run in a child process (one core for them, one for autocannon and Redis), so
+ * that the load generator does not steal the servers' CPU.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import autocannon from 'autocannon';
+import { createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { createApp, generateApiKey, hashApiKey, listenHandler } from '@pmm/gateway';
+import { loadSignerConfig, startSigner } from '@pmm/signer';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = 50;
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const INTERNAL_TOKEN = 'bench-internal-token-0123456789';
+
+/** A book of the shape the indexer writes: 3 pairs × 10 levels per side (about 2.5 KB). */
+function sampleBook(): string {
+  const level = (i: number, side: number) => ({
+    price: (3000 + side * i * 1.5).toFixed(6),
+    amount: (0.25 * (i + 1)).toFixed(8),
+  });
+  const pairs = [1, 2, 3].map((n) => ({
+    baseToken: `0x${String(n).repeat(40)}`,
+    quoteToken: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+    bids: Array.from({ length: 10 }, (_, i) => level(i, -1)),
+    asks: Array.from({ length: 10 }, (_, i) => level(i, 1)),
+  }));
+  return JSON.stringify({ chainId: 8453, blockNumber: 12_345_678, blockTime: Math.floor(Date.now() / 1000), pairs });
+}
+
+// ---------------------------------------------------------------- child: the servers
+interface Ports {
+  bare: number;
+  gateway: number;
+  gatewayExact: number;
+  gatewayDebug: number;
+}
+
+async function serve(prefix: string, apiKeyHash: string): Promise<void> {
+  void apiKeyHash;
+  const keys = redisKeys(prefix);
+  const redis = createRedis(REDIS_URL, { name: 'bench' });
+  await redisReady(redis);
+  const book = (await redis.get(keys.book(8453)))!;
+  const bareBody = Buffer.from(book, 'utf8');
+  const bare = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bareBody.length });
+    res.end(bareBody);
+  });
+  await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
+
+  const config = loadSignerConfig({
+    env: {
+      PORT: '0',
+      REDIS_URL,
+      REDIS_KEY_PREFIX: prefix,
+      INTERNAL_TOKEN,
+      SERVED_CHAINS: '8453',
+      SIGNER_KEY_8453: `0x${randomBytes(32).toString('hex')}`,
+      LOG_LEVEL: 'warn',
+    },
+    file: {},
+  });
+  const signer = await startSigner(config, createLogger({ service: 'signer', level: 'warn', stream: discard() }));
+  const signerUrl = `http://127.0.0.1:${signer.served.port}`;
+
+  const start = async (level: string, exactUpTo?: number) => {
+    const gw = createApp({
+      config: {
+        redisKeyPrefix: prefix,
+        signerUrl,
+        internalToken: INTERNAL_TOKEN,
+        servedChains: [8453, 56, 4663],
+        corsOrigins: [],
+        requestTimeoutMs: 10_000,
+        signBodyLimit: 16 * 1024,
+        defaultRateLimit: 600,
+        defaultRateWindowSeconds: 60,
+        bookCacheMs: 500,
+        keyCacheMs: 500,
+      },
+      redis: createRedis(REDIS_URL, { name: 'gw' }),
+      subscriber: createRedis(REDIS_URL, { role: 'subscriber', name: 'gw-sub' }),
+      logger: createLogger({ service: 'gateway', level, stream: discard() }),
+      rateLimiter: exactUpTo === undefined ? {} : { exactUpTo },
+    });
+    await gw.start();
+    const served = await listenHandler(gw.app, 0, '127.0.0.1');
+    return served.port;
+  };
+  const ports: Ports = {
+    bare: (bare.address() as { port: number }).port,
+    gateway: await start('info'),
+    gatewayExact: await start('info', Infinity),
+    gatewayDebug: await start('debug'),
+  };
+  // The parent asks for this process's CPU time around each case (CPU per request is the
+  // figure that survives a machine shared with other work; req/s does not).
+  process.on('message', (m) => {
+    if (m === 'cpu') {
+      const u = process.cpuUsage();
+      process.send!({ cpu: u.user + u.system });
+    }
+  });
+  process.send!(ports);
+}
+
+function discard(): Writable {
+  return new Writable({
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+}
+
+// ---------------------------------------------------------------- parent: load and report
+interface Figures {
+  name: string;
+  rps: number;
+  /** Server-process CPU time per request, µs. */
+  cpuUs: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+let server: ChildProcess;
+
+function serverCpu(): Promise<number> {
+  return new Promise((resolve) => {
+    const on = (m: unknown) => {
+      if (typeof m === 'object' && m !== null && 'cpu' in m) {
+        server.off('message', on);
+        resolve((m as { cpu: number }).cpu);
+      }
+    };
+    server.on('message', on);
+    server.send('cpu');
+  });
+}
+
+async function load(name: string, opts: autocannon.Options): Promise<Figures> {
+  const before = await serverCpu();
+  const r = await autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...opts });
+  const cpu = (await serverCpu()) - before;
+  const total = r.requests.total || 1;
+  return {
+    name,
+    rps: r.requests.average,
+    cpuUs: cpu / total,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
+}
+
+async function main(): Promise<void> {
+  if (process.argv[2] === 'serve') return serve(process.argv[3]!, process.argv[4]!);
+  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  const keys = redisKeys(prefix);
+  const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
+  await redisReady(redis);
+  const apiKey = generateApiKey();
+  const user = `0x${'ab'.repeat(20)}`;
+  await redis.set(keys.book(8453), sampleBook());
+  await redis.set(
+    keys.integrator('bench'),
+    JSON.stringify({
+      id: 'bench',
+      name: 'bench',
+      whitelist: [user],
+      chains: [],
+      rateLimit: { requests: 1_000_000_000, windowSeconds: 60 },
+      disabled: false,
+    }),
+  );
+  await redis.set(
+    keys.apiKey(hashApiKey(apiKey)),
+    JSON.stringify({ integratorId: 'bench', keyId: apiKey.slice(0, 12), createdAt: Date.now(), disabled: false }),
+  );
+  const quote = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
+  const base = '0x4200000000000000000000000000000000000006';
+  await redis.set(
+    keys.pairs(8453),
+    JSON.stringify({
+      chainId: 8453,
+      quoteToken: { address: quote, symbol: 'USDC', decimals: 6 },
+      baseTokens: [{ address: base, symbol: 'WETH', decimals: 18 }],
+      blockNumber: 1,
+      refreshedAt: Date.now(),
+    }),
+  );
+
+  const child: ChildProcess = (server = fork(__filename, ['serve', prefix, hashApiKey(apiKey)], {
+    execArgv: ['-r', path.join(ROOT, 'scripts/lib/ts-register.cjs')],
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+  }));
+  const ports = await new Promise<Ports>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as Ports));
+    child.once('exit', (code) => reject(new Error(`server process exited (${code})`)));
+  });
+
+  const headers = { 'x-api-key': apiKey };
+  const results: Figures[] = [];
+  const price = '/v2/price?chainId=8453';
+  // Warm up the JIT and the caches (not measured).
+  await autocannon({ url: `http://127.0.0.1:${ports.gateway}${price}`, headers, connections: 10, duration: 1 });
+  results.push(await load('bare node:http, same bytes', { url: `http://127.0.0.1:${ports.bare}${price}` }));
+  results.push(await load('gateway GET /v2/price', { url: `http://127.0.0.1:${ports.gateway}${price}`, headers }));
+  results.push(
+    await load('gateway GET /v2/price, limiter exact (1 Redis call/request)', {
+      url: `http://127.0.0.1:${ports.gatewayExact}${price}`,
+      headers,
+    }),
+  );
+  results.push(
+    await load('gateway GET /v2/price, LOG_LEVEL debug (a line per request)', {
+      url: `http://127.0.0.1:${ports.gatewayDebug}${price}`,
+      headers,
+    }),
+  );
+  {
+    const body = JSON.stringify({
+      chainId: 8453,
+      tokenIn: quote,
+      tokenOut: base,
+      fee: '30',
+      userAddress: user,
+      amountIn: '1000000',
+      minAmountOut: '0',
+    });
+    results.push(
+      await load('gateway POST /v2/swap/sign → signer', {
+        url: `http://127.0.0.1:${ports.gateway}/v2/swap/sign`,
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+      }),
+    );
+  }
+  child.kill('SIGTERM');
+
+  const bare = results[0]!.rps;
+  console.log(`\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s each (servers in one child process)`);
+  console.log(
+    'case'.padEnd(64),
+    'req/s'.padStart(9),
+    'p50 ms'.padStart(7),
+    'p99 ms'.padStart(7),
+    'vs bare'.padStart(8),
+    'CPU µs/req'.padStart(11),
+    'bare/this CPU'.padStart(14),
+    'non-2xx'.padStart(8),
+  );
+  const bareCpu = results[0]!.cpuUs;
+  for (const r of results) {
+    console.log(
+      r.name.padEnd(64),
+      r.rps.toFixed(0).padStart(9),
+      String(r.p50).padStart(7),
+      String(r.p99).padStart(7),
+      `${((100 * r.rps) / bare).toFixed(1)}%`.padStart(8),
+      r.cpuUs.toFixed(1).padStart(11),
+      `${((100 * bareCpu) / r.cpuUs).toFixed(1)}%`.padStart(14),
+      String(r.non2xx + r.errors).padStart(8),
+    );
+  }
+  const gw = results[1]!;
+  console.log(
+    `\ngoal /v2/price ≥ 25% of bare and p99 < 20 ms: ${(100 * gw.rps) / bare >= 25 && gw.p99 < 20 ? 'met' : 'NOT met'} (${((100 * gw.rps) / bare).toFixed(1)}%, p99 ${gw.p99} ms)`,
+  );
+  const all = await redis.keys(`${prefix}:*`);
+  if (all.length) await redis.del(...all);
+  redis.disconnect();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,254 @@
+/**
+ * The gateway's Express apps, built from explicit dependencies:
+ * - `app`, the public API: /v2/price, /v2/swap/sign, /v2/openapi.json, legacy /v1/price and
+ *   /v1/swap/sign, and /healthz;
+ * - `opsApp`, the operator port: /healthz, /readyz (Redis and signer), /metrics.
+ *
+ * Order of checks (DECISIONS.md "Request handling" 1): unknown route 404 → wrong method 405
+ * → API key 401 → rate limit 429 → body size 413 → the route's own validation. Express
+ * routing gives the first two (a route answers only its methods; `.all` after them is the
+ * 405); each route then chains guard, limiter, body limit and handler in that order.
+ */
+import { request as httpRequest, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import {
+  DEFAULT_CHAIN_ID,
+  createMetrics,
+  errorHandler,
+  healthRoutes,
+  methodNotAllowed,
+  notFound,
+  requestContext,
+  type Logger,
+  type Metrics,
+  type RedisClient,
+} from '@pmm/core';
+import type { GatewayConfig } from './config';
+import { ApiKeyStore } from './store/api-key-store';
+import { ApiKeyCache } from './store/api-key-cache';
+import { BookCache } from './store/book-cache';
+import { RateLimiter, type RateLimiterOptions } from './store/rate-limiter';
+import { apiKeyGuard } from './http/api-key-guard';
+import { rateLimit } from './http/rate-limit';
+import { bodyLimit } from './http/body-limit';
+import { signProxy } from './http/sign-proxy';
+import { priceV1, priceV2 } from './http/price-routes';
+import { createRequestFrame } from './http/request-frame';
+import { createFastPath } from './http/fast-path';
+import { securityHeaders } from './http/security-headers';
+import { deprecationHeaders } from './http/deprecation';
+import { loadOpenApiDocument, openApiRoute } from './http/openapi-route';
+import { corsPolicy } from './http/cors-policy';
+import { gatewayMetrics } from './gateway-metrics';
+
+/** The settings createApp uses (the rest of GatewayConfig is for main.ts). */
+export type GatewayAppConfig = Pick<
+  GatewayConfig,
+  | 'redisKeyPrefix'
+  | 'signerUrl'
+  | 'internalToken'
+  | 'servedChains'
+  | 'corsOrigins'
+  | 'requestTimeoutMs'
+  | 'signBodyLimit'
+  | 'defaultRateLimit'
+  | 'defaultRateWindowSeconds'
+  | 'bookCacheMs'
+  | 'keyCacheMs'
+>;
+
+export interface GatewayDeps {
+  config: GatewayAppConfig;
+  /** A fail-fast command connection (core createRedis role 'command'). */
+  redis: RedisClient;
+  /** A subscriber connection for `book-updated`; optional (the cache ttl still applies). */
+  subscriber?: RedisClient;
+  logger: Logger;
+  /** Defaults to a fresh per-app registry. */
+  metrics?: Metrics;
+  /** The OpenAPI document's bytes; defaults to services/gateway/openapi/openapi.json. */
+  openapiDocument?: Buffer;
+  /** Rate-limiter tuning (tests and benchmarks); see store/rate-limiter.ts. */
+  rateLimiter?: RateLimiterOptions;
+}
+
+export interface Gateway {
+  /**
+   * The public API as a node:http request listener: the fast path for GET /v2/price and
+   * /v1/price (http/fast-path.ts), Express for everything else. Serve THIS (http.createServer).
+   */
+  app: RequestListener;
+  /** The Express part of the public API (everything but the fast path). */
+  expressApp: Express;
+  /** /healthz, /readyz, /metrics for the operator port. */
+  opsApp: Express;
+  books: BookCache;
+  keys: ApiKeyStore;
+  metrics: Metrics;
+  /** Subscribes to book updates; call before serving (resolves once subscribed). */
+  start(): Promise<void>;
+  /** Unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
+  close(): Promise<void>;
+}
+
+/** Public paths and their methods: the route table (405 `Allow` comes from it too). */
+const ROUTES = {
+  price: '/v2/price',
+  sign: '/v2/swap/sign',
+  openapi: '/v2/openapi.json',
+  v1Price: '/v1/price',
+  v1Sign: '/v1/swap/sign',
+} as const;
+
+function baseApp(): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  return app;
+}
+
+/** After core's errorHandler: an error raised after the answer was sent is dropped (logged there). */
+const lateErrors: ErrorRequestHandler = (_err, _req, res, _next) => {
+  if (!res.writableEnded) res.destroy();
+};
+
+/** GET `${base}/healthz` with a 1 s timeout; resolves on 200. */
+function probe(base: string): Promise<void> {
+  const url = new URL('/healthz', base);
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'GET', timeout: 1_000 }, (res) => {
+      res.resume();
+      if (res.statusCode === 200) resolve();
+      else reject(new Error(`status ${res.statusCode}`));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (err) => reject(new Error((err as NodeJS.ErrnoException).code ?? 'unreachable')));
+    req.end();
+  });
+}
+
+/** Builds the gateway (see the module comment). */
+export function createApp(deps: GatewayDeps): Gateway {
+  const { config, redis, logger } = deps;
+  const metrics = deps.metrics ?? createMetrics('gateway');
+  const gm = gatewayMetrics(metrics);
+  const keys = new ApiKeyStore(redis, config.redisKeyPrefix);
+  const keyCache = new ApiKeyCache(keys, config.keyCacheMs);
+  const limiter = new RateLimiter(redis, config.redisKeyPrefix, deps.rateLimiter);
+  const books = new BookCache({
+    redis,
+    subscriber: deps.subscriber,
+    prefix: config.redisKeyPrefix,
+    chains: config.servedChains,
+    ttlMs: config.bookCacheMs,
+    logger,
+  });
+  const proxy = signProxy({
+    signerUrl: config.signerUrl,
+    internalToken: config.internalToken,
+    timeoutMs: config.requestTimeoutMs,
+    onUpstreamError: gm.upstreamError,
+  });
+  const openapi = deps.openapiDocument ?? loadOpenApiDocument();
+  const v1 = config.servedChains.includes(DEFAULT_CHAIN_ID);
+
+  const rate = {
+    limiter,
+    defaults: { requests: config.defaultRateLimit, windowSeconds: config.defaultRateWindowSeconds },
+    onLimited: gm.rateLimited,
+  };
+  const authed: RequestHandler[] = [apiKeyGuard(keyCache), rateLimit(rate)];
+  const frame = createRequestFrame({
+    logger,
+    metrics,
+    timeoutMs: config.requestTimeoutMs,
+    headers: securityHeaders(),
+    onTimeout: gm.timeout,
+  });
+  const signBody = bodyLimit(config.signBodyLimit);
+
+  const app = baseApp();
+  app.use(frame.middleware);
+  const publicPaths = new Set<string>(v1 ? Object.values(ROUTES) : [ROUTES.price, ROUTES.sign, ROUTES.openapi]);
+  const cors = corsPolicy(config.corsOrigins, publicPaths);
+  if (cors) app.use(cors);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app
+    .route(ROUTES.price)
+    .get(...authed, priceV2(books, config.servedChains))
+    .all(methodNotAllowed(['GET', 'HEAD']));
+  app
+    .route(ROUTES.sign)
+    .post(...authed, signBody, proxy.handler)
+    .all(methodNotAllowed(['POST']));
+  app
+    .route(ROUTES.openapi)
+    .get(...authed, openApiRoute(openapi))
+    .all(methodNotAllowed(['GET', 'HEAD']));
+  if (v1) {
+    app.use('/v1', deprecationHeaders());
+    app
+      .route(ROUTES.v1Price)
+      .get(...authed, priceV1(books))
+      .all(methodNotAllowed(['GET', 'HEAD']));
+    app
+      .route(ROUTES.v1Sign)
+      .post(...authed, signBody, proxy.handler)
+      .all(methodNotAllowed(['POST']));
+  }
+  app.use(notFound());
+  app.use(errorHandler());
+  app.use(lateErrors);
+
+  const opsApp = baseApp();
+  opsApp.use(requestContext(logger));
+  opsApp.get('/metrics', gm.refreshBookGauges(books, config.servedChains));
+  opsApp.use(
+    healthRoutes({
+      checks: {
+        redis: async () => {
+          await redis.ping();
+        },
+        signer: () => probe(config.signerUrl),
+      },
+      registry: metrics.registry,
+    }),
+  );
+  opsApp.use(notFound());
+  opsApp.use(errorHandler());
+  opsApp.use(lateErrors);
+
+  const fast = createFastPath({
+    frame,
+    keys: keyCache,
+    rate,
+    books,
+    servedChains: config.servedChains,
+    v1,
+    cors: cors !== undefined,
+  });
+  const handler: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
+    if (!fast(req, res)) app(req, res);
+  };
+
+  return {
+    app: handler,
+    expressApp: app,
+    opsApp,
+    books,
+    keys,
+    metrics,
+    start: () => books.start(),
+    close: async () => {
+      await books.stop();
+      proxy.close();
+    },
+  };
+}

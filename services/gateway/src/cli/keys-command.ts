@@ -1,0 +1,259 @@
+/**
+ * The operator's API-key commands (the logic behind `cli/keys.ts`), separate from process
+ * concerns so that tests run them in-process against a real Redis.
+ *
+ * A key is printed exactly once, by `create` and `rotate`; nothing can show it again (only
+ * its SHA-256 is stored). `list` shows the public keyId, never the key.
+ */
+import { ConfigError, KNOWN_CHAIN_IDS } from '@pmm/core';
+import { assertIntegratorId, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
+
+export const KEYS_USAGE = `usage: keys <command> [options]
+
+  create  --integrator <id> [--name <text>] [--whitelist <addr,addr>] [--chains <id,id>|all]
+          [--rate <requests>/<seconds>|default] [--origin-rate <chainId>=<uint256>]...
+          Creates the integrator and its first key; prints the key ONCE.
+  list    [--json]          Keys with integrator, whitelist, chains, rate limit, state (never the key).
+  update  --integrator <id> [--name <text>] [--whitelist-add <addr,...>] [--whitelist-remove <addr,...>]
+          [--chains <id,id>|all] [--rate <requests>/<seconds>|default]
+          [--origin-rate <chainId>=<uint256>|<chainId>=]... [--disable|--enable]
+  revoke  --key <keyId>     Deletes the key for good.
+  disable --key <keyId>     Refuses the key (401) until enabled again.
+  enable  --key <keyId>
+  rotate  --integrator <id> [--revoke-old] | --key <keyId>
+          Issues a new key for the integrator and prints it ONCE. With --key, the old key is
+          revoked; with --revoke-old, all the integrator's other keys are.
+
+Changes take effect on every gateway within 1 s.`;
+
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const UINT_RE = /^(0|[1-9][0-9]*)$/;
+const UINT256_MAX = (1n << 256n) - 1n;
+
+class UsageError extends Error {}
+
+interface Args {
+  command: string;
+  values: Map<string, string[]>;
+  flags: Set<string>;
+}
+
+const FLAGS = new Set(['json', 'revoke-old', 'disable', 'enable']);
+
+function parseArgs(argv: readonly string[]): Args {
+  const [command = 'help', ...rest] = argv;
+  const values = new Map<string, string[]>();
+  const flags = new Set<string>();
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    if (FLAGS.has(name)) {
+      flags.add(name);
+      continue;
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : rest[++i];
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    values.set(name, [...(values.get(name) ?? []), value]);
+  }
+  return { command, values, flags };
+}
+
+function one(args: Args, name: string): string | undefined {
+  const v = args.values.get(name);
+  if (v && v.length > 1) throw new UsageError(`--${name} given twice`);
+  return v?.[0];
+}
+
+function required(args: Args, name: string): string {
+  const v = one(args, name);
+  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function addresses(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const list = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const a of list) if (!ADDRESS_RE.test(a)) throw new UsageError(`not an address: "${a}"`);
+  return list.map((a) => a.toLowerCase());
+}
+
+function chains(text: string): number[] {
+  if (text === 'all') return [];
+  const ids = text.split(',').map((s) => s.trim());
+  return ids.map((s) => {
+    const id = /^[0-9]+$/.test(s) ? Number(s) : NaN;
+    if (!KNOWN_CHAIN_IDS.includes(id))
+      throw new UsageError(`unknown chain "${s}" (known: ${KNOWN_CHAIN_IDS.join(', ')})`);
+    return id;
+  });
+}
+
+function rate(text: string): { requests: number; windowSeconds: number } {
+  if (text === 'default') return { requests: 0, windowSeconds: 0 };
+  const m = /^([1-9][0-9]{0,9})\/([1-9][0-9]{0,5})$/.exec(text);
+  if (!m) throw new UsageError(`--rate must be <requests>/<seconds> (e.g. 600/60) or "default"`);
+  return { requests: Number(m[1]), windowSeconds: Number(m[2]) };
+}
+
+function originRates(list: readonly string[] | undefined, allowRemove: boolean): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const item of list ?? []) {
+    const [chain = '', value = ''] = item.split('=');
+    chains(chain);
+    if (value === '' && allowRemove) out[chain] = null;
+    else if (!UINT_RE.test(value) || BigInt(value) > UINT256_MAX)
+      throw new UsageError(`--origin-rate ${chain}= needs a uint256 decimal value`);
+    else out[chain] = value;
+  }
+  return out;
+}
+
+function describeRate(r: { requests: number; windowSeconds: number }): string {
+  return r.requests > 0 ? `${r.requests}/${r.windowSeconds || 'default'}s` : 'default';
+}
+
+/**
+ * Runs one command; `print` receives each output line. Returns the process exit code
+ * (0 ok, 1 failure, 2 usage error).
+ */
+export async function runKeysCommand(
+  argv: readonly string[],
+  store: ApiKeyStore,
+  print: (line: string) => void,
+): Promise<number> {
+  let args: Args;
+  try {
+    args = parseArgs(argv);
+    return await dispatch(args, store, print);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      print(`error: ${err.message}`);
+      print(KEYS_USAGE);
+      return 2;
+    }
+    print(`error: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
+function printNewKey(print: (line: string) => void, apiKey: string, keyId: string, integratorId: string): void {
+  print(`integrator: ${integratorId}`);
+  print(`keyId: ${keyId}`);
+  print(`API key: ${apiKey}`);
+  print('Store this key now: it is not stored anywhere and cannot be shown again.');
+}
+
+async function dispatch(args: Args, store: ApiKeyStore, print: (line: string) => void): Promise<number> {
+  switch (args.command) {
+    case 'create': {
+      const id = required(args, 'integrator');
+      try {
+        assertIntegratorId(id);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      if (await store.getIntegrator(id))
+        throw new Error(`integrator "${id}" exists: use "update", or "rotate" for a new key`);
+      const origin = originRates(args.values.get('origin-rate'), false);
+      await store.putIntegrator({
+        id,
+        name: one(args, 'name') ?? id,
+        whitelist: addresses(one(args, 'whitelist')),
+        chains: chains(one(args, 'chains') ?? 'all'),
+        rateLimit: rate(one(args, 'rate') ?? 'default'),
+        disabled: false,
+        ...(Object.keys(origin).length > 0 ? { originRate: origin as Record<string, string> } : {}),
+      });
+      const { apiKey, record } = await store.issueKey(id);
+      printNewKey(print, apiKey, record.keyId, id);
+      return 0;
+    }
+    case 'list': {
+      const rows = (await store.list()).map(({ key, integrator }) => ({
+        keyId: key.keyId,
+        integrator: key.integratorId,
+        name: integrator?.name ?? '(missing)',
+        whitelist: integrator?.whitelist ?? [],
+        chains: integrator && integrator.chains.length > 0 ? integrator.chains : 'all',
+        rateLimit: integrator ? describeRate(integrator.rateLimit) : '-',
+        originRate: integrator?.originRate ?? {},
+        keyDisabled: key.disabled,
+        integratorDisabled: integrator?.disabled ?? true,
+        createdAt: new Date(key.createdAt).toISOString(),
+      }));
+      if (args.flags.has('json')) {
+        print(JSON.stringify(rows, null, 2));
+        return 0;
+      }
+      if (rows.length === 0) print('no keys');
+      for (const r of rows) {
+        const state = r.keyDisabled ? 'key disabled' : r.integratorDisabled ? 'integrator disabled' : 'active';
+        print(
+          `${r.keyId}  integrator=${r.integrator} (${r.name})  ${state}  chains=${Array.isArray(r.chains) ? r.chains.join(',') : r.chains}  rate=${r.rateLimit}  whitelist=${r.whitelist.join(',') || '-'}  created=${r.createdAt}`,
+        );
+      }
+      return 0;
+    }
+    case 'update': {
+      const id = required(args, 'integrator');
+      if (args.flags.has('disable') && args.flags.has('enable'))
+        throw new UsageError('--disable and --enable together');
+      const update: IntegratorUpdate = {
+        whitelistAdd: addresses(one(args, 'whitelist-add')),
+        whitelistRemove: addresses(one(args, 'whitelist-remove')),
+        originRate: originRates(args.values.get('origin-rate'), true),
+      };
+      const name = one(args, 'name');
+      if (name !== undefined) update.name = name;
+      const chainText = one(args, 'chains');
+      if (chainText !== undefined) update.chains = chains(chainText);
+      const rateText = one(args, 'rate');
+      if (rateText !== undefined) update.rateLimit = rate(rateText);
+      if (args.flags.has('disable')) update.disabled = true;
+      if (args.flags.has('enable')) update.disabled = false;
+      const next = await store.updateIntegrator(id, update);
+      print(
+        `updated ${id}: whitelist=${next.whitelist.join(',') || '-'} chains=${next.chains.join(',') || 'all'} rate=${describeRate(next.rateLimit)} ${next.disabled ? 'disabled' : 'active'}`,
+      );
+      return 0;
+    }
+    case 'revoke': {
+      const keyId = required(args, 'key');
+      await store.revokeKey(keyId);
+      print(`revoked ${keyId}`);
+      return 0;
+    }
+    case 'disable':
+    case 'enable': {
+      const keyId = required(args, 'key');
+      await store.setKeyDisabled(keyId, args.command === 'disable');
+      print(`${args.command}d ${keyId}`);
+      return 0;
+    }
+    case 'rotate': {
+      const keyId = one(args, 'key');
+      const old = keyId ? await store.findByKeyId(keyId) : undefined;
+      if (keyId && !old) throw new Error(`no key "${keyId}"`);
+      const integratorId = old ? old.key.integratorId : required(args, 'integrator');
+      const before = (await store.list()).filter((l) => l.key.integratorId === integratorId);
+      const { apiKey, record } = await store.issueKey(integratorId);
+      const revoke = old ? [old] : args.flags.has('revoke-old') ? before : [];
+      for (const l of revoke) await store.revokeKey(l.key.keyId);
+      printNewKey(print, apiKey, record.keyId, integratorId);
+      if (revoke.length > 0) print(`revoked: ${revoke.map((l) => l.key.keyId).join(', ')}`);
+      return 0;
+    }
+    case 'help':
+    case '--help':
+    case '-h':
+      print(KEYS_USAGE);
+      return 0;
+    default:
+      throw new UsageError(`unknown command "${args.command}"`);
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * `node services/gateway/dist/cli/keys.js <command>`: manages API keys and integrators in
+ * the Redis named by REDIS_URL / REDIS_KEY_PREFIX (or CONFIG_FILE). See KEYS_USAGE.
+ */
+import { createRedis, loadConfig, redisReady } from '@pmm/core';
+import { GATEWAY_SETTINGS } from '../config';
+import { ApiKeyStore } from '../store/api-key-store';
+import { KEYS_USAGE, runKeysCommand } from './keys-command';
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0]!)) {
+    process.stdout.write(`${KEYS_USAGE}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const config = loadConfig({ redisUrl: GATEWAY_SETTINGS.redisUrl, redisKeyPrefix: GATEWAY_SETTINGS.redisKeyPrefix });
+  const redis = createRedis(config.redisUrl, { role: 'command', name: 'gateway-keys-cli' });
+  try {
+    await redisReady(redis, 5_000);
+    return await runKeysCommand(argv, new ApiKeyStore(redis, config.redisKeyPrefix), (line) =>
+      process.stdout.write(`${line}\n`),
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

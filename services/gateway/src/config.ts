@@ -1,0 +1,170 @@
+/**
+ * The gateway's declared configuration: every setting once, with its environment name,
+ * default and meaning. Read from `CONFIG_FILE` (JSON, keys = the names below) and overridden
+ * by the environment; secrets also from `<ENV>_FILE`. Handlers never read `process.env`.
+ */
+import {
+  ConfigError,
+  KNOWN_CHAIN_IDS,
+  describeConfig,
+  loadConfig,
+  settings,
+  type ConfigSources,
+  type Setting,
+} from '@pmm/core';
+
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+
+function chainList(raw: unknown): number[] {
+  const items = Array.isArray(raw)
+    ? raw
+    : typeof raw === 'string'
+      ? raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : null;
+  if (!items) throw new ConfigError('must be a comma-separated list of chain ids');
+  const ids = items.map((v) => (typeof v === 'number' ? v : /^[0-9]+$/.test(String(v)) ? Number(v) : NaN));
+  for (const id of ids) {
+    if (!KNOWN_CHAIN_IDS.includes(id))
+      throw new ConfigError(`must list only known chains (${KNOWN_CHAIN_IDS.join(', ')})`);
+  }
+  return [...new Set(ids)];
+}
+
+function stringList(raw: unknown): string[] {
+  if (Array.isArray(raw)) return raw.map(String);
+  if (typeof raw !== 'string') throw new ConfigError('must be a comma-separated list');
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function addressList(raw: unknown): string[] {
+  const list = stringList(raw);
+  for (const a of list)
+    if (!ADDRESS_RE.test(a)) throw new ConfigError('must be a comma-separated list of 0x addresses');
+  return list.map((a) => a.toLowerCase());
+}
+
+/** A secret of at least `min` characters (a short shared secret is guessable). */
+function longSecret<T extends string | undefined>(base: Setting<T>, min: number): Setting<T> {
+  return {
+    ...base,
+    parse: (raw) => {
+      const value = base.parse(raw);
+      if (typeof value === 'string' && value.length < min) throw new ConfigError(`must be at least ${min} characters`);
+      return value;
+    },
+  };
+}
+
+function list<T>(env: string, description: string, def: T, parse: (raw: unknown) => T): Setting<T> {
+  return { env, description, default: def, parse };
+}
+
+/** Every setting of the gateway (see `describeGatewayConfig` for the one-line help). */
+export const GATEWAY_SETTINGS = {
+  port: settings.int('PORT', 'Public HTTP port (the API and /healthz).', 8080, [0, 65535]),
+  host: settings.string('HOST', 'Interface to bind (0.0.0.0 in containers).', '127.0.0.1'),
+  opsPort: settings.int(
+    'OPS_PORT',
+    'Operator port: /healthz, /readyz, /metrics (not for the public).',
+    9080,
+    [0, 65535],
+  ),
+  opsHost: settings.string('OPS_HOST', 'Interface of the operator port.', '127.0.0.1'),
+  redisUrl: settings.url(
+    'REDIS_URL',
+    'Redis (redis://, rediss://, redis-sentinel://, redis-cluster://).',
+    'redis://127.0.0.1:6379',
+  ),
+  redisKeyPrefix: settings.string('REDIS_KEY_PREFIX', 'Prefix of every Redis key.', 'pmm'),
+  signerUrl: settings.url('SIGNER_URL', 'Base URL of the internal signer.', 'http://127.0.0.1:8081', ['http', 'https']),
+  internalToken: longSecret(
+    settings.secret(
+      'INTERNAL_TOKEN',
+      'Shared secret the signer requires in X-Internal-Token (at least 16 characters).',
+    ),
+    16,
+  ),
+  servedChains: list(
+    'SERVED_CHAINS',
+    'Chains served, comma-separated (default "8453,56,4663").',
+    [8453, 56, 4663],
+    chainList,
+  ),
+  corsOrigins: list(
+    'CORS_ORIGINS',
+    'Browser origins allowed by CORS, comma-separated; "*" for any; empty disables CORS.',
+    [] as string[],
+    stringList,
+  ),
+  requestTimeoutMs: settings.int(
+    'REQUEST_TIMEOUT_MS',
+    'End-to-end request timeout; past it the answer is 503.',
+    10_000,
+    [100, 120_000],
+  ),
+  signBodyLimit: settings.int('SIGN_BODY_LIMIT', 'Largest sign request body in bytes; larger is 413.', 16 * 1024, [
+    256,
+    1024 * 1024,
+  ]),
+  defaultRateLimit: settings.int(
+    'DEFAULT_RATE_LIMIT',
+    'Requests per window for an integrator whose record sets 0.',
+    600,
+    [1, 1_000_000_000],
+  ),
+  defaultRateWindowSeconds: settings.int(
+    'DEFAULT_RATE_WINDOW_SECONDS',
+    'Window of the default rate limit, seconds.',
+    60,
+    [1, 86_400],
+  ),
+  bookCacheMs: settings.int(
+    'BOOK_CACHE_MS',
+    'In-process cache life of a book; a deleted book is served at most this long.',
+    500,
+    [0, 1_000],
+  ),
+  keyCacheMs: settings.int(
+    'KEY_CACHE_MS',
+    'In-process cache life of an API key lookup; a revocation takes effect within it.',
+    500,
+    [0, 1_000],
+  ),
+  devApiKey: longSecret(
+    settings.optionalSecret(
+      'DEV_API_KEY',
+      'Development only: an API key seeded at start (integrator "dev"), at least 16 characters.',
+    ),
+    16,
+  ),
+  devApiKeyWhitelist: list(
+    'DEV_API_KEY_WHITELIST',
+    'Addresses whitelisted for the development key, comma-separated.',
+    [] as string[],
+    addressList,
+  ),
+  logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug.', 'info', [
+    'error',
+    'warn',
+    'info',
+    'debug',
+  ] as const),
+};
+
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
+
+/** Loads and validates the gateway's settings; throws ConfigError naming the bad setting. */
+export function loadGatewayConfig(sources: ConfigSources = {}) {
+  return loadConfig(GATEWAY_SETTINGS, sources);
+}
+
+/** One line per setting, for `--help` and the README. */
+export function describeGatewayConfig(): string[] {
+  return describeConfig(GATEWAY_SETTINGS);
+}

@@ -1,0 +1,57 @@
+/**
+ * The gateway's own metrics (declared up front), beside core's per-route request counter and
+ * latency histogram: book age and presence per chain (refreshed at each scrape), upstream
+ * (signer) failures, timeouts and rate-limit refusals.
+ */
+import type { RequestHandler } from 'express';
+import type { Metrics } from '@pmm/core';
+import type { BookCache } from './store/book-cache';
+
+export function gatewayMetrics(metrics: Metrics) {
+  const bookAge = metrics.gauge('gateway_book_age_seconds', 'Seconds since the block of the served book, per chain', [
+    'chain',
+  ] as const);
+  const bookAvailable = metrics.gauge('gateway_book_available', '1 when the chain has a book in Redis, else 0', [
+    'chain',
+  ] as const);
+  const upstreamErrors = metrics.counter(
+    'gateway_upstream_errors_total',
+    'Signer requests that failed, by error code',
+    ['reason'] as const,
+  );
+  const timeouts = metrics.counter(
+    'gateway_request_timeouts_total',
+    'Requests answered 503 by the request timeout',
+    [] as const,
+  );
+  const rateLimited = metrics.counter('gateway_rate_limited_total', 'Requests refused with 429', [] as const);
+
+  /** Mount before the /metrics route: reads each chain's book (cache or Redis) and sets the gauges. */
+  const refreshBookGauges = (books: BookCache, chains: readonly number[]): RequestHandler => {
+    return async (_req, _res, next) => {
+      await Promise.all(
+        chains.map(async (chainId) => {
+          const chain = String(chainId);
+          try {
+            const entry = await books.get(chainId);
+            bookAvailable.set({ chain }, entry ? 1 : 0);
+            if (entry && entry.blockTime > 0) bookAge.set({ chain }, Math.max(0, Date.now() / 1000 - entry.blockTime));
+            else bookAge.remove({ chain });
+          } catch {
+            // Redis unreachable: the book's state is unknown, so report neither value.
+            bookAvailable.remove({ chain });
+            bookAge.remove({ chain });
+          }
+        }),
+      );
+      next();
+    };
+  };
+
+  return {
+    refreshBookGauges,
+    upstreamError: (reason: string) => upstreamErrors.inc({ reason }),
+    timeout: () => timeouts.inc(),
+    rateLimited: () => rateLimited.inc(),
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * Reads a request body of at most `limit` bytes into `res.locals.rawBody`, before the proxy.
+ * Over the limit → 413 PAYLOAD_TOO_LARGE, decided from `Content-Length` when present (nothing
+ * is read) and otherwise by counting the streamed bytes (chunked uploads).
+ *
+ * INVARIANT: the bytes forwarded to the signer are exactly the bytes read here; nothing
+ * parses or re-serialises the body in the gateway.
+ *
+ * After a 413 the rest of the upload is drained so that the client reads the answer on a
+ * healthy connection; past {@link DRAIN_CAP} bytes the connection is dropped instead.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ApiError } from '@pmm/core';
+import { sendError } from './send-error';
+
+const DRAIN_CAP = 1024 * 1024;
+
+export function rawBodyOf(res: Response): Buffer {
+  const body = res.locals.rawBody as Buffer | undefined;
+  if (!body) throw new Error('rawBodyOf called before the body limit');
+  return body;
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);
+}
+
+function drain(req: Request): void {
+  let drained = 0;
+  req.removeAllListeners('data');
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_CAP) req.destroy();
+  });
+  req.resume();
+}
+
+export function bodyLimit(limit: number): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > limit) {
+      sendError(res, tooLarge(limit));
+      drain(req);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        sendError(res, tooLarge(limit));
+        drain(req);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (failed) return;
+      res.locals.rawBody = Buffer.concat(chunks, size);
+      next();
+    });
+    req.on('error', () => {
+      failed = true;
+    });
+  };
+}

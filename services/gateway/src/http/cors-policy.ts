@@ -1,0 +1,33 @@
+/**
+ * CORS for browser integrators, configured by CORS_ORIGINS (empty: no CORS headers at all,
+ * and a preflight is answered like any other OPTIONS request: 405). Applies to the public
+ * API routes only, so that a preflight of an unknown path still gets 404. Exposes the
+ * headers a browser client needs to read (request id, rate-limit headers, deprecation).
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import cors from 'cors';
+
+export const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'Deprecation',
+  'Link',
+];
+
+export function corsPolicy(origins: readonly string[], paths: ReadonlySet<string>): RequestHandler | undefined {
+  if (origins.length === 0) return undefined;
+  const handler = cors({
+    origin: origins.includes('*') ? '*' : [...origins],
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ['Content-Type', 'X-API-KEY', 'X-Request-Id'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!paths.has(req.path)) return next();
+    handler(req, res, next);
+  };
+}

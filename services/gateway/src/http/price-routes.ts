@@ -1,0 +1,97 @@
+/**
+ * `GET /v2/price` and the legacy `GET /v1/price`: the chain's book as the indexer stored it.
+ *
+ * v2 (after auth and rate limit): chainId per DECISIONS.md (422 malformed, 400
+ * UNSUPPORTED_CHAIN for a well-formed id that is not served or not enabled for the key,
+ * omitted/0 → 8453); the stored bytes, untouched; 503 when the chain has no book.
+ * v1: chain 8453 only, any query ignored, the same book without `chainId`, and before the
+ * first book (no book in Redis) 200 with an empty book, as the earlier interface did.
+ * Both: 503 when Redis cannot be reached (no answer at all is possible then).
+ *
+ * Hot path: no JSON work per request; the body is a Buffer prepared once per book.
+ */
+import type { ServerResponse } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ApiError, DEFAULT_CHAIN_ID, assertServedChain, chainIdFromQuery, type IntegratorRecord } from '@pmm/core';
+import type { BookCache, BookEntry } from '../store/book-cache';
+import { authOf } from './auth-context';
+import { attempt, type MaybePromise } from './maybe-async';
+
+/** The `/v1/price` body before the first book: what the earlier interface answered. */
+export const V1_EMPTY_BOOK = Buffer.from('{"blockNumber":0,"blockTime":0,"pairs":[]}', 'utf8');
+
+/** Writes a 200 JSON body (unless the request timed out meanwhile). */
+export function sendJson(res: ServerResponse, body: Buffer): void {
+  if (res.headersSent) return;
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', body.length);
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(body);
+}
+
+const unreachable = () => new ApiError('SERVICE_UNAVAILABLE', 'orderbook store unreachable, retry shortly');
+
+/** Throws UNSUPPORTED_CHAIN when the key's integrator may not use `chainId` (empty list = all). */
+export function assertChainEnabled(chains: readonly number[], chainId: number): void {
+  if (chains.length > 0 && !chains.includes(chainId)) {
+    throw new ApiError('UNSUPPORTED_CHAIN', `chainId: ${chainId} is not enabled for this API key`);
+  }
+}
+
+function read(books: BookCache, chainId: number, use: (entry: BookEntry | null) => Buffer): MaybePromise<Buffer> {
+  const found = books.get(chainId);
+  if (!(found instanceof Promise)) return use(found);
+  return found.then(use, () => {
+    throw unreachable();
+  });
+}
+
+/** The `/v2/price` body for the raw `chainId` query value, or a thrown/rejected ApiError. */
+export function v2PriceBody(
+  books: BookCache,
+  served: readonly number[],
+  integrator: IntegratorRecord,
+  rawChainId: unknown,
+): MaybePromise<Buffer> {
+  const chainId = chainIdFromQuery(rawChainId);
+  assertServedChain(chainId, served);
+  assertChainEnabled(integrator.chains, chainId);
+  return read(books, chainId, (entry) => {
+    if (!entry)
+      throw new ApiError('SERVICE_UNAVAILABLE', `chainId: ${chainId} has no live orderbook yet, retry shortly`);
+    return entry.v2;
+  });
+}
+
+/** The `/v1/price` body, or a thrown/rejected ApiError. Only when chain 8453 is served. */
+export function v1PriceBody(books: BookCache, integrator: IntegratorRecord): MaybePromise<Buffer> {
+  // v1 has no UNSUPPORTED_CHAIN: a key without chain 8453 has no access to the only chain of v1.
+  if (integrator.chains.length > 0 && !integrator.chains.includes(DEFAULT_CHAIN_ID)) {
+    throw new ApiError(
+      'UNAUTHORIZED',
+      `X-API-KEY: this API key is not enabled for chain ${DEFAULT_CHAIN_ID}, the only chain of /v1`,
+    );
+  }
+  // A stored book that is not JSON makes v1() throw: 500, logged.
+  return read(books, DEFAULT_CHAIN_ID, (entry) => (entry ? entry.v1() : V1_EMPTY_BOOK));
+}
+
+export function priceV2(books: BookCache, servedChains: readonly number[]): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) =>
+    attempt(
+      () => v2PriceBody(books, servedChains, authOf(res).integrator, req.query.chainId),
+      (err) => next(err),
+      (body) => sendJson(res, body),
+    );
+}
+
+/** Mount only when chain 8453 is served (the app leaves /v1 out otherwise: 404). */
+export function priceV1(books: BookCache): RequestHandler {
+  return (_req: Request, res: Response, next: NextFunction) =>
+    attempt(
+      () => v1PriceBody(books, authOf(res).integrator),
+      (err) => next(err),
+      (body) => sendJson(res, body),
+    );
+}

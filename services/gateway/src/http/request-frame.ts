@@ -1,0 +1,134 @@
+/**
+ * What every public request needs, done once per request by the first middleware (or by the
+ * fast path, fast-path.ts):
+ * - request id (the caller's `X-Request-Id` when it is a safe token, else a UUID), echoed in
+ *   the `X-Request-Id` header and kept in `res.locals` in the shape core's `contextOf` reads;
+ *   the per-request child logger is created only when something logs;
+ * - the security headers (security-headers.ts);
+ * - the end-to-end timeout: 503 SERVICE_UNAVAILABLE in the envelope, upstream aborted;
+ * - when the response ends: the request counter and latency histogram (same names and labels
+ *   as core's httpMetrics: route PATTERN, never the raw URL) and the access log line (info for
+ *   errors, debug for successes; never the API key).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ApiError, REQUEST_ID_HEADER, type Logger, type Metrics } from '@pmm/core';
+import type { ResolvedApiKey } from '../store/api-key-store';
+import { sendError } from './send-error';
+import { abortUpstream } from './sign-proxy';
+import type { HeaderList } from './security-headers';
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** `res.locals` of a request: what core's contextOf expects, with a lazily created logger. */
+export class RequestLocals {
+  auth?: ResolvedApiKey;
+  /** Route pattern for metrics and logs; set by the fast path, else read from Express. */
+  route?: string;
+  timer?: NodeJS.Timeout;
+  private child?: Logger;
+  constructor(
+    readonly requestId: string,
+    readonly startedAt: bigint,
+    private readonly logger: Logger,
+  ) {}
+  get log(): Logger {
+    return (this.child ??= this.logger.child({ requestId: this.requestId }));
+  }
+}
+
+export interface RequestFrameOptions {
+  logger: Logger;
+  metrics: Metrics;
+  timeoutMs: number;
+  headers: HeaderList;
+  onTimeout?: () => void;
+}
+
+export interface RequestFrame {
+  /** Starts a request: id, headers, metrics and log on finish. The timeout is armed separately. */
+  begin(req: IncomingMessage, res: ServerResponse): RequestLocals;
+  /** Arms the request timeout (idempotent). */
+  armTimeout(res: ServerResponse, locals: RequestLocals): void;
+  /** The Express form: begin and arm at once. */
+  middleware: RequestHandler;
+}
+
+export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
+  const requests = opts.metrics.counter('http_requests_total', 'HTTP requests by route pattern and status', [
+    'method',
+    'route',
+    'code',
+  ] as const);
+  const latency = opts.metrics.histogram('http_request_duration_seconds', 'HTTP request latency', [
+    'method',
+    'route',
+  ] as const);
+  const { logger, timeoutMs, headers } = opts;
+  // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
+  const counters = new Map<string, { inc(): void }>();
+  const histograms = new Map<string, { observe(v: number): void }>();
+
+  const finish = (req: IncomingMessage, res: ServerResponse, locals: RequestLocals) => {
+    if (locals.timer) clearTimeout(locals.timer);
+    const seconds = Number(process.hrtime.bigint() - locals.startedAt) / 1e9;
+    const expressRoute = (req as Partial<Request>).route as { path?: string } | undefined;
+    const route =
+      locals.route ??
+      (expressRoute?.path ? `${(req as Partial<Request>).baseUrl ?? ''}${expressRoute.path}` : 'unmatched');
+    const method = req.method ?? 'GET';
+    const status = res.statusCode;
+    const ck = `${method} ${route} ${status}`;
+    let c = counters.get(ck);
+    if (!c) counters.set(ck, (c = requests.labels(method, route, String(status))));
+    c.inc();
+    const hk = `${method} ${route}`;
+    let h = histograms.get(hk);
+    if (!h) histograms.set(hk, (h = latency.labels(method, route)));
+    h.observe(seconds);
+    const level = status >= 400 ? 'info' : 'debug';
+    if (logger.isLevelEnabled(level)) {
+      locals.log.log(level, 'request', {
+        method,
+        route,
+        status,
+        ms: seconds * 1e3,
+        integrator: locals.auth?.integrator.id,
+      });
+    }
+  };
+
+  const begin = (req: IncomingMessage, res: ServerResponse): RequestLocals => {
+    const incoming = req.headers[REQUEST_ID_HEADER];
+    const requestId = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+    const locals = new RequestLocals(requestId, process.hrtime.bigint(), logger);
+    (res as { locals?: unknown }).locals = locals;
+    res.setHeader('X-Request-Id', requestId);
+    for (const [name, value] of headers) res.setHeader(name, value);
+    res.once('finish', () => finish(req, res, locals));
+    return locals;
+  };
+
+  const armTimeout = (res: ServerResponse, locals: RequestLocals) => {
+    if (locals.timer) return;
+    locals.timer = setTimeout(() => {
+      if (res.headersSent) return;
+      opts.onTimeout?.();
+      sendError(res, new ApiError('SERVICE_UNAVAILABLE', `request timed out after ${timeoutMs} ms`));
+      abortUpstream(res as Response);
+    }, timeoutMs);
+    res.once('close', () => clearTimeout(locals.timer));
+  };
+
+  return {
+    begin,
+    armTimeout,
+    middleware: (req: Request, res: Response, next: NextFunction) => {
+      // The fast path may have begun this request and handed it over.
+      const locals = res.locals instanceof RequestLocals ? res.locals : begin(req, res);
+      armTimeout(res, locals);
+      next();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * `POST /v2/swap/sign` and `POST /v1/swap/sign` → the signer, through http-proxy-middleware.
+ *
+ * - The body forwarded is exactly the bytes read by bodyLimit (never parsed here).
+ * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`;
+ *   the client's own values of those headers and its `X-API-KEY` never reach the signer.
+ * - The signer's answer (status, headers, body) is passed through.
+ * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the
+ *   envelope (never http-proxy's default 504 text page). The request timeout (request-timeout.ts)
+ *   answers first when the signer accepts but does not answer; it then aborts the upstream
+ *   request through `abortUpstream`.
+ */
+import { Agent, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Socket } from 'node:net';
+import type { Request, RequestHandler, Response } from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import { ApiError, contextOf } from '@pmm/core';
+import { authOf } from './auth-context';
+import { rawBodyOf } from './body-limit';
+import { sendError } from './send-error';
+
+export interface SignProxyOptions {
+  signerUrl: string;
+  internalToken: string;
+  timeoutMs: number;
+  /** Called with a short reason on every upstream failure (metrics). */
+  onUpstreamError?: (reason: string) => void;
+}
+
+/** Aborts the upstream request of a response, if one is running (used by the request timeout). */
+export function abortUpstream(res: Response): void {
+  const upstream = res.locals.upstream as ClientRequest | undefined;
+  if (upstream && !upstream.destroyed) upstream.destroy();
+}
+
+function isResponse(x: Response | Socket): x is Response {
+  return typeof (x as Response).writeHead === 'function';
+}
+
+/** The proxy middleware; mount it on the two sign routes (the upstream path is the route's). */
+export function signProxy(opts: SignProxyOptions): { handler: RequestHandler; close(): void } {
+  const https = opts.signerUrl.startsWith('https:');
+  // Keep-alive to the signer: a TCP handshake per sign request would cost more than signing.
+  const agent = https
+    ? new HttpsAgent({ keepAlive: true, maxSockets: 512 })
+    : new Agent({ keepAlive: true, maxSockets: 512 });
+  const proxy = createProxyMiddleware<Request, Response>({
+    target: opts.signerUrl,
+    changeOrigin: true,
+    xfwd: false,
+    agent,
+    proxyTimeout: opts.timeoutMs,
+    on: {
+      proxyReq: (proxyReq: ClientRequest, _req: Request, res: Response) => {
+        res.locals.upstream = proxyReq;
+        const body = rawBodyOf(res);
+        proxyReq.removeHeader('x-api-key');
+        proxyReq.removeHeader('transfer-encoding');
+        proxyReq.setHeader('X-Internal-Token', opts.internalToken);
+        proxyReq.setHeader('X-Request-Id', contextOf(res).requestId);
+        proxyReq.setHeader('X-Integrator-Id', authOf(res).integrator.id);
+        proxyReq.setHeader('Content-Length', body.length);
+        // The client's stream was consumed by bodyLimit; http-proxy's `req.pipe(proxyReq)`
+        // then only ends the request after these bytes.
+        if (body.length > 0) proxyReq.write(body);
+      },
+      proxyRes: (_proxyRes: IncomingMessage, _req: Request, res: Response) => {
+        res.locals.upstream = undefined;
+      },
+      error: (err: Error, _req: Request, res: Response | Socket) => {
+        const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
+        opts.onUpstreamError?.(code);
+        if (!isResponse(res)) return void res.destroy();
+        contextOf(res).log?.warn('signer unreachable', { code });
+        if (res.headersSent) {
+          // The signer failed mid-answer: the client cannot get a valid body any more.
+          if (!res.writableEnded) res.destroy();
+          return;
+        }
+        sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'signer unavailable, retry shortly'));
+      },
+    },
+  });
+  const handler: RequestHandler = (req, res, next) => {
+    // The upstream path is the route's own path; the client's query string is not forwarded.
+    req.url = req.path;
+    void proxy(req, res, next);
+  };
+  return { handler, close: () => agent.destroy() };
+}

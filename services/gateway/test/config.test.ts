@@ -1,0 +1,69 @@
+import { loadGatewayConfig, describeGatewayConfig } from '@pmm/gateway';
+
+const load = (env: Record<string, string>) => loadGatewayConfig({ env, file: {} });
+
+describe('gateway config', () => {
+  it('default: every setting has its documented default; only INTERNAL_TOKEN is required', () => {
+    const c = load({ INTERNAL_TOKEN: 'a-long-internal-token' });
+    expect(c).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      opsPort: 9080,
+      opsHost: '127.0.0.1',
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisKeyPrefix: 'pmm',
+      signerUrl: 'http://127.0.0.1:8081',
+      internalToken: 'a-long-internal-token',
+      servedChains: [8453, 56, 4663],
+      corsOrigins: [],
+      requestTimeoutMs: 10_000,
+      signBodyLimit: 16_384,
+      defaultRateLimit: 600,
+      defaultRateWindowSeconds: 60,
+      bookCacheMs: 500,
+      keyCacheMs: 500,
+      devApiKey: undefined,
+      devApiKeyWhitelist: [],
+      logLevel: 'info',
+    });
+  });
+
+  it('error: a missing INTERNAL_TOKEN names the setting', () => {
+    expect(() => load({})).toThrow(/^INTERNAL_TOKEN \(internalToken\): required/);
+  });
+
+  it('behavior: lists and numbers are parsed from the environment', () => {
+    const c = load({
+      INTERNAL_TOKEN: 'a-long-internal-token',
+      SERVED_CHAINS: '56, 8453',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+      DEV_API_KEY: 'dev-key-0123456789',
+      DEV_API_KEY_WHITELIST: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      BOOK_CACHE_MS: '1000',
+    });
+    expect(c.servedChains).toEqual([56, 8453]);
+    expect(c.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
+    expect(c.devApiKeyWhitelist).toEqual(['0x70997970c51812dc3a010c7d01b50e0d17dc79c8']);
+    expect(c.bookCacheMs).toBe(1000);
+  });
+
+  it.each([
+    [{ BOOK_CACHE_MS: '1001' }, /^BOOK_CACHE_MS \(bookCacheMs\): must be an integer in 0..1000/],
+    [{ KEY_CACHE_MS: '5000' }, /^KEY_CACHE_MS/],
+    [{ SERVED_CHAINS: '8453,1' }, /^SERVED_CHAINS \(servedChains\): must list only known chains/],
+    [{ SIGNER_URL: 'ftp://x' }, /^SIGNER_URL/],
+    [{ DEV_API_KEY_WHITELIST: 'nope' }, /^DEV_API_KEY_WHITELIST/],
+    [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL/],
+    [{ INTERNAL_TOKEN: 'short' }, /^INTERNAL_TOKEN \(internalToken\): must be at least 16 characters$/],
+    [{ DEV_API_KEY: 'dev' }, /^DEV_API_KEY \(devApiKey\): must be at least 16 characters$/],
+  ])('error: %j is rejected with the setting named', (env, message) => {
+    expect(() => load({ INTERNAL_TOKEN: 'a-long-internal-token', ...env })).toThrow(message);
+  });
+
+  it('behavior: the help lists every setting and never a secret value', () => {
+    const lines = describeGatewayConfig();
+    expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
+    expect(lines).toHaveLength(19);
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * End to end on the devnet: a real Hardhat chain (8453) with the reference router, the real
+ * indexer and the real signer, the gateway in front, an API key from the key store.
+ * An integrator reads the price, asks for a signed quote with calldata sized from that price,
+ * and executes the swap on-chain with viem (independent of the code under test).
+ */
+import { keccak256, toBytes, createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import request from 'supertest';
+import { TestTokenArtifact } from '@pmm/contracts';
+import { createLogger, type OrderbookResponse } from '@pmm/core';
+import { startDevnet, type Devnet } from '@pmm/devnet';
+import { loadIndexerConfig, startIndexer, type RunningIndexer } from '@pmm/indexer';
+import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
+import type { Gateway } from '@pmm/gateway';
+import { REDIS_URL, call, harness, type Harness } from './support/harness';
+
+jest.setTimeout(180_000);
+
+const INTERNAL_TOKEN = `e2e-${keccak256(toBytes('gateway-e2e-internal-token')).slice(2, 34)}`;
+const erc20Abi = TestTokenArtifact.abi;
+
+let devnet: Devnet;
+let h: Harness;
+let indexer: RunningIndexer;
+let signer: RunningSigner;
+let gw: Gateway;
+let key: string;
+
+const silent = () => createLogger({ service: 'e2e', level: 'error', silent: true });
+
+beforeAll(async () => {
+  devnet = await startDevnet({ chains: [8453], blockIntervalMs: 500 });
+  const c = devnet.stack.chains['8453']!;
+  h = await harness();
+  indexer = await startIndexer(
+    loadIndexerConfig({
+      env: {
+        CHAIN_ID: '8453',
+        CHAINS: JSON.stringify({ 8453: { chainId: 8453, rpcUrl: c.rpcUrl, wsUrl: c.wsUrl, contracts: c.contracts } }),
+        QUOTER_KEY: c.quoter.privateKey,
+        REDIS_URL,
+        REDIS_KEY_PREFIX: h.prefix,
+        PORT: '0',
+        LOG_LEVEL: 'error',
+      },
+      file: {},
+    }),
+    { logger: silent(), defaultMetrics: false },
+  );
+  signer = await startSigner(
+    loadSignerConfig({
+      env: {
+        PORT: '0',
+        REDIS_URL,
+        REDIS_KEY_PREFIX: h.prefix,
+        INTERNAL_TOKEN,
+        SERVED_CHAINS: '8453',
+        SIGNER_KEY_8453: c.apiSigner.privateKey,
+        LOG_LEVEL: 'error',
+      },
+      file: {},
+    }),
+    silent(),
+  );
+  gw = await h.gateway({
+    signerUrl: `http://127.0.0.1:${signer.served.port}`,
+    internalToken: INTERNAL_TOKEN,
+    servedChains: [8453],
+  });
+  key = await h.apiKey({ id: 'e2e', whitelist: [c.testUser.address.toLowerCase()], chains: [8453] });
+});
+
+afterAll(async () => {
+  await indexer?.stop();
+  await signer?.close();
+  await h?.cleanup();
+  await devnet?.stop();
+});
+
+/** `value` (a decimal string) as an integer scaled by 10^decimals, rounding down. */
+function scaled(value: string, decimals: number): bigint {
+  const [int, frac = ''] = value.split('.');
+  return BigInt(int! + frac.padEnd(decimals, '0').slice(0, decimals));
+}
+
+describe('price → sign → swap through the gateway', () => {
+  it('behavior: the book from the indexer, a signed quote from the signer, and the swap succeeds on-chain', async () => {
+    const c = devnet.stack.chains['8453']!;
+    // 1. The price, once the indexer has written the first book (503 before that).
+    let book: OrderbookResponse | undefined;
+    const started = Date.now();
+    while (!book && Date.now() - started < 60_000) {
+      const res = await call(request(gw.app).get('/v2/price').set('X-API-KEY', key));
+      if (res.status === 200 && (res.body as OrderbookResponse).pairs.length > 0) book = res.body as OrderbookResponse;
+      else {
+        expect([200, 503]).toContain(res.status);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    expect(book).toBeDefined();
+    expect(book!.chainId).toBe(8453);
+    const weth = c.tokens.WETH!;
+    const pair = book!.pairs.find((p) => p.baseToken.toLowerCase() === weth.address.toLowerCase())!;
+    expect(pair.quoteToken.toLowerCase()).toBe(c.quoteToken.address.toLowerCase());
+    const bestAsk = pair.asks[0]!;
+
+    const v1 = await call(request(gw.app).get('/v1/price').set('X-API-KEY', key));
+    expect(v1.status).toBe(200);
+    expect(v1.body.chainId).toBeUndefined();
+
+    // 2. Buy WETH with 100 USDC within the best ask level; minAmountOut from the book, less 1 %.
+    const amountIn = 100n * 10n ** BigInt(c.quoteToken.decimals);
+    const priceDecimals = 18;
+    const price = scaled(bestAsk.price, priceDecimals); // USDC per WETH × 10^18
+    const expectedOut =
+      (amountIn * 10n ** BigInt(weth.decimals) * 10n ** BigInt(priceDecimals)) /
+      (price * 10n ** BigInt(c.quoteToken.decimals));
+    expect(scaled(bestAsk.amount, weth.decimals)).toBeGreaterThan(expectedOut); // stays within the first level
+    const minAmountOut = (expectedOut * 99n) / 100n;
+    const signed = await call(
+      request(gw.app)
+        .post('/v2/swap/sign')
+        .set('X-API-KEY', key)
+        .set('Content-Type', 'application/json')
+        .send(
+          JSON.stringify({
+            chainId: 8453,
+            tokenIn: c.quoteToken.address,
+            tokenOut: weth.address,
+            fee: '30',
+            userAddress: c.testUser.address,
+            amountIn: amountIn.toString(),
+            minAmountOut: minAmountOut.toString(),
+          }),
+        ),
+    );
+    expect(signed.status).toBe(200);
+    const calldata = signed.body.calldata as Hex;
+    expect(calldata).toMatch(/^0x[0-9a-f]+$/);
+
+    // 3. Approve and send the calldata as it is, from the whitelisted user (viem).
+    const chain = defineChain({
+      id: 8453,
+      name: 'devnet-8453',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [c.rpcUrl] } },
+    });
+    const transport = http(c.rpcUrl, { retryCount: 0 });
+    const pub = createPublicClient({ chain, transport, pollingInterval: 100 });
+    const user = createWalletClient({ chain, transport, account: privateKeyToAccount(c.testUser.privateKey as Hex) });
+    const balance = () =>
+      pub.readContract({
+        address: weth.address as Hex,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [c.testUser.address as Hex],
+      }) as Promise<bigint>;
+    const approveHash = await user.writeContract({
+      address: c.quoteToken.address as Hex,
+      abi: erc20Abi,
+      functionName: 'approve',
+      args: [c.contracts.router as Hex, amountIn],
+    });
+    expect((await pub.waitForTransactionReceipt({ hash: approveHash })).status).toBe('success');
+    const before = await balance();
+    const swapHash = await user.sendTransaction({ to: c.contracts.router as Hex, data: calldata });
+    const receipt = await pub.waitForTransactionReceipt({ hash: swapHash });
+    expect(receipt.status).toBe('success');
+    const received = (await balance()) - before;
+    expect(received).toBeGreaterThanOrEqual(minAmountOut);
+    expect(received).toBeLessThanOrEqual((expectedOut * 101n) / 100n);
+  });
+
+  it('behavior: the legacy sign route works through the gateway and carries the deprecation headers', async () => {
+    const c = devnet.stack.chains['8453']!;
+    const res = await call(
+      request(gw.app)
+        .post('/v1/swap/sign')
+        .set('X-API-KEY', key)
+        .set('Content-Type', 'application/json')
+        .send(
+          JSON.stringify({
+            tokenIn: c.tokens.WETH!.address,
+            tokenOut: c.quoteToken.address,
+            fee: '10',
+            userAddress: c.testUser.address,
+          }),
+        ),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.calldata).toBeUndefined();
+    expect(res.headers.deprecation).toBe('true');
+  });
+
+  it('error: a user address outside the key’s whitelist is 403 ADDRESS_NOT_WHITELISTED from the signer, passed through', async () => {
+    const c = devnet.stack.chains['8453']!;
+    const res = await call(
+      request(gw.app)
+        .post('/v2/swap/sign')
+        .set('X-API-KEY', key)
+        .set('Content-Type', 'application/json')
+        .send(
+          JSON.stringify({
+            tokenIn: c.tokens.WETH!.address,
+            tokenOut: c.quoteToken.address,
+            fee: '10',
+            userAddress: c.quoter.address,
+          }),
+        ),
+    );
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('ADDRESS_NOT_WHITELISTED');
+  });
+});

@@ -1,0 +1,74 @@
+import request from 'supertest';
+import type { Gateway } from '@pmm/gateway';
+import { bookBody, harness, type Harness } from './support/harness';
+import { fakeSigner, type FakeSigner } from './support/fake-signer';
+
+let h: Harness;
+let signer: FakeSigner;
+let gw: Gateway;
+
+beforeAll(async () => {
+  h = await harness();
+  signer = await fakeSigner();
+  gw = await h.gateway({ signerUrl: signer.url });
+});
+afterAll(async () => {
+  await h.cleanup();
+  await signer.close();
+});
+
+describe('operator port', () => {
+  it('behavior: /healthz is 200; /readyz checks Redis and the signer', async () => {
+    expect((await request(gw.opsApp).get('/healthz')).body).toEqual({ status: 'ok' });
+    const ready = await request(gw.opsApp).get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ok', checks: { redis: 'ok', signer: 'ok' } });
+  });
+
+  it('error: /readyz is 503 when the signer is unreachable', async () => {
+    const down = await fakeSigner();
+    await down.close();
+    const gw2 = await h.gateway({ signerUrl: down.url });
+    const ready = await request(gw2.opsApp).get('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks.redis).toBe('ok');
+    expect(ready.body.checks.signer).toMatch(/^fail: /);
+  });
+
+  it('behavior: /metrics counts requests by route pattern and code, has latency histograms and book age per chain', async () => {
+    const key = await h.apiKey();
+    await h.putBook(
+      8453,
+      JSON.stringify({ chainId: 8453, blockNumber: 5, blockTime: Math.floor(Date.now() / 1000) - 30, pairs: [] }),
+    );
+    await h.dropBook(56);
+    await request(gw.app).get('/v2/price').set('X-API-KEY', key);
+    await request(gw.app).get('/v2/price?chainId=abc').set('X-API-KEY', key);
+    await request(gw.app).get('/v2/price?chainId=0123456789');
+    await request(gw.app).get('/nowhere/12345');
+    const res = await request(gw.opsApp).get('/metrics');
+    expect(res.status).toBe(200);
+    const text = res.text;
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/v2\/price",code="200",service="gateway"\} 1/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/v2\/price",code="422",service="gateway"\} 1/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/v2\/price",code="401",service="gateway"\} 1/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="unmatched",code="404",service="gateway"\} 1/);
+    expect(text).not.toContain('12345');
+    expect(text).not.toContain('0123456789');
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0.005",service="gateway",method="GET",route="\/v2\/price"\}/,
+    );
+    const age = /gateway_book_age_seconds\{chain="8453",service="gateway"\} ([0-9.]+)/.exec(text);
+    expect(Number(age?.[1])).toBeGreaterThanOrEqual(30);
+    expect(Number(age?.[1])).toBeLessThan(60);
+    expect(text).toMatch(/gateway_book_available\{chain="8453",service="gateway"\} 1/);
+    expect(text).toMatch(/gateway_book_available\{chain="56",service="gateway"\} 0/);
+    expect(text).not.toMatch(/gateway_book_age_seconds\{chain="56"/);
+    void bookBody;
+  });
+
+  it('behavior: the operator routes are not on the public app', async () => {
+    expect((await request(gw.app).get('/metrics')).status).toBe(404);
+    expect((await request(gw.app).get('/readyz')).status).toBe(404);
+  });
+});

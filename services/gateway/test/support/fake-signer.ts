@@ -1,0 +1,80 @@
+/**
+ * A stand-in for the signer: records every request (method, path, headers, exact body bytes)
+ * and answers as told: a valid SignQuoteResponse, an error envelope, never (accept and hang),
+ * or a dropped connection.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface Recorded {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export type Behavior =
+  | { kind: 'ok'; body?: string }
+  | { kind: 'status'; status: number; body: string; headers?: Record<string, string> }
+  | { kind: 'hang' }
+  | { kind: 'drop' };
+
+export const SIGN_OK_BODY = JSON.stringify({ verificationData: `0x${'00'.repeat(32)}`, timestamp: 1_767_225_600 });
+
+export interface FakeSigner {
+  url: string;
+  port: number;
+  requests: Recorded[];
+  behave(b: Behavior): void;
+  close(): Promise<void>;
+}
+
+export async function fakeSigner(port = 0): Promise<FakeSigner> {
+  let behavior: Behavior = { kind: 'ok' };
+  const requests: Recorded[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      });
+      const b = behavior;
+      if (b.kind === 'hang') return;
+      if (b.kind === 'drop') return req.socket.destroy();
+      if (b.kind === 'ok') {
+        const body = b.body ?? SIGN_OK_BODY;
+        res.writeHead(200, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'X-Request-Id': String(req.headers['x-request-id']),
+        });
+        return res.end(body);
+      }
+      res.writeHead(b.status, { 'Content-Type': 'application/json; charset=utf-8', ...(b.headers ?? {}) });
+      res.end(b.body);
+    });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${actual}`,
+    port: actual,
+    requests,
+    behave: (b) => {
+      behavior = b;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
