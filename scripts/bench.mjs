@@ -32,5 +32,5 @@ for (const file of selected) {
   });
   if (r.status !== 0) failed++;
 }
-redis?.stop();
+await redis?.stop();
 process.exit(failed ? 1 : 0);

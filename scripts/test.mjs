@@ -27,7 +27,7 @@ const jestStatus = step('jest', bin('jest'), ['--json', `--outputFile=${results}
   ...process.env,
   REDIS_URL: process.env.REDIS_URL ?? redis.url,
 });
-redis?.stop();
+await redis?.stop();
 
 let passed = 0;
 let failed = 0;

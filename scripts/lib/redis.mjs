@@ -32,7 +32,7 @@ function ping(port) {
   });
 }
 
-/** Starts `redis-server` on a free port; resolves to { url, stop }. */
+/** Starts `redis-server` on a free port; resolves to { url, stop } (stop resolves once it exited). */
 export async function startPrivateRedis() {
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
     throw new Error(
@@ -50,6 +50,11 @@ export async function startPrivateRedis() {
   if (!(await ping(port))) throw new Error(`private redis-server on port ${port} did not start`);
   return {
     url: `redis://127.0.0.1:${port}`,
-    stop: () => child.kill('SIGTERM'),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
