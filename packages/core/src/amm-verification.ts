@@ -8,7 +8,7 @@
  * {@link ammVerificationTypedData} gives the same data in the shape ethers' and viem's
  * `signTypedData` take, and the tests pin that both hash it to the same digest.
  */
-import { keccak_256 } from '@noble/hashes/sha3';
+import { keccak256 } from './keccak256';
 import { WORD_BYTES, bytesToHex, writeAddressWord, writeUint256Word } from './abi-words';
 import type { DigestSigner } from './secp256k1-signer';
 
@@ -88,12 +88,12 @@ export function ammVerificationTypedData(p: AmmVerificationParams): AmmVerificat
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-const DOMAIN_TYPE_HASH = keccak_256(
+const DOMAIN_TYPE_HASH = keccak256(
   utf8('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
 );
-const NAME_HASH = keccak_256(utf8(AMM_VERIFICATION_DOMAIN_NAME));
-const VERSION_HASH = keccak_256(utf8(AMM_VERIFICATION_DOMAIN_VERSION));
-const STRUCT_TYPE_HASH = keccak_256(
+const NAME_HASH = keccak256(utf8(AMM_VERIFICATION_DOMAIN_NAME));
+const VERSION_HASH = keccak256(utf8(AMM_VERIFICATION_DOMAIN_VERSION));
+const STRUCT_TYPE_HASH = keccak256(
   utf8('AmmVerification(address tokenIn,address tokenOut,uint256 timestampInMilisec)'),
 );
 
@@ -121,7 +121,7 @@ function cachedDomainSeparator(chainId: number, verifier: string): Uint8Array {
   buf.set(VERSION_HASH, 64);
   writeUint256Word(buf, 96, BigInt(chainId));
   writeAddressWord(buf, 128, verifier);
-  const separator = keccak_256(buf);
+  const separator = keccak256(buf);
   if (domainSeparators.size >= MAX_CACHED_DOMAINS) domainSeparators.clear();
   domainSeparators.set(cacheKey, separator);
   return separator;
@@ -134,7 +134,7 @@ function structHash(p: AmmVerificationParams): Uint8Array {
   writeAddressWord(buf, 32, p.tokenIn);
   writeAddressWord(buf, 64, p.tokenOut);
   writeUint256Word(buf, 96, p.timestampInMilisec);
-  return keccak_256(buf);
+  return keccak256(buf);
 }
 
 /**
@@ -147,7 +147,7 @@ export function ammVerificationDigest(p: AmmVerificationParams): Uint8Array {
   buf[1] = 0x01;
   buf.set(cachedDomainSeparator(p.chainId, p.verifier), 2);
   buf.set(structHash(p), 2 + WORD_BYTES);
-  return keccak_256(buf);
+  return keccak256(buf);
 }
 
 /** `0x` hex of the 65-byte signature r ‖ s ‖ v (low-s, v ∈ {27, 28}) `quote()` takes as `sig`. */

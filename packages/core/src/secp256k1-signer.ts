@@ -13,7 +13,7 @@
  * and never part of an error message.
  */
 import { inspect } from 'node:util';
-import { keccak_256 } from '@noble/hashes/sha3';
+import { keccak256 } from './keccak256';
 import { secp256k1 as nobleSecp256k1 } from '@noble/curves/secp256k1';
 import { bytesToHex, hexToBytes } from './abi-words';
 
@@ -98,7 +98,7 @@ function parsePrivateKey(privateKeyHex: string): { bytes: Uint8Array; scalar: bi
 
 /** EIP-55 checksum of 40 lowercase hex digits. */
 function checksumAddress(lowerHex: string): string {
-  const hash = keccak_256(new TextEncoder().encode(lowerHex));
+  const hash = keccak256(new TextEncoder().encode(lowerHex));
   let out = '0x';
   for (let i = 0; i < 40; i++) {
     const c = lowerHex[i] as string;
@@ -110,7 +110,7 @@ function checksumAddress(lowerHex: string): string {
 
 /** Address of an uncompressed public key (0x04 ‖ X ‖ Y): last 20 bytes of keccak(X ‖ Y). */
 function addressOfPublicKey(uncompressed: Uint8Array): string {
-  const hash = keccak_256(uncompressed.subarray(1));
+  const hash = keccak256(uncompressed.subarray(1));
   return checksumAddress(bytesToHex(hash.subarray(12)).slice(2));
 }
 

@@ -4,7 +4,7 @@
  * uint256 originRate, address userAddress)). No EIP-191 prefix: the router recovers the
  * signer from this hash directly. The chain id is deliberately not part of it (rule 3).
  */
-import { keccak_256 } from '@noble/hashes/sha3';
+import { keccak256 } from './keccak256';
 import { WORD_BYTES, writeAddressWord, writeUint256Word } from './abi-words';
 
 /** The six signed fields of a swap quote, in the order they are encoded. */
@@ -41,5 +41,5 @@ export function encodeSwapDigestPreimage(f: SwapQuoteFields): Uint8Array {
 
 /** The 32-byte digest a swap quote signature covers (see the file comment). */
 export function swapDigest(f: SwapQuoteFields): Uint8Array {
-  return keccak_256(encodeSwapDigestPreimage(f));
+  return keccak256(encodeSwapDigestPreimage(f));
 }
