@@ -21,7 +21,8 @@ RUN pnpm run build \
  && find packages services -name '*.tsbuildinfo' -delete
 
 FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production HOST=0.0.0.0
+# --max-semi-space-size: see packages/core/src/node-runtime.ts (SERVICE_NODE_FLAGS).
+ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
 COPY --from=build /app/package.json /app/pnpm-workspace.yaml ./
 COPY --from=build /app/node_modules node_modules

@@ -27,8 +27,11 @@ let stopping = false;
 const freePorts = process.env.STACK_PORTS === 'free';
 const port = async (envName, fallback) => (process.env[envName] ? Number(process.env[envName]) : freePorts ? freePort() : fallback);
 
+// The V8 flags production uses (packages/core/src/node-runtime.ts).
+const { SERVICE_NODE_FLAGS } = require(path.join(root, 'packages/core/dist/node-runtime.js'));
+
 function startProcess(name, script, env) {
-  const child = spawn(process.execPath, [path.join(root, script)], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(root, script)], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],

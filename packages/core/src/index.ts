@@ -33,3 +33,4 @@ export * from './parse-chain-id';
 export * from './sign-request';
 export * from './decimal';
 export * from './orderbook-levels';
+export * from './node-runtime';

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { KNOWN_CHAIN_IDS, SERVICE_NODE_FLAGS } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
@@ -94,6 +94,11 @@ describe('docker-compose.yml', () => {
     );
     expect(workspaces.length).toBeGreaterThanOrEqual(7);
     for (const dir of workspaces) expect(dockerfile).toContain(`COPY ${dir}/package.json ${dir}/`);
+  });
+
+  it('behavior: the image runs the services with the V8 flags of SERVICE_NODE_FLAGS', () => {
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(`NODE_OPTIONS=${SERVICE_NODE_FLAGS.join(' ')}`);
   });
 
   it('behavior: .env.example documents every variable the compose file substitutes', () => {

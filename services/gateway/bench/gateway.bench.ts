@@ -18,7 +18,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
-import { createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { SERVICE_NODE_FLAGS, createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { createApp, generateApiKey, hashApiKey, listenHandler } from '@pmm/gateway';
 import { loadSignerConfig, startSigner } from '@pmm/signer';
 
@@ -209,7 +209,8 @@ async function main(): Promise<void> {
   );
 
   const child: ChildProcess = (server = fork(__filename, ['serve', prefix, hashApiKey(apiKey)], {
-    execArgv: ['-r', path.join(ROOT, 'scripts/lib/ts-register.cjs')],
+    // The servers run with the V8 flags production uses (bare server included, for fairness).
+    execArgv: [...SERVICE_NODE_FLAGS, '-r', path.join(ROOT, 'scripts/lib/ts-register.cjs')],
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   }));
   const ports = await new Promise<Ports>((resolve, reject) => {
