@@ -2,7 +2,7 @@
  * ioredis factory. One place decides how each kind of connection behaves:
  * - `command`: fails fast while disconnected (no offline queue), so a request gets a 503
  *   instead of hanging; reconnects on its own.
- * - `subscriber`: pub/sub only; ioredis resubscribes after a reconnect.
+ * - `subscriber`: pub/sub only; ioredis resubscribes after a reconnect; no ready check.
  * - `worker`: BullMQ workers need `maxRetriesPerRequest: null` (blocking commands).
  * URLs: `redis://` / `rediss://` (single node), `redis-sentinel://h1:p1,h2:p2/<master>`, and
  * `redis-cluster://h1:p1,h2:p2`. Every client gets an `error` listener: an unhandled one would
@@ -28,7 +28,9 @@ function roleOptions(role: RedisRole): RedisOptions {
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
   };
   if (role === 'worker') return { ...base, maxRetriesPerRequest: null };
-  if (role === 'subscriber') return { ...base, maxRetriesPerRequest: null };
+  // No ready check (INFO) on subscribers: after a reconnect it can race the automatic
+  // resubscription and fail with "only (P|S)SUBSCRIBE ... allowed in this context".
+  if (role === 'subscriber') return { ...base, maxRetriesPerRequest: null, enableReadyCheck: false };
   return { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 };
 }
 
