@@ -16,7 +16,15 @@ export interface ChainDeployment {
   contracts: ChainContracts;
 }
 
-const deploymentSchema: JSONSchemaType<ChainDeployment> = {
+/** The config's form: any address may be left out when the chain registry knows it. */
+interface ChainDeploymentInput {
+  chainId: number;
+  rpcUrl?: string;
+  wsUrl?: string;
+  contracts?: Partial<ChainContracts>;
+}
+
+const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
   type: 'object',
   properties: {
     chainId: { type: 'integer' },
@@ -24,16 +32,17 @@ const deploymentSchema: JSONSchemaType<ChainDeployment> = {
     wsUrl: { type: 'string', nullable: true, pattern: '^wss?://' },
     contracts: {
       type: 'object',
+      nullable: true,
       properties: {
-        router: { type: 'string' },
-        helper: { type: 'string' },
-        verifier: { type: 'string' },
+        router: { type: 'string', nullable: true },
+        helper: { type: 'string', nullable: true },
+        verifier: { type: 'string', nullable: true },
         multicall3: { type: 'string', nullable: true },
       },
-      required: ['router', 'helper', 'verifier'],
+      required: [],
     },
   },
-  required: ['chainId', 'contracts'],
+  required: ['chainId'],
 };
 
 const validateDeployment = new Ajv({ allowUnionTypes: true }).compile(deploymentSchema);
@@ -49,7 +58,14 @@ function checksum(where: string, value: string): string {
   }
 }
 
-/** Validates a `{ "<chainId>": ChainDeployment }` map (the `chains` setting). */
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+}
+
+/**
+ * Validates a `{ "<chainId>": ChainDeployment }` map (the `chains` setting). Addresses the
+ * config leaves out come from the chain registry (e.g. the canonical Multicall3).
+ */
 export function parseChainDeployments(value: unknown): ChainDeployments {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('must be an object keyed by chain id');
   const out: ChainDeployments = {};
@@ -59,16 +75,23 @@ export function parseChainDeployments(value: unknown): ChainDeployments {
       throw new Error(`chains.${key}${e?.instancePath ?? ''}: ${e?.message ?? 'invalid'}`);
     }
     if (String(raw.chainId) !== key) throw new Error(`chains.${key}: chainId ${raw.chainId} does not match its key`);
-    if (!findChain(raw.chainId)) throw new Error(`chains.${key}: unknown chain (known: see the chain registry)`);
-    const c = raw.contracts;
+    const known = findChain(raw.chainId);
+    if (!known) throw new Error(`chains.${key}: unknown chain (known: see the chain registry)`);
+    // The config wins; the registry fills what it leaves out.
+    const c = { ...known.contracts, ...stripUndefined(raw.contracts ?? {}) };
+    const required = (name: 'router' | 'helper' | 'verifier'): string => {
+      const value = c[name];
+      if (!value) throw new Error(`chains.${key}.contracts.${name}: required (the chain registry has no default)`);
+      return checksum(`chains.${key}.contracts.${name}`, value);
+    };
     out[raw.chainId] = {
       chainId: raw.chainId,
       rpcUrl: raw.rpcUrl ?? undefined,
       wsUrl: raw.wsUrl ?? undefined,
       contracts: {
-        router: checksum(`chains.${key}.contracts.router`, c.router),
-        helper: checksum(`chains.${key}.contracts.helper`, c.helper),
-        verifier: checksum(`chains.${key}.contracts.verifier`, c.verifier),
+        router: required('router'),
+        helper: required('helper'),
+        verifier: required('verifier'),
         multicall3: c.multicall3 ? checksum(`chains.${key}.contracts.multicall3`, c.multicall3) : undefined,
       },
     };

@@ -20,14 +20,29 @@ export interface ChainInfo {
   chainId: number;
   name: string;
   quoteToken: { symbol: string; decimals: number };
+  /**
+   * Known production addresses, used when a deployment config leaves one out. The router,
+   * helper and verifier are the market maker's (they come from the operator's config until
+   * they are published); Multicall3 is the canonical deployment where it exists.
+   */
+  contracts: Partial<ChainContracts>;
 }
+
+/** Multicall3's canonical address (same on every chain where it was deployed). */
+export const CANONICAL_MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11';
 
 export const DEFAULT_CHAIN_ID = 8453;
 
 export const CHAINS: readonly ChainInfo[] = Object.freeze([
-  { chainId: 8453, name: 'Base', quoteToken: { symbol: 'USDC', decimals: 6 } },
-  { chainId: 56, name: 'BNB Smart Chain', quoteToken: { symbol: 'USDT', decimals: 18 } },
-  { chainId: 4663, name: 'Chain 4663', quoteToken: { symbol: 'USDG', decimals: 6 } },
+  { chainId: 8453, name: 'Base', quoteToken: { symbol: 'USDC', decimals: 6 }, contracts: { multicall3: CANONICAL_MULTICALL3 } },
+  {
+    chainId: 56,
+    name: 'BNB Smart Chain',
+    quoteToken: { symbol: 'USDT', decimals: 18 },
+    contracts: { multicall3: CANONICAL_MULTICALL3 },
+  },
+  // No canonical Multicall3 known here: without one in the config, the indexer uses a JSON-RPC batch.
+  { chainId: 4663, name: 'Chain 4663', quoteToken: { symbol: 'USDG', decimals: 6 }, contracts: {} },
 ]);
 
 export const KNOWN_CHAIN_IDS: readonly number[] = CHAINS.map((c) => c.chainId);

@@ -66,7 +66,12 @@ describe('parseChainDeployments', () => {
       chainId: 8453,
       rpcUrl: 'http://127.0.0.1:8545',
       wsUrl: undefined,
-      contracts: { router: '0x0000000000000000000000000000000000000aBc', helper: addr(2), verifier: addr(3), multicall3: undefined },
+      contracts: {
+        router: '0x0000000000000000000000000000000000000aBc',
+        helper: addr(2),
+        verifier: addr(3),
+        multicall3: '0xcA11bde05977b3631167028862bE2a173976CA11', // from the chain registry
+      },
     });
   });
   it('error: unknown chain, mismatched key, bad address, bad URL', () => {
@@ -84,5 +89,20 @@ describe('settings without a default', () => {
     expect(() => loadConfig(s, { env: {}, file: {} })).toThrow('A_SETTING (a): required: needed');
     const u = { b: settings.url('B_URL', 'needed too') };
     expect(() => loadConfig(u, { env: {}, file: {} })).toThrow('B_URL (b): required: needed too');
+  });
+});
+
+describe('parseChainDeployments defaults from the chain registry', () => {
+  const addr = (n: number) => '0x' + n.toString(16).padStart(40, '0');
+  it('behavior: a left-out Multicall3 is the canonical one where the registry knows it, absent elsewhere', () => {
+    const contracts = { router: addr(1), helper: addr(2), verifier: addr(3) };
+    const out = parseChainDeployments({ '8453': { chainId: 8453, contracts }, '4663': { chainId: 4663, contracts } });
+    expect(out[8453]!.contracts.multicall3).toBe('0xcA11bde05977b3631167028862bE2a173976CA11');
+    expect(out[4663]!.contracts.multicall3).toBeUndefined();
+  });
+  it('error: a router the registry does not know must be configured', () => {
+    expect(() => parseChainDeployments({ '56': { chainId: 56, contracts: { helper: addr(2), verifier: addr(3) } } })).toThrow(
+      'chains.56.contracts.router: required (the chain registry has no default)',
+    );
   });
 });

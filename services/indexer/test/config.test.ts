@@ -36,7 +36,8 @@ describe('indexer config', () => {
       ladder: {},
       callGas: 0,
     });
-    expect(c.deployment.contracts.multicall3).toBeUndefined();
+    // Left out of the config: the chain registry's canonical Multicall3 (chain 8453).
+    expect(c.deployment.contracts.multicall3).toBe('0xcA11bde05977b3631167028862bE2a173976CA11');
   });
 
   it('behavior: QUOTER_KEY_FILE is read when QUOTER_KEY is absent; the chains may come from CONFIG_FILE', () => {
