@@ -1,0 +1,102 @@
+/**
+ * The `redis-cluster://` URL form against a real three-master Redis Cluster private to this
+ * test, and the hash tags of the key layout: one chain's keys live in one slot, so a Lua
+ * script or MULTI over them works in a Cluster.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { Cluster } from 'ioredis';
+import { createRedis, redisKeys, redisReady } from '@pmm/core';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const sock = net.connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve();
+      });
+      sock.once('error', () => {
+        sock.destroy();
+        if (Date.now() > deadline) reject(new Error(`port ${port} not open`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+describe('createRedis with a Cluster URL', () => {
+  const children: ChildProcess[] = [];
+  const ports: number[] = [];
+
+  beforeAll(async () => {
+    // Cluster bus ports are port + 10000: pick ports whose bus port is free too.
+    while (ports.length < 3) {
+      const p = await freePort();
+      if (p + 10_000 < 65_536 && !ports.includes(p)) ports.push(p);
+    }
+    for (const port of ports) {
+      const dir = mkdtempSync(`${tmpdir()}/cluster-${port}-`);
+      children.push(
+        spawn(
+          'redis-server',
+          ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `${dir}/nodes.conf`, '--save', '', '--appendonly', 'no', '--dir', dir],
+          { stdio: 'ignore' },
+        ),
+      );
+    }
+    await Promise.all(ports.map((p) => waitForPort(p)));
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    if (create.status !== 0) throw new Error(`cluster create failed: ${create.stdout} ${create.stderr}`);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
+  });
+
+  it('behavior: commands reach the right master; one chain\'s keys share a slot (hash tag)', async () => {
+    const client = createRedis(`redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, { name: 'cluster-test' });
+    expect(client).toBeInstanceOf(Cluster);
+    try {
+      await redisReady(client, 15_000);
+      const keys = redisKeys('pmm-test');
+      for (const chainId of [8453, 56, 4663]) {
+        const book = keys.book(chainId);
+        const pairs = keys.pairs(chainId);
+        // A multi-key command across both keys would fail with CROSSSLOT without the hash tag.
+        await client.mset(book, `book-${chainId}`, pairs, `pairs-${chainId}`);
+        expect(await client.mget(book, pairs)).toEqual([`book-${chainId}`, `pairs-${chainId}`]);
+        expect(await client.call('CLUSTER', 'KEYSLOT', book)).toBe(await client.call('CLUSTER', 'KEYSLOT', pairs));
+      }
+    } finally {
+      client.disconnect();
+    }
+  }, 30_000);
+});
