@@ -124,19 +124,21 @@ async function main() {
   const chainIds = Object.keys(config.chains);
   const common = { REDIS_URL: redisUrl, CONFIG_FILE: configFile, SERVED_CHAINS: chainIds.join(',') };
 
-  // 3. One indexer per chain.
-  for (const id of chainIds) {
-    const opsPort = await freePort();
-    const quoterKey = keys[`QUOTER_KEY_${id}`] ?? process.env[`QUOTER_KEY_${id}`];
-    startProcess(`indexer ${id}`, 'services/indexer/dist/main.js', {
-      ...common,
-      CHAIN_ID: id,
-      PORT: String(opsPort),
-      ...(quoterKey ? { QUOTER_KEY: quoterKey } : {}),
-      ...(process.env[`QUOTER_KEY_${id}_FILE`] ? { QUOTER_KEY_FILE: process.env[`QUOTER_KEY_${id}_FILE`] } : {}),
-    });
-    await waitReady(`indexer ${id}`, `http://127.0.0.1:${opsPort}/readyz`);
-  }
+  // 3. One indexer per chain, started together (they are independent).
+  await Promise.all(
+    chainIds.map(async (id) => {
+      const opsPort = await freePort();
+      const quoterKey = keys[`QUOTER_KEY_${id}`] ?? process.env[`QUOTER_KEY_${id}`];
+      startProcess(`indexer ${id}`, 'services/indexer/dist/main.js', {
+        ...common,
+        CHAIN_ID: id,
+        PORT: String(opsPort),
+        ...(quoterKey ? { QUOTER_KEY: quoterKey } : {}),
+        ...(process.env[`QUOTER_KEY_${id}_FILE`] ? { QUOTER_KEY_FILE: process.env[`QUOTER_KEY_${id}_FILE`] } : {}),
+      });
+      await waitReady(`indexer ${id}`, `http://127.0.0.1:${opsPort}/readyz`);
+    }),
+  );
 
   // 4. Signer and gateway, sharing a fresh internal token.
   const internalToken = process.env.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url');
