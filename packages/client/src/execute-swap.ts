@@ -41,9 +41,13 @@ export async function executeSwap(p: ExecuteSwapParams): Promise<ExecuteSwapResu
   const user = await p.signer.getAddress();
   const token = new Contract(p.tokenIn, ERC20, p.signer);
   const allowance = (await token.getFunction('allowance')(user, p.router)) as bigint;
+  let nonce: number | undefined;
   if (allowance < p.amountIn) {
-    const approval = await token.getFunction('approve')(p.router, p.amountIn);
+    const approval = (await token.getFunction('approve')(p.router, p.amountIn)) as { nonce: number; wait(): Promise<unknown> };
     await approval.wait();
+    // The swap goes right after the approval: ethers caches an identical eth_getTransactionCount
+    // for 250 ms, so on fast chains it would reuse the approval's nonce. Say it explicitly.
+    nonce = approval.nonce + 1;
   }
   // Sign after the approval so that the quote is as fresh as possible when the swap lands.
   const quote = await p.client.signSwap({
@@ -56,7 +60,7 @@ export async function executeSwap(p: ExecuteSwapParams): Promise<ExecuteSwapResu
     minAmountOut: p.minAmountOut ?? 0n,
   });
   if (!quote.calldata) throw new Error('the API answered without calldata although amountIn was sent');
-  const tx = await p.signer.sendTransaction({ to: p.router, data: quote.calldata });
+  const tx = await p.signer.sendTransaction({ to: p.router, data: quote.calldata, nonce });
   const receipt = await tx.wait();
   if (!receipt || receipt.status !== 1) throw new Error(`swap transaction ${tx.hash} failed`);
   let amountOut: bigint | undefined;
