@@ -34,3 +34,4 @@ export * from './sign-request';
 export * from './decimal';
 export * from './orderbook-levels';
 export * from './node-runtime';
+export * from './shared-settings';

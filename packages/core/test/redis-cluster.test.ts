@@ -5,40 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { Cluster } from 'ioredis';
+import { freePort, stopAll, waitForPort } from './support/private-redis-servers';
 import { createRedis, redisKeys, redisReady } from '@pmm/core';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const sock = net.connect(port, '127.0.0.1');
-      sock.once('connect', () => {
-        sock.destroy();
-        resolve();
-      });
-      sock.once('error', () => {
-        sock.destroy();
-        if (Date.now() > deadline) reject(new Error(`port ${port} not open`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
 
 describe('createRedis with a Cluster URL', () => {
   const children: ChildProcess[] = [];
@@ -68,18 +38,7 @@ describe('createRedis with a Cluster URL', () => {
     if (create.status !== 0) throw new Error(`cluster create failed: ${create.stdout} ${create.stderr}`);
   }, 60_000);
 
-  afterAll(async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
-  });
+  afterAll(() => stopAll(children));
 
   it('behavior: commands reach the right master; one chain\'s keys share a slot (hash tag)', async () => {
     const client = createRedis(`redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, { name: 'cluster-test' });

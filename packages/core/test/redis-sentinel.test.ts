@@ -4,40 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort, stopAll, waitForPort } from './support/private-redis-servers';
 import { createRedis, redisReady } from '@pmm/core';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const sock = net.connect(port, '127.0.0.1');
-      sock.once('connect', () => {
-        sock.destroy();
-        resolve();
-      });
-      sock.once('error', () => {
-        sock.destroy();
-        if (Date.now() > deadline) reject(new Error(`port ${port} not open`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
 
 describe('createRedis with a Sentinel URL', () => {
   const children: ChildProcess[] = [];
@@ -55,18 +25,7 @@ describe('createRedis with a Sentinel URL', () => {
     await waitForPort(sentinelPort);
   });
 
-  afterAll(async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
-  });
+  afterAll(() => stopAll(children));
 
   it('behavior: resolves the master through the sentinel and runs commands on it', async () => {
     const client = createRedis(`redis-sentinel://127.0.0.1:${sentinelPort}/pmm-master`, { name: 'sentinel-test' });

@@ -18,8 +18,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
-import { SERVICE_NODE_FLAGS, createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
-import { createApp, generateApiKey, hashApiKey, listenHandler } from '@pmm/gateway';
+import { SERVICE_NODE_FLAGS, createLogger, createRedis, listen, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { createApp, generateApiKey, hashApiKey } from '@pmm/gateway';
 import { loadSignerConfig, startSigner } from '@pmm/signer';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -100,7 +100,7 @@ async function serve(prefix: string, apiKeyHash: string): Promise<void> {
       rateLimiter: exactUpTo === undefined ? {} : { exactUpTo },
     });
     await gw.start();
-    const served = await listenHandler(gw.app, 0, '127.0.0.1');
+    const served = await listen(gw.app, 0, '127.0.0.1');
     return served.port;
   };
   const ports: Ports = {

@@ -10,6 +10,7 @@ import {
   loadConfig,
   settings,
   type ConfigSources,
+  SHARED_SETTINGS,
   type Setting,
 } from '@pmm/core';
 
@@ -67,6 +68,7 @@ function list<T>(env: string, description: string, def: T, parse: (raw: unknown)
 
 /** Every setting of the gateway (see `describeGatewayConfig` for the one-line help). */
 export const GATEWAY_SETTINGS = {
+  ...SHARED_SETTINGS,
   port: settings.int('PORT', 'Public HTTP port (the API and /healthz).', 8080, [0, 65535]),
   host: settings.string('HOST', 'Interface to bind (0.0.0.0 in containers).', '127.0.0.1'),
   opsPort: settings.int(
@@ -76,12 +78,6 @@ export const GATEWAY_SETTINGS = {
     [0, 65535],
   ),
   opsHost: settings.string('OPS_HOST', 'Interface of the operator port.', '127.0.0.1'),
-  redisUrl: settings.url(
-    'REDIS_URL',
-    'Redis (redis://, rediss://, redis-sentinel://, redis-cluster://).',
-    'redis://127.0.0.1:6379',
-  ),
-  redisKeyPrefix: settings.string('REDIS_KEY_PREFIX', 'Prefix of every Redis key.', 'pmm'),
   signerUrl: settings.url('SIGNER_URL', 'Base URL of the internal signer.', 'http://127.0.0.1:8081', ['http', 'https']),
   internalToken: longSecret(
     settings.secret(
@@ -149,12 +145,6 @@ export const GATEWAY_SETTINGS = {
     [] as string[],
     addressList,
   ),
-  logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug.', 'info', [
-    'error',
-    'warn',
-    'info',
-    'debug',
-  ] as const),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

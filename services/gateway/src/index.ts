@@ -18,4 +18,3 @@ export { RateLimiter, batchFor, EXACT_UP_TO, type RateDecision, type RateLimiter
 export { seedDevKey, DEV_INTEGRATOR_ID } from './store/dev-key';
 export { OPENAPI_PATH, loadOpenApiDocument } from './http/openapi-route';
 export { V1_EMPTY_BOOK } from './http/price-routes';
-export { listenHandler } from './serve-listener';

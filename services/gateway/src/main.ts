@@ -7,7 +7,6 @@ import { createLogger, createRedis, listen, redisReady, shutdownOnSignals, Confi
 import { loadGatewayConfig } from './config';
 import { createApp } from './app';
 import { seedDevKey } from './store/dev-key';
-import { listenHandler } from './serve-listener';
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
@@ -25,7 +24,7 @@ async function main(): Promise<void> {
     await seedDevKey(gateway.keys, config.devApiKey, config.devApiKeyWhitelist);
     logger.warn('development API key seeded (DEV_API_KEY): do not use in production', { integrator: 'dev' });
   }
-  const api = await listenHandler(gateway.app, config.port, config.host);
+  const api = await listen(gateway.app, config.port, config.host);
   // Node's own limit on reading a request, a little above ours so that ours answers first.
   api.server.requestTimeout = config.requestTimeoutMs + 5_000;
   api.server.headersTimeout = Math.min(60_000, config.requestTimeoutMs + 5_000);

@@ -8,13 +8,13 @@
  */
 import {
   ConfigError,
-  DEFAULT_KEY_PREFIX,
   findChain,
   loadConfig,
   parseChainDeployments,
   settings,
   type ChainDeployment,
   type ConfigSources,
+  SHARED_SETTINGS,
   type Setting,
 } from '@pmm/core';
 import { parseLadderConfig, type LadderConfig } from './domain/ladder';
@@ -31,6 +31,7 @@ function required<T>(setting: Setting<T>): Setting<T> {
 
 /** Each entry's description is the setting's documentation (README, `--help`). */
 export const INDEXER_SETTINGS = {
+  ...SHARED_SETTINGS,
   chainId: required(
     settings.int('CHAIN_ID', 'The chain this process indexes (8453, 56 or 4663). Required.', undefined, [
       1,
@@ -56,17 +57,6 @@ export const INDEXER_SETTINGS = {
   quoterKey: settings.secret(
     'QUOTER_KEY',
     'Private key (hex) of the quoter the router whitelists for quote(); signs the EIP-712 AmmVerification of each block. Required (or QUOTER_KEY_FILE).',
-  ),
-  redisUrl: settings.url(
-    'REDIS_URL',
-    'Redis URL (redis://, rediss://, redis-sentinel://, redis-cluster://). Default redis://127.0.0.1:6379.',
-    'redis://127.0.0.1:6379',
-    ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
-  ),
-  redisKeyPrefix: settings.string(
-    'REDIS_KEY_PREFIX',
-    'Prefix of every Redis key, channel and queue. Default "pmm".',
-    DEFAULT_KEY_PREFIX,
   ),
   bookTtlMs: settings.int(
     'BOOK_TTL_MS',
@@ -139,12 +129,6 @@ export const INDEXER_SETTINGS = {
     'Interface of the operator endpoints; 0.0.0.0 in a container. Default 127.0.0.1.',
     '127.0.0.1',
   ),
-  logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug (one line per block). Default info.', 'info', [
-    'error',
-    'warn',
-    'info',
-    'debug',
-  ] as const),
 };
 
 export interface IndexerConfig {

@@ -15,12 +15,12 @@
  */
 import {
   ConfigError,
-  DEFAULT_KEY_PREFIX,
   UINT256_MAX,
   findChain,
   loadConfig,
   settings,
   type ConfigSources,
+  SHARED_SETTINGS,
   type Setting,
 } from '@pmm/core';
 
@@ -67,6 +67,7 @@ function parseServedChains(raw: unknown): number[] {
 
 /** The fixed settings. Each entry's description is the documentation of the setting. */
 export const SIGNER_SETTINGS = {
+  ...SHARED_SETTINGS,
   port: settings.int(
     'PORT',
     'HTTP port of the signer (internal; only the gateway calls it). Default 8081.',
@@ -78,23 +79,6 @@ export const SIGNER_SETTINGS = {
     'Interface to listen on; 127.0.0.1 locally, 0.0.0.0 in a container. Default 127.0.0.1.',
     '127.0.0.1',
   ),
-  redisUrl: settings.url(
-    'REDIS_URL',
-    'Redis URL (redis://, rediss://, redis-sentinel://, redis-cluster://). Default redis://127.0.0.1:6379.',
-    'redis://127.0.0.1:6379',
-    ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
-  ),
-  redisKeyPrefix: settings.string(
-    'REDIS_KEY_PREFIX',
-    'Prefix of every Redis key and channel. Default "pmm".',
-    DEFAULT_KEY_PREFIX,
-  ),
-  logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug. Default info.', 'info', [
-    'error',
-    'warn',
-    'info',
-    'debug',
-  ] as const),
   internalToken: settings.secret(
     'INTERNAL_TOKEN',
     'Shared secret the gateway sends in X-Internal-Token (required; or INTERNAL_TOKEN_FILE).',

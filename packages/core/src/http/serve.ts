@@ -2,8 +2,7 @@
  * Starts an HTTP server and drains it on SIGTERM/SIGINT: stop accepting, let in-flight
  * requests finish (up to `drainTimeoutMs`), close the app's resources, exit.
  */
-import type { Server } from 'node:http';
-import type { Express } from 'express';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Logger } from '../logger';
 
 export interface Served {
@@ -13,16 +12,28 @@ export interface Served {
   close(): Promise<void>;
 }
 
-export function listen(app: Express, port: number, host: string): Promise<Served> {
+/**
+ * Serves `handler` (an Express app, or a plain node:http listener on hot paths) on
+ * `port`/`host` (port 0: any free port) and resolves once bound. Errors after binding are
+ * passed to `onError` (default: ignored, the server keeps serving).
+ */
+export function listen(
+  handler: RequestListener,
+  port: number,
+  host: string,
+  onError: (err: Error) => void = () => undefined,
+): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (err?: Error) => {
-      if (err) return reject(err);
+    const server = createServer(handler);
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      server.on('error', onError);
       const address = server.address();
-      const actual = typeof address === 'object' && address ? address.port : port;
       let closing: Promise<void> | undefined;
       resolve({
         server,
-        port: actual,
+        port: typeof address === 'object' && address ? address.port : port,
         close: () =>
           (closing ??= new Promise<void>((done) => {
             server.close(() => done());
@@ -30,7 +41,6 @@ export function listen(app: Express, port: number, host: string): Promise<Served
           })),
       });
     });
-    server.on('error', reject);
   });
 }
 

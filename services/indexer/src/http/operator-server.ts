@@ -5,8 +5,8 @@
  * `node:http` because the indexer does not depend on Express (its only HTTP surface is
  * these three GETs). Returns core's `Served` so `shutdownOnSignals` can drain it.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Logger, Metrics, ReadinessCheck, Served } from '@pmm/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listen, type Logger, type Metrics, type ReadinessCheck, type Served } from '@pmm/core';
 
 const CHECK_TIMEOUT_MS = 1_000;
 
@@ -71,29 +71,12 @@ export interface OperatorDeps {
 
 /** Listens on `port` (0: any free port) and resolves once bound. */
 export function serveOperatorEndpoints(deps: OperatorDeps, port: number, host: string): Promise<Served> {
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res, deps).catch((err: unknown) => {
       deps.logger.error('operator endpoint failed', { error: err });
       if (!res.headersSent)
         send(res, 500, JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } }));
     });
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      server.on('error', (err) => deps.logger.error('operator server error', { error: err }));
-      const address = server.address();
-      let closing: Promise<void> | undefined;
-      resolve({
-        server,
-        port: typeof address === 'object' && address ? address.port : port,
-        close: () =>
-          (closing ??= new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeIdleConnections();
-          })),
-      });
-    });
-  });
+  };
+  return listen(handler, port, host, (err) => deps.logger.error('operator server error', { error: err }));
 }

@@ -1,0 +1,19 @@
+/**
+ * Settings every service declares the same way, declared once: spread into each service's
+ * settings object (`...SHARED_SETTINGS`), so their names, defaults and documentation agree.
+ */
+import { settings } from './config';
+import { DEFAULT_KEY_PREFIX } from './redis-keys';
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+
+export const SHARED_SETTINGS = {
+  redisUrl: settings.url(
+    'REDIS_URL',
+    'Redis: redis:// or rediss:// (single node), redis-sentinel://host:port,…/<master>, redis-cluster://host:port,….',
+    'redis://127.0.0.1:6379',
+    ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
+  ),
+  redisKeyPrefix: settings.string('REDIS_KEY_PREFIX', 'Prefix of every Redis key, channel and queue.', DEFAULT_KEY_PREFIX),
+  logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug.', 'info', LOG_LEVELS),
+};
