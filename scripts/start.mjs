@@ -25,7 +25,8 @@ const cleanups = [];
 let stopping = false;
 
 const freePorts = process.env.STACK_PORTS === 'free';
-const port = async (envName, fallback) => (process.env[envName] ? Number(process.env[envName]) : freePorts ? freePort() : fallback);
+const port = async (envName, fallback) =>
+  process.env[envName] ? Number(process.env[envName]) : freePorts ? freePort() : fallback;
 
 // The V8 flags production uses (packages/core/src/node-runtime.ts).
 const { SERVICE_NODE_FLAGS } = require(path.join(root, 'packages/core/dist/node-runtime.js'));
@@ -180,7 +181,10 @@ async function main() {
   const base = first.baseTokens?.[0]?.address ?? '<baseToken>';
   const quote = first.quoteToken?.address ?? '<quoteToken>';
   const user = first.testUser?.address ?? '<yourWhitelistedAddress>';
-  const thousand = first.quoteToken?.decimals === undefined ? '<amountInWei>' : (1000n * 10n ** BigInt(first.quoteToken.decimals)).toString();
+  const thousand =
+    first.quoteToken?.decimals === undefined
+      ? '<amountInWei>'
+      : (1000n * 10n ** BigInt(first.quoteToken.decimals)).toString();
   console.log(`
 The stack is up. Gateway: ${url}
 Development API key (whitelisted for each chain's devnet test user): ${apiKey}

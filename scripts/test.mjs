@@ -1,4 +1,4 @@
-// The README's test command (after ensure.mjs): type-check the tests, lint, then run every
+// The README's test command (after ensure.mjs): type-check the tests, lint, check formatting, then run every
 // jest test against a real Redis (REDIS_URL, or a private redis-server started here) and
 // print one plain summary line that CI can read: `Tests: N passed, N failed`.
 import { spawnSync } from 'node:child_process';
@@ -15,6 +15,7 @@ const step = (label, cmd, args, env = process.env) => {
 
 if (step('type-check tests', bin('tsc'), ['-p', 'tsconfig.test.json']) !== 0) process.exit(1);
 if (step('lint', bin('eslint'), ['.']) !== 0) process.exit(1);
+if (step('format', bin('prettier'), ['--check', '--log-level', 'warn', '.']) !== 0) process.exit(1);
 
 let redis;
 if (!process.env.REDIS_URL) {

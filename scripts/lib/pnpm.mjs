@@ -22,7 +22,8 @@ export function findPnpm() {
   if (versionOf('pnpm', []) === pinned) return ['pnpm', []];
   // Running under pnpm already (npm_execpath points at it) with the right version.
   const execPath = process.env.npm_execpath ?? '';
-  if (execPath.includes('pnpm') && versionOf(process.execPath, [execPath]) === pinned) return [process.execPath, [execPath]];
+  if (execPath.includes('pnpm') && versionOf(process.execPath, [execPath]) === pinned)
+    return [process.execPath, [execPath]];
   console.log(`[ensure] installing pnpm@${pinned} with npm`);
   const global = spawnSync('npm', ['install', '-g', `pnpm@${pinned}`], { stdio: 'inherit' });
   if (global.status === 0 && versionOf('pnpm', []) === pinned) return ['pnpm', []];

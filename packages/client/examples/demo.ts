@@ -29,7 +29,10 @@ interface Stack {
 
 const FEE = 10n; // 1 bps
 
-export async function runDemo(stackFile: string, log: (line: string) => void = console.log): Promise<{ chainId: number; received: bigint; estimated: bigint }[]> {
+export async function runDemo(
+  stackFile: string,
+  log: (line: string) => void = console.log,
+): Promise<{ chainId: number; received: bigint; estimated: bigint }[]> {
   const stack = JSON.parse(readFileSync(stackFile, 'utf8')) as Stack;
   if (!stack.gateway) throw new Error(`${stackFile} has no gateway entry: start the stack with \`npm start\` first`);
   const client = new PmmClient({ baseUrl: stack.gateway.url, apiKey: stack.gateway.apiKey });
@@ -41,7 +44,9 @@ export async function runDemo(stackFile: string, log: (line: string) => void = c
       const base = chain.baseTokens.find((t) => t.address.toLowerCase() === pair.baseToken.toLowerCase());
       const bid = pair.bids[0];
       const ask = pair.asks[0];
-      log(`  ${base?.symbol ?? pair.baseToken}/${chain.quoteToken.symbol}: best bid ${bid ? `${bid.price} × ${bid.amount}` : '—'}, best ask ${ask ? `${ask.price} × ${ask.amount}` : '—'}`);
+      log(
+        `  ${base?.symbol ?? pair.baseToken}/${chain.quoteToken.symbol}: best bid ${bid ? `${bid.price} × ${bid.amount}` : '—'}, best ask ${ask ? `${ask.price} × ${ask.amount}` : '—'}`,
+      );
     }
     const base = chain.baseTokens[0]!;
     const pair = book.pairs.find((p) => p.baseToken.toLowerCase() === base.address.toLowerCase());
@@ -55,7 +60,10 @@ export async function runDemo(stackFile: string, log: (line: string) => void = c
       quoteDecimals: chain.quoteToken.decimals,
       fee: FEE,
     });
-    const signer = new Wallet(chain.testUser.privateKey, new JsonRpcProvider(chain.rpcUrl, chain.chainId, { staticNetwork: true }));
+    const signer = new Wallet(
+      chain.testUser.privateKey,
+      new JsonRpcProvider(chain.rpcUrl, chain.chainId, { staticNetwork: true }),
+    );
     const result = await executeSwap({
       client,
       signer,

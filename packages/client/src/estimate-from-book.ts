@@ -33,7 +33,8 @@ const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
 
 export function estimateFromBook(p: BookEstimateParams): BookEstimate {
   const buying = p.tokenIn.toLowerCase() === p.pair.quoteToken.toLowerCase();
-  if (!buying && p.tokenIn.toLowerCase() !== p.pair.baseToken.toLowerCase()) throw new Error('tokenIn is not a token of this pair');
+  if (!buying && p.tokenIn.toLowerCase() !== p.pair.baseToken.toLowerCase())
+    throw new Error('tokenIn is not a token of this pair');
   const baseUnit = 10n ** BigInt(p.baseDecimals);
   const quoteUnit = 10n ** BigInt(p.quoteDecimals);
   let remaining = p.amountIn;

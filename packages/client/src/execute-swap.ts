@@ -43,7 +43,10 @@ export async function executeSwap(p: ExecuteSwapParams): Promise<ExecuteSwapResu
   const allowance = (await token.getFunction('allowance')(user, p.router)) as bigint;
   let nonce: number | undefined;
   if (allowance < p.amountIn) {
-    const approval = (await token.getFunction('approve')(p.router, p.amountIn)) as { nonce: number; wait(): Promise<unknown> };
+    const approval = (await token.getFunction('approve')(p.router, p.amountIn)) as {
+      nonce: number;
+      wait(): Promise<unknown>;
+    };
     await approval.wait();
     // The swap goes right after the approval: ethers caches an identical eth_getTransactionCount
     // for 250 ms, so on fast chains it would reuse the approval's nonce. Say it explicitly.

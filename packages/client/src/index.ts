@@ -1,6 +1,13 @@
 /** @pmm/client: the integrator SDK. */
 export { API_ERROR_CODES } from './api-types';
-export type { ApiErrorCode, Orderbook, OrderbookLevel, PairOrderbook, SignSwapRequest, SignSwapResponse } from './api-types';
+export type {
+  ApiErrorCode,
+  Orderbook,
+  OrderbookLevel,
+  PairOrderbook,
+  SignSwapRequest,
+  SignSwapResponse,
+} from './api-types';
 export { PmmApiError } from './pmm-api-error';
 export { PmmClient } from './pmm-client';
 export type { PmmClientOptions } from './pmm-client';

@@ -26,7 +26,12 @@ describe('estimateFromBook', () => {
   });
 
   it('default: selling walks the bids', () => {
-    const r = estimateFromBook({ pair, tokenIn: pair.baseToken.toUpperCase().replace('0X', '0x'), amountIn: 2n * ETH, ...dec });
+    const r = estimateFromBook({
+      pair,
+      tokenIn: pair.baseToken.toUpperCase().replace('0X', '0x'),
+      amountIn: 2n * ETH,
+      ...dec,
+    });
     expect(r).toEqual({ amountOut: USDC('5970'), unfilledIn: 0n });
   });
 
@@ -37,6 +42,8 @@ describe('estimateFromBook', () => {
   });
 
   it('error: a token that is not in the pair', () => {
-    expect(() => estimateFromBook({ pair, tokenIn: '0x' + '1'.repeat(40), amountIn: 1n, ...dec })).toThrow('not a token of this pair');
+    expect(() => estimateFromBook({ pair, tokenIn: '0x' + '1'.repeat(40), amountIn: 1n, ...dec })).toThrow(
+      'not a token of this pair',
+    );
   });
 });

@@ -67,7 +67,8 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
  * config leaves out come from the chain registry (e.g. the canonical Multicall3).
  */
 export function parseChainDeployments(value: unknown): ChainDeployments {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('must be an object keyed by chain id');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error('must be an object keyed by chain id');
   const out: ChainDeployments = {};
   for (const [key, raw] of Object.entries(value)) {
     if (!validateDeployment(raw)) {

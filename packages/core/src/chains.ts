@@ -34,7 +34,12 @@ export const CANONICAL_MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11'
 export const DEFAULT_CHAIN_ID = 8453;
 
 export const CHAINS: readonly ChainInfo[] = Object.freeze([
-  { chainId: 8453, name: 'Base', quoteToken: { symbol: 'USDC', decimals: 6 }, contracts: { multicall3: CANONICAL_MULTICALL3 } },
+  {
+    chainId: 8453,
+    name: 'Base',
+    quoteToken: { symbol: 'USDC', decimals: 6 },
+    contracts: { multicall3: CANONICAL_MULTICALL3 },
+  },
   {
     chainId: 56,
     name: 'BNB Smart Chain',

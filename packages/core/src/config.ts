@@ -42,7 +42,12 @@ function withDefault<T>(def: T | undefined): { default?: T } {
 export const settings = {
   /** Without `def` the setting is required. */
   string(env: string, description: string, def?: string): Setting<string> {
-    return { env, description, ...withDefault(def), parse: (raw) => (typeof raw === 'string' ? raw : fail('must be a string')) };
+    return {
+      env,
+      description,
+      ...withDefault(def),
+      parse: (raw) => (typeof raw === 'string' ? raw : fail('must be a string')),
+    };
   },
   secret(env: string, description: string): Setting<string> {
     return {
@@ -53,7 +58,13 @@ export const settings = {
     };
   },
   optionalSecret(env: string, description: string): Setting<string | undefined> {
-    return { env, description, secret: true, default: undefined, parse: (raw) => (typeof raw === 'string' && raw ? raw : undefined) };
+    return {
+      env,
+      description,
+      secret: true,
+      default: undefined,
+      parse: (raw) => (typeof raw === 'string' && raw ? raw : undefined),
+    };
   },
   /** With `def` undefined the setting is required. */
   int(env: string, description: string, def: number | undefined, range: [number, number]): Setting<number> {
@@ -62,8 +73,10 @@ export const settings = {
       description,
       ...withDefault(def),
       parse: (raw) => {
-        const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
-        if (!Number.isSafeInteger(n) || n < range[0] || n > range[1]) fail(`must be an integer in ${range[0]}..${range[1]}`);
+        const n =
+          typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+        if (!Number.isSafeInteger(n) || n < range[0] || n > range[1])
+          fail(`must be an integer in ${range[0]}..${range[1]}`);
         return n;
       },
     };
@@ -165,7 +178,10 @@ function readSecretFile(envName: string, path: string): string {
  * Loads every setting of `spec`. Precedence: environment (`<ENV>`, then `<ENV>_FILE` for
  * secrets), then the config file (key = the setting's name in `spec`), then the default.
  */
-export function loadConfig<S extends Record<string, Setting<unknown>>>(spec: S, sources: ConfigSources = {}): Parsed<S> {
+export function loadConfig<S extends Record<string, Setting<unknown>>>(
+  spec: S,
+  sources: ConfigSources = {},
+): Parsed<S> {
   const env = sources.env ?? process.env;
   const file = sources.file ?? readConfigFile(env);
   const out: Record<string, unknown> = {};

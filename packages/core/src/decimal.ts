@@ -4,7 +4,8 @@
  */
 
 function assertDecimals(decimals: number, what: string): void {
-  if (!Number.isSafeInteger(decimals) || decimals < 0) throw new RangeError(`${what} must be a non-negative integer, got ${decimals}`);
+  if (!Number.isSafeInteger(decimals) || decimals < 0)
+    throw new RangeError(`${what} must be a non-negative integer, got ${decimals}`);
 }
 
 /**
@@ -51,7 +52,12 @@ export function parseUnits(value: string, decimals: number): bigint {
  *
  * @throws RangeError for a negative numerator or a non-positive denominator
  */
-export function formatRatio(numerator: bigint, denominator: bigint, scaleDecimals: number, rounding: 'down' | 'up'): string {
+export function formatRatio(
+  numerator: bigint,
+  denominator: bigint,
+  scaleDecimals: number,
+  rounding: 'down' | 'up',
+): string {
   return formatUnits(scaleRatio(numerator, denominator, scaleDecimals, rounding), scaleDecimals);
 }
 
@@ -61,7 +67,12 @@ export function formatRatio(numerator: bigint, denominator: bigint, scaleDecimal
  *
  * @throws RangeError for a negative numerator or a non-positive denominator
  */
-export function scaleRatio(numerator: bigint, denominator: bigint, scaleDecimals: number, rounding: 'down' | 'up'): bigint {
+export function scaleRatio(
+  numerator: bigint,
+  denominator: bigint,
+  scaleDecimals: number,
+  rounding: 'down' | 'up',
+): bigint {
   assertDecimals(scaleDecimals, 'scaleDecimals');
   if (denominator <= 0n) throw new RangeError('denominator must be positive');
   if (numerator < 0n) throw new RangeError('numerator must be non-negative');

@@ -64,7 +64,10 @@ const GENERIC_5XX: Partial<Record<ErrorCode, string>> = {
  * Builds the envelope for any thrown value. Anything that is not an ApiError becomes
  * INTERNAL_ERROR with a generic message: a 5xx body never echoes an exception text.
  */
-export function toErrorEnvelope(err: unknown, requestId: string): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
+export function toErrorEnvelope(
+  err: unknown,
+  requestId: string,
+): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
   const apiError = err instanceof ApiError ? err : new ApiError('INTERNAL_ERROR', 'internal error');
   const message = apiError.status >= 500 && GENERIC_5XX[apiError.code] ? GENERIC_5XX[apiError.code]! : apiError.message;
   return {

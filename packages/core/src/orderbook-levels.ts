@@ -24,7 +24,8 @@ export interface LevelOptions {
 export const DEFAULT_PRICE_DECIMALS = 18;
 
 function assertDecimals(value: number, what: string): void {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${what} must be a non-negative integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${what} must be a non-negative integer, got ${value}`);
 }
 
 /**
@@ -87,7 +88,10 @@ export function levelsFromSamples(
     const dBase = side === 'ask' ? dOut : stepIn;
     const dQuote = side === 'ask' ? stepIn : dOut;
     const scaledPrice = scaleRatio(dQuote * baseScale, dBase * quoteScale, priceDecimals, rounding);
-    levels.push({ scaledPrice, level: { price: formatUnits(scaledPrice, priceDecimals), amount: formatUnits(dBase, baseDecimals) } });
+    levels.push({
+      scaledPrice,
+      level: { price: formatUnits(scaledPrice, priceDecimals), amount: formatUnits(dBase, baseDecimals) },
+    });
   }
 
   // Array.prototype.sort is stable (ES2019), so equal prices keep ladder order.

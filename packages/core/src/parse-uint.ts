@@ -46,7 +46,8 @@ export function parseUintString(field: string, value: unknown, range: { min: big
   if (typeof value !== 'string') throw validationError(field, 'must be a string');
   if (!UINT_RE.test(value)) throw validationError(field, UINT_FORMAT_REASON);
   // Built only when thrown: this runs several times per sign request (the hot path).
-  const outOfRange = () => validationError(field, `must be between ${formatBound(range.min)} and ${formatBound(range.max)}`);
+  const outOfRange = () =>
+    validationError(field, `must be between ${formatBound(range.min)} and ${formatBound(range.max)}`);
   // A canonical string longer than the bound's digits is larger than the bound: answer without
   // converting it, so that a long string costs nothing beyond the regex.
   if (value.length > digitsOf(range.max)) throw outOfRange();

@@ -83,7 +83,8 @@ const NO_OPTIONS = Object.freeze({});
  */
 function parsePrivateKey(privateKeyHex: string): { bytes: Uint8Array; scalar: bigint } {
   if (typeof privateKeyHex !== 'string') throw new Error('private key: expected a hex string');
-  const prefixed = privateKeyHex.startsWith('0x') || privateKeyHex.startsWith('0X') ? privateKeyHex : '0x' + privateKeyHex;
+  const prefixed =
+    privateKeyHex.startsWith('0x') || privateKeyHex.startsWith('0X') ? privateKeyHex : '0x' + privateKeyHex;
   if (prefixed.length !== 66) throw new Error('private key: expected 32 bytes (64 hex digits)');
   let bytes: Uint8Array;
   try {
@@ -200,5 +201,6 @@ export function rawSign(backend: SignerBackend): (digest: Uint8Array, privateKey
     const native = requireNative();
     return (digest, privateKey) => native.ecdsaSign(digest, privateKey);
   }
-  return (digest, privateKey) => nobleSecp256k1.sign(digest, privateKey, { lowS: true, extraEntropy: false, prehash: false });
+  return (digest, privateKey) =>
+    nobleSecp256k1.sign(digest, privateKey, { lowS: true, extraEntropy: false, prehash: false });
 }

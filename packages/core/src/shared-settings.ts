@@ -14,6 +14,10 @@ export const SHARED_SETTINGS = {
     'redis://127.0.0.1:6379',
     ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
   ),
-  redisKeyPrefix: settings.string('REDIS_KEY_PREFIX', 'Prefix of every Redis key, channel and queue.', DEFAULT_KEY_PREFIX),
+  redisKeyPrefix: settings.string(
+    'REDIS_KEY_PREFIX',
+    'Prefix of every Redis key, channel and queue.',
+    DEFAULT_KEY_PREFIX,
+  ),
   logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug.', 'info', LOG_LEVELS),
 };

@@ -74,7 +74,13 @@ const REQUIRED: ReadonlySet<string> = new Set(SIGN_REQUEST_SCHEMA.required);
 
 // INVARIANT: no allErrors (stop at the first error), no coercion, no removal of unknown fields,
 // no defaults: the validators only ever answer yes or no about the body as sent.
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: true });
+const ajv = new Ajv({
+  allErrors: false,
+  coerceTypes: false,
+  removeAdditional: false,
+  useDefaults: false,
+  strict: true,
+});
 
 /** The whole-body validator: the final guard that narrows the type. */
 const validateBody: ValidateFunction<SignQuoteRequestBody> = ajv.compile<SignQuoteRequestBody>(SIGN_REQUEST_SCHEMA);
@@ -151,10 +157,13 @@ export function parseSignRequest(body: unknown, opts: SignRequestOptions): Parse
   const fee = parseFee(field('fee'), opts.maxFee);
   const userAddress = parseAddress('userAddress', field('userAddress'));
   const rawAmountIn = field('amountIn');
-  const amountIn = rawAmountIn === undefined ? undefined : parseUintString('amountIn', rawAmountIn, { min: 1n, max: UINT256_MAX });
+  const amountIn =
+    rawAmountIn === undefined ? undefined : parseUintString('amountIn', rawAmountIn, { min: 1n, max: UINT256_MAX });
   const rawMinAmountOut = field('minAmountOut');
   const minAmountOut =
-    rawMinAmountOut === undefined ? 0n : parseUintString('minAmountOut', rawMinAmountOut, { min: 0n, max: UINT256_MAX });
+    rawMinAmountOut === undefined
+      ? 0n
+      : parseUintString('minAmountOut', rawMinAmountOut, { min: 0n, max: UINT256_MAX });
   // Checksummed forms are equal exactly when the addresses are equal in any letter case.
   if (tokenIn === tokenOut) throw validationError('tokenOut', 'must differ from tokenIn');
 

@@ -66,7 +66,8 @@ export function decodeVerificationData(hex: string): VerificationData {
   const fee = readWord(buf, 0);
   const originRate = readWord(buf, 1);
   const addressWord = buf.subarray(64, 96);
-  if (addressWord.subarray(0, 12).some((b) => b !== 0)) throw new Error('verificationData: address has dirty high bytes');
+  if (addressWord.subarray(0, 12).some((b) => b !== 0))
+    throw new Error('verificationData: address has dirty high bytes');
   if (readWord(buf, 3) !== BigInt(SIGNATURE_OFFSET)) throw new Error('verificationData: unexpected bytes offset');
   const length = readWord(buf, 4);
   const dataStart = SIGNATURE_OFFSET + WORD_BYTES;

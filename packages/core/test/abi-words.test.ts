@@ -49,7 +49,9 @@ describe('abi-words', () => {
   it('behavior: writeLengthWord matches viem for safe integers', () => {
     fc.assert(
       fc.property(fc.oneof(fc.constantFrom(0, 255, 256, Number.MAX_SAFE_INTEGER), fc.maxSafeNat()), (n) => {
-        expect(word((out) => writeLengthWord(out, 32, n))).toBe(encodeAbiParameters([{ type: 'uint256' }], [BigInt(n)]));
+        expect(word((out) => writeLengthWord(out, 32, n))).toBe(
+          encodeAbiParameters([{ type: 'uint256' }], [BigInt(n)]),
+        );
       }),
       RUNS,
     );
@@ -117,7 +119,9 @@ describe('abi-words', () => {
 
   it('error: a slot outside the buffer is rejected', () => {
     expect(() => writeUint256Word(new Uint8Array(40), 10, 1n)).toThrow('abi word: slot outside the buffer');
-    expect(() => writeAddressWord(new Uint8Array(32), 1, `0x${'1'.repeat(40)}`)).toThrow('abi word: slot outside the buffer');
+    expect(() => writeAddressWord(new Uint8Array(32), 1, `0x${'1'.repeat(40)}`)).toThrow(
+      'abi word: slot outside the buffer',
+    );
     expect(() => writeLengthWord(new Uint8Array(32), -1, 0)).toThrow('abi word: slot outside the buffer');
     expect(() => writeLengthWord(new Uint8Array(32), 0, -1)).toThrow('abi length');
   });

@@ -26,7 +26,12 @@ const paramsArb: fc.Arbitrary<AmmVerificationParams> = fc.record({
 
 /** ethers wants checksummed or lowercase addresses; the encoders take any case. */
 function lowered(p: AmmVerificationParams): AmmVerificationParams {
-  return { ...p, verifier: p.verifier.toLowerCase(), tokenIn: p.tokenIn.toLowerCase(), tokenOut: p.tokenOut.toLowerCase() };
+  return {
+    ...p,
+    verifier: p.verifier.toLowerCase(),
+    tokenIn: p.tokenIn.toLowerCase(),
+    tokenOut: p.tokenOut.toLowerCase(),
+  };
 }
 
 /** Passed to viem as is, no cast: the typed data must type-check against viem's own types. */
@@ -106,12 +111,19 @@ describe('AmmVerification EIP-712', () => {
   it('behavior: the cached domain separator matches ethers and viem, ignores address case, and cannot be corrupted by a caller', () => {
     fc.assert(
       fc.property(fc.constantFrom(8453, 56, 4663), addressArb, (chainId, verifier) => {
-        const domain = { name: 'VerificationImpl', version: '1', chainId, verifyingContract: verifier.toLowerCase() as `0x${string}` };
+        const domain = {
+          name: 'VerificationImpl',
+          version: '1',
+          chainId,
+          verifyingContract: verifier.toLowerCase() as `0x${string}`,
+        };
         const expected = TypedDataEncoder.hashDomain(domain);
         const types = { EIP712Domain: getTypesForEIP712Domain({ domain }) };
         expect(expected).toBe(hashDomain({ domain, types } as unknown as Parameters<typeof hashDomain>[0]));
         expect(bytesToHex(ammVerificationDomainSeparator(chainId, verifier))).toBe(expected);
-        expect(bytesToHex(ammVerificationDomainSeparator(chainId, verifier.toUpperCase().replace('0X', '0x')))).toBe(expected);
+        expect(bytesToHex(ammVerificationDomainSeparator(chainId, verifier.toUpperCase().replace('0X', '0x')))).toBe(
+          expected,
+        );
       }),
       { ...RUNS, numRuns: 200 },
     );
@@ -136,6 +148,8 @@ describe('AmmVerification EIP-712', () => {
     expect(() => ammVerificationDigest({ ...FIXED, verifier: '0x1234' })).toThrow(/^address: /);
     expect(() => ammVerificationDigest({ ...FIXED, tokenIn: 'nope' })).toThrow(/^address: /);
     expect(() => ammVerificationTypedData({ ...FIXED, tokenOut: '0x1234' })).toThrow(/^tokenOut: /);
-    expect(() => ammVerificationDigest({ ...FIXED, timestampInMilisec: MAX_UINT256 + 1n })).toThrow('uint256: out of range');
+    expect(() => ammVerificationDigest({ ...FIXED, timestampInMilisec: MAX_UINT256 + 1n })).toThrow(
+      'uint256: out of range',
+    );
   });
 });

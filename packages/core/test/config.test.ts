@@ -13,11 +13,19 @@ const spec = {
 describe('loadConfig', () => {
   it('default: uses defaults and the required secret from the environment', () => {
     const cfg = loadConfig(spec, { env: { INTERNAL_TOKEN: 'token-from-env-123' }, file: {} });
-    expect(cfg).toEqual({ port: 8080, redisUrl: 'redis://127.0.0.1:6379', token: 'token-from-env-123', verbose: false });
+    expect(cfg).toEqual({
+      port: 8080,
+      redisUrl: 'redis://127.0.0.1:6379',
+      token: 'token-from-env-123',
+      verbose: false,
+    });
   });
 
   it('behavior: environment overrides the file, the file overrides defaults', () => {
-    const cfg = loadConfig(spec, { env: { PORT: '9000', INTERNAL_TOKEN: 'abcdefgh1' }, file: { port: 7000, verbose: true } });
+    const cfg = loadConfig(spec, {
+      env: { PORT: '9000', INTERNAL_TOKEN: 'abcdefgh1' },
+      file: { port: 7000, verbose: true },
+    });
     expect(cfg.port).toBe(9000);
     expect(cfg.verbose).toBe(true);
   });
@@ -32,7 +40,9 @@ describe('loadConfig', () => {
   });
 
   it('error: a missing required setting names it', () => {
-    expect(() => loadConfig(spec, { env: {}, file: {} })).toThrow(new ConfigError('INTERNAL_TOKEN (token): required: shared token'));
+    expect(() => loadConfig(spec, { env: {}, file: {} })).toThrow(
+      new ConfigError('INTERNAL_TOKEN (token): required: shared token'),
+    );
   });
 
   it('error: an invalid value names the setting and the value, but never a secret value', () => {
@@ -42,9 +52,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig(spec, { env: { REDIS_URL: 'http://x', INTERNAL_TOKEN: 'abcdefgh3' }, file: {} })).toThrow(
       'REDIS_URL (redisUrl): must use redis or rediss',
     );
-    const secretSpec = { key: settings.json('KEY', 'a secret json', undefined, () => { throw new ConfigError('bad'); }) };
+    const secretSpec = {
+      key: settings.json('KEY', 'a secret json', undefined, () => {
+        throw new ConfigError('bad');
+      }),
+    };
     try {
-      loadConfig({ ...secretSpec, s: { ...settings.secret('S', 'secret'), parse: () => { throw new ConfigError('bad'); } } }, { env: { KEY: '1', S: 'supersecretvalue' }, file: {} });
+      loadConfig(
+        {
+          ...secretSpec,
+          s: {
+            ...settings.secret('S', 'secret'),
+            parse: () => {
+              throw new ConfigError('bad');
+            },
+          },
+        },
+        { env: { KEY: '1', S: 'supersecretvalue' }, file: {} },
+      );
     } catch (err) {
       expect(String(err)).not.toContain('supersecretvalue');
     }
@@ -60,7 +85,12 @@ describe('parseChainDeployments', () => {
   const addr = (n: number) => '0x' + n.toString(16).padStart(40, '0');
   it('default: checksums addresses and keeps only declared fields (a stack file carries more)', () => {
     const out = parseChainDeployments({
-      '8453': { chainId: 8453, rpcUrl: 'http://127.0.0.1:8545', contracts: { router: addr(0xabc), helper: addr(2), verifier: addr(3) }, apiSigner: { privateKey: 'x' } },
+      '8453': {
+        chainId: 8453,
+        rpcUrl: 'http://127.0.0.1:8545',
+        contracts: { router: addr(0xabc), helper: addr(2), verifier: addr(3) },
+        apiSigner: { privateKey: 'x' },
+      },
     });
     expect(out[8453]).toEqual({
       chainId: 8453,
@@ -78,8 +108,12 @@ describe('parseChainDeployments', () => {
     const c = { router: addr(1), helper: addr(2), verifier: addr(3) };
     expect(() => parseChainDeployments({ '1': { chainId: 1, contracts: c } })).toThrow('chains.1: unknown chain');
     expect(() => parseChainDeployments({ '56': { chainId: 8453, contracts: c } })).toThrow('does not match its key');
-    expect(() => parseChainDeployments({ '56': { chainId: 56, contracts: { ...c, router: '0x12' } } })).toThrow('chains.56.contracts.router: not an address');
-    expect(() => parseChainDeployments({ '56': { chainId: 56, wsUrl: 'http://x', contracts: c } })).toThrow('chains.56/wsUrl');
+    expect(() => parseChainDeployments({ '56': { chainId: 56, contracts: { ...c, router: '0x12' } } })).toThrow(
+      'chains.56.contracts.router: not an address',
+    );
+    expect(() => parseChainDeployments({ '56': { chainId: 56, wsUrl: 'http://x', contracts: c } })).toThrow(
+      'chains.56/wsUrl',
+    );
   });
 });
 
@@ -101,8 +135,8 @@ describe('parseChainDeployments defaults from the chain registry', () => {
     expect(out[4663]!.contracts.multicall3).toBeUndefined();
   });
   it('error: a router the registry does not know must be configured', () => {
-    expect(() => parseChainDeployments({ '56': { chainId: 56, contracts: { helper: addr(2), verifier: addr(3) } } })).toThrow(
-      'chains.56.contracts.router: required (the chain registry has no default)',
-    );
+    expect(() =>
+      parseChainDeployments({ '56': { chainId: 56, contracts: { helper: addr(2), verifier: addr(3) } } }),
+    ).toThrow('chains.56.contracts.router: required (the chain registry has no default)');
   });
 });

@@ -19,9 +19,13 @@ describe('formatUnits', () => {
 
   it('behavior: agrees with viem for any value and decimals 0..36', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 80n), max: 10n ** 80n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
-        expect(formatUnits(value, decimals)).toBe(viemFormatUnits(value, decimals));
-      }),
+      fc.property(
+        fc.bigInt({ min: -(10n ** 80n), max: 10n ** 80n }),
+        fc.integer({ min: 0, max: 36 }),
+        (value, decimals) => {
+          expect(formatUnits(value, decimals)).toBe(viemFormatUnits(value, decimals));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -46,11 +50,15 @@ describe('parseUnits', () => {
 
   it('behavior: inverts formatUnits and agrees with viem', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 80n), max: 10n ** 80n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
-        const text = formatUnits(value, decimals);
-        expect(parseUnits(text, decimals)).toBe(value);
-        expect(parseUnits(text, decimals)).toBe(viemParseUnits(text, decimals));
-      }),
+      fc.property(
+        fc.bigInt({ min: -(10n ** 80n), max: 10n ** 80n }),
+        fc.integer({ min: 0, max: 36 }),
+        (value, decimals) => {
+          const text = formatUnits(value, decimals);
+          expect(parseUnits(text, decimals)).toBe(value);
+          expect(parseUnits(text, decimals)).toBe(viemParseUnits(text, decimals));
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -44,7 +44,9 @@ describe('http shell', () => {
   it('error: unknown route is 404 NOT_FOUND in the envelope', async () => {
     const res = await request(app()).get('/nope');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: 'no route for GET /nope', requestId: res.headers['x-request-id'] } });
+    expect(res.body).toEqual({
+      error: { code: 'NOT_FOUND', message: 'no route for GET /nope', requestId: res.headers['x-request-id'] },
+    });
   });
 
   it('error: wrong method is 405 with Allow', async () => {
@@ -58,7 +60,10 @@ describe('http shell', () => {
     const bad = await request(app()).post('/echo').set('Content-Type', 'application/json').send('{"a":');
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'INVALID_JSON', message: 'body: malformed JSON' });
-    const big = await request(app()).post('/echo').set('Content-Type', 'application/json').send(JSON.stringify({ a: 'x'.repeat(200) }));
+    const big = await request(app())
+      .post('/echo')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ a: 'x'.repeat(200) }));
     expect(big.status).toBe(413);
     expect(big.body.error.code).toBe('PAYLOAD_TOO_LARGE');
   });
@@ -79,7 +84,9 @@ describe('http shell', () => {
   it('behavior: /readyz is 503 when a check fails or hangs, 200 when all pass', async () => {
     const ok = await request(app({ redis: async () => undefined })).get('/readyz');
     expect(ok.status).toBe(200);
-    const bad = await request(app({ redis: () => new Promise(() => undefined), keys: async () => undefined })).get('/readyz');
+    const bad = await request(app({ redis: () => new Promise(() => undefined), keys: async () => undefined })).get(
+      '/readyz',
+    );
     expect(bad.status).toBe(503);
     expect(bad.body.checks).toEqual({ redis: 'fail: timeout', keys: 'ok' });
   });

@@ -13,6 +13,8 @@ describe('keccak256', () => {
   });
 
   it('default: the empty input has the well-known hash', () => {
-    expect(bytesToHex(keccak256(new Uint8Array()))).toBe('0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470');
+    expect(bytesToHex(keccak256(new Uint8Array()))).toBe(
+      '0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470',
+    );
   });
 });

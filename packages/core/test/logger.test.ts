@@ -37,7 +37,12 @@ describe('logger', () => {
 
   it('behavior: fields with secret-looking names are dropped whatever they hold', () => {
     const { lines, logger } = capture();
-    logger.info('cfg', { privateKey: 'short', apiKey: 'k', internalToken: 't', headers: { 'x-api-key': 'abc', accept: 'json' } });
+    logger.info('cfg', {
+      privateKey: 'short',
+      apiKey: 'k',
+      internalToken: 't',
+      headers: { 'x-api-key': 'abc', accept: 'json' },
+    });
     const line = JSON.parse(lines[0]!);
     expect(line.privateKey).toBe('[redacted]');
     expect(line.apiKey).toBe('[redacted]');
@@ -61,7 +66,11 @@ describe('logger field names', () => {
         cb();
       },
     });
-    createLogger({ service: 'test', stream }).info('pair', { tokenIn: '0xabc', quoteToken: '0xdef', internalToken: 'x' });
+    createLogger({ service: 'test', stream }).info('pair', {
+      tokenIn: '0xabc',
+      quoteToken: '0xdef',
+      internalToken: 'x',
+    });
     expect(JSON.parse(lines[0]!)).toMatchObject({ tokenIn: '0xabc', quoteToken: '0xdef', internalToken: '[redacted]' });
   });
 });

@@ -21,18 +21,30 @@ describe('levelsFromSamples: hand-computed examples', () => {
 
   it('behavior: an inexact price is rounded against the taker (asks up, bids down)', () => {
     // 3 base (18 dec) for 10 quote (6 dec): 3.333… quote per base
-    expect(levelsFromSamples('ask', [s(10n * E6, 3n * E18)], 18, 6)).toEqual([{ price: '3.333333333333333334', amount: '3' }]);
-    expect(levelsFromSamples('bid', [s(3n * E18, 10n * E6)], 18, 6)).toEqual([{ price: '3.333333333333333333', amount: '3' }]);
+    expect(levelsFromSamples('ask', [s(10n * E6, 3n * E18)], 18, 6)).toEqual([
+      { price: '3.333333333333333334', amount: '3' },
+    ]);
+    expect(levelsFromSamples('bid', [s(3n * E18, 10n * E6)], 18, 6)).toEqual([
+      { price: '3.333333333333333333', amount: '3' },
+    ]);
   });
 
   it('behavior: priceDecimals sets the price precision', () => {
-    expect(levelsFromSamples('ask', [s(10n * E6, 3n * E18)], 18, 6, { priceDecimals: 2 })).toEqual([{ price: '3.34', amount: '3' }]);
-    expect(levelsFromSamples('bid', [s(3n * E18, 10n * E6)], 18, 6, { priceDecimals: 0 })).toEqual([{ price: '3', amount: '3' }]);
+    expect(levelsFromSamples('ask', [s(10n * E6, 3n * E18)], 18, 6, { priceDecimals: 2 })).toEqual([
+      { price: '3.34', amount: '3' },
+    ]);
+    expect(levelsFromSamples('bid', [s(3n * E18, 10n * E6)], 18, 6, { priceDecimals: 0 })).toEqual([
+      { price: '3', amount: '3' },
+    ]);
   });
 
   it('behavior: WBTC (8) / USDC (6) on both sides', () => {
-    expect(levelsFromSamples('ask', [s(60000_123456n, 10n ** 8n)], 8, 6)).toEqual([{ price: '60000.123456', amount: '1' }]);
-    expect(levelsFromSamples('bid', [s(5n * 10n ** 7n, 30000n * E6)], 8, 6)).toEqual([{ price: '60000', amount: '0.5' }]);
+    expect(levelsFromSamples('ask', [s(60000_123456n, 10n ** 8n)], 8, 6)).toEqual([
+      { price: '60000.123456', amount: '1' },
+    ]);
+    expect(levelsFromSamples('bid', [s(5n * 10n ** 7n, 30000n * E6)], 8, 6)).toEqual([
+      { price: '60000', amount: '0.5' },
+    ]);
   });
 
   it('behavior: 18-decimal base and 18-decimal quote (USDT on chain 56)', () => {
@@ -152,7 +164,13 @@ function lastProductive(samples: readonly QuoteSample[]): QuoteSample {
   return last;
 }
 
-function checkAgainstLadder(side: BookSide, samples: QuoteSample[], baseDecimals: number, quoteDecimals: number, priceDecimals: number): void {
+function checkAgainstLadder(
+  side: BookSide,
+  samples: QuoteSample[],
+  baseDecimals: number,
+  quoteDecimals: number,
+  priceDecimals: number,
+): void {
   const levels = levelsFromSamples(side, samples, baseDecimals, quoteDecimals, { priceDecimals });
   const summary = summarizeLevels(levels, baseDecimals, quoteDecimals, { priceDecimals });
   const target = lastProductive(samples);
@@ -175,16 +193,26 @@ function checkAgainstLadder(side: BookSide, samples: QuoteSample[], baseDecimals
 describe('levelsFromSamples: properties', () => {
   it('property: amounts sum to the base of the last sample; Σ price·amount brackets its quote against the taker', () => {
     fc.assert(
-      fc.property(fc.constantFrom<BookSide>('bid', 'ask'), ladder, DECIMALS, DECIMALS, PRICE_DECIMALS, (side, samples, bd, qd, pd) => {
-        checkAgainstLadder(side, samples, bd, qd, pd);
-      }),
+      fc.property(
+        fc.constantFrom<BookSide>('bid', 'ask'),
+        ladder,
+        DECIMALS,
+        DECIMALS,
+        PRICE_DECIMALS,
+        (side, samples, bd, qd, pd) => {
+          checkAgainstLadder(side, samples, bd, qd, pd);
+        },
+      ),
       { numRuns: 400 },
     );
   });
 
   it('property: with every step productive, the sum is exactly the last sample (18/6, 8/6, 18/18, 6/18)', () => {
     const strict = fc
-      .array(fc.record({ dIn: fc.bigInt({ min: 1n, max: 10n ** 27n }), dOut: fc.bigInt({ min: 1n, max: 10n ** 27n }) }), { minLength: 1, maxLength: 10 })
+      .array(
+        fc.record({ dIn: fc.bigInt({ min: 1n, max: 10n ** 27n }), dOut: fc.bigInt({ min: 1n, max: 10n ** 27n }) }),
+        { minLength: 1, maxLength: 10 },
+      )
       .map((steps) => {
         let amountIn = 0n;
         let amountOut = 0n;
@@ -236,7 +264,9 @@ describe('levelsFromSamples: properties', () => {
           const last = samples[samples.length - 1]!;
           const bad = s(last.amountIn + 1n, last.amountOut - (drop > last.amountOut ? last.amountOut : drop));
           const after = tail.map((t) => s(t.amountIn + bad.amountIn, t.amountOut + last.amountOut));
-          expect(levelsFromSamples(side, [...samples, bad, ...after], 18, 6)).toEqual(levelsFromSamples(side, samples, 18, 6));
+          expect(levelsFromSamples(side, [...samples, bad, ...after], 18, 6)).toEqual(
+            levelsFromSamples(side, samples, 18, 6),
+          );
         },
       ),
       { numRuns: 200 },

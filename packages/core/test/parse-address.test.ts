@@ -15,7 +15,11 @@ function caught(fn: () => unknown): ApiError {
 
 function expect422(value: unknown, message: string): void {
   const err = caught(() => parseAddress('tokenIn', value));
-  expect({ code: err.code, status: err.status, message: err.message }).toEqual({ code: 'VALIDATION_ERROR', status: 422, message });
+  expect({ code: err.code, status: err.status, message: err.message }).toEqual({
+    code: 'VALIDATION_ERROR',
+    status: 422,
+    message,
+  });
 }
 
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
@@ -61,7 +65,9 @@ describe('parseAddress', () => {
   });
 
   it('behavior: the message names the field it was given', () => {
-    expect(caught(() => parseAddress('userAddress', 'x')).message).toBe('userAddress: must be a 0x-prefixed 20-byte hex address');
+    expect(caught(() => parseAddress('userAddress', 'x')).message).toBe(
+      'userAddress: must be a 0x-prefixed 20-byte hex address',
+    );
   });
 
   it('behavior: agrees with viem on every spelling of random addresses', () => {
@@ -78,7 +84,8 @@ describe('parseAddress', () => {
         if (letters.length === 0) return;
         const at = letters[pick % letters.length]!;
         const c = checksum[at]!;
-        const flipped = checksum.slice(0, at) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + checksum.slice(at + 1);
+        const flipped =
+          checksum.slice(0, at) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + checksum.slice(at + 1);
         const hex = flipped.slice(2);
         if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) {
           expect(parseAddress('a', flipped)).toBe(checksum);

@@ -32,9 +32,12 @@ describe('chainIdFromBody', () => {
     expect(chainIdFromBody(Number.MAX_SAFE_INTEGER + 1)).toBe(OUT_OF_RANGE_CHAIN_ID);
   });
 
-  it.each([['56'], [1.5], [null], [true], [{}], [[56]], [Number.NaN], [Number.POSITIVE_INFINITY]])('error: %p is not an integer', (value) => {
-    expect(caught(() => chainIdFromBody(value))).toEqual(v422('chainId: must be an integer'));
-  });
+  it.each([['56'], [1.5], [null], [true], [{}], [[56]], [Number.NaN], [Number.POSITIVE_INFINITY]])(
+    'error: %p is not an integer',
+    (value) => {
+      expect(caught(() => chainIdFromBody(value))).toEqual(v422('chainId: must be an integer'));
+    },
+  );
 
   it('error: negative', () => {
     expect(caught(() => chainIdFromBody(-1))).toEqual(v422('chainId: must be a non-negative integer'));
@@ -71,9 +74,14 @@ describe('chainIdFromQuery', () => {
     expect(caught(() => chainIdFromQuery(''))).toEqual(v422('chainId: must not be empty'));
   });
 
-  it.each(['+56', '-1', ' 56', '56 ', '5 6', '0x38', '56a', 'abc', '1.0', '1e3', '５６'])('error: %p is not ASCII digits', (value) => {
-    expect(caught(() => chainIdFromQuery(value))).toEqual(v422('chainId: must be a base-10 unsigned integer (ASCII digits only)'));
-  });
+  it.each(['+56', '-1', ' 56', '56 ', '5 6', '0x38', '56a', 'abc', '1.0', '1e3', '５６'])(
+    'error: %p is not ASCII digits',
+    (value) => {
+      expect(caught(() => chainIdFromQuery(value))).toEqual(
+        v422('chainId: must be a base-10 unsigned integer (ASCII digits only)'),
+      );
+    },
+  );
 
   it('error: repeated parameter', () => {
     expect(caught(() => chainIdFromQuery(['56', '56']))).toEqual(v422('chainId: must be given at most once'));

@@ -28,7 +28,9 @@ describe('parseFee', () => {
   });
 
   it.each(['010', '+1', ' 1', '1e3', '-0', '1.5', ''])('error: non-canonical %p', (value) => {
-    expect(message(() => parseFee(value))).toBe('fee: must be a canonical base-10 integer string (digits only, no sign, no leading zeros)');
+    expect(message(() => parseFee(value))).toBe(
+      'fee: must be a canonical base-10 integer string (digits only, no sign, no leading zeros)',
+    );
   });
 
   it('error: a JSON number is not accepted', () => {

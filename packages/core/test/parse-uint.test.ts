@@ -41,9 +41,15 @@ describe('parseUintString', () => {
   });
 
   it('error: out of range names the range, with 2^256-1 spelled short', () => {
-    expect(message(() => parseUintString('amountIn', '0', { min: 1n, max: UINT256_MAX }))).toBe('amountIn: must be between 1 and 2^256-1');
-    expect(message(() => parseUintString('amountIn', (UINT256_MAX + 1n).toString(), FULL))).toBe('amountIn: must be between 0 and 2^256-1');
-    expect(message(() => parseUintString('fee', '10001', { min: 0n, max: 10000n }))).toBe('fee: must be between 0 and 10000');
+    expect(message(() => parseUintString('amountIn', '0', { min: 1n, max: UINT256_MAX }))).toBe(
+      'amountIn: must be between 1 and 2^256-1',
+    );
+    expect(message(() => parseUintString('amountIn', (UINT256_MAX + 1n).toString(), FULL))).toBe(
+      'amountIn: must be between 0 and 2^256-1',
+    );
+    expect(message(() => parseUintString('fee', '10001', { min: 0n, max: 10000n }))).toBe(
+      'fee: must be between 0 and 10000',
+    );
   });
 
   it('behavior: bounds are inclusive', () => {
@@ -54,7 +60,9 @@ describe('parseUintString', () => {
   });
 
   it('behavior: a very long digit string is out of range, not a crash', () => {
-    expect(message(() => parseUintString('amountIn', '9'.repeat(20_000), FULL))).toBe('amountIn: must be between 0 and 2^256-1');
+    expect(message(() => parseUintString('amountIn', '9'.repeat(20_000), FULL))).toBe(
+      'amountIn: must be between 0 and 2^256-1',
+    );
   });
 
   it('behavior: round-trips every uint256 through its decimal string', () => {

@@ -25,23 +25,44 @@ describe('createRedis with a Cluster URL', () => {
       children.push(
         spawn(
           'redis-server',
-          ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `${dir}/nodes.conf`, '--save', '', '--appendonly', 'no', '--dir', dir],
+          [
+            '--port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `${dir}/nodes.conf`,
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+            '--dir',
+            dir,
+          ],
           { stdio: 'ignore' },
         ),
       );
     }
     await Promise.all(ports.map((p) => waitForPort(p)));
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      {
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     if (create.status !== 0) throw new Error(`cluster create failed: ${create.stdout} ${create.stderr}`);
   }, 60_000);
 
   afterAll(() => stopAll(children));
 
-  it('behavior: commands reach the right master; one chain\'s keys share a slot (hash tag)', async () => {
-    const client = createRedis(`redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, { name: 'cluster-test' });
+  it("behavior: commands reach the right master; one chain's keys share a slot (hash tag)", async () => {
+    const client = createRedis(`redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, {
+      name: 'cluster-test',
+    });
     expect(client).toBeInstanceOf(Cluster);
     try {
       await redisReady(client, 15_000);

@@ -16,11 +16,18 @@ describe('createRedis with a Sentinel URL', () => {
   beforeAll(async () => {
     const masterPort = await freePort();
     sentinelPort = await freePort();
-    children.push(spawn('redis-server', ['--port', String(masterPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' }));
+    children.push(
+      spawn('redis-server', ['--port', String(masterPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      }),
+    );
     await waitForPort(masterPort);
     // Sentinel rewrites its config file, so it must be a writable file of its own.
     const conf = path.join(mkdtempSync(path.join(tmpdir(), 'sentinel-')), 'sentinel.conf');
-    writeFileSync(conf, `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor pmm-master 127.0.0.1 ${masterPort} 1\n`);
+    writeFileSync(
+      conf,
+      `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor pmm-master 127.0.0.1 ${masterPort} 1\n`,
+    );
     children.push(spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
     await waitForPort(sentinelPort);
   });

@@ -122,21 +122,26 @@ describe('secp256k1 signer', () => {
     const bare = key.slice(2);
     const signers = (['libsecp256k1', 'noble'] as SignerBackend[]).map((b) => createDigestSigner(key, { backend: b }));
 
-    it.each(signers.map((s) => [s.backend, s]))('behavior: %s signer shows only address and backend', (_name, signer) => {
-      expect(Object.keys(signer).sort()).toEqual(['address', 'backend', 'sign']);
-      expect(JSON.parse(JSON.stringify(signer))).toEqual({ address: signer.address, backend: signer.backend });
-      const views = [
-        JSON.stringify(signer),
-        String(signer),
-        inspect(signer),
-        inspect(signer, { showHidden: true, depth: Infinity, customInspect: false, getters: true }),
-        JSON.stringify(Object.getOwnPropertyNames(signer).map((n) => String((signer as unknown as Record<string, unknown>)[n]))),
-      ];
-      for (const text of views) {
-        expect(text.toLowerCase()).not.toContain(bare.toLowerCase());
-      }
-      expect(Object.isFrozen(signer)).toBe(true);
-    });
+    it.each(signers.map((s) => [s.backend, s]))(
+      'behavior: %s signer shows only address and backend',
+      (_name, signer) => {
+        expect(Object.keys(signer).sort()).toEqual(['address', 'backend', 'sign']);
+        expect(JSON.parse(JSON.stringify(signer))).toEqual({ address: signer.address, backend: signer.backend });
+        const views = [
+          JSON.stringify(signer),
+          String(signer),
+          inspect(signer),
+          inspect(signer, { showHidden: true, depth: Infinity, customInspect: false, getters: true }),
+          JSON.stringify(
+            Object.getOwnPropertyNames(signer).map((n) => String((signer as unknown as Record<string, unknown>)[n])),
+          ),
+        ];
+        for (const text of views) {
+          expect(text.toLowerCase()).not.toContain(bare.toLowerCase());
+        }
+        expect(Object.isFrozen(signer)).toBe(true);
+      },
+    );
   });
 
   describe('bad keys are rejected without echoing them', () => {
@@ -170,7 +175,9 @@ describe('secp256k1 signer', () => {
 
     it('error: a non-string key and an unknown backend', () => {
       expect(() => createDigestSigner(1234 as unknown as string)).toThrow('private key: expected a hex string');
-      expect(() => createDigestSigner(testKey('6'), { backend: 'elliptic' as SignerBackend })).toThrow('secp256k1: unknown backend');
+      expect(() => createDigestSigner(testKey('6'), { backend: 'elliptic' as SignerBackend })).toThrow(
+        'secp256k1: unknown backend',
+      );
     });
   });
 
@@ -179,7 +186,9 @@ describe('secp256k1 signer', () => {
       const signer = createDigestSigner(testKey('7'), { backend });
       expect(() => signer.sign(new Uint8Array(31))).toThrow('sign: digest must be 32 bytes');
       expect(() => signer.sign(new Uint8Array(33))).toThrow('sign: digest must be 32 bytes');
-      expect(() => signer.sign(`0x${'00'.repeat(32)}` as unknown as Uint8Array)).toThrow('sign: digest must be 32 bytes');
+      expect(() => signer.sign(`0x${'00'.repeat(32)}` as unknown as Uint8Array)).toThrow(
+        'sign: digest must be 32 bytes',
+      );
     }
   });
 });

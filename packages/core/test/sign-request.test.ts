@@ -32,7 +32,14 @@ const without = (name: string) => {
 
 describe('parseSignRequest: success', () => {
   it('default: chain 8453, minAmountOut 0, no amountIn', () => {
-    expect(parseSignRequest(valid(), V2)).toEqual({ chainId: 8453, tokenIn: WETH, tokenOut: USDC, fee: 30n, userAddress: USER, minAmountOut: 0n });
+    expect(parseSignRequest(valid(), V2)).toEqual({
+      chainId: 8453,
+      tokenIn: WETH,
+      tokenOut: USDC,
+      fee: 30n,
+      userAddress: USER,
+      minAmountOut: 0n,
+    });
     expect('amountIn' in parseSignRequest(valid(), V2)).toBe(false);
   });
 
@@ -57,7 +64,7 @@ describe('parseSignRequest: success', () => {
     });
   });
 
-  it('behavior: chainId 0 means 8453; unserved chains are not this parser\'s concern', () => {
+  it("behavior: chainId 0 means 8453; unserved chains are not this parser's concern", () => {
     expect(parseSignRequest(withField({ chainId: 0 }), V2).chainId).toBe(8453);
     expect(parseSignRequest(withField({ chainId: 56 }), V2).chainId).toBe(56);
     expect(parseSignRequest(withField({ chainId: 1 }), V2).chainId).toBe(1);
@@ -84,10 +91,12 @@ describe('parseSignRequest: success', () => {
 
   it('behavior: minAmountOut boundaries 0 and 2^256-1 accepted', () => {
     expect(parseSignRequest(withField({ amountIn: '1', minAmountOut: '0' }), V2).minAmountOut).toBe(0n);
-    expect(parseSignRequest(withField({ amountIn: '1', minAmountOut: UINT256_MAX.toString() }), V2).minAmountOut).toBe(UINT256_MAX);
+    expect(parseSignRequest(withField({ amountIn: '1', minAmountOut: UINT256_MAX.toString() }), V2).minAmountOut).toBe(
+      UINT256_MAX,
+    );
   });
 
-  it('behavior: minAmountOut without amountIn is validated and returned (its use is the caller\'s)', () => {
+  it("behavior: minAmountOut without amountIn is validated and returned (its use is the caller's)", () => {
     expect(parseSignRequest(withField({ minAmountOut: '5' }), V2).minAmountOut).toBe(5n);
     expect(fails(withField({ minAmountOut: '05' }))).toEqual(
       v422('minAmountOut: must be a canonical base-10 integer string (digits only, no sign, no leading zeros)'),
@@ -101,14 +110,21 @@ describe('parseSignRequest: success', () => {
 });
 
 describe('parseSignRequest: 400 INVALID_JSON', () => {
-  it.each([[undefined], [null], [[]], [[valid()]], ['{}'], [''], [42], [true], [new Date(0)]])('error: body %p', (body) => {
-    expect(fails(body)).toEqual({ code: 'INVALID_JSON', status: 400, message: 'request body must be a JSON object' });
-  });
+  it.each([[undefined], [null], [[]], [[valid()]], ['{}'], [''], [42], [true], [new Date(0)]])(
+    'error: body %p',
+    (body) => {
+      expect(fails(body)).toEqual({ code: 'INVALID_JSON', status: 400, message: 'request body must be a JSON object' });
+    },
+  );
 });
 
 describe('parseSignRequest: 400 UNSUPPORTED_FIELD', () => {
   it('error: an unknown field is named', () => {
-    expect(fails(withField({ slippage: '1' }))).toEqual({ code: 'UNSUPPORTED_FIELD', status: 400, message: 'slippage: unsupported field' });
+    expect(fails(withField({ slippage: '1' }))).toEqual({
+      code: 'UNSUPPORTED_FIELD',
+      status: 400,
+      message: 'slippage: unsupported field',
+    });
   });
 
   it('error: the first unknown field in body order is named', () => {
@@ -117,7 +133,9 @@ describe('parseSignRequest: 400 UNSUPPORTED_FIELD', () => {
 
   it('error: inherited property names are not fields', () => {
     expect(fails(withField({ constructor: 'x' })).message).toBe('constructor: unsupported field');
-    expect(fails(JSON.parse(`{"__proto__": {"x": 1}, "tokenIn": "${WETH}"}`)).message).toBe('__proto__: unsupported field');
+    expect(fails(JSON.parse(`{"__proto__": {"x": 1}, "tokenIn": "${WETH}"}`)).message).toBe(
+      '__proto__: unsupported field',
+    );
   });
 
   it('error: field names are case-sensitive', () => {
@@ -125,7 +143,11 @@ describe('parseSignRequest: 400 UNSUPPORTED_FIELD', () => {
   });
 
   it('error: chainId on legacy /v1, whatever its value', () => {
-    const expected = { code: 'UNSUPPORTED_FIELD', status: 400, message: 'chainId: unsupported field (this endpoint serves chain 8453 only)' };
+    const expected = {
+      code: 'UNSUPPORTED_FIELD',
+      status: 400,
+      message: 'chainId: unsupported field (this endpoint serves chain 8453 only)',
+    };
     expect(fails(withField({ chainId: 8453 }), V1)).toEqual(expected);
     expect(fails(withField({ chainId: 'x' }), V1)).toEqual(expected);
   });
@@ -191,7 +213,9 @@ describe('parseSignRequest: 422 VALIDATION_ERROR', () => {
   it('error: mixed case with a bad checksum; uppercase and lowercase are fine', () => {
     const badChecksum = USDC.replace('fCD6', 'FCD6');
     expect(fails(withField({ tokenOut: badChecksum }))).toEqual(v422('tokenOut: invalid checksum'));
-    expect(fails(withField({ userAddress: USER.replace('f39F', 'F39F') }))).toEqual(v422('userAddress: invalid checksum'));
+    expect(fails(withField({ userAddress: USER.replace('f39F', 'F39F') }))).toEqual(
+      v422('userAddress: invalid checksum'),
+    );
     expect(parseSignRequest(withField({ tokenOut: `0x${USDC.slice(2).toUpperCase()}` }), V2).tokenOut).toBe(USDC);
   });
 
@@ -234,7 +258,10 @@ describe('parseSignRequest: 422 VALIDATION_ERROR', () => {
         ['fee', 'fee: must be between 0 and 10000'],
         ['userAddress', 'userAddress: zero address not allowed'],
         ['amountIn', 'amountIn: must be between 1 and 2^256-1'],
-        ['minAmountOut', 'minAmountOut: must be a canonical base-10 integer string (digits only, no sign, no leading zeros)'],
+        [
+          'minAmountOut',
+          'minAmountOut: must be a canonical base-10 integer string (digits only, no sign, no leading zeros)',
+        ],
       ];
       // Fix the fields one by one: each time the next field in order is the one reported.
       const body: Record<string, unknown> = { ...bad };
@@ -252,7 +279,9 @@ describe('parseSignRequest: 422 VALIDATION_ERROR', () => {
     });
 
     it('behavior: tokenIn == tokenOut comes after all per-field errors', () => {
-      expect(fails(withField({ tokenOut: WETH, amountIn: '0' }))).toEqual(v422('amountIn: must be between 1 and 2^256-1'));
+      expect(fails(withField({ tokenOut: WETH, amountIn: '0' }))).toEqual(
+        v422('amountIn: must be between 1 and 2^256-1'),
+      );
     });
   });
 });
@@ -260,7 +289,15 @@ describe('parseSignRequest: 422 VALIDATION_ERROR', () => {
 describe('SIGN_REQUEST_SCHEMA', () => {
   it('behavior: rejects unknown fields and lists exactly the spec fields, in validation order', () => {
     expect(SIGN_REQUEST_SCHEMA.additionalProperties).toBe(false);
-    expect(Object.keys(SIGN_REQUEST_SCHEMA.properties)).toEqual(['chainId', 'tokenIn', 'tokenOut', 'fee', 'userAddress', 'amountIn', 'minAmountOut']);
+    expect(Object.keys(SIGN_REQUEST_SCHEMA.properties)).toEqual([
+      'chainId',
+      'tokenIn',
+      'tokenOut',
+      'fee',
+      'userAddress',
+      'amountIn',
+      'minAmountOut',
+    ]);
     expect([...SIGN_REQUEST_SCHEMA.required]).toEqual(['tokenIn', 'tokenOut', 'fee', 'userAddress']);
   });
 

@@ -39,16 +39,30 @@ describe('signSwapQuote', () => {
           const out = signSwapQuote(signer, f);
 
           const digest = keccak256(
-            encodeAbiParameters(digestTypes, [a(f.tokenIn), a(f.tokenOut), f.timestamp, f.fee, f.originRate, a(f.userAddress)]),
+            encodeAbiParameters(digestTypes, [
+              a(f.tokenIn),
+              a(f.tokenOut),
+              f.timestamp,
+              f.fee,
+              f.originRate,
+              a(f.userAddress),
+            ]),
           );
           expect(out.digest).toBe(digest);
           expect(out.signature).toBe(await viemSign({ hash: digest, privateKey: key as `0x${string}`, to: 'hex' }));
-          expect(await recoverAddress({ hash: digest, signature: out.signature as `0x${string}` })).toBe(signer.address);
+          expect(await recoverAddress({ hash: digest, signature: out.signature as `0x${string}` })).toBe(
+            signer.address,
+          );
           expect(out.verificationData).toBe(
             encodeAbiParameters(vdTypes, [f.fee, f.originRate, a(f.userAddress), out.signature as `0x${string}`]),
           );
           const [fee, originRate, user, sig] = decodeAbiParameters(vdTypes, out.verificationData as `0x${string}`);
-          expect([fee, originRate, user.toLowerCase(), sig]).toEqual([f.fee, f.originRate, a(f.userAddress), out.signature]);
+          expect([fee, originRate, user.toLowerCase(), sig]).toEqual([
+            f.fee,
+            f.originRate,
+            a(f.userAddress),
+            out.signature,
+          ]);
         }),
         // The native path runs the full 1,000 cases. noble is ~10 ms per case here (key
         // derivation + signing in pure JS); its byte-equality with the native backend and
@@ -61,7 +75,14 @@ describe('signSwapQuote', () => {
   it('behavior: fixed vector (derived key; equal to what viem computes)', async () => {
     const key = testKey('1');
     const digest = keccak256(
-      encodeAbiParameters(digestTypes, [a(FIXED.tokenIn), a(FIXED.tokenOut), FIXED.timestamp, FIXED.fee, FIXED.originRate, a(FIXED.userAddress)]),
+      encodeAbiParameters(digestTypes, [
+        a(FIXED.tokenIn),
+        a(FIXED.tokenOut),
+        FIXED.timestamp,
+        FIXED.fee,
+        FIXED.originRate,
+        a(FIXED.userAddress),
+      ]),
     );
     const signature = await viemSign({ hash: digest, privateKey: key, to: 'hex' });
     /** Computed once with viem; the lines above re-check them against viem. */
@@ -72,7 +93,11 @@ describe('signSwapQuote', () => {
       verificationData:
         '0x000000000000000000000000000000000000000000000000000000000000001e000000000000000000000000000000000000000000000000000000000000000000000000000000000000000070997970c51812dc3a010c7d01b50e0d17dc79c8000000000000000000000000000000000000000000000000000000000000008000000000000000000000000000000000000000000000000000000000000000414cb66ea0f4fe12aa3692a7b306f4e8bf88b4fb9b1be139447df875930d845c5a4b82f60822b31dd3700b2f3acf50beba818d984d36d28da9bf3fb18d682a3f191b00000000000000000000000000000000000000000000000000000000000000',
     };
-    expect({ digest, signature, verificationData: encodeAbiParameters(vdTypes, [30n, 0n, a(FIXED.userAddress), signature]) }).toEqual(expected);
+    expect({
+      digest,
+      signature,
+      verificationData: encodeAbiParameters(vdTypes, [30n, 0n, a(FIXED.userAddress), signature]),
+    }).toEqual(expected);
     for (const backend of ['libsecp256k1', 'noble'] as const) {
       expect(signSwapQuote(createDigestSigner(key, { backend }), FIXED)).toEqual(expected);
     }
@@ -80,8 +105,19 @@ describe('signSwapQuote', () => {
 
   it('error: a field that cannot be encoded is ENCODING_FAILED and the signer is not called', () => {
     let calls = 0;
-    const signer: DigestSigner = { address: '0x0', backend: 'noble', sign: () => { calls++; return new Uint8Array(65); } };
-    for (const f of [{ ...FIXED, fee: -1n }, { ...FIXED, originRate: MAX_UINT256 + 1n }, { ...FIXED, userAddress: '0x12' }]) {
+    const signer: DigestSigner = {
+      address: '0x0',
+      backend: 'noble',
+      sign: () => {
+        calls++;
+        return new Uint8Array(65);
+      },
+    };
+    for (const f of [
+      { ...FIXED, fee: -1n },
+      { ...FIXED, originRate: MAX_UINT256 + 1n },
+      { ...FIXED, userAddress: '0x12' },
+    ]) {
       let caught: unknown;
       try {
         signSwapQuote(signer, f);
@@ -96,7 +132,13 @@ describe('signSwapQuote', () => {
   });
 
   it('error: a failing signer is SIGNING_FAILED', () => {
-    const signer: DigestSigner = { address: '0x0', backend: 'noble', sign: () => { throw new Error('hsm unavailable'); } };
+    const signer: DigestSigner = {
+      address: '0x0',
+      backend: 'noble',
+      sign: () => {
+        throw new Error('hsm unavailable');
+      },
+    };
     let caught: unknown;
     try {
       signSwapQuote(signer, FIXED);

@@ -57,7 +57,14 @@ describe('swap calldata', () => {
       fc.property(argsArb, (x) => {
         const ours = encodeSwapCalldata(x);
         expect(ours).toBe(
-          ethersRouter.encodeFunctionData('swap', [a(x.tokenIn), x.amountIn, a(x.tokenOut), x.minAmountOut, x.quoteTimestamp, a(x.verificationData)]),
+          ethersRouter.encodeFunctionData('swap', [
+            a(x.tokenIn),
+            x.amountIn,
+            a(x.tokenOut),
+            x.minAmountOut,
+            x.quoteTimestamp,
+            a(x.verificationData),
+          ]),
         );
         expect(ours).toBe(viemCalldata(x));
       }),
@@ -78,9 +85,13 @@ describe('swap calldata', () => {
   it('error: bad numbers, addresses or hex throw', () => {
     expect(() => encodeSwapCalldata({ ...FIXED, amountIn: MAX_UINT256 + 1n })).toThrow('uint256: out of range');
     expect(() => encodeSwapCalldata({ ...FIXED, minAmountOut: -1n })).toThrow('uint256: out of range');
-    expect(() => encodeSwapCalldata({ ...FIXED, tokenOut: '0x833589fcd6edb6e08f4c7c32d4f71b54bda0291' })).toThrow(/^address: /);
+    expect(() => encodeSwapCalldata({ ...FIXED, tokenOut: '0x833589fcd6edb6e08f4c7c32d4f71b54bda0291' })).toThrow(
+      /^address: /,
+    );
     expect(() => encodeSwapCalldata({ ...FIXED, verificationData: '0x0' })).toThrow('hex: odd number of digits');
-    expect(() => encodeSwapCalldata({ ...FIXED, verificationData: FIXED.verificationData.slice(2) })).toThrow('hex: expected a 0x-prefixed string');
+    expect(() => encodeSwapCalldata({ ...FIXED, verificationData: FIXED.verificationData.slice(2) })).toThrow(
+      'hex: expected a 0x-prefixed string',
+    );
     expect(() => encodeSwapCalldata({ ...FIXED, verificationData: '0xzz' })).toThrow('hex: invalid hex digit');
   });
 });

@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { AbiCoder, keccak256 as ethersKeccak } from 'ethers';
 import { encodeAbiParameters, keccak256, parseAbiParameters } from 'viem';
 import { bytesToHex } from '../src/abi-words';
-import { SWAP_DIGEST_PREIMAGE_BYTES, encodeSwapDigestPreimage, swapDigest, type SwapQuoteFields } from '../src/swap-digest';
+import {
+  SWAP_DIGEST_PREIMAGE_BYTES,
+  encodeSwapDigestPreimage,
+  swapDigest,
+  type SwapQuoteFields,
+} from '../src/swap-digest';
 import { MAX_UINT256, RUNS, addressArb, uint256Arb } from './support/eth-arbitraries';
 
 const coder = AbiCoder.defaultAbiCoder();
@@ -19,12 +24,26 @@ const fieldsArb: fc.Arbitrary<SwapQuoteFields> = fc.record({
 });
 
 function ethersPreimage(f: SwapQuoteFields): string {
-  return coder.encode(TYPES, [f.tokenIn.toLowerCase(), f.tokenOut.toLowerCase(), f.timestamp, f.fee, f.originRate, f.userAddress.toLowerCase()]);
+  return coder.encode(TYPES, [
+    f.tokenIn.toLowerCase(),
+    f.tokenOut.toLowerCase(),
+    f.timestamp,
+    f.fee,
+    f.originRate,
+    f.userAddress.toLowerCase(),
+  ]);
 }
 
 function viemPreimage(f: SwapQuoteFields): `0x${string}` {
   const a = (s: string): `0x${string}` => s.toLowerCase() as `0x${string}`;
-  return encodeAbiParameters(viemTypes, [a(f.tokenIn), a(f.tokenOut), f.timestamp, f.fee, f.originRate, a(f.userAddress)]);
+  return encodeAbiParameters(viemTypes, [
+    a(f.tokenIn),
+    a(f.tokenOut),
+    f.timestamp,
+    f.fee,
+    f.originRate,
+    a(f.userAddress),
+  ]);
 }
 
 const FIXED: SwapQuoteFields = {
@@ -87,7 +106,9 @@ describe('swapDigest', () => {
   it('error: an out-of-range number or a malformed address throws', () => {
     expect(() => swapDigest({ ...FIXED, fee: -1n })).toThrow('uint256: out of range');
     expect(() => swapDigest({ ...FIXED, originRate: MAX_UINT256 + 1n })).toThrow('uint256: out of range');
-    expect(() => swapDigest({ ...FIXED, timestamp: 1_700_000_000 as unknown as bigint })).toThrow('uint256: expected a bigint');
+    expect(() => swapDigest({ ...FIXED, timestamp: 1_700_000_000 as unknown as bigint })).toThrow(
+      'uint256: expected a bigint',
+    );
     expect(() => swapDigest({ ...FIXED, userAddress: '0x1234' })).toThrow(/^address: /);
   });
 });

@@ -57,7 +57,8 @@ describe('verificationData', () => {
 
   it('error: decoding rejects every non-canonical or truncated form', () => {
     const good = FIXED_VERIFICATION_DATA.slice(2);
-    const at = (byte: number, value: string) => `0x${good.slice(0, byte * 2)}${value}${good.slice(byte * 2 + value.length)}`;
+    const at = (byte: number, value: string) =>
+      `0x${good.slice(0, byte * 2)}${value}${good.slice(byte * 2 + value.length)}`;
     const cases: Array<[string, RegExp]> = [
       ['0x', /too short/],
       [FIXED_VERIFICATION_DATA.slice(0, -64), /length/], // last data word cut

@@ -14,7 +14,16 @@ import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, { command?: string[]; environment?: Record<string, string>; ports?: string[]; healthcheck?: { test: string[] }; profiles?: string[] }>;
+  services: Record<
+    string,
+    {
+      command?: string[];
+      environment?: Record<string, string>;
+      ports?: string[];
+      healthcheck?: { test: string[] };
+      profiles?: string[];
+    }
+  >;
 };
 
 type Spec = Record<string, { env: string; secret?: boolean }>;
@@ -51,23 +60,30 @@ describe('docker-compose.yml', () => {
 
   it('default: defines redis, signer, gateway, one indexer per chain and the devnet under a profile', () => {
     const names = entries.map(([name]) => name).sort();
-    expect(names).toEqual(['devnet', 'gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'redis', 'signer'].sort());
+    expect(names).toEqual(
+      ['devnet', 'gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'redis', 'signer'].sort(),
+    );
     expect(compose.services.devnet!.profiles).toEqual(['devnet']);
   });
 
-  it.each(entries.filter(([name]) => name !== 'redis'))('behavior: %s runs a built entry point and sets only variables it reads', (_name, svc) => {
-    const command = svc.command ?? ['node', 'services/gateway/dist/main.js'];
-    expect(command[0]).toBe('node');
-    const program = command[1]!;
-    expect(existsSync(sourceOf(program))).toBe(true);
-    const known = programs[program];
-    expect(known).toBeDefined();
-    const unknown = Object.keys(svc.environment ?? {}).filter((name) => !known!.has(name));
-    expect(unknown).toEqual([]);
-  });
+  it.each(entries.filter(([name]) => name !== 'redis'))(
+    'behavior: %s runs a built entry point and sets only variables it reads',
+    (_name, svc) => {
+      const command = svc.command ?? ['node', 'services/gateway/dist/main.js'];
+      expect(command[0]).toBe('node');
+      const program = command[1]!;
+      expect(existsSync(sourceOf(program))).toBe(true);
+      const known = programs[program];
+      expect(known).toBeDefined();
+      const unknown = Object.keys(svc.environment ?? {}).filter((name) => !known!.has(name));
+      expect(unknown).toEqual([]);
+    },
+  );
 
   it('behavior: every indexer service names its own chain, and every chain has one', () => {
-    const chains = entries.filter(([n]) => n.startsWith('indexer-')).map(([n, s]) => [n.slice('indexer-'.length), s.environment?.CHAIN_ID]);
+    const chains = entries
+      .filter(([n]) => n.startsWith('indexer-'))
+      .map(([n, s]) => [n.slice('indexer-'.length), s.environment?.CHAIN_ID]);
     for (const [fromName, fromEnv] of chains) expect(fromEnv).toBe(fromName);
     expect(chains.map(([id]) => Number(id)).sort()).toEqual([...KNOWN_CHAIN_IDS].sort());
   });

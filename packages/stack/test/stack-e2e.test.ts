@@ -87,7 +87,15 @@ describe('the stack started as the README says', () => {
   });
 
   it('behavior: announces each part as it becomes ready, then the URL, a key and curl examples', () => {
-    for (const part of ['redis ready', 'chain 8453 ready', 'chain 56 ready', 'chain 4663 ready', 'indexer 8453 ready', 'signer ready', 'gateway ready'])
+    for (const part of [
+      'redis ready',
+      'chain 8453 ready',
+      'chain 56 ready',
+      'chain 4663 ready',
+      'indexer 8453 ready',
+      'signer ready',
+      'gateway ready',
+    ])
       expect(output).toContain(part);
     expect(output).toMatch(/Development API key .*: pmm_dev_/);
     expect(output).toContain("curl -s -H 'X-API-KEY:");

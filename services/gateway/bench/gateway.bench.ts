@@ -18,7 +18,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
-import { SERVICE_NODE_FLAGS, createLogger, createRedis, listen, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import {
+  SERVICE_NODE_FLAGS,
+  createLogger,
+  createRedis,
+  listen,
+  redisKeys,
+  redisReady,
+  type RedisClient,
+} from '@pmm/core';
 import { createApp, generateApiKey, hashApiKey } from '@pmm/gateway';
 import { loadSignerConfig, startSigner } from '@pmm/signer';
 

@@ -45,11 +45,13 @@ export const privateKeyArb: fc.Arbitrary<string> = fc
  * Any 32-byte digest. Values ≥ N (which keccak essentially never yields, but signers must
  * treat as digest mod N, per RFC 6979) and the edges are drawn on purpose.
  */
-export const digestArb: fc.Arbitrary<Uint8Array> = fc.oneof(
-  { arbitrary: fc.constantFrom(0n, 1n, CURVE_ORDER - 1n, CURVE_ORDER, MAX_UINT256), weight: 1 },
-  { arbitrary: fc.bigInt({ min: CURVE_ORDER, max: MAX_UINT256 }), weight: 1 },
-  { arbitrary: fc.bigInt({ min: 0n, max: MAX_UINT256 }), weight: 8 },
-).map((v) => Uint8Array.from(Buffer.from(toWord(v), 'hex')));
+export const digestArb: fc.Arbitrary<Uint8Array> = fc
+  .oneof(
+    { arbitrary: fc.constantFrom(0n, 1n, CURVE_ORDER - 1n, CURVE_ORDER, MAX_UINT256), weight: 1 },
+    { arbitrary: fc.bigInt({ min: CURVE_ORDER, max: MAX_UINT256 }), weight: 1 },
+    { arbitrary: fc.bigInt({ min: 0n, max: MAX_UINT256 }), weight: 8 },
+  )
+  .map((v) => Uint8Array.from(Buffer.from(toWord(v), 'hex')));
 
 /** A test key derived from a label (never a pasted key). */
 export function testKey(label: string): `0x${string}` {

@@ -12,7 +12,11 @@ type Spec = Record<string, Setting<unknown>>;
 
 function table(spec: Spec): string {
   const rows = Object.entries(spec).map(([name, s]) => {
-    const def = s.secret ? '*(secret)*' : 'default' in s ? `\`${JSON.stringify(s.default, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}\`` : '**required**';
+    const def = s.secret
+      ? '*(secret)*'
+      : 'default' in s
+        ? `\`${JSON.stringify(s.default, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}\``
+        : '**required**';
     const env = s.secret ? `\`${s.env}\` / \`${s.env}_FILE\`` : `\`${s.env}\``;
     return `| ${env} | \`${name}\` | ${def} | ${s.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`;
   });
@@ -58,8 +62,7 @@ ${table(SIGNER_SETTINGS as Spec)}
 
 Per served chain \`<id>\` (8453, 56, 4663):
 
-${table(chainSettings(8453))
-  .replace(/8453/g, '<id>')}
+${table(chainSettings(8453)).replace(/8453/g, '<id>')}
 
 ## Indexer (\`services/indexer\`, one process per chain)
 
