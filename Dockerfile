@@ -10,6 +10,7 @@ COPY packages/contracts/package.json packages/contracts/
 COPY packages/devnet/package.json packages/devnet/
 COPY packages/client/package.json packages/client/
 COPY packages/stack/package.json packages/stack/
+COPY packages/testkit/package.json packages/testkit/
 COPY services/signer/package.json services/signer/
 COPY services/indexer/package.json services/indexer/
 COPY services/gateway/package.json services/gateway/

@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Cluster } from 'ioredis';
-import { freePort, stopAll, waitForPort } from './support/private-redis-servers';
+import { freePort, stopAll, waitForPort } from '@pmm/testkit';
 import { createRedis, redisKeys, redisReady } from '@pmm/core';
 
 describe('createRedis with a Cluster URL', () => {

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, stopAll, waitForPort } from './support/private-redis-servers';
+import { freePort, stopAll, waitForPort } from '@pmm/testkit';
 import { createRedis, redisReady } from '@pmm/core';
 
 describe('createRedis with a Sentinel URL', () => {

@@ -308,3 +308,26 @@ describe('SIGN_REQUEST_SCHEMA', () => {
     expect(body).toEqual(copy);
   });
 });
+
+describe('SIGN_REQUEST_SCHEMA', () => {
+  it('behavior: has only the body-level keywords parseSignRequest implements itself', () => {
+    // parseSignRequest validates field by field; a new body-level keyword (minProperties,
+    // dependentRequired, ...) would be silently ignored, so adding one must come with code.
+    expect(Object.keys(SIGN_REQUEST_SCHEMA).sort()).toEqual(['additionalProperties', 'properties', 'required', 'type']);
+    expect(SIGN_REQUEST_SCHEMA.type).toBe('object');
+    expect(SIGN_REQUEST_SCHEMA.additionalProperties).toBe(false);
+  });
+
+  it('behavior: every required field is answered "is required" when missing, in schema order', () => {
+    for (const field of SIGN_REQUEST_SCHEMA.required) {
+      const body: Record<string, string> = {
+        tokenIn: '0x' + '1'.repeat(40),
+        tokenOut: '0x' + '2'.repeat(40),
+        fee: '10',
+        userAddress: '0x' + '3'.repeat(40),
+      };
+      delete body[field];
+      expect(() => parseSignRequest(body, { maxFee: 10_000n, allowChainId: true })).toThrow(`${field}: is required`);
+    }
+  });
+});

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { redisReady } from '@pmm/core';
 import type { Gateway } from '@pmm/gateway';
 import { call, harness, type Harness } from './support/harness';
-import { privateRedis, type PrivateRedis } from './support/private-redis';
+import { privateRedis, type PrivateRedis } from '@pmm/testkit';
 import { fakeSigner, type FakeSigner } from './support/fake-signer';
 
 let redis: PrivateRedis;

@@ -15,44 +15,29 @@ import {
   type ChainDeployment,
   type ConfigSources,
   SHARED_SETTINGS,
-  type Setting,
 } from '@pmm/core';
 import { parseLadderConfig, type LadderConfig } from './domain/ladder';
-
-/**
- * A required setting: core's `settings.int/json` always set a `default` key (even when it is
- * undefined), which makes the loader treat them as optional; dropping the key restores
- * "required" (the loader checks `'default' in setting`).
- */
-function required<T>(setting: Setting<T>): Setting<T> {
-  const { default: _ignored, ...rest } = setting;
-  return rest;
-}
 
 /** Each entry's description is the setting's documentation (README, `--help`). */
 export const INDEXER_SETTINGS = {
   ...SHARED_SETTINGS,
-  chainId: required(
-    settings.int('CHAIN_ID', 'The chain this process indexes (8453, 56 or 4663). Required.', undefined, [
-      1,
-      2 ** 31 - 1,
-    ]),
-  ),
-  chains: required(
-    settings.json(
-      'CHAINS',
-      'Chain deployments, JSON { "<id>": { chainId, rpcUrl?, wsUrl?, contracts: { router, helper, verifier, multicall3? } } } ' +
-        '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
-        'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Required.',
-      undefined,
-      (value) => {
-        try {
-          return parseChainDeployments(value);
-        } catch (err) {
-          throw new ConfigError(err instanceof Error ? err.message : 'invalid');
-        }
-      },
-    ),
+  chainId: settings.int('CHAIN_ID', 'The chain this process indexes (8453, 56 or 4663). Required.', undefined, [
+    1,
+    2 ** 31 - 1,
+  ]),
+  chains: settings.json(
+    'CHAINS',
+    'Chain deployments, JSON { "<id>": { chainId, rpcUrl?, wsUrl?, contracts: { router, helper, verifier, multicall3? } } } ' +
+      '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
+      'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Required.',
+    undefined,
+    (value) => {
+      try {
+        return parseChainDeployments(value);
+      } catch (err) {
+        throw new ConfigError(err instanceof Error ? err.message : 'invalid');
+      }
+    },
   ),
   quoterKey: settings.secret(
     'QUOTER_KEY',

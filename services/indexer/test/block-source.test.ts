@@ -6,7 +6,7 @@
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger } from '@pmm/core';
 import { startBlockSource, type BlockHead, type BlockSource } from '../src/chain/block-source';
-import { freePort } from './support/redis';
+import { freePort } from '@pmm/testkit';
 import { waitFor } from './support/wait';
 
 interface FakeNode {

@@ -2,13 +2,13 @@
  * Liveness: the book disappears when the node is lost and comes back with it, and the
  * indexer rides out a Redis restart; in both cases without restarting the indexer.
  */
-import type { ChildProcess } from 'node:child_process';
 import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
 import { startDevnet, type Devnet } from '@pmm/devnet';
 import { startIndexer, type RunningIndexer } from '../src';
 import { indexerConfig } from './support/indexer-env';
-import { REDIS_URL, deleteKeys, freePort, killProcess, randomPrefix, startRedisServer } from './support/redis';
+import { privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
 import { readBook, waitFor, waitForBook } from './support/wait';
 
 jest.setTimeout(120_000);
@@ -19,7 +19,7 @@ let redis: Redis;
 const prefix = randomPrefix();
 const keys = redisKeys(prefix);
 const running: RunningIndexer[] = [];
-let privateRedis: ChildProcess | undefined;
+let ownRedis: PrivateRedis | undefined;
 
 beforeAll(async () => {
   redis = new Redis(REDIS_URL);
@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(running.map((r) => r.stop()));
   await devnet?.stop();
-  if (privateRedis) await killProcess(privateRedis);
+  await ownRedis?.stop();
   if (redis) {
     await deleteKeys(redis, prefix);
     redis.disconnect();
@@ -71,18 +71,17 @@ it('behavior: stopping the node removes the book within the staleness; restartin
 
 it('behavior: a Redis restart under a running indexer is survived without intervention', async () => {
   const c = devnet.stack.chains['4663']!;
-  const port = await freePort();
-  privateRedis = await startRedisServer(port);
-  const url = `redis://127.0.0.1:${port}`;
+  ownRedis = await privateRedis();
+  const url = ownRedis.url;
   const own = new Redis(url, { retryStrategy: () => 100 });
   own.on('error', () => undefined);
   const ix = await startIndexer(indexerConfig(c, prefix, { REDIS_URL: url }), { defaultMetrics: false });
   running.push(ix);
   const first = await waitForBook(own, keys.book(4663));
 
-  await killProcess(privateRedis, 'SIGKILL');
+  await ownRedis.stop('SIGKILL');
   await new Promise((r) => setTimeout(r, 1_500));
-  privateRedis = await startRedisServer(port);
+  await ownRedis.start();
 
   // The new Redis is empty; the indexer fills it again on its own: book, then registry.
   const again = await waitForBook(own, keys.book(4663), first.blockNumber + 1, 20_000);

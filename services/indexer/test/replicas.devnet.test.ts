@@ -8,7 +8,8 @@ import { redisKeys } from '@pmm/core';
 import { startDevnet, type Devnet } from '@pmm/devnet';
 import { indexerEnv } from './support/indexer-env';
 import { spawnIndexer, type IndexerProcess } from './support/indexer-process';
-import { REDIS_URL, deleteKeys, killProcess, randomPrefix } from './support/redis';
+import { stopProcess } from '@pmm/testkit';
+import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
 import { readBook, waitFor, waitForBook } from './support/wait';
 
 jest.setTimeout(120_000);
@@ -25,7 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(replicas.map((r) => killProcess(r.child)));
+  await Promise.all(replicas.map((r) => stopProcess(r.child, 'SIGKILL')));
   await devnet?.stop();
   if (redis) {
     await deleteKeys(redis, prefix);
@@ -60,7 +61,7 @@ it('behavior: two replicas compute each block once; after SIGKILL of one, the bo
   const survivor = victim === a ? b : a;
   const atKill = (await readBook(redis, keys.book(8453)))!.blockNumber;
   const killedAt = Date.now();
-  await killProcess(victim.child, 'SIGKILL');
+  await stopProcess(victim.child, 'SIGKILL');
 
   // The survivor takes over within about a job lock (1.5 s) plus a block or two.
   const next = await waitForBook(redis, keys.book(8453), atKill + 1, 10_000);

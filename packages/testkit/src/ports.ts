@@ -1,7 +1,7 @@
-/** Ports and processes for tests that run their own redis-server instances. */
-import type { ChildProcess } from 'node:child_process';
+/** Ports for tests that start their own servers. */
 import net from 'node:net';
 
+/** A TCP port free on 127.0.0.1 a moment ago (the OS picks it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -13,6 +13,7 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Resolves once something accepts TCP connections on `port`. */
 export function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
@@ -24,24 +25,10 @@ export function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
       });
       sock.once('error', () => {
         sock.destroy();
-        if (Date.now() > deadline) reject(new Error(`port ${port} not open`));
+        if (Date.now() > deadline) reject(new Error(`port ${port} not open after ${timeoutMs} ms`));
         else setTimeout(attempt, 50);
       });
     };
     attempt();
   });
-}
-
-/** SIGTERM to each child; resolves once all have exited. */
-export function stopAll(children: ChildProcess[]): Promise<void> {
-  return Promise.all(
-    children.map(
-      (c) =>
-        new Promise<void>((resolve) => {
-          if (c.exitCode !== null || c.signalCode !== null) return resolve();
-          c.once('exit', () => resolve());
-          c.kill('SIGTERM');
-        }),
-    ),
-  ).then(() => undefined);
 }
