@@ -2,10 +2,19 @@
  * The SDK declares its own copies of the wire constants so that integrators do not pull the
  * server's dependencies; these tests keep the copies equal to the server's definitions.
  */
-import { AMM_VERIFICATION_TYPES, API_ERROR_CODES, ammVerificationDomain } from '@pmm/client';
-import { ERROR_CODES, ammVerificationTypedData } from '@pmm/core';
+import { AMM_VERIFICATION_TYPES, API_ERROR_CODES, ammVerificationDomain, type Orderbook } from '@pmm/client';
+import { ERROR_CODES, ammVerificationTypedData, type OrderbookResponse } from '@pmm/core';
+
+// Compile-time (tsc -p tsconfig.test.json, part of npm test): the SDK's orderbook type and
+// the server's are assignable both ways, so a field added or renamed on one side fails.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const orderbookShapesAgree: Same<Orderbook, OrderbookResponse> = true;
 
 describe('SDK constants match the server', () => {
+  it('behavior: the orderbook shapes agree (checked by the type checker)', () => {
+    expect(orderbookShapesAgree).toBe(true);
+  });
+
   it('behavior: the error codes are exactly the server codes', () => {
     expect([...API_ERROR_CODES].sort()).toEqual([...ERROR_CODES].sort());
   });
