@@ -35,3 +35,5 @@ export * from './decimal';
 export * from './orderbook-levels';
 export * from './node-runtime';
 export * from './shared-settings';
+export * from './http/client-errors';
+export * from './json-duplicate-key';

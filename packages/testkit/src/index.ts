@@ -2,3 +2,4 @@
 export { freePort, waitForPort } from './ports';
 export { stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis } from './private-redis';
+export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';

@@ -10,6 +10,7 @@ import {
   loadConfig,
   settings,
   type ConfigSources,
+  type HttpTimeouts,
   SHARED_SETTINGS,
   type Setting,
 } from '@pmm/core';
@@ -157,4 +158,13 @@ export function loadGatewayConfig(sources: ConfigSources = {}) {
 /** One line per setting, for `--help` and the README. */
 export function describeGatewayConfig(): string[] {
   return describeConfig(GATEWAY_SETTINGS);
+}
+
+/**
+ * Node's limits on reading a public request, from REQUEST_TIMEOUT_MS: the headers must arrive
+ * within it (408); the whole request gets 5 s more, so that the gateway's own timer (armed
+ * when the headers are in: 408 while the body is still arriving, else 503) answers first.
+ */
+export function gatewayTimeouts(config: Pick<GatewayConfig, 'requestTimeoutMs'>): HttpTimeouts {
+  return { headersMs: config.requestTimeoutMs, requestMs: config.requestTimeoutMs + 5_000, keepAliveMs: 5_000 };
 }

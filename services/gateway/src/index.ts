@@ -1,6 +1,12 @@
 /** @pmm/gateway: the public API (keys, limits, /v2 and legacy /v1, OpenAPI). */
 export { createApp, type Gateway, type GatewayDeps, type GatewayAppConfig } from './app';
-export { GATEWAY_SETTINGS, loadGatewayConfig, describeGatewayConfig, type GatewayConfig } from './config';
+export {
+  GATEWAY_SETTINGS,
+  loadGatewayConfig,
+  describeGatewayConfig,
+  gatewayTimeouts,
+  type GatewayConfig,
+} from './config';
 export {
   ApiKeyStore,
   API_KEY_PREFIX,

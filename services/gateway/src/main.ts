@@ -4,7 +4,7 @@
  * operator endpoints on OPS_PORT, and drains on SIGTERM/SIGINT.
  */
 import { createLogger, createRedis, listen, redisReady, shutdownOnSignals, ConfigError } from '@pmm/core';
-import { loadGatewayConfig } from './config';
+import { gatewayTimeouts, loadGatewayConfig } from './config';
 import { createApp } from './app';
 import { seedDevKey } from './store/dev-key';
 
@@ -24,11 +24,8 @@ async function main(): Promise<void> {
     await seedDevKey(gateway.keys, config.devApiKey, config.devApiKeyWhitelist);
     logger.warn('development API key seeded (DEV_API_KEY): do not use in production', { integrator: 'dev' });
   }
-  const api = await listen(gateway.app, config.port, config.host);
-  // Node's own limit on reading a request, a little above ours so that ours answers first.
-  api.server.requestTimeout = config.requestTimeoutMs + 5_000;
-  api.server.headersTimeout = Math.min(60_000, config.requestTimeoutMs + 5_000);
-  const ops = await listen(gateway.opsApp, config.opsPort, config.opsHost);
+  const api = await listen(gateway.app, config.port, config.host, { timeouts: gatewayTimeouts(config), logger });
+  const ops = await listen(gateway.opsApp, config.opsPort, config.opsHost, { logger });
   logger.info('gateway listening', {
     port: api.port,
     host: config.host,

@@ -58,9 +58,10 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       },
     },
   });
-  const served = await listen(app, config.port, config.host);
-  served.server.requestTimeout = REQUEST_TIMEOUT_MS;
-  served.server.headersTimeout = REQUEST_TIMEOUT_MS;
+  const served = await listen(app, config.port, config.host, {
+    timeouts: { headersMs: REQUEST_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS },
+    logger,
+  });
   logger.info('signer listening', { host: config.host, port: served.port, chains: config.servedChains });
   let closing: Promise<void> | undefined;
   return {

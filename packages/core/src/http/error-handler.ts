@@ -10,14 +10,32 @@ import { contextOf } from './request-context';
 interface BodyParserError {
   type?: string;
   status?: number;
+  code?: string;
+  expose?: boolean;
 }
 
-function normalize(err: unknown): unknown {
-  const type = (err as BodyParserError | null)?.type;
+/**
+ * Maps what body-parser, raw-body, zlib and Express raise for a client's request to our
+ * codes; anything else passes unchanged (and an unknown error becomes INTERNAL_ERROR).
+ */
+export function normalizeError(err: unknown): unknown {
+  if (err instanceof ApiError || typeof err !== 'object' || err === null) return err;
+  const { type, status, code, expose } = err as BodyParserError;
   if (type === 'entity.parse.failed') return new ApiError('INVALID_JSON', 'body: malformed JSON');
   if (type === 'entity.too.large') return new ApiError('PAYLOAD_TOO_LARGE', 'body: larger than the size limit');
   if (type === 'encoding.unsupported' || type === 'charset.unsupported')
     return new ApiError('INVALID_JSON', 'body: unsupported encoding or charset');
+  // zlib's errors (Z_DATA_ERROR "incorrect header check", Z_BUF_ERROR "unexpected end of
+  // file", brotli's ERR__ERROR_FORMAT_*) mean a gzip/deflate/br body that does not decode or
+  // is truncated.
+  if (typeof code === 'string' && /^(Z_|ERR__|ERR_BROTLI|ERR_ZLIB)/.test(code))
+    return new ApiError('INVALID_JSON', 'body: does not decode with its Content-Encoding');
+  if (type === 'request.size.invalid')
+    return new ApiError('INVALID_JSON', 'body: its length does not match Content-Length');
+  if (type === 'request.aborted') return new ApiError('INVALID_JSON', 'body: the upload was aborted');
+  // Any other client fault reported by the HTTP stack (e.g. an undecodable path parameter).
+  if (expose === true && typeof status === 'number' && status >= 400 && status < 500)
+    return new ApiError('MALFORMED_REQUEST', 'malformed request');
   return err;
 }
 
@@ -26,7 +44,7 @@ export function errorHandler(): ErrorRequestHandler {
     if (res.headersSent) return next(err);
     const ctx = contextOf(res);
     const requestId = ctx.requestId ?? 'unknown';
-    const { status, body, headers } = toErrorEnvelope(normalize(err), requestId);
+    const { status, body, headers } = toErrorEnvelope(normalizeError(err), requestId);
     if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });
     else ctx.log?.info('request rejected', { code: body.error.code, reason: body.error.message });
     res.status(status).set(headers).json(body);

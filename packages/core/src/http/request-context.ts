@@ -5,6 +5,7 @@
  * body, and carried by the child logger of the request.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger';
 
@@ -22,10 +23,15 @@ export function contextOf(res: Response): RequestContext {
   return res.locals as RequestContext;
 }
 
+/** The caller's `X-Request-Id` when it is a safe token, else a new UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers[REQUEST_ID_HEADER];
+  return typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+}
+
 export function requestContext(logger: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.headers[REQUEST_ID_HEADER];
-    const requestId = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(req);
     res.locals.requestId = requestId;
     res.locals.log = logger.child({ requestId });
     res.locals.startedAt = process.hrtime.bigint();

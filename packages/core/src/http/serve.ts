@@ -1,9 +1,15 @@
 /**
  * Starts an HTTP server and drains it on SIGTERM/SIGINT: stop accepting, let in-flight
  * requests finish (up to `drainTimeoutMs`), close the app's resources, exit.
+ *
+ * Every server answers what Node's parser rejects in the error envelope (client-errors.ts)
+ * and enforces its timeouts when they fall due: Node checks the headers and request timeouts
+ * only every `connectionsCheckingInterval` (30 s by default, so a 15 s headers timeout cut
+ * slow clients after 30 to 45 s); here the interval is a tenth of the headers timeout, at most 1 s.
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Logger } from '../logger';
+import { answerClientErrors } from './client-errors';
 
 export interface Served {
   server: Server;
@@ -12,19 +18,56 @@ export interface Served {
   close(): Promise<void>;
 }
 
+/** Node's limits on reading requests and keeping idle connections. */
+export interface HttpTimeouts {
+  /** All request headers must arrive within this (from the first byte of the request): else 408. */
+  headersMs: number;
+  /** The whole request (headers and body) must arrive within this: else 408. */
+  requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number;
+}
+
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { headersMs: 10_000, requestMs: 15_000, keepAliveMs: 5_000 };
+
+export interface ListenOptions {
+  /** Errors after binding (default: ignored, the server keeps serving). */
+  onError?: (err: Error) => void;
+  timeouts?: Partial<HttpTimeouts>;
+  /** Receives a debug line per request answered by client-errors.ts. */
+  logger?: Logger;
+}
+
+/** How often Node looks for requests past their headers or request timeout. */
+export function checkingIntervalMs(t: HttpTimeouts): number {
+  return Math.max(10, Math.min(1_000, Math.floor(Math.min(t.headersMs, t.requestMs) / 10)));
+}
+
 /**
  * Serves `handler` (an Express app, or a plain node:http listener on hot paths) on
- * `port`/`host` (port 0: any free port) and resolves once bound. Errors after binding are
- * passed to `onError` (default: ignored, the server keeps serving).
+ * `port`/`host` (port 0: any free port) and resolves once bound. The fourth argument is the
+ * options, or (older form) the `onError` callback alone.
  */
 export function listen(
   handler: RequestListener,
   port: number,
   host: string,
-  onError: (err: Error) => void = () => undefined,
+  options: ListenOptions | ((err: Error) => void) = {},
 ): Promise<Served> {
+  const opts: ListenOptions = typeof options === 'function' ? { onError: options } : options;
+  const onError = opts.onError ?? (() => undefined);
+  const timeouts: HttpTimeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...opts.timeouts };
   return new Promise((resolve, reject) => {
-    const server = createServer(handler);
+    const server = createServer(
+      {
+        headersTimeout: timeouts.headersMs,
+        requestTimeout: timeouts.requestMs,
+        keepAliveTimeout: timeouts.keepAliveMs,
+        connectionsCheckingInterval: checkingIntervalMs(timeouts),
+      },
+      handler,
+    );
+    answerClientErrors(server, opts.logger);
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);

@@ -59,7 +59,8 @@ export function bodyLimit(limit: number): RequestHandler {
       chunks.push(chunk);
     });
     req.on('end', () => {
-      if (failed) return;
+      // headersSent: the request timed out (408) while the body was arriving.
+      if (failed || res.headersSent) return;
       res.locals.rawBody = Buffer.concat(chunks, size);
       next();
     });

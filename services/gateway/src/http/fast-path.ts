@@ -60,12 +60,7 @@ export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, re
         return andThen(enforceRateLimit(rate, auth.integrator, res), () =>
           // Same query semantics as Express's "simple" parser (node:querystring).
           v2
-            ? v2PriceBody(
-                books,
-                servedChains,
-                auth.integrator,
-                q === -1 ? undefined : parseQuery(url.slice(q + 1)).chainId,
-              )
+            ? v2PriceBody(books, servedChains, auth.integrator, q === -1 ? undefined : parseQuery(url.slice(q + 1)))
             : v1PriceBody(books, auth.integrator),
         );
       });
@@ -74,7 +69,7 @@ export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, re
       return true;
     }
     if (result instanceof Promise) {
-      frame.armTimeout(res, locals);
+      frame.armTimeout(req, res, locals);
       result.then(
         (body) => sendJson(res, body),
         (err: unknown) => sendError(res, err),

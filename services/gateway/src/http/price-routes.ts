@@ -1,10 +1,12 @@
 /**
  * `GET /v2/price` and the legacy `GET /v1/price`: the chain's book as the indexer stored it.
  *
- * v2 (after auth and rate limit): chainId per DECISIONS.md (422 malformed, 400
- * UNSUPPORTED_CHAIN for a well-formed id that is not served or not enabled for the key,
- * omitted/0 → 8453); the stored bytes, untouched; 503 when the chain has no book.
- * v1: chain 8453 only, any query ignored, the same book without `chainId`, and before the
+ * v2 (after auth and rate limit): any query parameter but `chainId` is 400 UNSUPPORTED_FIELD
+ * naming it (a misspelt `chainid` must not silently get chain 8453's book); chainId per
+ * DECISIONS.md (422 malformed, 400 UNSUPPORTED_CHAIN for a well-formed id that is not served
+ * or not enabled for the key, omitted/0 → 8453); the stored bytes, untouched; 503 when the
+ * chain has no book.
+ * v1: chain 8453 only, any query ignored (as documented for the earlier form), the same book without `chainId`, and before the
  * first book (no book in Redis) 200 with an empty book, as the earlier interface did.
  * Both: 503 when Redis cannot be reached (no answer at all is possible then).
  *
@@ -47,14 +49,31 @@ function read(books: BookCache, chainId: number, use: (entry: BookEntry | null) 
   });
 }
 
-/** The `/v2/price` body for the raw `chainId` query value, or a thrown/rejected ApiError. */
+/** The query parameters of `/v2/price`. */
+const PRICE_QUERY = new Set(['chainId']);
+
+/** Throws UNSUPPORTED_FIELD for the first query parameter that `/v2/price` does not define. */
+export function assertKnownQuery(query: Record<string, unknown>): void {
+  for (const name of Object.keys(query)) {
+    if (!PRICE_QUERY.has(name)) {
+      const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+      throw new ApiError('UNSUPPORTED_FIELD', `${shown}: unsupported query parameter (only chainId is defined)`);
+    }
+  }
+}
+
+/**
+ * The `/v2/price` body for the parsed query string (node:querystring's shape; undefined when
+ * the URL has none), or a thrown/rejected ApiError.
+ */
 export function v2PriceBody(
   books: BookCache,
   served: readonly number[],
   integrator: IntegratorRecord,
-  rawChainId: unknown,
+  query: Record<string, unknown> | undefined,
 ): MaybePromise<Buffer> {
-  const chainId = chainIdFromQuery(rawChainId);
+  if (query) assertKnownQuery(query);
+  const chainId = chainIdFromQuery(query?.chainId);
   assertServedChain(chainId, served);
   assertChainEnabled(integrator.chains, chainId);
   return read(books, chainId, (entry) => {
@@ -80,7 +99,7 @@ export function v1PriceBody(books: BookCache, integrator: IntegratorRecord): May
 export function priceV2(books: BookCache, servedChains: readonly number[]): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) =>
     attempt(
-      () => v2PriceBody(books, servedChains, authOf(res).integrator, req.query.chainId),
+      () => v2PriceBody(books, servedChains, authOf(res).integrator, req.query as Record<string, unknown>),
       (err) => next(err),
       (body) => sendJson(res, body),
     );

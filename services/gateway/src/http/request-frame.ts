@@ -5,21 +5,20 @@
  *   the `X-Request-Id` header and kept in `res.locals` in the shape core's `contextOf` reads;
  *   the per-request child logger is created only when something logs;
  * - the security headers (security-headers.ts);
- * - the end-to-end timeout: 503 SERVICE_UNAVAILABLE in the envelope, upstream aborted;
+ * - the end-to-end timeout: 503 SERVICE_UNAVAILABLE in the envelope, upstream aborted; but
+ *   408 REQUEST_TIMEOUT (and the connection closed) while the client's body is still arriving:
+ *   a body shorter than its Content-Length is the client's fault, not ours;
  * - when the response ends: the request counter and latency histogram (same names and labels
  *   as core's httpMetrics: route PATTERN, never the raw URL) and the access log line (info for
  *   errors, debug for successes; never the API key).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, REQUEST_ID_HEADER, type Logger, type Metrics } from '@pmm/core';
+import { ApiError, requestIdOf, type Logger, type Metrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
 import { sendError } from './send-error';
 import { abortUpstream } from './sign-proxy';
 import type { HeaderList } from './security-headers';
-
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** `res.locals` of a request: what core's contextOf expects, with a lazily created logger. */
 export class RequestLocals {
@@ -50,7 +49,7 @@ export interface RequestFrame {
   /** Starts a request: id, headers, metrics and log on finish. The timeout is armed separately. */
   begin(req: IncomingMessage, res: ServerResponse): RequestLocals;
   /** Arms the request timeout (idempotent). */
-  armTimeout(res: ServerResponse, locals: RequestLocals): void;
+  armTimeout(req: IncomingMessage, res: ServerResponse, locals: RequestLocals): void;
   /** The Express form: begin and arm at once. */
   middleware: RequestHandler;
 }
@@ -100,8 +99,7 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
   };
 
   const begin = (req: IncomingMessage, res: ServerResponse): RequestLocals => {
-    const incoming = req.headers[REQUEST_ID_HEADER];
-    const requestId = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(req);
     const locals = new RequestLocals(requestId, process.hrtime.bigint(), logger);
     (res as { locals?: unknown }).locals = locals;
     res.setHeader('X-Request-Id', requestId);
@@ -110,10 +108,16 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
     return locals;
   };
 
-  const armTimeout = (res: ServerResponse, locals: RequestLocals) => {
+  const armTimeout = (req: IncomingMessage, res: ServerResponse, locals: RequestLocals) => {
     if (locals.timer) return;
     locals.timer = setTimeout(() => {
       if (res.headersSent) return;
+      if (!req.complete) {
+        // The rest of the body may still come: this connection cannot be reused.
+        res.setHeader('Connection', 'close');
+        sendError(res, new ApiError('REQUEST_TIMEOUT', `body: not received in full within ${timeoutMs} ms`));
+        return;
+      }
       opts.onTimeout?.();
       sendError(res, new ApiError('SERVICE_UNAVAILABLE', `request timed out after ${timeoutMs} ms`));
       abortUpstream(res as Response);
@@ -127,7 +131,7 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
     middleware: (req: Request, res: Response, next: NextFunction) => {
       // The fast path may have begun this request and handed it over.
       const locals = res.locals instanceof RequestLocals ? res.locals : begin(req, res);
-      armTimeout(res, locals);
+      armTimeout(req, res, locals);
       next();
     },
   };

@@ -5,13 +5,21 @@
  * `express.json()` is not used on its own because it turns an empty body into `{}` (which
  * would then be a 422 "tokenIn: is required" instead of the spec's 400 INVALID_JSON), and
  * skips bodies whose Content-Type is not JSON (the gateway forwards the bytes untouched).
- * The body is parsed whatever its Content-Type; gzip/deflate are inflated by body-parser.
+ * The body is parsed whatever its Content-Type; gzip/deflate/br are inflated by body-parser
+ * (a body that does not decode is 400 INVALID_JSON, see core's normalizeError). A key that
+ * appears twice in one object is 400 INVALID_JSON too: JSON.parse would keep the last value,
+ * and a signing API must not guess which one the client meant.
  */
 import express, { type RequestHandler } from 'express';
-import { ApiError } from '@pmm/core';
+import { ApiError, findDuplicateKey } from '@pmm/core';
 
 /** Default limit of a sign request body (DECISIONS.md "Request handling" 10). */
 export const SIGN_BODY_LIMIT_BYTES = 16 * 1024;
+
+/** Keys are echoed in messages; a hostile one may be long. */
+function clip(key: string): string {
+  return key.length > 64 ? `${key.slice(0, 64)}…` : key;
+}
 
 export function jsonBody(limitBytes: number = SIGN_BODY_LIMIT_BYTES): RequestHandler[] {
   const raw = express.raw({ limit: limitBytes, type: () => true });
@@ -24,6 +32,9 @@ export function jsonBody(limitBytes: number = SIGN_BODY_LIMIT_BYTES): RequestHan
     } catch {
       return next(new ApiError('INVALID_JSON', 'body: malformed JSON'));
     }
+    const duplicate = findDuplicateKey(text);
+    if (duplicate !== undefined)
+      return next(new ApiError('INVALID_JSON', `body: duplicate key ${JSON.stringify(clip(duplicate))}`));
     next();
   };
   return [raw, parse];
