@@ -31,6 +31,8 @@ describe('fast path and Express routes', () => {
   it.each([
     ['/v2/price', 'key'],
     ['/v2/price?chainId=8453&x=1', 'key'],
+    ['/v2/price?chainid=56', 'key'],
+    ['/v1/price?chainid=56&x=1', 'key'],
     ['/v2/price?chainId=abc', 'key'],
     ['/v2/price?chainId=56&chainId=56', 'key'],
     ['/v2/price?chainId=1', 'key'],

@@ -36,10 +36,32 @@ describe('GET /v2/price', () => {
     }
   });
 
-  it('behavior: other query parameters are ignored', async () => {
-    const stored = await h.putBook(8453, bookBody(8453, 11));
-    const res = await get('?foo=bar&chainId=8453');
-    expect(res.text).toBe(stored);
+  it.each([
+    ['?chainid=56', 'chainid'],
+    ['?foo=bar&chainId=8453', 'foo'],
+    ['?chainId=56&x', 'x'],
+    ['?=1', ''],
+  ])(
+    'error: an unknown query parameter (%s) is 400 UNSUPPORTED_FIELD naming it, never chain 8453 by default',
+    async (q, name) => {
+      await h.putBook(8453, bookBody(8453, 11));
+      const res = await get(q);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: {
+          error: {
+            code: 'UNSUPPORTED_FIELD',
+            message: `${name}: unsupported query parameter (only chainId is defined)`,
+            requestId: res.headers['x-request-id'],
+          },
+        },
+      });
+    },
+  );
+
+  it('precedence: an unknown query parameter is UNSUPPORTED_FIELD before a malformed chainId (422)', async () => {
+    const res = await get('?chainId=abc&chainid=56');
+    expect({ status: res.status, code: res.body.error.code }).toEqual({ status: 400, code: 'UNSUPPORTED_FIELD' });
   });
 
   it.each([
