@@ -29,7 +29,10 @@ export interface RawExchange {
 export function rawExchange(
   port: number,
   steps: RawStep[] | string | Buffer,
-  opts: { timeoutMs?: number } = {},
+  opts: {
+    timeoutMs?: number;
+    /** Half-close (send FIN) after the last step: "nothing more is coming". */ end?: boolean;
+  } = {},
 ): Promise<RawExchange> {
   const plan: RawStep[] = Array.isArray(steps) ? steps : [{ data: steps }];
   const timeoutMs = opts.timeoutMs ?? 5_000;
@@ -67,6 +70,7 @@ export function rawExchange(
           socket.write(typeof step.data === 'string' ? Buffer.from(step.data, 'latin1') : step.data);
         if (step.waitMs) await new Promise((r) => setTimeout(r, step.waitMs));
       }
+      if (opts.end && !closed) socket.end();
     });
   });
 }

@@ -101,21 +101,27 @@ export function answerClientErrors(server: Server, logger?: Logger): void {
     );
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const requestId = requestIdOf(req);
-    const { status, body } = toErrorEnvelope(
+    // The body the client meant to send may follow: closing, we do not read it as a request.
+    answerAndCloseResponse(
+      res,
       new ApiError('EXPECTATION_FAILED', 'Expect: only 100-continue is supported'),
-      requestId,
+      requestIdOf(req),
     );
-    const text = JSON.stringify(body);
-    // The body the client meant to send may follow: do not read it on this connection.
-    res.shouldKeepAlive = false;
-    res.writeHead(status, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(text),
-      'X-Request-Id': requestId,
-      'Cache-Control': 'no-store',
-      Connection: 'close',
-    });
-    res.end(text);
   });
+}
+
+/** Answers a request the app never sees with the envelope, and closes the connection after it. */
+export function answerAndCloseResponse(res: ServerResponse, err: ApiError, requestId: string): void {
+  const { status, body, headers } = toErrorEnvelope(err, requestId);
+  const text = JSON.stringify(body);
+  res.shouldKeepAlive = false;
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    'X-Request-Id': requestId,
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  res.end(text);
 }

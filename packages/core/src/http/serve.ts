@@ -9,7 +9,9 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Logger } from '../logger';
-import { answerClientErrors } from './client-errors';
+import { ApiError } from '../errors';
+import { answerAndCloseResponse, answerClientErrors } from './client-errors';
+import { requestIdOf } from './request-context';
 
 export interface Served {
   server: Server;
@@ -57,15 +59,25 @@ export function listen(
   const opts: ListenOptions = typeof options === 'function' ? { onError: options } : options;
   const onError = opts.onError ?? (() => undefined);
   const timeouts: HttpTimeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...opts.timeouts };
+  // HTTP/1.1 requires Host (RFC 9112 3.2). Node's own check answers an empty 400; this one
+  // answers in the envelope.
+  const withHost: RequestListener = (req, res) => {
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      answerAndCloseResponse(res, new ApiError('MALFORMED_REQUEST', 'Host: header required'), requestIdOf(req));
+      return;
+    }
+    handler(req, res);
+  };
   return new Promise((resolve, reject) => {
     const server = createServer(
       {
+        requireHostHeader: false,
         headersTimeout: timeouts.headersMs,
         requestTimeout: timeouts.requestMs,
         keepAliveTimeout: timeouts.keepAliveMs,
         connectionsCheckingInterval: checkingIntervalMs(timeouts),
       },
-      handler,
+      withHost,
     );
     answerClientErrors(server, opts.logger);
     server.once('error', reject);
