@@ -12,6 +12,7 @@ import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import {
   encodeSwapCalldata,
+  findDuplicateKey,
   signSwapQuote,
   swapDigest,
   createDigestSigner,
@@ -146,6 +147,16 @@ async function main(): Promise<void> {
   ];
   console.log(`breakdown (us per call): raw sign ${us(rawRate)}, whole path ${us(inProcess)}`);
   for (const [name, fn] of parts) console.log(`  ${us(rate(fn, 500))}  ${name}`);
+
+  // The body's text as the HTTP layer sees it: JSON.parse, and the duplicate-key scan that
+  // follows it (http/json-body.ts), each alone, and the scan's share of the whole sign path.
+  const texts = bodies.map((b) => JSON.stringify(b));
+  const parseRate = rate((i) => JSON.parse(texts[i & 63]!), 1_000);
+  const scanRate = rate((i) => findDuplicateKey(texts[i & 63]!), 1_000);
+  console.log(
+    `body text (${texts[1]!.length} bytes): JSON.parse ${us(parseRate)} us, findDuplicateKey ${us(scanRate)} us ` +
+      `(${((100 * (1e6 / scanRate)) / (1e6 / inProcess)).toFixed(1)}% of the in-process sign path)`,
+  );
 
   // ---------------------------------------------------------------- HTTP under load
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
