@@ -7,7 +7,8 @@
  * an unknown path, an oversized body).
  *
  * Every 100,000 requests it prints the RSS and V8 heap used of the gateway and the signer
- * (their own /metrics: process_resident_memory_bytes, nodejs_heap_size_used_bytes), then
+ * (their own /metrics: process_resident_memory_bytes, nodejs_heap_size_used_bytes, and the
+ * old space alone: young-generation garbage makes the whole heap swing by tens of MB), then
  * start, peak and end per service, a sample after 20 s idle, and the slope of a least-squares
  * line through the samples after warm-up (the first 200,000 requests), in MB per 100,000
  * requests. Flat means bounded: a slope within noise, not a steady climb.
@@ -36,23 +37,37 @@ interface ChainInfo {
   testUser: { address: string };
 }
 
+interface Memory {
+  rss: number;
+  /** V8 heap used, all spaces (includes young-generation garbage not yet collected). */
+  heap: number;
+  /** V8 old space used: what survived young collections, the figure a leak makes climb. */
+  old: number;
+}
+
 interface Sample {
   requests: number;
-  gateway: { rss: number; heap: number };
-  signer: { rss: number; heap: number };
+  gateway: Memory;
+  signer: Memory;
 }
 
 const MB = 1024 * 1024;
 
-function metric(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
-  if (!line) throw new Error(`metric ${name} not found`);
+function metric(text: string, name: string, label = ''): number {
+  const line = text
+    .split('\n')
+    .find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(label));
+  if (!line) throw new Error(`metric ${name} ${label} not found`);
   return Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-async function memory(url: string): Promise<{ rss: number; heap: number }> {
+async function memory(url: string): Promise<Memory> {
   const text = await (await fetch(url)).text();
-  return { rss: metric(text, 'process_resident_memory_bytes'), heap: metric(text, 'nodejs_heap_size_used_bytes') };
+  return {
+    rss: metric(text, 'process_resident_memory_bytes'),
+    heap: metric(text, 'nodejs_heap_size_used_bytes'),
+    old: metric(text, 'nodejs_heap_space_size_used_bytes', 'space="old"'),
+  };
 }
 
 /** The request mix, cycled by a counter: 10 slots of 100 are bad input, 30 sign, 50 price, 10 more bad. */
@@ -168,6 +183,15 @@ async function main(): Promise<void> {
       stack.child.once('exit', () => resolve());
       stack.child.kill('SIGTERM');
     });
+  // Interrupted: stop the stack (start.mjs stops everything it started), then exit.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void stop().then(() => {
+        rmSync(stack.dir, { recursive: true, force: true });
+        process.exit(130);
+      });
+    });
+  }
   try {
     const next = requestMix(stack.gatewayUrl, stack.apiKey, stack.chains);
     const sample = async (requests: number): Promise<Sample> => ({
@@ -175,9 +199,10 @@ async function main(): Promise<void> {
       gateway: await memory(stack.gatewayMetrics),
       signer: await memory(stack.signerMetrics),
     });
+    const mb = (n: number) => (n / MB).toFixed(1).padStart(6);
     const show = (s: Sample, note = '') =>
       console.log(
-        `${String(s.requests).padStart(9)}  gateway rss ${(s.gateway.rss / MB).toFixed(1).padStart(6)} MB heap ${(s.gateway.heap / MB).toFixed(1).padStart(6)} MB   signer rss ${(s.signer.rss / MB).toFixed(1).padStart(6)} MB heap ${(s.signer.heap / MB).toFixed(1).padStart(6)} MB${note}`,
+        `${String(s.requests).padStart(9)}  gateway rss ${mb(s.gateway.rss)} heap ${mb(s.gateway.heap)} old ${mb(s.gateway.old)}   signer rss ${mb(s.signer.rss)} heap ${mb(s.signer.heap)} old ${mb(s.signer.old)} (MB)${note}`,
       );
     const samples: Sample[] = [await sample(0)];
     console.log(`soak: ${TOTAL} requests, ${CONNECTIONS} connections, memory every ${STEP}`);
@@ -215,7 +240,7 @@ async function main(): Promise<void> {
       `\n${'service'.padEnd(8)} ${'figure'.padEnd(5)} ${'start'.padStart(8)} ${'peak'.padStart(8)} ${'end'.padStart(8)} ${'idle'.padStart(8)}  slope after ${WARM_UP / 1000}k (MB per 100k)`,
     );
     for (const svc of ['gateway', 'signer'] as const) {
-      for (const fig of ['rss', 'heap'] as const) {
+      for (const fig of ['rss', 'heap', 'old'] as const) {
         const values = samples.map((s) => s[svc][fig] / MB);
         const after = samples
           .filter((s) => s.requests >= WARM_UP)
