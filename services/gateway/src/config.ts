@@ -101,7 +101,7 @@ export const GATEWAY_SETTINGS = {
   ),
   requestTimeoutMs: settings.int(
     'REQUEST_TIMEOUT_MS',
-    'End-to-end request timeout; past it the answer is 503.',
+    'Request timeout: headers must arrive within it and a sign body within it after them (else 408); an answer not ready within it after the request arrived is 503. Node cuts a whole request at this plus 5 s (408).',
     10_000,
     [100, 120_000],
   ),
