@@ -33,17 +33,29 @@ export function clientErrorOf(code: string | undefined): ApiError {
   }
 }
 
-/** The bytes of a complete error response that closes the connection. */
-export function rawErrorResponse(err: ApiError, requestId: string): Buffer {
+/** Status, headers and body text of an envelope answer after which the connection is closed. */
+function closingAnswer(err: ApiError, requestId: string) {
   const { status, body, headers } = toErrorEnvelope(err, requestId);
   const text = JSON.stringify(body);
+  return {
+    status,
+    text,
+    headers: {
+      ...headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(text)),
+      'X-Request-Id': requestId,
+      'Cache-Control': 'no-store',
+      Connection: 'close',
+    },
+  };
+}
+
+/** The bytes of a complete error response that closes the connection. */
+export function rawErrorResponse(err: ApiError, requestId: string): Buffer {
+  const { status, text, headers } = closingAnswer(err, requestId);
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(text)}`,
-    `X-Request-Id: ${requestId}`,
-    'Cache-Control: no-store',
-    'Connection: close',
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ];
   return Buffer.from(`${lines.join('\r\n')}\r\n\r\n${text}`, 'utf8');
@@ -112,16 +124,8 @@ export function answerClientErrors(server: Server, logger?: Logger): void {
 
 /** Answers a request the app never sees with the envelope, and closes the connection after it. */
 export function answerAndCloseResponse(res: ServerResponse, err: ApiError, requestId: string): void {
-  const { status, body, headers } = toErrorEnvelope(err, requestId);
-  const text = JSON.stringify(body);
+  const { status, text, headers } = closingAnswer(err, requestId);
   res.shouldKeepAlive = false;
-  res.writeHead(status, {
-    ...headers,
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    'X-Request-Id': requestId,
-    'Cache-Control': 'no-store',
-    Connection: 'close',
-  });
+  res.writeHead(status, headers);
   res.end(text);
 }
