@@ -16,7 +16,8 @@ for (const group of ['packages', 'services']) {
     for (const f of readdirSync(dir)) if (f.endsWith('.bench.ts')) files.push(path.join(dir, f));
   }
 }
-const selected = files.filter((f) => f.includes(filter));
+// The soak (a million requests, many minutes) runs only when asked for by name.
+const selected = files.filter((f) => f.includes(filter) && (filter !== '' || !path.basename(f).startsWith('soak.')));
 if (selected.length === 0) {
   console.error(`no benchmark matches "${filter}"`);
   process.exit(1);
