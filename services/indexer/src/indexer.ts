@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import {
   createDigestSigner,
   createLogger,
+  checkRedisDurabilityWhenReady,
   createRedis,
   redisKeys,
   type Logger,
@@ -85,6 +86,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     name: `indexer-${config.chainId}-worker`,
     logger: log,
   });
+  checkRedisDurabilityWhenReady(redis, log);
   const books = createBookStore(redis, {
     keys: { book: keys.book(config.chainId), updates: keys.updates(config.chainId) },
     chainId: config.chainId,
