@@ -1,5 +1,5 @@
 # Images of the service (see docker-compose.yml and docs/operations.md):
-#   runtime (default target)  the gateway, the signer and the indexer: compiled JavaScript and
+#   runtime (last stage, the default target)  the gateway, the signer and the indexer: compiled JavaScript and
 #                             their production dependencies only; the command picks the service.
 #   devnet                    the three local devnet chains (Hardhat), for trying the stack.
 # Both run Node 24 (the maintained LTS); the code itself supports Node >= 20.
@@ -35,6 +35,26 @@ RUN assemble-image /out/runtime './services/*...' \
       packages/core packages/contracts services/gateway services/signer services/indexer \
  && assemble-image /out/devnet './packages/devnet...' packages/core packages/contracts packages/devnet
 
+# ---- devnet -------------------------------------------------------------------------------------
+FROM node:24-bookworm-slim AS devnet
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=prune /out/devnet ./
+# Named volumes copy this folder's owner on first use, so the devnet (user node) can write
+# its chains file and secrets there; a missing bind-mount folder would be created by root.
+# Hardhat keeps a cache next to its config: the devnet package is the node user's.
+RUN mkdir -p /devnet && chown node:node /devnet && chown -R node:node packages/devnet
+USER node
+ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet/secrets
+EXPOSE 8545 8546 8547
+# Healthy once the chains file is written (every chain deployed and seeded).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 CMD ["node", "-e", "require('fs').accessSync(process.env.DEVNET_STACK_FILE)"]
+CMD ["node", "packages/devnet/dist/cli.js"]
+LABEL org.opencontainers.image.title="pmm-quote-devnet" \
+      org.opencontainers.image.description="Three local devnet chains (8453, 56, 4663) for trying the PMM quote service; devnet-only keys" \
+      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
+
 # ---- runtime ----------------------------------------------------------------------------------
 FROM node:24-bookworm-slim AS runtime
 # --max-semi-space-size: see packages/core/src/node-runtime.ts (SERVICE_NODE_FLAGS).
@@ -54,25 +74,5 @@ LABEL org.opencontainers.image.title="pmm-quote-service" \
       org.opencontainers.image.description="Swap-quote signing and per-block orderbook API (gateway, signer, indexer)" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.licenses="UNLICENSED" \
-      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
-
-# ---- devnet -------------------------------------------------------------------------------------
-FROM node:24-bookworm-slim AS devnet
-ENV NODE_ENV=production
-WORKDIR /app
-COPY --from=prune /out/devnet ./
-# Named volumes copy this folder's owner on first use, so the devnet (user node) can write
-# its chains file and secrets there; a missing bind-mount folder would be created by root.
-# Hardhat keeps a cache next to its config: the devnet package is the node user's.
-RUN mkdir -p /devnet && chown node:node /devnet && chown -R node:node packages/devnet
-USER node
-ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet/secrets
-EXPOSE 8545 8546 8547
-# Healthy once the chains file is written (every chain deployed and seeded).
-HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 CMD ["node", "-e", "require('fs').accessSync(process.env.DEVNET_STACK_FILE)"]
-CMD ["node", "packages/devnet/dist/cli.js"]
-LABEL org.opencontainers.image.title="pmm-quote-devnet" \
-      org.opencontainers.image.description="Three local devnet chains (8453, 56, 4663) for trying the PMM quote service; devnet-only keys" \
       org.opencontainers.image.licenses="UNLICENSED" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"

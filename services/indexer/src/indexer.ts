@@ -64,7 +64,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     chainId: config.chainId,
     replica,
   });
-  const metrics = createIndexerMetrics({ defaultMetrics: deps.defaultMetrics ?? true });
+  const metrics = createIndexerMetrics({ chainId: config.chainId, defaultMetrics: deps.defaultMetrics ?? true });
   const signer = createDigestSigner(config.quoterKey);
   const keys = redisKeys(config.redisKeyPrefix);
   const { contracts } = config.deployment;
