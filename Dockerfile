@@ -31,9 +31,9 @@ RUN pnpm run build
 # ---- prune: one folder per image with only what it runs (scripts/docker/assemble-image.sh) ----
 FROM build AS prune
 COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
-RUN assemble-image /out/runtime './services/*...' \
+RUN assemble-image /out/runtime '{./services/*}...' \
       packages/core packages/contracts services/gateway services/signer services/indexer \
- && assemble-image /out/devnet './packages/devnet...' packages/core packages/contracts packages/devnet
+ && assemble-image /out/devnet '{./packages/devnet}...' packages/core packages/contracts packages/devnet
 
 # ---- devnet -------------------------------------------------------------------------------------
 FROM node:24-bookworm-slim AS devnet

@@ -2,7 +2,8 @@
 # Used by the Dockerfile's prune stage (inside the build container, at /app): leaves in <out>
 # only what an image runs, i.e. package.json and dist/ (plus the OpenAPI document and the
 # devnet's Hardhat files) of the named projects, and the production dependencies of the
-# projects matched by <filter> (pnpm --filter syntax; `...` adds their workspace dependencies).
+# projects matched by <filter> (pnpm --filter syntax: '{./dir}...' is the project in ./dir and the
+# workspace packages it depends on).
 #   assemble-image.sh <out> <filter> <project>...
 set -eu
 out=$1 filter=$2

@@ -31,7 +31,7 @@ import { createBlockQueue, createBlockWorker, type BlockWorker } from './jobs/bl
 import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry-refresher';
 import { createIndexerMetrics, type IndexerMetrics } from './metrics';
 import { createBookStore, type BookStore } from './store/book-store';
-import { createRegistryStore } from './store/registry-store';
+import { createRegistryStore, registryTtlMs } from './store/registry-store';
 
 export interface IndexerDeps {
   logger?: Logger;
@@ -92,10 +92,14 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     chainId: config.chainId,
     ttlMs: config.bookTtlMs,
   });
-  const registryStore = createRegistryStore(redis, {
-    pairs: keys.pairs(config.chainId),
-    updates: keys.updates(config.chainId),
-  });
+  const registryStore = createRegistryStore(
+    redis,
+    {
+      pairs: keys.pairs(config.chainId),
+      updates: keys.updates(config.chainId),
+    },
+    registryTtlMs(config.registryRefreshMs),
+  );
   const queue = createBlockQueue({ connection: redis, prefix: keys.queuePrefix(config.chainId), logger: log });
 
   // Late-bound: the block source's callbacks need the worker and registry, which need the source's rpc.

@@ -179,9 +179,14 @@ export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
   };
   const base = collect(() => loadConfig(SIGNER_SETTINGS, sources));
   // The chains to check even when another base setting is wrong.
-  const servedChains =
-    base?.servedChains ??
-    collect(() => loadConfig({ servedChains: SIGNER_SETTINGS.servedChains }, sources).servedChains);
+  let servedChains = base?.servedChains;
+  if (!servedChains) {
+    try {
+      servedChains = loadConfig({ servedChains: SIGNER_SETTINGS.servedChains }, sources).servedChains;
+    } catch {
+      // already reported by the base settings
+    }
+  }
   // Second pass, per served chain (CONFIG_FILE is read again: once per chain, at boot only).
   const chains: Record<number, ChainSignerConfig> = {};
   for (const chainId of servedChains ?? []) {
