@@ -100,6 +100,8 @@ async function until(what, fn, timeoutMs) {
   }
 }
 
+// fetch's AbortSignal.timeout does not keep Node alive; this does, until the end.
+const keepAlive = setInterval(() => {}, 1_000);
 let step = Date.now();
 try {
   // 1. Images
@@ -223,4 +225,5 @@ try {
   dc(['down', '-v', '--remove-orphans'], { check: false });
   rmSync(work, { recursive: true, force: true });
   log(`torn down (down -v) in ${secs(step)} s`);
+  clearInterval(keepAlive);
 }
