@@ -7,6 +7,7 @@
 //   4. waits for all three books, then runs the SDK demo through the compose gateway: a signed
 //      swap executed on every devnet chain;
 //   5. creates a key with the key CLI inside the stack, restarts Redis, checks the key signs;
+//      then `down` (volumes kept) and `up -d`, and checks it again;
 //   6. scales indexer-8453 to two replicas, kills one, checks the book still advances;
 //   7. always tears everything down (`down -v`).
 // Each step prints its time; the whole run ends with `test:compose passed in N s`.
@@ -196,6 +197,11 @@ try {
   dc(['restart', 'redis']);
   await until('the key signs after `restart redis`', signs, 60_000);
   log(`after \`restart redis\` the CLI-made key signs again (${secs(step)} s)`);
+  step = Date.now();
+  dc(['down']);
+  dc(['up', '-d', '--no-build']);
+  await until('the key signs after `down` and `up`', signs, 180_000);
+  log(`after \`down\` and \`up -d\` the CLI-made key signs again (${secs(step)} s)`);
 
   // 6. Two indexers for 8453; kill one; the book keeps advancing.
   dc(['up', '-d', '--no-build', '--scale', 'indexer-8453=2']);

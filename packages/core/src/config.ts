@@ -240,8 +240,9 @@ function loadSetting(
 
 /** Throws one ConfigError listing every message (one per line), if there is any. */
 export function throwConfigErrors(messages: readonly string[]): void {
-  if (messages.length === 1) throw new ConfigError(messages[0]!);
-  if (messages.length > 1) throw new ConfigError(`${messages.length} problems:\n  ${messages.join('\n  ')}`, messages);
+  const unique = [...new Set(messages)];
+  if (unique.length === 1) throw new ConfigError(unique[0]!);
+  if (unique.length > 1) throw new ConfigError(`${unique.length} problems:\n  ${unique.join('\n  ')}`, unique);
 }
 
 /**
@@ -254,9 +255,16 @@ export function loadConfig<S extends Record<string, Setting<unknown>>>(
   sources: ConfigSources = {},
 ): Parsed<S> {
   const env = sources.env ?? process.env;
-  const file = sources.file ?? readConfigFile(env);
-  const out: Record<string, unknown> = {};
   const problems: string[] = [];
+  let file: Record<string, unknown> = {};
+  try {
+    file = sources.file ?? readConfigFile(env);
+  } catch (err) {
+    // Reported with the rest: the settings the file would have given then show up as missing too.
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(err.message);
+  }
+  const out: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(spec)) {
     try {
       out[name] = loadSetting(name, s, env, file);

@@ -164,6 +164,20 @@ describe('loadConfig: every problem at once, SECRETS_DIR', () => {
     expect(err?.message).toMatch(/^3 problems:\n {2}INTERNAL_TOKEN .*\n {2}SIGNER_KEY_8453 .*\n {2}PORT /);
   });
 
+  it('error: an unreadable CONFIG_FILE is reported together with each missing secret', () => {
+    let err: ConfigError | undefined;
+    try {
+      loadConfig(two, { env: { CONFIG_FILE: '/nonexistent/chains.json' } });
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err?.problems).toEqual([
+      'CONFIG_FILE: cannot read /nonexistent/chains.json',
+      'INTERNAL_TOKEN (token): required: shared token',
+      'SIGNER_KEY_8453 (key): required: signing key',
+    ]);
+  });
+
   it('behavior: a secret set neither as X nor X_FILE comes from SECRETS_DIR/<x>, and X wins over it', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'secrets-dir-'));
     writeFileSync(path.join(dir, 'internal_token'), 'token-from-secrets-dir\n');
