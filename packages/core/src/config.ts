@@ -165,15 +165,20 @@ function sleepSync(ms: number): void {
  * Waits up to CONFIG_WAIT_SECONDS for CONFIG_FILE to appear: in the compose devnet profile the
  * services start before the devnet has written its chains file.
  */
+const waitedFor = new Set<string>();
+
 function waitForFile(file: string, env: NodeJS.ProcessEnv): void {
   const seconds = Number(env.CONFIG_WAIT_SECONDS ?? 0);
-  if (!(seconds > 0) || existsSync(file)) return;
+  // Once per file and process: a service loading several layers of settings waits only once.
+  if (!(seconds > 0) || existsSync(file) || waitedFor.has(file)) return;
+  waitedFor.add(file);
   process.stderr.write(`waiting up to ${seconds} s for CONFIG_FILE ${file}\n`);
   const deadline = Date.now() + seconds * 1000;
   while (!existsSync(file) && Date.now() < deadline) sleepSync(250);
 }
 
-function readConfigFile(env: NodeJS.ProcessEnv): Record<string, unknown> {
+/** The parsed CONFIG_FILE (waiting for it per CONFIG_WAIT_SECONDS); {} when CONFIG_FILE is unset. */
+export function readConfigFile(env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
   const file = env.CONFIG_FILE;
   if (!file) return {};
   waitForFile(file, env);

@@ -209,4 +209,14 @@ describe('loadConfig: every problem at once, SECRETS_DIR', () => {
       loadConfig(two, { env: { ...env, CONFIG_FILE: `${file}.missing`, CONFIG_WAIT_SECONDS: '0' } }),
     ).toThrow(/CONFIG_FILE: cannot read/);
   });
+
+  it('behavior: a process waits for a missing CONFIG_FILE once, not once per settings layer', () => {
+    const env = { CONFIG_FILE: '/nonexistent/wait-once.json', CONFIG_WAIT_SECONDS: '1' };
+    let started = Date.now();
+    expect(() => loadConfig(two, { env })).toThrow(/CONFIG_FILE: cannot read/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    started = Date.now();
+    expect(() => loadConfig(two, { env })).toThrow(/CONFIG_FILE: cannot read/);
+    expect(Date.now() - started).toBeLessThan(500);
+  });
 });

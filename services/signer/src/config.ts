@@ -22,6 +22,7 @@ import {
   type ConfigSources,
   SHARED_SETTINGS,
   throwConfigErrors,
+  readConfigFile,
   type Setting,
 } from '@pmm/core';
 
@@ -177,6 +178,11 @@ export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
       return undefined;
     }
   };
+  // The file is read once for every layer; when it cannot be read, that is one more problem
+  // and the settings it would have given are reported as missing.
+  let file = sources.file;
+  if (file === undefined) file = collect(() => readConfigFile(sources.env ?? process.env)) ?? {};
+  sources = { ...sources, file };
   const base = collect(() => loadConfig(SIGNER_SETTINGS, sources));
   // The chains to check even when another base setting is wrong.
   let servedChains = base?.servedChains;
