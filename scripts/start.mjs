@@ -116,7 +116,8 @@ async function main() {
     parts.push(redis);
     await redis.ready();
     redisUrl = `redis://127.0.0.1:${redisPort}`;
-    log(`redis data kept in ${path.relative(root, dir) || dir}`);
+    const shown = path.relative(root, dir);
+    log(`redis data kept in ${shown.startsWith('..') ? dir : shown}`);
   }
   log(`redis ready at ${redisUrl.replace(/\/\/[^@]*@/, '//***@')}`);
 
