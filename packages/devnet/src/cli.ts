@@ -13,7 +13,8 @@
  *                              and add `devApiKeyWhitelist` (every test user) to the stack file
  *
  * `--print-env` prints, instead, the devnet-only keys as environment lines for the services
- * (SIGNER_KEY_<id>, QUOTER_KEY_<id>): public, derived from labels, for the compose devnet profile.
+ * (SIGNER_KEY_<id>, QUOTER_KEY_<id>): public, derived from labels, for running services by hand
+ * against the devnet (the compose devnet profile uses DEVNET_SECRETS_DIR instead).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
