@@ -17,10 +17,12 @@ describe('gateway config', () => {
       servedChains: [8453, 56, 4663],
       corsOrigins: [],
       requestTimeoutMs: 10_000,
+      secretsDir: '',
       signBodyLimit: 16_384,
       defaultRateLimit: 600,
       defaultRateWindowSeconds: 60,
       bookCacheMs: 500,
+      configWaitSeconds: 0,
       keyCacheMs: 500,
       devApiKey: undefined,
       devApiKeyWhitelist: [],
@@ -64,6 +66,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(19);
+    expect(lines).toHaveLength(21);
   });
 });

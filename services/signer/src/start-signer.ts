@@ -3,7 +3,16 @@
  * stores, app, HTTP server. `close()` drains in-flight requests, then releases Redis.
  * main.ts adds the process concerns (config errors, signals, exit); tests call this directly.
  */
-import { createMetrics, createRedis, listen, redisKeys, redisReady, type Logger, type Served } from '@pmm/core';
+import {
+  checkRedisDurabilityWhenReady,
+  createMetrics,
+  createRedis,
+  listen,
+  redisKeys,
+  redisReady,
+  type Logger,
+  type Served,
+} from '@pmm/core';
 import { createApp } from './app';
 import type { SignerConfig } from './config';
 import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
@@ -34,6 +43,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // Normally Redis answers at once and the registries are loaded before the port opens. If it
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
   await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
+  checkRedisDurabilityWhenReady(redis, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
   await pairs.start();
   const integrators = new IntegratorStore({ redis, keys });
