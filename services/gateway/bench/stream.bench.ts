@@ -6,8 +6,8 @@
  * - Books are written with the indexer's own book store (the same Lua write-and-publish the
  *   indexer runs on every block), a realistic body (3 pairs × 20 levels per side, about
  *   5 KB), every BENCH_BLOCK_MS (default 500 ms) for BENCH_SECONDS (default 20 s).
- * - The subscribers are plain node:http clients split over two child processes (so that the
- *   load generator does not share one event loop with the clock it measures).
+ * - The subscribers are raw TCP clients split over two child processes (so that the load
+ *   generator does not share one event loop with the clock it measures).
  *
  * Prints the delay from the book's write in Redis (the moment the write is sent) to its arrival
  * at each subscriber: p50, p99 and max over every (book, subscriber) pair, the deliveries
@@ -16,7 +16,9 @@
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { request, Agent } from 'node:http';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SERVICE_NODE_FLAGS, createRedis, redisKeys, redisReady } from '@pmm/core';
@@ -30,6 +32,7 @@ const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 500);
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 20);
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHAIN = 8453;
+const ID_MARKER = Buffer.from('\nid: ');
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes. */
 const wallMs = () => performance.timeOrigin + performance.now();
@@ -58,9 +61,13 @@ interface ClientReport {
 }
 
 async function clients(base: string, apiKey: string, count: number): Promise<void> {
-  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  const { hostname, port } = new URL(base);
+  const head = Buffer.from(
+    `GET /v2/price/stream?chainId=${CHAIN} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
+      `X-API-KEY: ${apiKey}\r\nAccept: text/event-stream\r\n\r\n`,
+  );
   const arrivals: [number, number][] = [];
-  const requests: ReturnType<typeof request>[] = [];
+  const sockets: Socket[] = [];
   let opened = 0;
   let failed = 0;
   let firstBooks = 0;
@@ -71,62 +78,61 @@ async function clients(base: string, apiKey: string, count: number): Promise<voi
     readySent = true;
     process.send!({ ready: true, opened, failed });
   };
-  await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<void>((resolve) => {
-          const req = request(`${base}/v2/price/stream?chainId=${CHAIN}`, {
-            agent,
-            headers: { 'X-API-KEY': apiKey, Accept: 'text/event-stream' },
-          });
-          requests.push(req);
-          req.on('error', () => {
-            failed++;
-            checkReady();
-            resolve();
-          });
-          req.on('response', (res) => {
-            if (res.statusCode !== 200) {
-              failed++;
-              res.resume();
-              checkReady();
-              return resolve();
-            }
-            opened++;
-            let buffer = '';
-            let first = true;
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              const t = wallMs();
-              buffer += chunk;
-              let end: number;
-              while ((end = buffer.indexOf('\n\n')) !== -1) {
-                const event = buffer.slice(0, end);
-                buffer = buffer.slice(end + 2);
-                const m = /^event: book\nid: ([0-9]+)/.exec(event);
-                if (!m) continue;
-                if (first) {
-                  first = false;
-                  firstBooks++;
-                  checkReady();
-                } else {
-                  arrivals.push([Number(m[1]), t]);
-                }
-              }
-            });
-            res.on('error', () => undefined);
-            resolve();
-          });
-          req.end();
-        }),
-    ),
-  );
+  // Raw TCP on purpose: the subscribers share two cores with the gateway, and node:http's
+  // response streams cost several times more per chunk than a socket's 'data'. The bytes are
+  // scanned for `\nid: <n>\n` without decoding (chunked framing does not matter for that);
+  // only a few bytes are kept across chunks.
+  for (let i = 0; i < count; i++) {
+    const socket = connect(Number(port), hostname);
+    sockets.push(socket);
+    let status: boolean | undefined;
+    let pending: Buffer | undefined;
+    let first = true;
+    socket.on('connect', () => socket.write(head));
+    socket.on('error', () => {
+      if (status === undefined) {
+        status = false;
+        failed++;
+        checkReady();
+      }
+    });
+    socket.on('data', (chunk: Buffer) => {
+      const t = wallMs();
+      if (status === undefined) {
+        status = chunk.subarray(0, 12).toString('latin1') === 'HTTP/1.1 200';
+        if (status) opened++;
+        else {
+          failed++;
+          socket.destroy();
+          return checkReady();
+        }
+      }
+      const data = pending ? Buffer.concat([pending, chunk]) : chunk;
+      let from = 0;
+      let scanned = 0;
+      for (;;) {
+        const at = data.indexOf(ID_MARKER, from);
+        if (at === -1) break;
+        const eol = data.indexOf(10, at + ID_MARKER.length);
+        if (eol === -1) break;
+        const id = Number(data.toString('latin1', at + ID_MARKER.length, eol));
+        from = scanned = eol + 1;
+        if (first) {
+          first = false;
+          firstBooks++;
+          checkReady();
+        } else {
+          arrivals.push([id, t]);
+        }
+      }
+      pending = Buffer.from(data.subarray(Math.max(scanned, data.length - 32)));
+    });
+  }
   process.on('message', (m) => {
     if (m !== 'report') return;
     const report: ClientReport = { arrivals, opened, failed };
     process.send!(report, () => {
-      for (const r of requests) r.destroy();
+      for (const socket of sockets) socket.destroy();
       process.exit(0);
     });
   });
@@ -273,10 +279,25 @@ async function main(): Promise<void> {
         }),
     ),
   );
+  const gatewayExited = new Promise((r) => gateway.once('exit', r));
   gateway.kill('SIGTERM');
   const delays: number[] = [];
   for (const r of reports) for (const [id, t] of r.arrivals) delays.push(t - written.get(id)!);
   delays.sort((a, b) => a - b);
+  // Per book: the first subscriber's delay (notice, read, first write) and the spread to the last.
+  const perBook = new Map<number, { min: number; max: number }>();
+  for (const r of reports)
+    for (const [id, t] of r.arrivals) {
+      const d = t - written.get(id)!;
+      const b = perBook.get(id);
+      if (!b) perBook.set(id, { min: d, max: d });
+      else {
+        b.min = Math.min(b.min, d);
+        b.max = Math.max(b.max, d);
+      }
+    }
+  const firsts = [...perBook.values()].map((b) => b.min).sort((a, b) => a - b);
+  const spreads = [...perBook.values()].map((b) => b.max - b.min).sort((a, b) => a - b);
   const expected = opened * written.size;
 
   const cpuSeconds = (m: Record<string, number>) => m.process_cpu_seconds_total ?? 0;
@@ -300,11 +321,26 @@ async function main(): Promise<void> {
   console.log(
     `gateway /metrics: gateway_stream_events_total{event="book"} = ${after['gateway_stream_events_total{event="book"}'] ?? 'n/a'}`,
   );
+  console.log(
+    `per book: first subscriber p50 ${percentile(firsts, 50).toFixed(1)} ms; first → last subscriber p50 ${percentile(spreads, 50).toFixed(1)} ms, max ${spreads.at(-1)!.toFixed(1)} ms`,
+  );
+  const fanSum = (after.gateway_stream_fanout_seconds_sum ?? 0) - (connected.gateway_stream_fanout_seconds_sum ?? 0);
+  const fanCount =
+    (after.gateway_stream_fanout_seconds_count ?? 0) - (connected.gateway_stream_fanout_seconds_count ?? 0);
+  console.log(
+    `gateway time to write one book to all streams (gateway_stream_fanout_seconds): mean ${((1e3 * fanSum) / Math.max(1, fanCount)).toFixed(1)} ms over ${fanCount} books`,
+  );
+  console.log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' / ')} (1/5/15 min) at the end`,
+  );
   const p99 = percentile(delays, 99);
   console.log(
     `goal p99 < 50 ms with ${SUBSCRIBERS} subscribers: ${p99 < 50 && opened === SUBSCRIBERS ? 'met' : 'NOT met'}`,
   );
 
+  await gatewayExited;
   const all = await redis.keys(`${prefix}:*`);
   if (all.length > 0) await redis.del(...all);
   redis.disconnect();

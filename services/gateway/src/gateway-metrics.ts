@@ -40,6 +40,11 @@ export function gatewayMetrics(metrics: Metrics) {
     'Books a slow stream client skipped (replaced by a newer one before it could take them)',
     [] as const,
   );
+  const streamFanout = metrics.histogram(
+    'gateway_stream_fanout_seconds',
+    'Time to write one book to every open stream of its chain',
+    [] as const,
+  );
   const sentBook = streamEvents.labels('book');
   const sentUnavailable = streamEvents.labels('unavailable');
   const streams: StreamMetrics = {
@@ -47,6 +52,7 @@ export function gatewayMetrics(metrics: Metrics) {
     closed: (chainId) => streamsOpen.dec({ chain: String(chainId) }),
     sent: (event) => (event === 'book' ? sentBook : sentUnavailable).inc(),
     skipped: () => streamSkipped.inc(),
+    fanout: (seconds) => streamFanout.observe(seconds),
   };
 
   /** Mount before the /metrics route: reads each chain's book (cache or Redis) and sets the gauges. */

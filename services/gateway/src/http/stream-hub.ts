@@ -27,6 +27,8 @@ export interface StreamMetrics {
   closed(chainId: number): void;
   sent(event: 'book' | 'unavailable'): void;
   skipped(): void;
+  /** Seconds spent writing one book to every stream of its chain. */
+  fanout(seconds: number): void;
 }
 
 interface Subscriber {
@@ -166,13 +168,17 @@ export class StreamHub {
     }
     chain.live = true;
     const { blockNumber, event } = chain.book!;
+    const started = process.hrtime.bigint();
+    let sent = 0;
     for (const sub of chain.subscribers) {
       if (blockNumber > sub.lastId || (sub.gone && blockNumber === sub.lastId)) {
         sub.lastId = blockNumber;
         sub.gone = false;
         this.send(sub, { bytes: event, kind: 'book' });
+        sent++;
       }
     }
+    if (sent > 0) this.metrics.fanout(Number(process.hrtime.bigint() - started) / 1e9);
   }
 
   private unreachable(chainId: number): void {
