@@ -8,6 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PmmClient, type Orderbook, type PmmApiError } from '@pmm/client';
 import type { Gateway } from '@pmm/gateway';
+import { until } from '@pmm/testkit';
 import { bookBody, harness, type Harness } from '../../../services/gateway/test/support/harness';
 
 let h: Harness;
@@ -33,14 +34,6 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
   await h.cleanup();
 });
-
-async function until(ok: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const start = Date.now();
-  while (!ok()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('PmmClient.subscribeOrderbook', () => {
   it('behavior: books in order; after a dropped connection it reconnects with Last-Event-ID and delivers no book twice', async () => {

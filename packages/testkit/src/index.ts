@@ -2,3 +2,4 @@
 export { freePort, waitForPort } from './ports';
 export { stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis } from './private-redis';
+export { until } from './until';

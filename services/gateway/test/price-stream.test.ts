@@ -5,8 +5,9 @@
  * replicas, one Redis subscription per gateway, metrics, and closing on shutdown.
  */
 import request from 'supertest';
+import { until } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
-import { bookBody, call, harness, type Harness } from './support/harness';
+import { bookBody, call, harness, hashApiKey, type Harness } from './support/harness';
 import { openStream, type SseStream } from './support/sse-client';
 
 let h: Harness;
@@ -86,6 +87,17 @@ describe('GET /v2/price/stream: before the stream', () => {
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('RATE_LIMITED');
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('behavior: HEAD answers the stream headers and ends (no slot taken)', async () => {
+    const k = await h.apiKey();
+    for (let i = 0; i < 12; i++) {
+      const res = await call(request(gw.app).head('/v2/price/stream').set('X-API-KEY', k));
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    }
+    const keyId = (await h.store.lookupHash(hashApiKey(k)))!.key.keyId;
+    expect(await h.redis.exists(h.keys.streamSlots(keyId))).toBe(0);
   });
 
   it('error: POST is 405 with Allow', async () => {
@@ -215,7 +227,7 @@ describe('GET /v2/price/stream: the stream', () => {
     expect(await metric('gateway_streams_open', 'chain="8453"')).toBe(8);
     expect(await metric('gateway_stream_events_total', 'event="book"')).toBeGreaterThanOrEqual(8);
     for (const s of streams) s.close();
-    await waitFor(async () => (await metric('gateway_streams_open', 'chain="8453"')) === 0);
+    await until(async () => (await metric('gateway_streams_open', 'chain="8453"')) === 0);
   });
 });
 
@@ -239,7 +251,7 @@ describe('GET /v2/price/stream: open streams per API key', () => {
     expect((await stream('', { 'X-API-KEY': other }, baseA)).status).toBe(200);
 
     s2.close();
-    await waitFor(async () => (await stream('', { 'X-API-KEY': k }, baseB)).status === 200);
+    await until(async () => (await stream('', { 'X-API-KEY': k }, baseB)).status === 200);
   });
 
   it('behavior: closing the gateway ends its streams and releases their slots', async () => {
@@ -253,7 +265,7 @@ describe('GET /v2/price/stream: open streams per API key', () => {
     await c.close();
     await s.ended;
     // Released at once (not after the 15 s lease).
-    await waitFor(async () => (await stream('', { 'X-API-KEY': k }, baseD)).status === 200, 2_000);
+    await until(async () => (await stream('', { 'X-API-KEY': k }, baseD)).status === 200, 2_000);
   });
 });
 
@@ -263,12 +275,4 @@ async function metric(name: string, labels?: string): Promise<number> {
     .split('\n')
     .find((l) => l.startsWith(name) && (labels === undefined || l.includes(labels)) && !l.startsWith('#'));
   return line ? Number(line.split(' ').at(-1)) : 0;
-}
-
-async function waitFor(ok: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const start = Date.now();
-  while (!(await ok())) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

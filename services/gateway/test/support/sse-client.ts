@@ -4,6 +4,7 @@
  * a test wait for them, pause reading (a slow client) and disconnect.
  */
 import { request, type IncomingMessage } from 'node:http';
+import { until } from '@pmm/testkit';
 
 export interface SseEvent {
   event: string;
@@ -89,15 +90,8 @@ export function openStream(base: string, path: string, headers: Record<string, s
           await stream.until((s) => s.events.length >= n, timeoutMs);
           return events.slice(0, n);
         },
-        until: async (pred, timeoutMs = 5_000) => {
-          const start = Date.now();
-          while (!pred(stream)) {
-            if (Date.now() - start > timeoutMs) {
-              throw new Error(`sse: condition not met after ${timeoutMs} ms; events: ${JSON.stringify(events)}`);
-            }
-            await new Promise((r) => setTimeout(r, 10));
-          }
-        },
+        until: (pred, timeoutMs = 5_000) =>
+          until(() => pred(stream), timeoutMs, `sse condition (events: ${JSON.stringify(events).slice(0, 300)})`),
         pause: () => res.pause(),
         resume: () => res.resume(),
         close: () => {
