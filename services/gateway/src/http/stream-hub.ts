@@ -135,22 +135,15 @@ export class StreamHub {
     for (const chain of this.chains.values()) for (const sub of chain.subscribers) sub.res.end();
   }
 
-  /** Reads the chain's book through the cache and delivers what changed. */
+  /**
+   * Reads the chain's book through the cache and delivers what changed. A cached entry is
+   * delivered here; a Redis read reports to the watcher (BookCache.watch), which hears only
+   * reads that no later notice has made stale, so only its failure is handled here.
+   */
   private refresh(chainId: number): void {
-    let found: BookEntry | null | Promise<BookEntry | null>;
-    try {
-      found = this.books.get(chainId);
-    } catch {
-      return this.unreachable(chainId);
-    }
-    if (found instanceof Promise) {
-      found.then(
-        (entry) => this.update(chainId, entry),
-        () => this.unreachable(chainId),
-      );
-    } else {
-      this.update(chainId, found);
-    }
+    const found = this.books.get(chainId);
+    if (found instanceof Promise) found.catch(() => this.unreachable(chainId));
+    else this.update(chainId, found);
   }
 
   private update(chainId: number, entry: BookEntry | null): void {
