@@ -21,6 +21,8 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     integrator: (integratorId: string) => `${prefix}:integrator:${integratorId}`,
     /** counter: requests of one integrator in one rate-limit window. */
     rateLimit: (integratorId: string, windowStart: number) => `${prefix}:rl:${integratorId}:${windowStart}`,
+    /** sorted set: the open price streams of one API key (member per stream, score = lease expiry ms). */
+    streamSlots: (keyId: string) => `${prefix}:streams:${keyId}`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
   };

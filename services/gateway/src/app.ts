@@ -34,6 +34,9 @@ import { rateLimit } from './http/rate-limit';
 import { bodyLimit } from './http/body-limit';
 import { signProxy } from './http/sign-proxy';
 import { priceV1, priceV2 } from './http/price-routes';
+import { priceStream } from './http/price-stream';
+import { StreamHub } from './http/stream-hub';
+import { StreamSlots } from './store/stream-slots';
 import { createRequestFrame } from './http/request-frame';
 import { createFastPath } from './http/fast-path';
 import { securityHeaders } from './http/security-headers';
@@ -56,6 +59,9 @@ export type GatewayAppConfig = Pick<
   | 'defaultRateWindowSeconds'
   | 'bookCacheMs'
   | 'keyCacheMs'
+  | 'streamsPerKey'
+  | 'streamHeartbeatMs'
+  | 'streamLeaseMs'
 >;
 
 export interface GatewayDeps {
@@ -88,13 +94,16 @@ export interface Gateway {
   metrics: Metrics;
   /** Subscribes to book updates; call before serving (resolves once subscribed). */
   start(): Promise<void>;
-  /** Unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
+  /** Ends every open price stream (graceful shutdown: before closing the server). */
+  closeStreams(): void;
+  /** Ends the streams, unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
   close(): Promise<void>;
 }
 
 /** Public paths and their methods: the route table (405 `Allow` comes from it too). */
 const ROUTES = {
   price: '/v2/price',
+  priceStream: '/v2/price/stream',
   sign: '/v2/swap/sign',
   openapi: '/v2/openapi.json',
   v1Price: '/v1/price',
@@ -173,7 +182,9 @@ export function createApp(deps: GatewayDeps): Gateway {
 
   const app = baseApp();
   app.use(frame.middleware);
-  const publicPaths = new Set<string>(v1 ? Object.values(ROUTES) : [ROUTES.price, ROUTES.sign, ROUTES.openapi]);
+  const publicPaths = new Set<string>(
+    v1 ? Object.values(ROUTES) : [ROUTES.price, ROUTES.priceStream, ROUTES.sign, ROUTES.openapi],
+  );
   const cors = corsPolicy(config.corsOrigins, publicPaths);
   if (cors) app.use(cors);
 
@@ -183,6 +194,22 @@ export function createApp(deps: GatewayDeps): Gateway {
   app
     .route(ROUTES.price)
     .get(...authed, priceV2(books, config.servedChains))
+    .all(methodNotAllowed(['GET', 'HEAD']));
+  const streams = new StreamHub(books, gm.streams, config.streamHeartbeatMs);
+  const slots = new StreamSlots(redis, config.redisKeyPrefix, config.streamLeaseMs);
+  app
+    .route(ROUTES.priceStream)
+    .get(
+      ...authed,
+      priceStream({
+        hub: streams,
+        slots,
+        servedChains: config.servedChains,
+        streamsPerKey: config.streamsPerKey,
+        leaseMs: config.streamLeaseMs,
+        onRefused: gm.rateLimited,
+      }),
+    )
     .all(methodNotAllowed(['GET', 'HEAD']));
   app
     .route(ROUTES.sign)
@@ -246,7 +273,10 @@ export function createApp(deps: GatewayDeps): Gateway {
     keys,
     metrics,
     start: () => books.start(),
+    closeStreams: () => streams.close(),
     close: async () => {
+      streams.close();
+      slots.stop();
       await books.stop();
       proxy.close();
     },

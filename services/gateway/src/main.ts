@@ -51,7 +51,8 @@ async function main(): Promise<void> {
     chains: config.servedChains,
   });
   shutdownOnSignals({
-    served: [api, ops],
+    // Open price streams never end by themselves: end them first, or the drain waits them out.
+    served: [{ ...api, close: () => (gateway.closeStreams(), api.close()) }, ops],
     logger,
     cleanup: async () => {
       devKey?.stop();
