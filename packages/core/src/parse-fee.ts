@@ -1,5 +1,5 @@
 /**
- * The `fee` field of a sign request (spec 2.2, DECISIONS.md "Request handling" 5).
+ * The `fee` field of a sign request (spec 2.2, docs/decisions.md#fee).
  */
 import { parseUintString } from './parse-uint';
 

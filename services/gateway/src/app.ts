@@ -4,7 +4,7 @@
  *   /v1/swap/sign, and /healthz;
  * - `opsApp`, the operator port: /healthz, /readyz (Redis and signer), /metrics.
  *
- * Order of checks (DECISIONS.md "Request handling" 1): unknown route 404 → wrong method 405
+ * Order of checks (docs/decisions.md#error-precedence): unknown route 404 → wrong method 405
  * → API key 401 → rate limit 429 → body size 413 → the route's own validation. Express
  * routing gives the first two (a route answers only its methods; `.all` after them is the
  * 405); each route then chains guard, limiter, body limit and handler in that order.
