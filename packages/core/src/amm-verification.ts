@@ -10,7 +10,7 @@
  */
 import { keccak256 } from './keccak256';
 import { WORD_BYTES, bytesToHex, writeAddressWord, writeUint256Word } from './abi-words';
-import type { DigestSigner } from './secp256k1-signer';
+import type { DigestSigner } from './digest-signer';
 
 export interface AmmVerificationParams {
   chainId: number;

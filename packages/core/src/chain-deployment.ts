@@ -4,8 +4,8 @@
  * same `chains` shape, so it can be used directly as a config file.
  */
 import Ajv, { JSONSchemaType } from 'ajv';
-import { getAddress } from 'ethers';
 import { ChainContracts, findChain } from './chains';
+import { parseAddress } from './parse-address';
 
 export interface ChainDeployment {
   chainId: number;
@@ -52,7 +52,7 @@ export type ChainDeployments = Record<number, ChainDeployment>;
 
 function checksum(where: string, value: string): string {
   try {
-    return getAddress(value);
+    return parseAddress(where, value);
   } catch {
     throw new Error(`${where}: not an address`);
   }

@@ -1,7 +1,7 @@
 /**
  * EVM address validation for request fields (docs/decisions.md#addresses).
  */
-import { getAddress } from 'ethers';
+import { toChecksumAddress } from './eip55';
 import { validationError } from './errors';
 
 /**
@@ -28,7 +28,7 @@ const checksumCache = new Map<string, string>();
 function checksumOf(lowerHex: string): string {
   let checksummed = checksumCache.get(lowerHex);
   if (checksummed === undefined) {
-    checksummed = getAddress(`0x${lowerHex}`);
+    checksummed = toChecksumAddress(lowerHex);
     if (checksumCache.size >= CHECKSUM_CACHE_SIZE) checksumCache.delete(checksumCache.keys().next().value as string);
     checksumCache.set(lowerHex, checksummed);
   }

@@ -16,18 +16,8 @@ import { inspect } from 'node:util';
 import { keccak256 } from './keccak256';
 import { secp256k1 as nobleSecp256k1 } from '@noble/curves/secp256k1';
 import { bytesToHex, hexToBytes } from './abi-words';
-
-export type SignerBackend = 'libsecp256k1' | 'noble';
-
-/** A signer bound to one key. */
-export interface DigestSigner {
-  /** The key's address, EIP-55 checksummed. */
-  readonly address: string;
-  /** Which secp256k1 implementation signs. */
-  readonly backend: SignerBackend;
-  /** 65 bytes r ‖ s ‖ v of a 32-byte digest; low-s, v ∈ {27, 28}. Throws on a non-32-byte digest. */
-  sign(digest: Uint8Array): Uint8Array;
-}
+import type { DigestSigner, SignerBackend } from './digest-signer';
+import { toChecksumAddress } from './eip55';
 
 /** The subset of the `secp256k1` package's API (v5, Uint8Array based) that we call. */
 interface NativeSecp256k1 {
@@ -97,22 +87,10 @@ function parsePrivateKey(privateKeyHex: string): { bytes: Uint8Array; scalar: bi
   return { bytes, scalar };
 }
 
-/** EIP-55 checksum of 40 lowercase hex digits. */
-function checksumAddress(lowerHex: string): string {
-  const hash = keccak256(new TextEncoder().encode(lowerHex));
-  let out = '0x';
-  for (let i = 0; i < 40; i++) {
-    const c = lowerHex[i] as string;
-    const nibble = ((hash[i >> 1] as number) >> (i % 2 === 0 ? 4 : 0)) & 0x0f;
-    out += nibble >= 8 ? c.toUpperCase() : c;
-  }
-  return out;
-}
-
 /** Address of an uncompressed public key (0x04 ‖ X ‖ Y): last 20 bytes of keccak(X ‖ Y). */
 function addressOfPublicKey(uncompressed: Uint8Array): string {
   const hash = keccak256(uncompressed.subarray(1));
-  return checksumAddress(bytesToHex(hash.subarray(12)).slice(2));
+  return toChecksumAddress(bytesToHex(hash.subarray(12)).slice(2));
 }
 
 function checkDigest(digest: Uint8Array): void {

@@ -5,7 +5,7 @@
  */
 import { bytesToHex } from './abi-words';
 import { ApiError } from './errors';
-import type { DigestSigner } from './secp256k1-signer';
+import type { DigestSigner } from './digest-signer';
 import { swapDigest, type SwapQuoteFields } from './swap-digest';
 import { encodeVerificationData } from './verification-data';
 
