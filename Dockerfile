@@ -14,6 +14,7 @@ ENV CI=true
 WORKDIR /app
 RUN npm install -g pnpm@10.34.8
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json tsconfig.json ./
+COPY packages/protocol/package.json packages/protocol/
 COPY packages/core/package.json packages/core/
 COPY packages/contracts/package.json packages/contracts/
 COPY packages/devnet/package.json packages/devnet/
@@ -32,8 +33,8 @@ RUN pnpm run build
 FROM build AS prune
 COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
 RUN assemble-image /out/runtime '{./services/*}...' \
-      packages/core packages/contracts services/gateway services/signer services/indexer \
- && assemble-image /out/devnet '{./packages/devnet}...' packages/core packages/contracts packages/devnet
+      packages/protocol packages/core packages/contracts services/gateway services/signer services/indexer \
+ && assemble-image /out/devnet '{./packages/devnet}...' packages/protocol packages/core packages/contracts packages/devnet
 
 # ---- devnet -------------------------------------------------------------------------------------
 FROM node:24-bookworm-slim AS devnet

@@ -6,7 +6,7 @@
  * better than what the router would pay at a ladder point.
  */
 import { parseUnits } from 'ethers';
-import type { PairOrderbook } from './api-types';
+import type { PairOrderbook } from '@pmm/protocol';
 
 export interface BookEstimateParams {
   pair: PairOrderbook;

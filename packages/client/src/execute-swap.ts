@@ -5,7 +5,7 @@
  */
 import { Contract, Interface, Signer, TransactionReceipt } from 'ethers';
 import type { PmmClient } from './pmm-client';
-import type { SignSwapResponse } from './api-types';
+import type { SignSwapResponse } from '@pmm/protocol';
 
 const ERC20 = [
   'function allowance(address owner, address spender) view returns (uint256)',

@@ -1,13 +1,15 @@
 /** @pmm/client: the integrator SDK. */
-export { API_ERROR_CODES } from './api-types';
+// The wire types are the protocol's (the services use the same definitions), under the SDK's names.
+export { ERROR_CODES as API_ERROR_CODES } from '@pmm/protocol';
 export type {
-  ApiErrorCode,
-  Orderbook,
+  ErrorCode as ApiErrorCode,
+  OrderbookResponse as Orderbook,
   OrderbookLevel,
   PairOrderbook,
   SignSwapRequest,
   SignSwapResponse,
-} from './api-types';
+  AmmVerificationParams,
+} from '@pmm/protocol';
 export { PmmApiError } from './pmm-api-error';
 export { PmmClient } from './pmm-client';
 export type { PmmClientOptions } from './pmm-client';
@@ -16,7 +18,6 @@ export type { OrderbookSubscription, SubscribeOrderbookOptions } from './subscri
 export { SseParser } from './sse-parser';
 export type { ServerSentEvent } from './sse-parser';
 export { AMM_VERIFICATION_TYPES, ammVerificationDomain, signQuoteAuthorization } from './amm-verification';
-export type { AmmVerificationParams } from './amm-verification';
 export { executeSwap, SWAPPED_EVENT } from './execute-swap';
 export type { ExecuteSwapParams, ExecuteSwapResult } from './execute-swap';
 export { estimateFromBook } from './estimate-from-book';

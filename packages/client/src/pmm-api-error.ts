@@ -1,4 +1,4 @@
-import { API_ERROR_CODES, type ApiErrorCode } from './api-types';
+import { ERROR_CODES, type ErrorCode as ApiErrorCode } from '@pmm/protocol';
 
 /** An error answered by the API, typed by the spec's code. */
 export class PmmApiError extends Error {
@@ -16,7 +16,7 @@ export class PmmApiError extends Error {
 }
 
 function isCode(value: unknown): value is ApiErrorCode {
-  return typeof value === 'string' && (API_ERROR_CODES as readonly string[]).includes(value);
+  return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
 }
 
 /** The PmmApiError of a non-2xx answer whose body parsed as `json` (the error envelope, normally). */

@@ -2,7 +2,7 @@
  * HTTP client of the public API. Uses the global fetch (Node >= 18). Every non-2xx answer
  * becomes a PmmApiError carrying the spec's code and the request id.
  */
-import { Orderbook, SignSwapRequest, SignSwapResponse } from './api-types';
+import type { OrderbookResponse as Orderbook, SignSwapRequest, SignSwapResponse } from '@pmm/protocol';
 import { PmmApiError, apiErrorFromResponse } from './pmm-api-error';
 import { subscribeOrderbook, type OrderbookSubscription, type SubscribeOrderbookOptions } from './subscribe-orderbook';
 

@@ -17,7 +17,7 @@
  * - A 4xx other than 429 (bad key, bad chainId…) will not get better by retrying: `onError`
  *   is told, and the subscription stops.
  */
-import type { Orderbook } from './api-types';
+import type { OrderbookResponse as Orderbook } from '@pmm/protocol';
 import { PmmApiError, apiErrorFromResponse } from './pmm-api-error';
 import { SseParser, type ServerSentEvent } from './sse-parser';
 

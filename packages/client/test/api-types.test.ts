@@ -1,9 +1,9 @@
 /**
- * The SDK declares its own copies of the wire constants so that integrators do not pull the
- * server's dependencies; these tests keep the copies equal to the server's definitions.
+ * The SDK's wire constants are the protocol's own definitions (no copies), and its EIP-712
+ * helpers produce the typed data the services hash.
  */
 import { AMM_VERIFICATION_TYPES, API_ERROR_CODES, ammVerificationDomain, type Orderbook } from '@pmm/client';
-import { ERROR_CODES, ammVerificationTypedData, type OrderbookResponse } from '@pmm/core';
+import { ERROR_CODES, ammVerificationTypedData, type OrderbookResponse } from '@pmm/protocol';
 
 // Compile-time (tsc -p tsconfig.test.json, part of npm test): the SDK's orderbook type and
 // the server's are assignable both ways, so a field added or renamed on one side fails.
@@ -16,7 +16,7 @@ describe('SDK constants match the server', () => {
   });
 
   it('behavior: the error codes are exactly the server codes', () => {
-    expect([...API_ERROR_CODES].sort()).toEqual([...ERROR_CODES].sort());
+    expect(API_ERROR_CODES).toBe(ERROR_CODES);
   });
 
   it('behavior: the EIP-712 domain and types are the ones core signs with', () => {

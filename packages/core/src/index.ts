@@ -1,42 +1,45 @@
 /**
- * @pmm/core: the domain shared by every service. One concept per module; this file only
- * re-exports. (Several people edit this list: add lines, do not reorder.)
+ * @pmm/core: the service kit every service runs on: settings, logger, metrics, Redis, the HTTP
+ * shell, the secp256k1 signer and `runService()`. What the services share with the SDK
+ * (the protocol) is in @pmm/protocol.
  */
-export * from './chains';
-export * from './errors';
-export * from './redis-keys';
-export * from './orderbook';
-export * from './pair-registry';
-export * from './integrator';
-export * from './secrets';
-export * from './logger';
-export * from './metrics';
-export * from './config';
-export * from './chain-deployment';
-export * from './redis-client';
-export * from './http/request-context';
-export * from './http/error-handler';
-export * from './http/http-metrics';
-export * from './http/health-routes';
-export * from './http/serve';
-export * from './abi-words';
-export * from './swap-digest';
-export * from './secp256k1-signer';
-export * from './verification-data';
-export * from './swap-calldata';
-export * from './sign-swap-quote';
-export * from './amm-verification';
-export * from './parse-address';
-export * from './parse-uint';
-export * from './parse-fee';
-export * from './parse-chain-id';
-export * from './sign-request';
-export * from './decimal';
-export * from './orderbook-levels';
-export * from './node-runtime';
-export * from './shared-settings';
-export * from './http/client-errors';
-export * from './json-duplicate-key';
-export * from './redis-durability';
-export * from './digest-signer';
-export * from './eip55';
+export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
+export {
+  ConfigError,
+  describeConfig,
+  loadConfig,
+  readConfigFile,
+  settings,
+  throwConfigErrors,
+  type ConfigSources,
+  type Setting,
+} from './config';
+export { answerAndCloseResponse, answerClientErrors, clientErrorOf, rawErrorResponse } from './http/client-errors';
+export { errorHandler, methodNotAllowed, normalizeError, notFound } from './http/error-handler';
+export { healthRoutes, type ReadinessCheck } from './http/health-routes';
+export { httpMetrics } from './http/http-metrics';
+export { contextOf, REQUEST_ID_HEADER, requestContext, requestIdOf, type RequestContext } from './http/request-context';
+export {
+  checkingIntervalMs,
+  DEFAULT_HTTP_TIMEOUTS,
+  listen,
+  shutdownOnSignals,
+  type HttpTimeouts,
+  type ListenOptions,
+  type Served,
+} from './http/serve';
+export { createLogger, type Logger, type LoggerOptions } from './logger';
+export { createMetrics, LATENCY_BUCKETS, type Metrics } from './metrics';
+export { SERVICE_NODE_FLAGS } from './node-runtime';
+export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
+export {
+  checkRedisDurability,
+  checkRedisDurabilityWhenReady,
+  durabilityWarnings,
+  readDurability,
+  type RedisDurability,
+} from './redis-durability';
+export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
+export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
+export { redactText, registerSecret, SECRET_FIELD } from './secrets';
+export { LOG_LEVELS, SHARED_SETTINGS } from './shared-settings';

@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
+import { ApiError } from '@pmm/protocol';
 import {
-  ApiError,
   createLogger,
   createMetrics,
   errorHandler,

@@ -18,7 +18,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 import { writeComposeSecrets } from './compose-secrets';
 import { DEFAULT_BLOCK_INTERVAL_MS, startDevnet } from './start-devnet';

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 
 function writeSecret(file: string, value: string): void {

@@ -4,7 +4,7 @@
  * (together with @pmm/contracts' reference curve) without reading the chain.
  */
 import { assertValidCurve, type RouterCurve } from '@pmm/contracts';
-import { findChain } from '@pmm/core';
+import { findChain } from '@pmm/protocol';
 
 /** One token of the plan, with the amounts minted to the router and to the test user (raw units). */
 export interface PlannedToken {

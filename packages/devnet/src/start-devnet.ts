@@ -2,7 +2,7 @@
  * The programmatic devnet: one Hardhat node per chain, deployed and seeded, described by a
  * StackDescription. Used by the CLI (`pnpm devnet`) and by every integration test.
  */
-import { KNOWN_CHAIN_IDS } from '@pmm/core';
+import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { findFreePort } from './free-port';
 import { HardhatNode } from './hardhat-node';
 import { setupChain } from './setup-chain';

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PmmHelperArtifact, PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
-import { CHAINS, findChain } from '@pmm/core';
+import { CHAINS, findChain } from '@pmm/protocol';
 import { getAddress, keccak256, toHex, type Address } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { predictDeploymentAddresses, readStack, seedPlan, startDevnet, type ChainStack, type Devnet } from '../src';

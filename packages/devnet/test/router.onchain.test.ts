@@ -16,13 +16,8 @@ import {
   type CurveSide,
   type RouterCurve,
 } from '@pmm/contracts';
-import {
-  createDigestSigner,
-  encodeSwapCalldata,
-  signAmmVerification,
-  signSwapQuote,
-  type DigestSigner,
-} from '@pmm/core';
+import { createDigestSigner } from '@pmm/core';
+import { encodeSwapCalldata, signAmmVerification, signSwapQuote, type DigestSigner } from '@pmm/protocol';
 import {
   decodeAbiParameters,
   encodeAbiParameters,

@@ -7,7 +7,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { KNOWN_CHAIN_IDS, SERVICE_NODE_FLAGS } from '@pmm/core';
+import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
+import { SERVICE_NODE_FLAGS } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';

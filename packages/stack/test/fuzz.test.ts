@@ -17,7 +17,7 @@
 import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { ERROR_STATUS } from '@pmm/core';
+import { ERROR_STATUS } from '@pmm/protocol';
 import { parseRawResponses, rawExchange } from '@pmm/testkit';
 import { CHAINS, USER, startServedPair, tokensOf, type ServedPair } from './support/served-pair';
 

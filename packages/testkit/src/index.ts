@@ -4,3 +4,13 @@ export { stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
 export { until } from './until';
+export {
+  addressArb,
+  CURVE_ORDER,
+  digestArb,
+  MAX_UINT256,
+  privateKeyArb,
+  RUNS,
+  testKey,
+  uint256Arb,
+} from './eth-arbitraries';

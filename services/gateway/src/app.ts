@@ -12,8 +12,8 @@
 import { request as httpRequest, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { DEFAULT_CHAIN_ID } from '@pmm/protocol';
 import {
-  DEFAULT_CHAIN_ID,
   createMetrics,
   errorHandler,
   healthRoutes,

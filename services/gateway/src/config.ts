@@ -5,7 +5,6 @@
  */
 import {
   ConfigError,
-  KNOWN_CHAIN_IDS,
   describeConfig,
   loadConfig,
   settings,
@@ -14,6 +13,7 @@ import {
   SHARED_SETTINGS,
   type Setting,
 } from '@pmm/core';
+import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 

@@ -13,7 +13,7 @@ export {
   generateApiKey,
   hashApiKey,
   parseApiKeyRecord,
-  parseIntegratorRecord,
+  readIntegratorRecord,
   type ApiKeyListing,
   type IntegratorUpdate,
   type ResolvedApiKey,

@@ -8,7 +8,8 @@ import { keccak256, toBytes, createPublicClient, createWalletClient, defineChain
 import { privateKeyToAccount } from 'viem/accounts';
 import request from 'supertest';
 import { TestTokenArtifact } from '@pmm/contracts';
-import { createLogger, type OrderbookResponse } from '@pmm/core';
+import { createLogger } from '@pmm/core';
+import { type OrderbookResponse } from '@pmm/protocol';
 import { startDevnet, type Devnet } from '@pmm/devnet';
 import { loadIndexerConfig, startIndexer, type RunningIndexer } from '@pmm/indexer';
 import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';

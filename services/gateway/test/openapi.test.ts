@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { ERROR_STATUS } from '@pmm/core';
+import { ERROR_STATUS } from '@pmm/protocol';
 import { OPENAPI_PATH, type Gateway } from '@pmm/gateway';
 import { call, harness, type Harness } from './support/harness';
 import { openapi, responsePointer, validateAt } from './support/contract';

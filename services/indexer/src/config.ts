@@ -8,7 +8,6 @@
  */
 import {
   ConfigError,
-  findChain,
   loadConfig,
   parseChainDeployments,
   settings,
@@ -16,6 +15,7 @@ import {
   type ConfigSources,
   SHARED_SETTINGS,
 } from '@pmm/core';
+import { findChain } from '@pmm/protocol';
 import { parseLadderConfig, type LadderConfig } from './domain/ladder';
 
 /** Each entry's description is the setting's documentation (README, `--help`). */

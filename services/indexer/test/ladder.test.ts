@@ -1,4 +1,4 @@
-import type { TokenInfo } from '@pmm/core';
+import type { TokenInfo } from '@pmm/protocol';
 import {
   DEFAULT_ASK_NOTIONALS,
   FALLBACK_BID_AMOUNTS,

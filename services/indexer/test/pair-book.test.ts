@@ -1,4 +1,4 @@
-import { summarizeLevels, type TokenInfo } from '@pmm/core';
+import { summarizeLevels, type TokenInfo } from '@pmm/protocol';
 import { pairBook, usableSamples } from '../src/domain/pair-book';
 
 const USDT: TokenInfo = { address: '0x55d398326f99059fF775485246999027B3197955', symbol: 'USDT', decimals: 18 };

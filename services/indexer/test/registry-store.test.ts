@@ -1,5 +1,6 @@
 /** The pair registry in Redis expires unless rewritten (real Redis, random key prefix). */
-import { createRedis, redisReady, type PairRegistry, type RedisClient } from '@pmm/core';
+import { createRedis, redisReady, type RedisClient } from '@pmm/core';
+import { type PairRegistry } from '@pmm/protocol';
 import { createRegistryStore, registryTtlMs } from '../src/store/registry-store';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -15,17 +15,19 @@ import {
   findDuplicateKey,
   signSwapQuote,
   swapDigest,
+  hexToBytes,
+  parseSignRequest,
+  type PairRegistry,
+} from '@pmm/protocol';
+import {
   createDigestSigner,
   createLogger,
   createMetrics,
   createRedis,
-  hexToBytes,
   listen,
-  parseSignRequest,
   rawSign,
   redisKeys,
   redisReady,
-  type PairRegistry,
 } from '@pmm/core';
 import { keccak256, toBytes } from 'viem';
 import {

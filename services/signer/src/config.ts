@@ -15,8 +15,6 @@
  */
 import {
   ConfigError,
-  UINT256_MAX,
-  findChain,
   loadConfig,
   settings,
   type ConfigSources,
@@ -25,6 +23,7 @@ import {
   readConfigFile,
   type Setting,
 } from '@pmm/core';
+import { UINT256_MAX, findChain } from '@pmm/protocol';
 
 function fail(reason: string): never {
   throw new ConfigError(reason);

@@ -12,7 +12,7 @@ export { startSigner } from './start-signer';
 export type { RunningSigner } from './start-signer';
 export { PairRegistryCache } from './store/pair-registry-cache';
 export type { PairRegistryCacheOptions } from './store/pair-registry-cache';
-export { IntegratorStore, MalformedIntegratorError, integratorView } from './store/integrator-store';
+export { IntegratorStore, integratorView } from './store/integrator-store';
 export type { IntegratorSource, IntegratorView } from './store/integrator-store';
 export { checkSignRequest, signQuote } from './domain/sign-quote';
 export type { SignQuoteContext, SignQuoteResponse, SignedQuote } from './domain/sign-quote';

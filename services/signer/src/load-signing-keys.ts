@@ -7,7 +7,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Wallet } from 'ethers';
-import { ConfigError, createDigestSigner, registerSecret, type DigestSigner, type SignerBackend } from '@pmm/core';
+import { ConfigError, createDigestSigner, registerSecret } from '@pmm/core';
+import { type DigestSigner, type SignerBackend } from '@pmm/protocol';
 import type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 
 /** The signer of each served chain. */

@@ -2,7 +2,8 @@
  * Everything the signer's app depends on, passed explicitly to `createApp` (no globals, no
  * `process.env`): main wires the real ones, tests real Redis-backed stores or fakes.
  */
-import type { DigestSigner, Logger, Metrics, PairRegistry, ReadinessCheck } from '@pmm/core';
+import type { DigestSigner, PairRegistry } from '@pmm/protocol';
+import type { Logger, Metrics, ReadinessCheck } from '@pmm/core';
 import type { IntegratorSource } from './store/integrator-store';
 
 export interface SignerDeps {

@@ -7,7 +7,7 @@
  */
 import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
 import { startDevnet, seedPlan, type ChainStack, type Devnet } from '@pmm/devnet';
-import type { PairRegistry } from '@pmm/core';
+import type { PairRegistry } from '@pmm/protocol';
 import request from 'supertest';
 import {
   BaseError,

@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { decodeAbiParameters, decodeFunctionData, getAddress, parseAbi, type Hex } from 'viem';
-import type { DigestSigner } from '@pmm/core';
+import type { DigestSigner } from '@pmm/protocol';
 import { createApp, type SignerDeps } from '../src';
 import {
   INTERNAL_TOKEN,

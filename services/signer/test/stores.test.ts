@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
-import { IntegratorStore, MalformedIntegratorError, PairRegistryCache, integratorView } from '../src';
+import { MalformedIntegratorError } from '@pmm/protocol';
+import { IntegratorStore, PairRegistryCache, integratorView } from '../src';
 import { REDIS_URL, USER, integrator, testRegistry } from './support/fixture';
 
 const logger = createLogger({ service: 'signer-test', silent: true });
@@ -156,7 +157,7 @@ describe('IntegratorStore', () => {
     await redis.set(keys.integrator('store-a'), JSON.stringify(record));
     const store = new IntegratorStore({ redis, keys });
     const view = await store.get('store-a');
-    expect(view?.record).toEqual(record);
+    expect(view?.record).toEqual({ ...record, whitelist: [USER.toLowerCase()] });
     expect([...(view?.whitelist ?? [])]).toEqual([USER.toLowerCase()]);
     expect([...(view?.chains ?? [])]).toEqual([56]);
     expect(view?.originRates.get(56)).toBe(99n);

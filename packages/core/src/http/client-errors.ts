@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, toErrorEnvelope } from '../errors';
+import { ApiError, toErrorEnvelope } from '@pmm/protocol';
 import type { Logger } from '../logger';
 import { requestIdOf } from './request-context';
 

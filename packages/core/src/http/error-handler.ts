@@ -4,7 +4,7 @@
  * a generic message (never the exception text). 4xx log at info, 5xx at error.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError, toErrorEnvelope } from '../errors';
+import { ApiError, toErrorEnvelope } from '@pmm/protocol';
 import { contextOf } from './request-context';
 
 interface BodyParserError {

@@ -9,7 +9,7 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Logger } from '../logger';
-import { ApiError } from '../errors';
+import { ApiError } from '@pmm/protocol';
 import { answerAndCloseResponse, answerClientErrors } from './client-errors';
 import { requestIdOf } from './request-context';
 

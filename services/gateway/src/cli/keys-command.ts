@@ -5,7 +5,8 @@
  * A key is printed exactly once, by `create` and `rotate`; nothing can show it again (only
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
-import { ConfigError, KNOWN_CHAIN_IDS, type RedisClient } from '@pmm/core';
+import { ConfigError, type RedisClient } from '@pmm/core';
+import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { assertIntegratorId, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
 import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';

@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError } from '@pmm/core';
+import { ApiError } from '@pmm/protocol';
 import { hashApiKey, type ResolvedApiKey } from '../store/api-key-store';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { setAuth } from './auth-context';

@@ -10,7 +10,7 @@
  * healthy connection; past {@link DRAIN_CAP} bytes the connection is dropped instead.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError } from '@pmm/core';
+import { ApiError } from '@pmm/protocol';
 import { sendError } from './send-error';
 
 const DRAIN_CAP = 1024 * 1024;

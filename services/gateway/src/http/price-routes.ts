@@ -14,7 +14,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, DEFAULT_CHAIN_ID, assertServedChain, chainIdFromQuery, type IntegratorRecord } from '@pmm/core';
+import { ApiError, DEFAULT_CHAIN_ID, assertServedChain, chainIdFromQuery, type IntegratorRecord } from '@pmm/protocol';
 import type { BookCache, BookEntry } from '../store/book-cache';
 import { authOf } from './auth-context';
 import { attempt, type MaybePromise } from './maybe-async';

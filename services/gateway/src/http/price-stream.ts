@@ -9,7 +9,7 @@
  * gateway shuts down.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, assertServedChain, chainIdFromQuery, validationError } from '@pmm/core';
+import { ApiError, assertServedChain, chainIdFromQuery, validationError } from '@pmm/protocol';
 import type { StreamSlots } from '../store/stream-slots';
 import { authOf } from './auth-context';
 import { assertChainEnabled, assertKnownQuery } from './price-routes';

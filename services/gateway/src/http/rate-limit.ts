@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, type IntegratorRecord } from '@pmm/core';
+import { ApiError, type IntegratorRecord } from '@pmm/protocol';
 import type { RateDecision, RateLimiter } from '../store/rate-limiter';
 import { authOf } from './auth-context';
 import { attempt, type MaybePromise } from './maybe-async';

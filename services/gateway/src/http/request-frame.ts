@@ -14,7 +14,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, requestIdOf, type Logger, type Metrics } from '@pmm/core';
+import { ApiError } from '@pmm/protocol';
+import { requestIdOf, type Logger, type Metrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
 import { sendError } from './send-error';
 import { abortUpstream } from './sign-proxy';

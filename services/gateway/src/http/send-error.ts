@@ -5,7 +5,8 @@
  * already started (the caller decides whether to destroy it).
  */
 import type { ServerResponse } from 'node:http';
-import { toErrorEnvelope, type RequestContext } from '@pmm/core';
+import { toErrorEnvelope } from '@pmm/protocol';
+import { type RequestContext } from '@pmm/core';
 
 export function sendError(res: ServerResponse, err: unknown): void {
   if (res.headersSent || res.writableEnded || res.destroyed) return;

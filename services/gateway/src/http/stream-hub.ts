@@ -15,7 +15,7 @@
  *   latest book); nothing grows with the number of books it cannot take.
  */
 import type { ServerResponse } from 'node:http';
-import { ApiError, toErrorEnvelope } from '@pmm/core';
+import { ApiError, toErrorEnvelope } from '@pmm/protocol';
 import type { BookCache, BookEntry } from '../store/book-cache';
 import { SSE_KEEPALIVE, sseEvent } from './sse-event';
 

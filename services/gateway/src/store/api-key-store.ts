@@ -9,14 +9,20 @@
  * Lookup by hash is also the comparison: no string compare of secrets happens anywhere.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { redisKeys, type ApiKeyRecord, type IntegratorRecord, type RedisClient } from '@pmm/core';
+import { redisKeys, type RedisClient } from '@pmm/core';
+import {
+  INTEGRATOR_ID_PATTERN,
+  isIntegratorId,
+  MalformedIntegratorError,
+  parseIntegratorRecord,
+  type ApiKeyRecord,
+  type IntegratorRecord,
+} from '@pmm/protocol';
 
 /** Prefix of every key the gateway issues: lets scanners (and people) recognise a leaked key. */
 export const API_KEY_PREFIX = 'pmm_';
 /** Characters of the key shown as its public `keyId` (the prefix plus 8 random characters). */
 const KEY_ID_LENGTH = API_KEY_PREFIX.length + 8;
-
-const INTEGRATOR_ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** An API key record with the integrator it belongs to: what a request is authenticated as. */
 export interface ResolvedApiKey {
@@ -36,7 +42,7 @@ export function generateApiKey(): string {
 
 /** Throws unless `id` can be an integrator id (it appears in Redis keys and in a header). */
 export function assertIntegratorId(id: string): void {
-  if (!INTEGRATOR_ID_RE.test(id)) throw new Error(`integrator id must match ${INTEGRATOR_ID_RE.source}`);
+  if (!isIntegratorId(id)) throw new Error(`integrator id must match ${INTEGRATOR_ID_PATTERN}`);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -61,37 +67,19 @@ export function parseApiKeyRecord(text: string | null): ApiKeyRecord | undefined
   };
 }
 
-/** Parses a stored IntegratorRecord; undefined when the JSON is not one (treated as no integrator). */
-export function parseIntegratorRecord(text: string | null): IntegratorRecord | undefined {
+/**
+ * A stored integrator by the protocol's one parser; undefined when there is none or when it is
+ * malformed: the integrator's keys then authenticate nobody (401) rather than with a guessed
+ * scope.
+ */
+export function readIntegratorRecord(id: string, text: string | null): IntegratorRecord | undefined {
   if (text === null) return undefined;
-  let v: unknown;
   try {
-    v = JSON.parse(text);
-  } catch {
-    return undefined;
+    return parseIntegratorRecord(id, text);
+  } catch (err) {
+    if (err instanceof MalformedIntegratorError) return undefined;
+    throw err;
   }
-  if (!isObject(v) || typeof v.id !== 'string') return undefined;
-  const rl = isObject(v.rateLimit) ? v.rateLimit : {};
-  const record: IntegratorRecord = {
-    id: v.id,
-    name: typeof v.name === 'string' ? v.name : v.id,
-    whitelist: Array.isArray(v.whitelist)
-      ? v.whitelist.filter((a): a is string => typeof a === 'string').map((a) => a.toLowerCase())
-      : [],
-    chains: Array.isArray(v.chains) ? v.chains.filter((c): c is number => Number.isSafeInteger(c)) : [],
-    rateLimit: {
-      requests: Number.isSafeInteger(rl.requests) && (rl.requests as number) >= 0 ? (rl.requests as number) : 0,
-      windowSeconds:
-        Number.isSafeInteger(rl.windowSeconds) && (rl.windowSeconds as number) > 0 ? (rl.windowSeconds as number) : 0,
-    },
-    disabled: v.disabled === true,
-  };
-  if (isObject(v.originRate)) {
-    const originRate: Record<string, string> = {};
-    for (const [chain, value] of Object.entries(v.originRate)) if (typeof value === 'string') originRate[chain] = value;
-    record.originRate = originRate;
-  }
-  return record;
 }
 
 /** What the key CLI lists: never the key itself (it is not stored), its hash only on request. */
@@ -132,13 +120,16 @@ export class ApiKeyStore {
   async lookupHash(hash: string): Promise<ResolvedApiKey | undefined> {
     const key = parseApiKeyRecord(await this.redis.get(this.keys.apiKey(hash)));
     if (!key) return undefined;
-    const integrator = parseIntegratorRecord(await this.redis.get(this.keys.integrator(key.integratorId)));
+    const integrator = readIntegratorRecord(
+      key.integratorId,
+      await this.redis.get(this.keys.integrator(key.integratorId)),
+    );
     if (!integrator) return undefined;
     return { key, integrator };
   }
 
   async getIntegrator(id: string): Promise<IntegratorRecord | undefined> {
-    return parseIntegratorRecord(await this.redis.get(this.keys.integrator(id)));
+    return readIntegratorRecord(id, await this.redis.get(this.keys.integrator(id)));
   }
 
   async putIntegrator(record: IntegratorRecord): Promise<void> {

@@ -4,8 +4,10 @@
  * document holds each key's SHA-256, never a key, so a restored key works for its holder
  * while the backup itself cannot be used to call the API.
  */
-import { redisKeys, type ApiKeyRecord, type IntegratorRecord, type RedisClient } from '@pmm/core';
-import { parseApiKeyRecord, parseIntegratorRecord, type ApiKeyStore } from './api-key-store';
+import { redisKeys, type RedisClient } from '@pmm/core';
+import { type ApiKeyRecord, type IntegratorRecord } from '@pmm/protocol';
+import { parseIntegratorRecord } from '@pmm/protocol';
+import { parseApiKeyRecord, type ApiKeyStore } from './api-key-store';
 
 export const BACKUP_FORMAT = 'pmm-integrators';
 export const BACKUP_VERSION = 1;
@@ -45,8 +47,10 @@ export async function exportKeys(store: ApiKeyStore, redis: RedisClient, prefix:
   const integratorKeys = await scanAll(redis, `${globEscape(keys.integrator(''))}*`);
   const integrators: IntegratorRecord[] = [];
   for (const k of integratorKeys.sort()) {
-    const record = parseIntegratorRecord(await redis.get(k));
-    if (record) integrators.push(record);
+    const text = await redis.get(k);
+    // A malformed record stops the export (MalformedIntegratorError names it): a backup that
+    // silently left an integrator out would lose it on restore.
+    if (text !== null) integrators.push(parseIntegratorRecord(k.slice(keys.integrator('').length), text));
   }
   const apiKeys = (await store.list()).map(({ hash, key }) => ({ hash, ...key }));
   return {
@@ -72,9 +76,11 @@ export function parseKeyBackup(text: string): KeyBackup {
   if (!Array.isArray(d.integrators) || !Array.isArray(d.apiKeys))
     throw new Error('the backup needs "integrators" and "apiKeys" arrays');
   const integrators = d.integrators.map((raw, i) => {
-    const record = parseIntegratorRecord(JSON.stringify(raw));
-    if (!record) throw new Error(`integrators[${i}] is not an integrator record`);
-    return record;
+    try {
+      return parseIntegratorRecord(`integrators[${i}]`, JSON.stringify(raw));
+    } catch (err) {
+      throw new Error(`integrators[${i}] is not an integrator record (${(err as Error).message})`);
+    }
   });
   const apiKeys = d.apiKeys.map((raw, i) => {
     const hash = (raw as { hash?: unknown } | null)?.hash;

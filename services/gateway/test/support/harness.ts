@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createLogger, createRedis, redisKeys, redisReady, type IntegratorRecord, type RedisClient } from '@pmm/core';
+import { createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { type IntegratorRecord } from '@pmm/protocol';
 import {
   ApiKeyStore,
   createApp,

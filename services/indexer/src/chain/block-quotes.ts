@@ -11,7 +11,7 @@
  * timestampInMilisec = block.timestamp × 1000: one signature per (tokenIn, tokenOut) per
  * block, shared by every point of that side's ladder (the signature does not cover amountIn).
  */
-import { signAmmVerification, type DigestSigner, type PairOrderbook, type TokenInfo } from '@pmm/core';
+import { signAmmVerification, type DigestSigner, type PairOrderbook, type TokenInfo } from '@pmm/protocol';
 import type { RawLadder } from '../domain/ladder';
 import { pairBook } from '../domain/pair-book';
 import { decodeUintResult, quoteCalldataBuilder, type Call, type CallResult } from './call-codec';

@@ -6,7 +6,7 @@
  * The ask probe gives the price a taker pays near the top of the book; the bid ladder is the
  * ask notionals converted at that price, so both sides reach about the same quote depth.
  */
-import type { TokenInfo } from '@pmm/core';
+import type { TokenInfo } from '@pmm/protocol';
 import { executeCalls } from './call-batch';
 import { decodeUintResult, type CallResult } from './call-codec';
 import { sideCalls, type QuoteContext } from './block-quotes';

@@ -5,7 +5,8 @@
  * Two round trips (addresses, then metadata), each one batch pinned to the same block.
  */
 import { getAddress } from 'ethers';
-import type { Logger, PairRegistry, TokenInfo } from '@pmm/core';
+import type { Logger } from '@pmm/core';
+import type { PairRegistry, TokenInfo } from '@pmm/protocol';
 import { executeCalls } from './call-batch';
 import type { CallResult } from './call-codec';
 import { erc20Bytes32SymbolInterface, erc20Interface, helperInterface } from './contract-abis';

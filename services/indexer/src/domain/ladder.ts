@@ -28,7 +28,7 @@
  *   ask side is empty or failing) the bids use {@link FALLBACK_BID_AMOUNTS} base units.
  */
 import { getAddress } from 'ethers';
-import { parseUnits, type TokenInfo } from '@pmm/core';
+import { parseUnits, type TokenInfo } from '@pmm/protocol';
 
 /** One pair's ladder, human units of each side's input token. */
 export interface LadderSpec {

@@ -3,7 +3,7 @@
  * docs/decisions.md#orderbook-from-chain-state). Pure: the chain layer supplies the results, this decides which
  * samples count and turns them into levels with core's `levelsFromSamples`.
  */
-import { levelsFromSamples, type BookSide, type PairOrderbook, type QuoteSample, type TokenInfo } from '@pmm/core';
+import { levelsFromSamples, type BookSide, type PairOrderbook, type QuoteSample, type TokenInfo } from '@pmm/protocol';
 
 /**
  * Keeps the usable prefix of a ladder: it stops at the first failing sample (`undefined`),

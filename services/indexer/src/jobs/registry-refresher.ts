@@ -5,7 +5,8 @@
  * the newest head, probes prices for the default bid ladders, writes `pmm:{<id>}:pairs` and
  * announces it. Refreshes are single-flight: concurrent callers share one.
  */
-import type { Logger, PairRegistry } from '@pmm/core';
+import type { Logger } from '@pmm/core';
+import type { PairRegistry } from '@pmm/protocol';
 import type { QuoteContext, TrackedPairs } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
 import type { RpcTransport } from '../chain/json-rpc';

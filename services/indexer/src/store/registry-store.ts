@@ -5,7 +5,8 @@
  * beside the refresh period, so that a chain nobody indexes any more does not leave its registry
  * in Redis for ever (Redis runs with noeviction: only integrator data should stay).
  */
-import type { PairRegistry, RedisClient } from '@pmm/core';
+import type { PairRegistry } from '@pmm/protocol';
+import type { RedisClient } from '@pmm/core';
 
 export interface RegistryStore {
   write(registry: PairRegistry): Promise<void>;

@@ -4,7 +4,7 @@
  * exactly as the router bounds them, then core's levelsFromSamples.
  */
 import { CurveError, quoteOut, type RouterCurve } from '@pmm/contracts';
-import { levelsFromSamples, type PairOrderbook, type QuoteSample } from '@pmm/core';
+import { levelsFromSamples, type PairOrderbook, type QuoteSample } from '@pmm/protocol';
 
 export interface Token {
   address: string;

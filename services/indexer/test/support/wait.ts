@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import type { OrderbookResponse } from '@pmm/core';
+import type { OrderbookResponse } from '@pmm/protocol';
 
 /** Polls `check` every 50 ms until it returns a value (not undefined) or `timeoutMs` passes. */
 export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {

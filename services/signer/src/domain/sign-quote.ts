@@ -22,18 +22,13 @@ import {
   type DigestSigner,
   type PairRegistry,
   type ParsedSignRequest,
+  type SignSwapResponse,
   type TokenInfo,
-} from '@pmm/core';
+} from '@pmm/protocol';
 import type { IntegratorView } from '../store/integrator-store';
 
-/** The body of a 200 (spec 2.3); field order is the order of the JSON output. */
-export interface SignQuoteResponse {
-  verificationData: string;
-  /** Unix seconds at signing. */
-  timestamp: number;
-  /** Present if and only if the request had `amountIn`. */
-  calldata?: string;
-}
+/** The body of a 200 (spec 2.3): the protocol's shape. */
+export type SignQuoteResponse = SignSwapResponse;
 
 export interface SignQuoteContext {
   servedChains: readonly number[];

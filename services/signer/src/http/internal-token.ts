@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { ApiError } from '@pmm/core';
+import { ApiError } from '@pmm/protocol';
 
 export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
 

@@ -11,7 +11,7 @@
  * and a signing API must not guess which one the client meant.
  */
 import express, { type RequestHandler } from 'express';
-import { ApiError, findDuplicateKey } from '@pmm/core';
+import { ApiError, findDuplicateKey } from '@pmm/protocol';
 
 /** Default limit of a sign request body (DECISIONS.md "Request handling" 10). */
 export const SIGN_BODY_LIMIT_BYTES = 16 * 1024;

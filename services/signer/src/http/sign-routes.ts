@@ -5,7 +5,8 @@
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
 import { Router, type RequestHandler } from 'express';
-import { DEFAULT_CHAIN_ID, methodNotAllowed, parseSignRequest, type Metrics } from '@pmm/core';
+import { DEFAULT_CHAIN_ID, parseSignRequest } from '@pmm/protocol';
+import { methodNotAllowed, type Metrics } from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
 import { integratorOf, requireIntegrator } from './integrator-context';
 import { requireInternalToken } from './internal-token';

@@ -6,7 +6,8 @@
  * whitelist entry or a disabled integrator linger: a change is seen within `ttlMs`.
  * Concurrent misses for one id share a single Redis read.
  */
-import { UINT256_MAX, type IntegratorRecord, type RedisClient, type RedisKeys } from '@pmm/core';
+import { parseIntegratorRecord, type IntegratorRecord } from '@pmm/protocol';
+import { type RedisClient, type RedisKeys } from '@pmm/core';
 
 /** A record prepared for the sign path (lookups are O(1), overrides already parsed). */
 export interface IntegratorView {
@@ -24,50 +25,15 @@ export interface IntegratorSource {
   get(integratorId: string): Promise<IntegratorView | undefined>;
 }
 
-/** A record that is in Redis but unusable (operator error): the request fails with 500. */
-export class MalformedIntegratorError extends Error {
-  constructor(integratorId: string, reason: string) {
-    super(`integrator ${integratorId}: malformed record: ${reason}`);
-    this.name = 'MalformedIntegratorError';
-  }
-}
-
-/** Validates the JSON of a record and prepares its view. */
+/**
+ * Parses a stored record with the protocol's one parser and prepares its view.
+ * @throws MalformedIntegratorError (the request then fails with 500: an operator error)
+ */
 export function integratorView(integratorId: string, text: string): IntegratorView {
-  let r: Partial<IntegratorRecord>;
-  try {
-    r = JSON.parse(text) as Partial<IntegratorRecord>;
-  } catch {
-    throw new MalformedIntegratorError(integratorId, 'not JSON');
-  }
-  const bad = (reason: string) => new MalformedIntegratorError(integratorId, reason);
-  if (typeof r !== 'object' || r === null) throw bad('not an object');
-  if (!Array.isArray(r.whitelist) || !r.whitelist.every((a) => typeof a === 'string')) throw bad('whitelist');
-  if (r.chains !== undefined && (!Array.isArray(r.chains) || !r.chains.every((c) => Number.isSafeInteger(c))))
-    throw bad('chains');
-  if (typeof r.disabled !== 'boolean') throw bad('disabled');
+  const record = parseIntegratorRecord(integratorId, text);
   const originRates = new Map<number, bigint>();
-  if (r.originRate !== undefined) {
-    if (typeof r.originRate !== 'object' || r.originRate === null) throw bad('originRate');
-    for (const [chain, value] of Object.entries(r.originRate)) {
-      if (
-        !/^[0-9]+$/.test(chain) ||
-        typeof value !== 'string' ||
-        !/^(0|[1-9][0-9]*)$/.test(value) ||
-        BigInt(value) > UINT256_MAX
-      ) {
-        throw bad(`originRate.${chain}`);
-      }
-      originRates.set(Number(chain), BigInt(value));
-    }
-  }
-  return {
-    record: r as IntegratorRecord,
-    // Stored lowercase by contract; lowercased again so a hand-edited record still works.
-    whitelist: new Set(r.whitelist.map((a) => a.toLowerCase())),
-    chains: new Set(r.chains ?? []),
-    originRates,
-  };
+  for (const [chain, value] of Object.entries(record.originRate ?? {})) originRates.set(Number(chain), BigInt(value));
+  return { record, whitelist: new Set(record.whitelist), chains: new Set(record.chains), originRates };
 }
 
 interface Entry {

@@ -13,7 +13,8 @@
  * INVARIANT: a failed read (Redis down, malformed JSON) keeps the last good registry; only an
  * answer of "no such key" removes it (the chain is then not bootstrapped: 503).
  */
-import type { Logger, PairRegistry, RedisClient, RedisKeys, TokenInfo } from '@pmm/core';
+import type { Logger, RedisClient, RedisKeys } from '@pmm/core';
+import type { PairRegistry, TokenInfo } from '@pmm/protocol';
 
 export interface PairRegistryCacheOptions {
   /** Command connection (GET). */

@@ -11,13 +11,10 @@ import {
   createRedis,
   redisKeys,
   redisReady,
-  type DigestSigner,
-  type IntegratorRecord,
-  type PairRegistry,
   type RedisClient,
   type RedisKeys,
-  type TokenInfo,
 } from '@pmm/core';
+import { type DigestSigner, type IntegratorRecord, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
 import type { Express } from 'express';
 import { createApp, IntegratorStore, PairRegistryCache, type SignerDeps } from '../../src';

@@ -2,10 +2,11 @@ import fc from 'fast-check';
 import { decodeAbiParameters, encodeAbiParameters, keccak256, parseAbiParameters, recoverAddress } from 'viem';
 import { sign as viemSign } from 'viem/accounts';
 import { ApiError } from '../src/errors';
-import { createDigestSigner, type DigestSigner } from '../src/secp256k1-signer';
+import { createDigestSigner } from '@pmm/core';
+import type { DigestSigner } from '../src/digest-signer';
 import { signSwapQuote } from '../src/sign-swap-quote';
 import type { SwapQuoteFields } from '../src/swap-digest';
-import { MAX_UINT256, RUNS, addressArb, privateKeyArb, testKey, uint256Arb } from './support/eth-arbitraries';
+import { MAX_UINT256, RUNS, addressArb, privateKeyArb, testKey, uint256Arb } from '@pmm/testkit';
 
 const digestTypes = parseAbiParameters('address, address, uint256, uint256, uint256, address');
 const vdTypes = parseAbiParameters('uint256, uint256, address, bytes');

@@ -8,7 +8,7 @@ import {
   swapDigest,
   type SwapQuoteFields,
 } from '../src/swap-digest';
-import { MAX_UINT256, RUNS, addressArb, uint256Arb } from './support/eth-arbitraries';
+import { MAX_UINT256, RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const coder = AbiCoder.defaultAbiCoder();
 const TYPES = ['address', 'address', 'uint256', 'uint256', 'uint256', 'address'];

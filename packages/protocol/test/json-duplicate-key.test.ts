@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { findDuplicateKey } from '@pmm/core';
+import { findDuplicateKey } from '@pmm/protocol';
 
 describe('findDuplicateKey', () => {
   it.each([

@@ -10,7 +10,7 @@ import {
   writeLengthWord,
   writeUint256Word,
 } from '../src/abi-words';
-import { RUNS, addressArb, uint256Arb } from './support/eth-arbitraries';
+import { RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const coder = AbiCoder.defaultAbiCoder();
 

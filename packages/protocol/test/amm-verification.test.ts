@@ -10,8 +10,8 @@ import {
   signAmmVerification,
   type AmmVerificationParams,
 } from '../src/amm-verification';
-import { createDigestSigner } from '../src/secp256k1-signer';
-import { MAX_UINT256, RUNS, addressArb, testKey, uint256Arb } from './support/eth-arbitraries';
+import { createDigestSigner } from '@pmm/core';
+import { MAX_UINT256, RUNS, addressArb, testKey, uint256Arb } from '@pmm/testkit';
 
 const KEYS = [testKey('amm-1'), testKey('amm-2'), testKey('amm-3')];
 const SIGNERS = KEYS.map((k) => createDigestSigner(k));

@@ -11,6 +11,7 @@
 import { keccak256 } from './keccak256';
 import { WORD_BYTES, bytesToHex, writeAddressWord, writeUint256Word } from './abi-words';
 import type { DigestSigner } from './digest-signer';
+import { ADDRESS_PATTERN } from './parse-address';
 
 export interface AmmVerificationParams {
   chainId: number;
@@ -50,10 +51,10 @@ export interface AmmVerificationTypedData {
   message: { tokenIn: HexAddress; tokenOut: HexAddress; timestampInMilisec: bigint };
 }
 
-const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
+const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
 
 function asHexAddress(value: string, field: string): HexAddress {
-  if (!ADDRESS_PATTERN.test(value)) throw new Error(`${field}: expected 0x followed by 40 hex digits`);
+  if (!ADDRESS_RE.test(value)) throw new Error(`${field}: expected 0x followed by 40 hex digits`);
   return value as HexAddress;
 }
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Interface, id } from 'ethers';
 import { encodeFunctionData, parseAbi, toFunctionSelector, toHex } from 'viem';
 import { SWAP_SELECTOR, SWAP_SIGNATURE, encodeSwapCalldata, type SwapCallArgs } from '../src/swap-calldata';
-import { MAX_UINT256, RUNS, addressArb, uint256Arb } from './support/eth-arbitraries';
+import { MAX_UINT256, RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const ethersRouter = new Interface(['function swap(address,uint256,address,uint256,uint256,bytes)']);
 const viemAbi = parseAbi(['function swap(address,uint256,address,uint256,uint256,bytes)']);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { AbiCoder } from 'ethers';
 import { decodeAbiParameters, encodeAbiParameters, parseAbiParameters, toHex } from 'viem';
 import { decodeVerificationData, encodeVerificationData } from '../src/verification-data';
-import { MAX_UINT256, RUNS, addressArb, uint256Arb } from './support/eth-arbitraries';
+import { MAX_UINT256, RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const coder = AbiCoder.defaultAbiCoder();
 const TYPES = ['uint256', 'uint256', 'address', 'bytes'];

@@ -1,0 +1,95 @@
+/**
+ * @pmm/protocol: what the services and the SDK share about the wire and the chain: chains,
+ * wire types, request parsing and validation, error codes and the envelope, ABI encoding,
+ * EIP-712 digests, orderbook math, the integrator record. Dependency-light on purpose (no
+ * Express, Redis, logging, metrics or native modules), so that the SDK can depend on it.
+ */
+export {
+  bytesToHex,
+  hexToBytes,
+  MAX_UINT256,
+  paddedLength,
+  WORD_BYTES,
+  writeAddressWord,
+  writeLengthWord,
+  writeUint256Word,
+} from './abi-words';
+export {
+  AMM_VERIFICATION_DOMAIN_NAME,
+  AMM_VERIFICATION_DOMAIN_VERSION,
+  ammVerificationDigest,
+  ammVerificationDomainSeparator,
+  ammVerificationTypedData,
+  signAmmVerification,
+  type AmmVerificationParams,
+  type AmmVerificationTypedData,
+  type AmmVerificationTypes,
+} from './amm-verification';
+export {
+  CANONICAL_MULTICALL3,
+  CHAINS,
+  DEFAULT_CHAIN_ID,
+  findChain,
+  KNOWN_CHAIN_IDS,
+  resolveChainId,
+  type ChainContracts,
+  type ChainInfo,
+} from './chains';
+export {
+  compareDecimals,
+  formatRatio,
+  formatUnits,
+  parseDecimal,
+  parseUnits,
+  roundSignificant,
+  scaleRatio,
+  type ScaledDecimal,
+} from './decimal';
+export { type DigestSigner, type SignerBackend } from './digest-signer';
+export { toChecksumAddress } from './eip55';
+export {
+  ApiError,
+  ERROR_CODES,
+  ERROR_STATUS,
+  toErrorEnvelope,
+  validationError,
+  type ErrorCode,
+  type ErrorEnvelope,
+} from './errors';
+export {
+  INTEGRATOR_ID_PATTERN,
+  isIntegratorId,
+  MalformedIntegratorError,
+  parseIntegratorRecord,
+  type ApiKeyRecord,
+  type IntegratorRecord,
+} from './integrator';
+export { findDuplicateKey } from './json-duplicate-key';
+export { keccak256 } from './keccak256';
+export { type OrderbookLevel, type OrderbookResponse, type PairOrderbook } from './orderbook';
+export {
+  DEFAULT_PRICE_DIGITS,
+  levelsFromSamples,
+  summarizeLevels,
+  type BookSide,
+  type LevelOptions,
+  type LevelsSummary,
+  type QuoteSample,
+} from './orderbook-levels';
+export { type PairRegistry, type TokenInfo } from './pair-registry';
+export { ADDRESS_FORMAT_REASON, ADDRESS_PATTERN, parseAddress } from './parse-address';
+export {
+  assertServedChain,
+  CHAIN_ID_NEGATIVE_REASON,
+  chainIdFromBody,
+  chainIdFromQuery,
+  OUT_OF_RANGE_CHAIN_ID,
+} from './parse-chain-id';
+export { DEFAULT_MAX_FEE, parseFee } from './parse-fee';
+export { parseUintString, UINT_FORMAT_REASON, UINT_STRING_PATTERN, UINT256_MAX } from './parse-uint';
+export { parseSignRequest, SIGN_REQUEST_SCHEMA, type ParsedSignRequest, type SignRequestOptions } from './sign-request';
+export { signSwapQuote, type SignedSwapQuote } from './sign-swap-quote';
+export { type SignSwapRequest, type SignSwapResponse } from './sign-wire';
+export { encodeSwapCalldata, SWAP_SELECTOR, SWAP_SIGNATURE, type SwapCallArgs } from './swap-calldata';
+export { encodeSwapDigestPreimage, SWAP_DIGEST_PREIMAGE_BYTES, swapDigest, type SwapQuoteFields } from './swap-digest';
+export { decodeVerificationData, encodeVerificationData, type VerificationData } from './verification-data';
