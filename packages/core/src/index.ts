@@ -35,3 +35,4 @@ export * from './decimal';
 export * from './orderbook-levels';
 export * from './node-runtime';
 export * from './shared-settings';
+export * from './audit-record';

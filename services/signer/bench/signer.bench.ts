@@ -5,7 +5,8 @@
  * 2. the raw rate of the secp256k1 backend alone (the library call, nothing else);
  * 3. their ratio (goal >= 0.5);
  * 4. HTTP throughput and p50/p99 latency of the signer app under load (autocannon, in-process
- *    server, real Redis for the stores, logging to a discarding stream).
+ *    server, real Redis for the stores, logging to a discarding stream), without and with the
+ *    audit trail (one Redis script per signature before the answer), and the ratio (goal >= 0.90).
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -28,12 +29,15 @@ import {
 } from '@pmm/core';
 import { keccak256, toBytes } from 'viem';
 import {
+  DAY_MS,
   IntegratorStore,
   PairRegistryCache,
+  RedisAuditTrail,
   checkSignRequest,
   createApp,
   integratorView,
   signQuote,
+  type AuditSink,
   type SignQuoteContext,
 } from '../src';
 
@@ -161,38 +165,64 @@ async function main(): Promise<void> {
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: [CHAIN], logger, refreshIntervalMs: 0 });
   await pairs.start();
   const token = randomBytes(16).toString('hex');
-  const app = createApp({
-    logger,
-    metrics: createMetrics('signer-bench'),
-    internalToken: token,
-    servedChains: [CHAIN],
-    maxFee,
-    signers: new Map([[CHAIN, signer]]),
-    originRates: new Map([[CHAIN, 0n]]),
-    pairs,
-    integrators: new IntegratorStore({ redis, keys }),
-    readiness: {},
-  });
-  const served = await listen(app, 0, '127.0.0.1');
-  try {
-    const result = await autocannon({
-      url: `http://127.0.0.1:${served.port}/v2/swap/sign`,
-      method: 'POST',
-      connections: 50,
-      duration: 5,
-      headers: { 'content-type': 'application/json', 'x-internal-token': token, 'x-integrator-id': 'bench' },
-      body: JSON.stringify(bodies[1]),
+  const http = async (label: string, audit: AuditSink): Promise<number> => {
+    const app = createApp({
+      logger,
+      metrics: createMetrics('signer-bench'),
+      internalToken: token,
+      servedChains: [CHAIN],
+      maxFee,
+      signers: new Map([[CHAIN, signer]]),
+      originRates: new Map([[CHAIN, 0n]]),
+      pairs,
+      integrators: new IntegratorStore({ redis, keys }),
+      audit,
+      readiness: {},
     });
+    const served = await listen(app, 0, '127.0.0.1');
+    try {
+      const result = await autocannon({
+        url: `http://127.0.0.1:${served.port}/v2/swap/sign`,
+        method: 'POST',
+        connections: 50,
+        duration: 5,
+        headers: { 'content-type': 'application/json', 'x-internal-token': token, 'x-integrator-id': 'bench' },
+        body: JSON.stringify(bodies[1]),
+      });
+      console.log(
+        `HTTP POST /v2/swap/sign ${label} (autocannon, 50 connections, 5 s): ${fmt(result.requests.average)} req/s, ` +
+          `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
+          `${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors`,
+      );
+      return result.requests.average;
+    } finally {
+      await served.close();
+    }
+  };
+  try {
+    // As start-signer wires it: a dedicated auto-pipelined connection.
+    const auditRedis = createRedis(url, { role: 'command', name: 'bench-audit', autoPipelining: true });
+    await redisReady(auditRedis);
+    const trail = new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: 180 * DAY_MS });
+    // Alternated twice, so that a slow phase of the machine does not land on one side only.
+    const without: number[] = [];
+    const withTrail: number[] = [];
+    for (let round = 0; round < 2; round++) {
+      without.push(await http('without the audit trail', { record: () => Promise.resolve() }));
+      withTrail.push(await http('with the audit trail   ', trail));
+    }
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const recorded = await redis.xlen(keys.audit(CHAIN));
+    console.log(`audit records written: ${fmt(recorded)}`);
+    auditRedis.disconnect();
     console.log(
-      `HTTP POST /v2/swap/sign (autocannon, 50 connections, 5 s): ${fmt(result.requests.average)} req/s, ` +
-        `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
-        `${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors`,
+      `ratio with / without the audit trail: ${(sum(withTrail) / sum(without)).toFixed(2)} (goal >= 0.90: the trail costs at most 10 %)`,
     );
   } finally {
-    await served.close();
     await pairs.close();
+    // One index key per signature: delete in slices (a spread of 100k arguments overflows the stack).
     const found = await redis.keys(`${prefix}:*`);
-    if (found.length > 0) await redis.del(...found);
+    for (let i = 0; i < found.length; i += 1_000) await redis.del(...found.slice(i, i + 1_000));
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
   }
 }

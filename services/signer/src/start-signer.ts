@@ -7,6 +7,7 @@ import { createMetrics, createRedis, listen, redisKeys, redisReady, type Logger,
 import { createApp } from './app';
 import type { SignerConfig } from './config';
 import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
+import { DAY_MS, RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { PairRegistryCache } from './store/pair-registry-cache';
 
@@ -31,6 +32,13 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   const keys = redisKeys(config.redisKeyPrefix);
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'signer', logger });
   const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-pairs', logger });
+  // Its own connection: one small script per signature, pipelined across concurrent requests.
+  const auditRedis = createRedis(config.redisUrl, {
+    role: 'command',
+    name: 'signer-audit',
+    logger,
+    autoPipelining: true,
+  });
   // Normally Redis answers at once and the registries are loaded before the port opens. If it
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
   await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
@@ -48,9 +56,10 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     originRates,
     pairs,
     integrators,
+    audit: new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: config.auditRetentionDays * DAY_MS }),
     readiness: {
       redis: async () => {
-        await redis.ping();
+        await Promise.all([redis.ping(), auditRedis.ping()]);
       },
       keys: async () => {
         const missing = config.servedChains.filter((id) => !signers.has(id));
@@ -71,7 +80,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       (closing ??= (async () => {
         await served.close();
         await pairs.close();
-        await Promise.allSettled([redis.quit(), subscriber.quit()]);
+        await Promise.allSettled([redis.quit(), subscriber.quit(), auditRedis.quit()]);
       })()),
   };
 }

@@ -5,7 +5,15 @@
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
 import { Router, type RequestHandler } from 'express';
-import { DEFAULT_CHAIN_ID, methodNotAllowed, parseSignRequest, type Metrics } from '@pmm/core';
+import {
+  ApiError,
+  DEFAULT_CHAIN_ID,
+  contextOf,
+  methodNotAllowed,
+  parseSignRequest,
+  type AuditRecord,
+  type Metrics,
+} from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
 import { integratorOf, requireIntegrator } from './integrator-context';
 import { requireInternalToken } from './internal-token';
@@ -14,6 +22,10 @@ import type { SignerDeps } from '../signer-deps';
 
 export const V2_SIGN_PATH = '/v2/swap/sign';
 export const V1_SIGN_PATH = '/v1/swap/sign';
+
+/** The API key's public id, set by the gateway; recorded in the audit trail. */
+export const API_KEY_ID_HEADER = 'x-api-key-id';
+const SAFE_KEY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Headers of every /v1 response (DECISIONS.md "Legacy /v1"). */
 const deprecationHeaders: RequestHandler = (_req, res, next) => {
@@ -33,6 +45,11 @@ function signMetrics(metrics: Metrics) {
       'chain',
       'version',
     ] as const),
+    auditFailures: metrics.counter(
+      'signer_audit_failures_total',
+      'Signatures withheld (503) because their audit record could not be written',
+      ['chain'] as const,
+    ),
   };
 }
 
@@ -40,7 +57,7 @@ function signHandler(deps: SignerDeps, m: ReturnType<typeof signMetrics>, legacy
   const maxFee = deps.maxFee;
   const now = deps.now ?? Date.now;
   const version = legacy ? 'v1' : 'v2';
-  return (req, res) => {
+  return async (req, res) => {
     const parsed = parseSignRequest(req.body, { maxFee, allowChainId: !legacy });
     const integrator = integratorOf(res);
     const ctx: SignQuoteContext = {
@@ -55,6 +72,38 @@ function signHandler(deps: SignerDeps, m: ReturnType<typeof signMetrics>, legacy
     const end = m.latency.startTimer({ chain: String(parsed.chainId) });
     const signed = signQuote(parsed, ctx);
     end();
+    const keyId = req.headers[API_KEY_ID_HEADER];
+    const record: AuditRecord = {
+      time: ctx.nowMs,
+      chainId: signed.chainId,
+      integratorId: integrator.record.id,
+      keyId: typeof keyId === 'string' && SAFE_KEY_ID.test(keyId) ? keyId : '',
+      requestId: contextOf(res).requestId,
+      userAddress: parsed.userAddress.toLowerCase(),
+      tokenIn: parsed.tokenIn.toLowerCase(),
+      tokenOut: parsed.tokenOut.toLowerCase(),
+      fee: parsed.fee.toString(),
+      originRate: signed.originRate.toString(),
+      timestamp: signed.response.timestamp,
+      digest: signed.digest,
+      signature: signed.signature,
+      signer: signed.signerAddress,
+    };
+    if (parsed.amountIn !== undefined) {
+      record.amountIn = parsed.amountIn.toString();
+      record.minAmountOut = parsed.minAmountOut.toString();
+    }
+    // INVARIANT: no signature leaves without its audit record (an unrecorded one must not exist).
+    try {
+      await deps.audit.record(record);
+    } catch (err) {
+      m.auditFailures.inc({ chain: String(signed.chainId) });
+      res.locals.log?.error('audit write failed; signature withheld', {
+        chainId: signed.chainId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      throw new ApiError('SERVICE_UNAVAILABLE', 'the signature could not be recorded; retry shortly');
+    }
     m.signed.inc({ chain: String(signed.chainId), version });
     // Field names avoid "token": the logger redacts any field whose name contains it.
     res.locals.log?.info('quote signed', {

@@ -20,7 +20,7 @@ import {
 } from '@pmm/core';
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
 import type { Express } from 'express';
-import { createApp, IntegratorStore, PairRegistryCache, type SignerDeps } from '../../src';
+import { DAY_MS, IntegratorStore, PairRegistryCache, RedisAuditTrail, createApp, type SignerDeps } from '../../src';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const INTERNAL_TOKEN = `internal-${keccak256(toBytes('signer-test-internal-token')).slice(2, 34)}`;
@@ -140,6 +140,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     originRates: new Map(chains.map((id) => [id, opts.originRates?.[id] ?? 0n])),
     pairs,
     integrators,
+    audit: new RedisAuditTrail({ redis, keys, retentionMs: 180 * DAY_MS }),
     readiness: {
       redis: async () => {
         await redis.ping();
