@@ -3,12 +3,23 @@
  * its record (written before the answer), a failed write withholds the signature (503), the
  * lookup by signature and the listing, and the retention bounds of the stream and its index.
  */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import request from 'supertest';
 import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
-import { createRedis, redisReady, type RedisClient } from '@pmm/core';
+import { AUDIT_FIELDS, createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { privateRedis, type PrivateRedis } from '@pmm/testkit';
-import { AuditReader, DAY_MS, RedisAuditTrail, auditDay } from '../src';
-import { INTERNAL_TOKEN, USER, integrator, startFixture, testRegistry, type Fixture } from './support/fixture';
+import { AuditReader, DAY_MS, RedisAuditTrail, auditDay, runAuditCommand } from '../src';
+import {
+  INTERNAL_TOKEN,
+  REDIS_URL,
+  USER,
+  integrator,
+  startFixture,
+  testRegistry,
+  type Fixture,
+} from './support/fixture';
 
 const VD_TYPES = [{ type: 'uint256' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes' }] as const;
 const WETH = testRegistry(8453).baseTokens[0]!.address;
@@ -136,6 +147,74 @@ describe('the audit trail on the sign path', () => {
     expect(await all({ chains: [56], fromMs: NOW_MS + 1 })).toEqual([]);
     expect(await all({ chains: [56], toMs: NOW_MS })).toEqual([]);
     expect(await all({ chains: [56], fromMs: NOW_MS, toMs: NOW_MS + 1 })).toHaveLength(1);
+  });
+});
+
+describe('audit list and audit export', () => {
+  const run = async (argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runAuditCommand(argv, {
+      trail: reader,
+      chain: () => {
+        throw new Error('no chain needed');
+      },
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+    });
+    return { code, out, err };
+  };
+
+  it('behavior: export as JSON lines gives every stored record with its stream id; filters apply', async () => {
+    const all = await run(['export', '--chain', '8453,56']);
+    expect(all.code).toBe(0);
+    const parsed = all.out.map((l) => JSON.parse(l) as { id: string; integratorId: string; chainId: number });
+    expect(parsed).toHaveLength(5);
+    expect(parsed.every((p) => /^\d+-\d+$/.test(p.id))).toBe(true);
+    const beta = await run(['export', '--integrator', 'beta', '--user', USER]);
+    expect(beta.out.map((l) => (JSON.parse(l) as { integratorId: string }).integratorId)).toEqual(['beta']);
+    const day = new Date(NOW_MS).toISOString().slice(0, 10);
+    const inRange = await run(['export', '--chain', '56', '--from', day]);
+    expect(inRange.out).toHaveLength(1);
+    expect((await run(['export', '--chain', '56', '--to', day])).out).toEqual([]);
+  });
+
+  it('behavior: export as CSV has a header of the record fields and one row per record; list prints a line each', async () => {
+    const csv = await run(['export', '--format', 'csv', '--chain', '56']);
+    expect(csv.out[0]).toBe(['id', ...AUDIT_FIELDS].join(','));
+    expect(csv.out).toHaveLength(2);
+    expect(csv.out[1]).toContain(',56,acme,,');
+    const list = await run(['list', '--chain', '56']);
+    expect(list.out).toHaveLength(1);
+    expect(list.out[0]).toContain('chain 56  acme  key -  request ');
+    expect(list.err).toEqual(['1 record']);
+  });
+
+  it('error: usage mistakes exit 2 with the usage; a bad address or time is named', async () => {
+    expect((await run(['export', '--format', 'xml'])).err[0]).toMatch(
+      /^audit: --format must be jsonl or csv\n\nusage: audit/,
+    );
+    expect((await run(['list', '--user', '0x12'])).code).toBe(2);
+    expect((await run(['list', '--from', 'soon'])).err[0]).toMatch(/^audit: --from: "soon" is not YYYY-MM-DD/);
+    expect((await run(['nope'])).code).toBe(2);
+    expect((await run(['tx', '8453'])).code).toBe(2);
+  });
+
+  it('behavior: the command as the operator runs it (REDIS_URL, REDIS_KEY_PREFIX) prints the same export', async () => {
+    const root = path.resolve(__dirname, '../../..');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '-r',
+        path.join(root, 'scripts/lib/ts-register.cjs'),
+        path.join(root, 'services/signer/src/cli/audit.ts'),
+        'export',
+        '--chain',
+        '56',
+      ],
+      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: f.prefix, CHAINS: '', CONFIG_FILE: '' } },
+    );
+    expect(stdout).toBe(`${(await run(['export', '--chain', '56'])).out.join('\n')}\n`);
   });
 });
 

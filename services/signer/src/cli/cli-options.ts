@@ -55,7 +55,10 @@ export function chainIdArg(text: string): number {
 export function timeArg(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const m = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/.exec(text);
-  const ms = m ? Date.parse(m[1] && !m[4] ? `${text}Z` : m[1] ? text : `${text}T00:00:00Z`) : NaN;
+  let ms = m ? Date.parse(m[1] && !m[4] ? `${text}Z` : m[1] ? text : `${text}T00:00:00Z`) : NaN;
+  // Date.parse rolls 2026-02-30 over into March: the day must exist in its month.
+  const [y, mo, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) ms = NaN;
   if (!Number.isFinite(ms)) throw new UsageError(`--${name}: "${text}" is not YYYY-MM-DD or an ISO 8601 time`);
   return ms;
 }
