@@ -204,10 +204,10 @@ async function main(): Promise<void> {
     const auditRedis = createRedis(url, { role: 'command', name: 'bench-audit', autoPipelining: true });
     await redisReady(auditRedis);
     const trail = new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: 180 * DAY_MS });
-    // Alternated twice, so that a slow phase of the machine does not land on one side only.
+    // Alternated three times, so that a slow phase of the machine does not land on one side only.
     const without: number[] = [];
     const withTrail: number[] = [];
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < 3; round++) {
       without.push(await http('without the audit trail', { record: () => Promise.resolve() }));
       withTrail.push(await http('with the audit trail   ', trail));
     }
