@@ -62,29 +62,22 @@ export function auditRecordJson(record: AuditRecord): string {
   return JSON.stringify(record, AUDIT_FIELDS as unknown as string[]);
 }
 
-const REQUIRED_STRINGS = [
-  'integratorId',
-  'keyId',
-  'requestId',
-  'userAddress',
-  'tokenIn',
-  'tokenOut',
-  'fee',
-  'originRate',
-  'digest',
-  'signature',
-  'signer',
-] as const;
+const INTEGER_FIELDS = ['time', 'chainId', 'timestamp'] as const;
+const OPTIONAL_FIELDS = ['amountIn', 'minAmountOut'] as const;
+/** The other fields: required strings. */
+const STRING_FIELDS = AUDIT_FIELDS.filter(
+  (f) => !(INTEGER_FIELDS as readonly string[]).includes(f) && !(OPTIONAL_FIELDS as readonly string[]).includes(f),
+);
 
 /** Reads a record back from its JSON; throws a plain Error naming the first bad field. */
 export function parseAuditRecord(json: string): AuditRecord {
   const v = JSON.parse(json) as Record<string, unknown>;
   if (typeof v !== 'object' || v === null) throw new Error('audit record: not an object');
-  for (const name of ['time', 'chainId', 'timestamp'] as const)
+  for (const name of INTEGER_FIELDS)
     if (!Number.isSafeInteger(v[name])) throw new Error(`audit record: ${name} is not an integer`);
-  for (const name of REQUIRED_STRINGS)
+  for (const name of STRING_FIELDS)
     if (typeof v[name] !== 'string') throw new Error(`audit record: ${name} is missing`);
-  for (const name of ['amountIn', 'minAmountOut'] as const)
+  for (const name of OPTIONAL_FIELDS)
     if (v[name] !== undefined && typeof v[name] !== 'string') throw new Error(`audit record: ${name} is not a string`);
   return v as unknown as AuditRecord;
 }

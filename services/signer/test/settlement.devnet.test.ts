@@ -8,10 +8,6 @@
  */
 import request from 'supertest';
 import {
-  createPublicClient,
-  createWalletClient,
-  defineChain,
-  http,
   parseEventLogs,
   type Account,
   type Chain,
@@ -20,16 +16,8 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { TestTokenArtifact } from '@pmm/contracts';
-import {
-  createDigestSigner,
-  createLogger,
-  encodeSwapCalldata,
-  formatUnits,
-  signSwapQuote,
-  type PairRegistry,
-} from '@pmm/core';
+import { createDigestSigner, createLogger, encodeSwapCalldata, formatUnits, signSwapQuote } from '@pmm/core';
 import { startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
 import type { Gateway } from '@pmm/gateway';
 import {
@@ -43,7 +31,9 @@ import {
   type RunningSigner,
   type SettlementReport,
 } from '../src';
+import { chainClients } from '../../../packages/devnet/test/support/chain-clients';
 import { REDIS_URL, harness, type Harness } from '../../gateway/test/support/harness';
+import { stackRegistry } from './support/fixture';
 
 jest.setTimeout(240_000);
 
@@ -79,39 +69,20 @@ const done: Done[] = [];
 let fromSeconds = 0;
 let toSeconds = 0;
 
-const registryOf = (s: ChainStack): PairRegistry => ({
-  chainId: s.chainId,
-  quoteToken: s.quoteToken,
-  baseTokens: s.baseTokens,
-  blockNumber: 1,
-  refreshedAt: Date.now(),
-});
-
 beforeAll(async () => {
   devnet = await startDevnet({ chains: [...CHAINS], blockIntervalMs: 0 });
   h = await harness();
   for (const id of CHAINS) {
     const stack = devnet.stack.chains[String(id)]!;
-    const chain = defineChain({
-      id,
-      name: `devnet-${id}`,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [stack.rpcUrl] } },
-    });
-    const transport = http(stack.rpcUrl, { retryCount: 0 });
+    const clients = chainClients(stack);
     ctx.set(id, {
       stack,
-      pub: createPublicClient({ chain, transport, pollingInterval: 50 }),
-      user: createWalletClient({
-        chain,
-        transport,
-        pollingInterval: 50,
-        account: privateKeyToAccount(stack.testUser.privateKey as Hex),
-      }),
+      pub: clients.publicClient,
+      user: clients.wallet(stack.testUser.privateKey),
       reader: createChainReader(id, stack.rpcUrl),
     });
     // The pair registry as the indexer writes it (the sign path needs nothing else from it).
-    await h.redis.set(h.keys.pairs(id), JSON.stringify(registryOf(stack)));
+    await h.redis.set(h.keys.pairs(id), JSON.stringify(stackRegistry(stack)));
   }
   signer = await startSigner(
     loadSignerConfig({

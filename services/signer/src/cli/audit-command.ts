@@ -16,6 +16,7 @@ import {
 } from '../domain/audit-export';
 import type { AuditEntry, AuditFilter } from '../store/audit-reader';
 import { UsageError, addressArg, chainIdArg, chainList, parseOptions, timeArg } from './cli-options';
+import { reportErrors } from './run-operator-command';
 
 export const AUDIT_USAGE = `usage: audit <command> [options]
 
@@ -43,20 +44,13 @@ export interface AuditCommandDeps {
   err(line: string): void;
 }
 
-export async function runAuditCommand(argv: readonly string[], deps: AuditCommandDeps): Promise<number> {
-  try {
+export function runAuditCommand(argv: readonly string[], deps: AuditCommandDeps): Promise<number> {
+  return reportErrors('audit', AUDIT_USAGE, deps, async () => {
     const [command, ...rest] = argv;
-    if (command === 'tx') return await auditTx(rest, deps);
-    if (command === 'list' || command === 'export') return await auditList(command, rest, deps);
+    if (command === 'tx') return auditTx(rest, deps);
+    if (command === 'list' || command === 'export') return auditList(command, rest, deps);
     throw new UsageError(command ? `unknown command "${command}"` : 'a command is required');
-  } catch (err) {
-    if (err instanceof UsageError) {
-      deps.err(`audit: ${err.message}\n\n${AUDIT_USAGE}`);
-      return 2;
-    }
-    deps.err(`audit: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
-  }
+  });
 }
 
 async function auditTx(argv: readonly string[], deps: AuditCommandDeps): Promise<number> {

@@ -15,6 +15,7 @@ import {
   type SignatureLookup,
 } from '../settlement/settlement-report';
 import { UsageError, chainList, monthArg, parseOptions, timeArg } from './cli-options';
+import { reportErrors } from './run-operator-command';
 
 export const SETTLE_USAGE = `usage: settle (--month YYYY-MM | --from <time> --to <time>) [options]
 
@@ -40,17 +41,8 @@ export interface SettleCommandDeps {
   err(line: string): void;
 }
 
-export async function runSettleCommand(argv: readonly string[], deps: SettleCommandDeps): Promise<number> {
-  try {
-    return await settle(argv, deps);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      deps.err(`settle: ${err.message}\n\n${SETTLE_USAGE}`);
-      return 2;
-    }
-    deps.err(`settle: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
-  }
+export function runSettleCommand(argv: readonly string[], deps: SettleCommandDeps): Promise<number> {
+  return reportErrors('settle', SETTLE_USAGE, deps, () => settle(argv, deps));
 }
 
 async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise<number> {
