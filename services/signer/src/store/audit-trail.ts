@@ -31,9 +31,9 @@ export function auditDay(timestampSeconds: number): number {
 // ARGV[1] MINID cutoff, ARGV[2] index expiry (Unix ms), ARGV[3] signature, ARGV[4] field, ARGV[5] record.
 const APPEND_LUA = `
 local id = redis.call('XADD', KEYS[1], 'MINID', ARGV[1], '*', ARGV[4], ARGV[5])
-local prev = redis.call('HGET', KEYS[2], ARGV[3])
-if prev then redis.call('HSET', KEYS[2], ARGV[3], prev .. ' ' .. id)
-else redis.call('HSET', KEYS[2], ARGV[3], id) end
+if redis.call('HSETNX', KEYS[2], ARGV[3], id) == 0 then
+  redis.call('HSET', KEYS[2], ARGV[3], redis.call('HGET', KEYS[2], ARGV[3]) .. ' ' .. id)
+end
 redis.call('PEXPIREAT', KEYS[2], ARGV[2])
 return id
 `;
