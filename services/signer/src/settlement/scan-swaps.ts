@@ -3,7 +3,8 @@
  * router that implements the specification's `swap`, not only the reference one:
  *
  * 1. standard ERC-20 `Transfer` logs to and from the router (`eth_getLogs`, at most `span`
- *    blocks per request; a node that refuses a range gets half of it, down to one block);
+ *    blocks per request; a node that refuses a range gets half of it, down to one block, and later ranges keep the
+ *    size it accepted);
  * 2. each transaction with such a log is read: a direct call of the router's
  *    `swap(address,uint256,address,uint256,uint256,bytes)` is a swap (decoded with core's codec);
  *    anything else (reserve top-ups, withdrawals) is not;
@@ -71,6 +72,8 @@ async function logsIn(
   }
 }
 
+const READ_CONCURRENCY = 8;
+
 export async function scanSwaps(opts: ScanOptions): Promise<OnChainSwap[]> {
   const { reader } = opts;
   const router = opts.router.toLowerCase();
@@ -78,8 +81,11 @@ export async function scanSwaps(opts: ScanOptions): Promise<OnChainSwap[]> {
   const byTx = new Map<string, TransferLog[]>();
   const swaps: OnChainSwap[] = [];
   let from = opts.fromBlock;
+  // Once the node refused a window, later windows keep the size it accepted.
+  let size = span;
   while (from <= opts.toBlock) {
-    const window = await logsIn(reader, router, from, Math.min(opts.toBlock, from + span - 1));
+    const window = await logsIn(reader, router, from, Math.min(opts.toBlock, from + size - 1));
+    if (window.to < Math.min(opts.toBlock, from + size - 1)) size = window.to - from + 1;
     const seen = new Set<string>();
     for (const log of window.logs) {
       const list = byTx.get(log.txHash) ?? [];
@@ -87,11 +93,14 @@ export async function scanSwaps(opts: ScanOptions): Promise<OnChainSwap[]> {
       byTx.set(log.txHash, list);
       seen.add(log.txHash);
     }
-    for (const hash of seen) {
-      const swap = await readSwap(reader, router, hash, byTx.get(hash)!);
-      if (swap) swaps.push(swap);
-      byTx.delete(hash);
+    // A few transactions at a time: one round trip each, and a month can hold thousands.
+    const hashes = [...seen];
+    for (let i = 0; i < hashes.length; i += READ_CONCURRENCY) {
+      const batch = hashes.slice(i, i + READ_CONCURRENCY);
+      for (const swap of await Promise.all(batch.map((h) => readSwap(reader, router, h, byTx.get(h)!))))
+        if (swap) swaps.push(swap);
     }
+    for (const hash of hashes) byTx.delete(hash);
     opts.onProgress?.(window.to, swaps.length);
     from = window.to + 1;
   }
