@@ -5,16 +5,9 @@
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
 import { Router, type RequestHandler } from 'express';
-import {
-  ApiError,
-  DEFAULT_CHAIN_ID,
-  contextOf,
-  methodNotAllowed,
-  parseSignRequest,
-  type AuditRecord,
-  type Metrics,
-} from '@pmm/core';
+import { ApiError, DEFAULT_CHAIN_ID, contextOf, methodNotAllowed, parseSignRequest, type Metrics } from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
+import { signatureRecord } from '../domain/signature-record';
 import { integratorOf, requireIntegrator } from './integrator-context';
 import { requireInternalToken } from './internal-token';
 import { jsonBody } from './json-body';
@@ -73,26 +66,12 @@ function signHandler(deps: SignerDeps, m: ReturnType<typeof signMetrics>, legacy
     const signed = signQuote(parsed, ctx);
     end();
     const keyId = req.headers[API_KEY_ID_HEADER];
-    const record: AuditRecord = {
-      time: ctx.nowMs,
-      chainId: signed.chainId,
+    const record = signatureRecord(parsed, signed, {
       integratorId: integrator.record.id,
       keyId: typeof keyId === 'string' && SAFE_KEY_ID.test(keyId) ? keyId : '',
       requestId: contextOf(res).requestId,
-      userAddress: parsed.userAddress.toLowerCase(),
-      tokenIn: parsed.tokenIn.toLowerCase(),
-      tokenOut: parsed.tokenOut.toLowerCase(),
-      fee: parsed.fee.toString(),
-      originRate: signed.originRate.toString(),
-      timestamp: signed.response.timestamp,
-      digest: signed.digest,
-      signature: signed.signature,
-      signer: signed.signerAddress,
-    };
-    if (parsed.amountIn !== undefined) {
-      record.amountIn = parsed.amountIn.toString();
-      record.minAmountOut = parsed.minAmountOut.toString();
-    }
+      nowMs: ctx.nowMs,
+    });
     // INVARIANT: no signature leaves without its audit record (an unrecorded one must not exist).
     try {
       await deps.audit.record(record);
