@@ -104,6 +104,20 @@ describe('the audit trail on the sign path', () => {
     expect(entry!.record.chainId).toBe(56);
   });
 
+  it('behavior: the legacy /v1 route records its signatures the same way', async () => {
+    const res = await request(f.app)
+      .post('/v1/swap/sign')
+      .set('X-Request-Id', 'audit-v1')
+      .set('X-Internal-Token', INTERNAL_TOKEN)
+      .set('X-Integrator-Id', 'beta')
+      .set('X-Api-Key-Id', 'pmm_v1key')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ tokenIn: WETH, tokenOut: USDC, fee: '7', userAddress: USER }));
+    expect(res.status).toBe(200);
+    const [entry] = await reader.bySignature(8453, signatureOf(res.body.verificationData), res.body.timestamp);
+    expect(entry!.record).toMatchObject({ integratorId: 'beta', keyId: 'pmm_v1key', requestId: 'audit-v1', fee: '7' });
+  });
+
   it('behavior: a request answered with an error writes no record', async () => {
     const before = await f.redis.xlen(f.keys.audit(8453));
     const res = await post({ tokenIn: WETH, tokenOut: USDC, fee: '30', userAddress: WETH });
@@ -137,9 +151,9 @@ describe('the audit trail on the sign path', () => {
       return out;
     };
     const every = await all({ chains: [8453, 56] });
-    expect(every).toHaveLength(5); // the records of the tests above
+    expect(every).toHaveLength(6); // the records of the tests above
     expect(every.filter((r) => r.chainId === 56)).toHaveLength(1);
-    expect((await all({ chains: [8453], integratorId: 'beta' })).map((r) => r.fee)).toEqual(['100']);
+    expect((await all({ chains: [8453], integratorId: 'beta' })).map((r) => r.fee)).toEqual(['7', '100']);
     expect(await all({ chains: [8453, 56], userAddress: WETH })).toEqual([]);
     expect((await all({ chains: [8453, 56], userAddress: USER.toUpperCase().replace('0X', '0x') })).length).toBe(
       every.length,
@@ -169,10 +183,10 @@ describe('audit list and audit export', () => {
     const all = await run(['export', '--chain', '8453,56']);
     expect(all.code).toBe(0);
     const parsed = all.out.map((l) => JSON.parse(l) as { id: string; integratorId: string; chainId: number });
-    expect(parsed).toHaveLength(5);
+    expect(parsed).toHaveLength(6);
     expect(parsed.every((p) => /^\d+-\d+$/.test(p.id))).toBe(true);
     const beta = await run(['export', '--integrator', 'beta', '--user', USER]);
-    expect(beta.out.map((l) => (JSON.parse(l) as { integratorId: string }).integratorId)).toEqual(['beta']);
+    expect(beta.out.map((l) => (JSON.parse(l) as { integratorId: string }).integratorId)).toEqual(['beta', 'beta']);
     const day = new Date(NOW_MS).toISOString().slice(0, 10);
     const inRange = await run(['export', '--chain', '56', '--from', day]);
     expect(inRange.out).toHaveLength(1);
