@@ -89,6 +89,7 @@ async function report(swaps: OnChainSwap[], entries: AuditEntry[]) {
     swaps,
     token: (_c, a) => META[a]!,
     lookup: {
+      oldest: async () => undefined,
       bySignature: async (chainId, signature, timestamp) =>
         entries.filter(
           (e) => e.record.chainId === chainId && e.record.signature === signature && e.record.timestamp === timestamp,

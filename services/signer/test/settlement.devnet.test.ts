@@ -329,7 +329,7 @@ describe('settlement and audit on the devnet', () => {
     const args = ['--from', iso(fromSeconds), '--to', iso(toSeconds)];
     const a = await settle([...args, '--quiet']);
     const b = await settle([...args, '--quiet', '--span', '3']);
-    expect(a.err).toEqual([]);
+    expect(a.err.filter((l) => !l.startsWith('settle: warning: '))).toEqual([]);
     expect(b.out).toBe(a.out);
     const csv1 = await settle([...args, '--quiet', '--format', 'csv']);
     const csv2 = await settle([...args, '--quiet', '--format', 'csv']);
@@ -340,6 +340,21 @@ describe('settlement and audit on the devnet', () => {
     expect(rows[2]).toMatch(/^alpha,8453,WETH\/USDC,USDC,2,[0-9.]+,[0-9.]+,0x[0-9a-f]{64} 0x[0-9a-f]{64}$/);
     const detail = await settle([...args, '--quiet', '--format', 'csv', '--detail']);
     expect(detail.out.trimEnd().split('\n')).toHaveLength(done.length + 1);
+  });
+
+  it('behavior: a period that starts before the oldest audit record gets a warning on standard error', async () => {
+    const iso = (s: number) => new Date(s * 1000).toISOString();
+    const early = await settle(['--from', iso(fromSeconds - 3_600), '--to', iso(toSeconds), '--quiet']);
+    expect(early.code).toBe(0);
+    for (const id of CHAINS) {
+      expect(early.err).toContainEqual(
+        expect.stringMatching(
+          new RegExp(
+            `^settle: warning: chain ${id}: the audit trail starts at \\S+; swaps signed before it are listed apart`,
+          ),
+        ),
+      );
+    }
   });
 
   it('behavior: audit tx names the integrator that asked for each transaction’s signature; the outside one has none', async () => {

@@ -103,6 +103,13 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
       tokens.set(`${chainId}:${address}`, await reader.token(address));
     }
     scopes.push({ chainId, router, ...range, quoteToken, quote: tokens.get(`${chainId}:${quoteToken}`)! });
+    const oldest = await deps.lookup.oldest(chainId);
+    if (found.length > 0 && (oldest === undefined || oldest > fromMs)) {
+      const since = oldest === undefined ? 'holds no record' : `starts at ${new Date(oldest).toISOString()}`;
+      deps.err(
+        `settle: warning: chain ${chainId}: the audit trail ${since}; swaps signed before it are listed apart (retention: AUDIT_RETENTION_DAYS)`,
+      );
+    }
     swaps.push(...found);
     progress(`settle: chain ${chainId}: ${found.length} swaps`);
   }

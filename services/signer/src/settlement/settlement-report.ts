@@ -25,6 +25,8 @@ import type { OnChainSwap } from './scan-swaps';
 
 export interface SignatureLookup {
   bySignature(chainId: number, signature: string, timestamp: number): Promise<AuditEntry[]>;
+  /** Unix ms of the oldest record kept on the chain (older ones were trimmed by the retention). */
+  oldest(chainId: number): Promise<number | undefined>;
 }
 
 export interface ChainScope {

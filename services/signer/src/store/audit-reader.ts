@@ -63,6 +63,12 @@ export class AuditReader {
     return out;
   }
 
+  /** Unix ms of the oldest record still kept on a chain (by its entry id), or undefined when none. */
+  async oldest(chainId: number): Promise<number | undefined> {
+    const page = (await this.redis.xrange(this.keys.audit(chainId), '-', '+', 'COUNT', 1)) as StreamPage;
+    return page[0] ? Number(page[0][0].split('-')[0]) : undefined;
+  }
+
   /** Every record matching the filter, chain by chain in the filter's order, each chain in stream order. */
   async *list(filter: AuditFilter): AsyncGenerator<AuditEntry> {
     const user = filter.userAddress?.toLowerCase();
