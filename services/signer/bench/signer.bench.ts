@@ -38,6 +38,7 @@ import {
   IntegratorStore,
   PairRegistryCache,
   RedisAuditTrail,
+  auditDay,
   checkSignRequest,
   createApp,
   integratorView,
@@ -219,7 +220,9 @@ async function main(): Promise<void> {
         workers: 1,
         duration: seconds,
         headers: { 'content-type': 'application/json', 'x-internal-token': token, 'x-integrator-id': 'bench' },
-        body: JSON.stringify(bodies[1]),
+        // 64 distinct quotes in turn (different fees, so different signatures), as many integrators'
+        // requests are: one body repeated would sign the same digest all second long.
+        requests: bodies.map((b) => ({ method: 'POST', body: JSON.stringify(b) })),
       });
       const appUs = appCpuUs() - app0;
       const redisSeconds = (await redisCpu()) - cpu0;
@@ -286,7 +289,15 @@ async function main(): Promise<void> {
       const v = [...xs].sort((x, y) => x - y);
       return (v[(v.length - 1) >> 1]! + v[v.length >> 1]!) / 2;
     };
-    console.log(`audit records written: ${fmt(await redis.xlen(keys.audit(CHAIN)))}`);
+    // Redis memory per record: the stream, and today's signature index (every record here is today's).
+    const records = await redis.xlen(keys.audit(CHAIN));
+    const bytes = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+    const streamBytes = await bytes(keys.audit(CHAIN));
+    const indexBytes = await bytes(keys.auditSignatures(CHAIN, auditDay(Math.floor(Date.now() / 1000))));
+    console.log(
+      `audit records written: ${fmt(records)}; Redis memory per record: stream ${(streamBytes / records).toFixed(0)} B, ` +
+        `signature index ${(indexBytes / records).toFixed(0)} B`,
+    );
     auditRedis.disconnect();
     const cost = (r: Run) => r.appUs + r.redisUs;
     const appWithout = median(runs.map((r) => r.without.appUs));

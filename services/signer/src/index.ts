@@ -20,7 +20,7 @@ export { INTERNAL_TOKEN_HEADER } from './http/internal-token';
 export { INTEGRATOR_ID_HEADER } from './http/integrator-context';
 export { SIGN_BODY_LIMIT_BYTES } from './http/json-body';
 export { V1_SIGN_PATH, V2_SIGN_PATH } from './http/sign-routes';
-export { DAY_MS, RedisAuditTrail, auditDay } from './store/audit-trail';
+export { DAY_MS, MAX_INDEXED_IDS, RedisAuditTrail, auditDay } from './store/audit-trail';
 export type { AuditSink, RedisAuditTrailOptions } from './store/audit-trail';
 export { API_KEY_ID_HEADER } from './http/sign-routes';
 export { AuditReader } from './store/audit-reader';

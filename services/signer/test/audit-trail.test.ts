@@ -10,7 +10,7 @@ import request from 'supertest';
 import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
 import { AUDIT_FIELDS, createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { privateRedis, type PrivateRedis } from '@pmm/testkit';
-import { AuditReader, DAY_MS, RedisAuditTrail, auditDay, runAuditCommand } from '../src';
+import { AuditReader, DAY_MS, MAX_INDEXED_IDS, RedisAuditTrail, auditDay, runAuditCommand } from '../src';
 import {
   INTERNAL_TOKEN,
   REDIS_URL,
@@ -268,6 +268,39 @@ describe('retention', () => {
     const left = (await f.redis.xrange(f.keys.audit(4663), '-', '+')) as [string, string[]][];
     expect(left).toHaveLength(1);
     expect(left[0]![1][1]).toContain('bb'.repeat(65));
+  });
+});
+
+describe('a flood of one identical request', () => {
+  it('boundary: every request is in the stream; the index keeps the first MAX_INDEXED_IDS under the signature', async () => {
+    const keys = {
+      ...f.keys,
+      audit: (c: number) => `${f.prefix}:{${c}}:flood`,
+      auditSignatures: (c: number, d: number) => `${f.prefix}:{${c}}:flood-sig:${d}`,
+    };
+    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const signature = `0x${'cc'.repeat(65)}`;
+    const base = {
+      time: NOW_MS,
+      chainId: 8453,
+      integratorId: 'acme',
+      keyId: '',
+      userAddress: USER.toLowerCase(),
+      tokenIn: WETH.toLowerCase(),
+      tokenOut: USDC.toLowerCase(),
+      fee: '1',
+      originRate: '0',
+      timestamp: NOW_S,
+      digest: `0x${'00'.repeat(32)}`,
+      signature,
+      signer: '0x0000000000000000000000000000000000000001',
+    };
+    for (let i = 0; i < MAX_INDEXED_IDS + 5; i++) await trail.record({ ...base, requestId: `flood-${i}` });
+    expect(await f.redis.xlen(keys.audit(8453))).toBe(MAX_INDEXED_IDS + 5);
+    const found = await new AuditReader(f.redis, keys).bySignature(8453, signature, NOW_S);
+    expect(found.map((e) => e.record.requestId)).toEqual(
+      Array.from({ length: MAX_INDEXED_IDS }, (_, i) => `flood-${i}`),
+    );
   });
 });
 

@@ -6,7 +6,7 @@
  *   write trims entries older than the retention (`XADD … MINID <now − retention>`);
  * - `pmm:{<id>}:audit-sig:<day>` — a hash, signature → the ids of the entries carrying it
  *   (space-separated; usually one, but the same quote signed twice in one second gives the same
- *   signature), for the signatures whose signed timestamp falls on Unix day `<day>`. A swap's
+ *   signature; at most MAX_INDEXED_IDS), for the signatures whose signed timestamp falls on Unix day `<day>`. A swap's
  *   calldata holds both the signature and that timestamp, so `audit tx` finds its hash at once.
  *   The hash expires a retention after its day ends, so the index is bounded like the stream.
  *
@@ -27,12 +27,20 @@ export function auditDay(timestampSeconds: number): number {
   return Math.floor(timestampSeconds / 86_400);
 }
 
+/**
+ * Most entry ids indexed under one signature. Identical requests in one second share a signature; past this many, later ones are still in
+ * the stream but not indexed, so that a flood of one request keeps each write O(1).
+ */
+export const MAX_INDEXED_IDS = 32;
+
 // KEYS[1] stream, KEYS[2] signature index of the day.
 // ARGV[1] MINID cutoff, ARGV[2] index expiry (Unix ms), ARGV[3] signature, ARGV[4] field, ARGV[5] record.
 const APPEND_LUA = `
 local id = redis.call('XADD', KEYS[1], 'MINID', ARGV[1], '*', ARGV[4], ARGV[5])
 if redis.call('HSETNX', KEYS[2], ARGV[3], id) == 0 then
-  redis.call('HSET', KEYS[2], ARGV[3], redis.call('HGET', KEYS[2], ARGV[3]) .. ' ' .. id)
+  local prev = redis.call('HGET', KEYS[2], ARGV[3])
+  local _, spaces = string.gsub(prev, ' ', ' ')
+  if spaces + 1 < ${MAX_INDEXED_IDS} then redis.call('HSET', KEYS[2], ARGV[3], prev .. ' ' .. id) end
 end
 redis.call('PEXPIREAT', KEYS[2], ARGV[2])
 return id
