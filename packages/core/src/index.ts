@@ -38,3 +38,4 @@ export * from './shared-settings';
 export * from './http/client-errors';
 export * from './json-duplicate-key';
 export * from './redis-durability';
+export * from './audit-record';
