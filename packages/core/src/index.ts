@@ -3,6 +3,7 @@
  * shell, the secp256k1 signer and `runService()`. What the services share with the SDK
  * (the protocol) is in @pmm/protocol.
  */
+export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export {
   ConfigError,
@@ -42,4 +43,4 @@ export {
 export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
 export { redactText, registerSecret, SECRET_FIELD } from './secrets';
-export { LOG_LEVELS, SHARED_SETTINGS } from './shared-settings';
+export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS } from './shared-settings';

@@ -2,7 +2,8 @@
  * Settings every service declares the same way, declared once: spread into each service's
  * settings object (`...SHARED_SETTINGS`), so their names, defaults and documentation agree.
  */
-import { settings } from './config';
+import { ConfigError, settings, type Setting } from './config';
+import { parseChainDeployments, type ChainDeployments } from './chain-deployment';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -35,3 +36,18 @@ export const SHARED_SETTINGS = {
     [0, 3_600],
   ),
 };
+
+/**
+ * `CHAINS` (config-file key `chains`): the chain deployments, `{ "<id>": { chainId, rpcUrl?,
+ * wsUrl?, contracts } }`, checked by parseChainDeployments. Required; each program that reads it
+ * says in `description` what it uses it for.
+ */
+export function chainsSetting(description: string): Setting<ChainDeployments> {
+  return settings.json('CHAINS', description, undefined, (value) => {
+    try {
+      return parseChainDeployments(value);
+    } catch (err) {
+      throw new ConfigError(err instanceof Error ? err.message : 'invalid');
+    }
+  });
+}

@@ -85,11 +85,17 @@ export {
   chainIdFromQuery,
   OUT_OF_RANGE_CHAIN_ID,
 } from './parse-chain-id';
-export { DEFAULT_MAX_FEE, parseFee } from './parse-fee';
+export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';
 export { parseUintString, UINT_FORMAT_REASON, UINT_STRING_PATTERN, UINT256_MAX } from './parse-uint';
 export { parseSignRequest, SIGN_REQUEST_SCHEMA, type ParsedSignRequest, type SignRequestOptions } from './sign-request';
 export { signSwapQuote, type SignedSwapQuote } from './sign-swap-quote';
 export { type SignSwapRequest, type SignSwapResponse } from './sign-wire';
-export { encodeSwapCalldata, SWAP_SELECTOR, SWAP_SIGNATURE, type SwapCallArgs } from './swap-calldata';
+export {
+  decodeSwapCalldata,
+  encodeSwapCalldata,
+  SWAP_SELECTOR,
+  SWAP_SIGNATURE,
+  type SwapCallArgs,
+} from './swap-calldata';
 export { encodeSwapDigestPreimage, SWAP_DIGEST_PREIMAGE_BYTES, swapDigest, type SwapQuoteFields } from './swap-digest';
 export { decodeVerificationData, encodeVerificationData, type VerificationData } from './verification-data';

@@ -49,6 +49,7 @@ describe.each(['/v2/swap/sign', '/v1/swap/sign'])('POST %s through the proxy', (
         .set('X-Request-Id', 'trace-123')
         .set('X-Internal-Token', 'spoofed')
         .set('X-Integrator-Id', 'spoofed')
+        .set('X-Api-Key-Id', 'spoofed')
         .set('Content-Type', 'application/json')
         .send(text),
     );
@@ -62,6 +63,8 @@ describe.each(['/v2/swap/sign', '/v1/swap/sign'])('POST %s through the proxy', (
     expect(got.headers['x-internal-token']).toBe('test-internal-token-0123456789');
     expect(got.headers['x-request-id']).toBe('trace-123');
     expect(got.headers['x-integrator-id']).toBe('acme');
+    expect(got.headers['x-api-key-id']).toBe(key.slice(0, (got.headers['x-api-key-id'] as string).length));
+    expect(got.headers['x-api-key-id']).not.toBe('spoofed');
     expect(got.headers['content-length']).toBe(String(body.length));
     expect(got.headers['content-type']).toBe('application/json');
     expect(got.headers['x-api-key']).toBeUndefined();

@@ -91,6 +91,12 @@ export const SIGNER_SETTINGS = {
     parse: parseServedChains,
   } satisfies Setting<number[]>,
   maxFee: uint256Setting('MAX_FEE', 'Largest accepted `fee`, in units of 0.1 bps. Default 10000 (10%).', 10_000n),
+  auditRetentionDays: settings.int(
+    'AUDIT_RETENTION_DAYS',
+    'Days the audit trail keeps each signature record (who asked, when, what was signed) before trimming it; `settle` and `audit tx` can only attribute swaps signed within it. Default 180.',
+    180,
+    [1, 3650],
+  ),
   signerBackend: settings.oneOf(
     'SIGNER_BACKEND',
     'secp256k1 implementation: auto (native libsecp256k1 when it loads, else @noble/curves), libsecp256k1 (fail if absent) or noble. Default auto.',
@@ -149,6 +155,8 @@ export interface SignerConfig {
   servedChains: number[];
   maxFee: bigint;
   signerBackend: 'auto' | 'libsecp256k1' | 'noble';
+  /** Days each audit record is kept. */
+  auditRetentionDays: number;
   chains: Record<number, ChainSignerConfig>;
 }
 

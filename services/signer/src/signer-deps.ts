@@ -4,6 +4,7 @@
  */
 import type { DigestSigner, PairRegistry } from '@pmm/protocol';
 import type { Logger, Metrics, ReadinessCheck } from '@pmm/core';
+import type { AuditSink } from './store/audit-trail';
 import type { IntegratorSource } from './store/integrator-store';
 
 export interface SignerDeps {
@@ -22,6 +23,8 @@ export interface SignerDeps {
   /** Cached pair registries (PairRegistryCache). */
   pairs: { get(chainId: number): PairRegistry | undefined };
   integrators: IntegratorSource;
+  /** The audit trail: every signature is recorded here before it is returned. */
+  audit: AuditSink;
   /** `/readyz` checks; each must resolve within 1 s. */
   readiness: Record<string, ReadinessCheck>;
   /** Body size limit; default 16 KiB. */

@@ -2,11 +2,11 @@
  * `POST /v2/swap/sign` and `POST /v1/swap/sign` → the signer, through http-proxy-middleware.
  *
  * - The body forwarded is exactly the bytes read by bodyLimit (never parsed here).
- * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`;
- *   the client's own values of those headers and its `X-API-KEY` never reach the signer.
+ * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`,
+ *   `X-Api-Key-Id` (the key's public id, for the audit trail); the client's own values of those headers and its `X-API-KEY` never reach the signer.
  * - The signer's answer (status, headers, body) is passed through.
  * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the
- *   envelope (never http-proxy's default 504 text page). The request timeout (request-timeout.ts)
+ *   envelope (never http-proxy's default 504 text page). The request timeout (request-frame.ts)
  *   answers first when the signer accepts but does not answer; it then aborts the upstream
  *   request through `abortUpstream`.
  */
@@ -60,7 +60,10 @@ export function signProxy(opts: SignProxyOptions): { handler: RequestHandler; cl
         proxyReq.removeHeader('transfer-encoding');
         proxyReq.setHeader('X-Internal-Token', opts.internalToken);
         proxyReq.setHeader('X-Request-Id', contextOf(res).requestId);
-        proxyReq.setHeader('X-Integrator-Id', authOf(res).integrator.id);
+        const auth = authOf(res);
+        proxyReq.setHeader('X-Integrator-Id', auth.integrator.id);
+        // The key's public id (never the key): the signer writes it into the audit trail.
+        proxyReq.setHeader('X-Api-Key-Id', auth.key.keyId);
         proxyReq.setHeader('Content-Length', body.length);
         // The client's stream was consumed by bodyLimit; http-proxy's `req.pipe(proxyReq)`
         // then only ends the request after these bytes.

@@ -1,13 +1,14 @@
 /**
  * `POST /v2/swap/sign` and legacy `POST /v1/swap/sign`. Each route runs, in the order of
- * DECISIONS.md "Request handling" 1: internal token (401) · integrator (401) · body (413, 400) ·
+ * docs/decisions.md#error-precedence: internal token (401) · integrator (401) · body (413, 400) ·
  * parse (400 UNSUPPORTED_FIELD, 422) · the domain checks and signing (sign-quote.ts).
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
 import { Router, type RequestHandler } from 'express';
-import { DEFAULT_CHAIN_ID, parseSignRequest } from '@pmm/protocol';
-import { methodNotAllowed, type Metrics } from '@pmm/core';
+import { ApiError, DEFAULT_CHAIN_ID, parseSignRequest } from '@pmm/protocol';
+import { contextOf, methodNotAllowed, type Metrics } from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
+import { signatureRecord } from '../domain/signature-record';
 import { integratorOf, requireIntegrator } from './integrator-context';
 import { requireInternalToken } from './internal-token';
 import { jsonBody } from './json-body';
@@ -16,7 +17,11 @@ import type { SignerDeps } from '../signer-deps';
 export const V2_SIGN_PATH = '/v2/swap/sign';
 export const V1_SIGN_PATH = '/v1/swap/sign';
 
-/** Headers of every /v1 response (DECISIONS.md "Legacy /v1"). */
+/** The API key's public id, set by the gateway; recorded in the audit trail. */
+export const API_KEY_ID_HEADER = 'x-api-key-id';
+const SAFE_KEY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Headers of every /v1 response (docs/decisions.md#legacy-v1). */
 const deprecationHeaders: RequestHandler = (_req, res, next) => {
   res.setHeader('Deprecation', 'true');
   res.setHeader('Link', `<${V2_SIGN_PATH}>; rel="successor-version"`);
@@ -34,6 +39,11 @@ function signMetrics(metrics: Metrics) {
       'chain',
       'version',
     ] as const),
+    auditFailures: metrics.counter(
+      'signer_audit_failures_total',
+      'Signatures withheld (503) because their audit record could not be written',
+      ['chain'] as const,
+    ),
   };
 }
 
@@ -41,7 +51,7 @@ function signHandler(deps: SignerDeps, m: ReturnType<typeof signMetrics>, legacy
   const maxFee = deps.maxFee;
   const now = deps.now ?? Date.now;
   const version = legacy ? 'v1' : 'v2';
-  return (req, res) => {
+  return async (req, res) => {
     const parsed = parseSignRequest(req.body, { maxFee, allowChainId: !legacy });
     const integrator = integratorOf(res);
     const ctx: SignQuoteContext = {
@@ -56,6 +66,24 @@ function signHandler(deps: SignerDeps, m: ReturnType<typeof signMetrics>, legacy
     const end = m.latency.startTimer({ chain: String(parsed.chainId) });
     const signed = signQuote(parsed, ctx);
     end();
+    const keyId = req.headers[API_KEY_ID_HEADER];
+    const record = signatureRecord(parsed, signed, {
+      integratorId: integrator.record.id,
+      keyId: typeof keyId === 'string' && SAFE_KEY_ID.test(keyId) ? keyId : '',
+      requestId: contextOf(res).requestId,
+      nowMs: ctx.nowMs,
+    });
+    // INVARIANT: no signature leaves without its audit record (an unrecorded one must not exist).
+    try {
+      await deps.audit.record(record);
+    } catch (err) {
+      m.auditFailures.inc({ chain: String(signed.chainId) });
+      res.locals.log?.error('audit write failed; signature withheld', {
+        chainId: signed.chainId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      throw new ApiError('SERVICE_UNAVAILABLE', 'the signature could not be recorded; retry shortly');
+    }
     m.signed.inc({ chain: String(signed.chainId), version });
     // Field names avoid "token": the logger redacts any field whose name contains it.
     res.locals.log?.info('quote signed', {
