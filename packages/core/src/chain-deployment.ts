@@ -4,8 +4,7 @@
  * same `chains` shape, so it can be used directly as a config file.
  */
 import Ajv, { JSONSchemaType } from 'ajv';
-import { ChainContracts, findChain } from '@pmm/protocol';
-import { parseAddress } from '@pmm/protocol';
+import { ChainContracts, findChain, parseAddress } from '@pmm/protocol';
 
 export interface ChainDeployment {
   chainId: number;

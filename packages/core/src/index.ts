@@ -42,5 +42,6 @@ export {
 } from './redis-durability';
 export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
+export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export { redactText, registerSecret, SECRET_FIELD } from './secrets';
 export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS } from './shared-settings';

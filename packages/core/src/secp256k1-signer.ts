@@ -13,11 +13,15 @@
  * and never part of an error message.
  */
 import { inspect } from 'node:util';
-import { keccak256 } from '@pmm/protocol';
+import {
+  keccak256,
+  bytesToHex,
+  hexToBytes,
+  type DigestSigner,
+  type SignerBackend,
+  toChecksumAddress,
+} from '@pmm/protocol';
 import { secp256k1 as nobleSecp256k1 } from '@noble/curves/secp256k1';
-import { bytesToHex, hexToBytes } from '@pmm/protocol';
-import type { DigestSigner, SignerBackend } from '@pmm/protocol';
-import { toChecksumAddress } from '@pmm/protocol';
 
 /** The subset of the `secp256k1` package's API (v5, Uint8Array based) that we call. */
 interface NativeSecp256k1 {

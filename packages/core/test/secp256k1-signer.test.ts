@@ -3,9 +3,8 @@ import fc from 'fast-check';
 import { SigningKey, Wallet, computeAddress } from 'ethers';
 import { recoverAddress, toHex } from 'viem';
 import { privateKeyToAddress, sign as viemSign } from 'viem/accounts';
-import { bytesToHex, hexToBytes } from '@pmm/protocol';
+import { bytesToHex, hexToBytes, type SignerBackend } from '@pmm/protocol';
 import { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from '../src/secp256k1-signer';
-import type { SignerBackend } from '@pmm/protocol';
 import { CURVE_ORDER, RUNS, digestArb, privateKeyArb, testKey } from '@pmm/testkit';
 
 const HALF_ORDER = CURVE_ORDER >> 1n;

@@ -1,27 +1,18 @@
 /**
  * Production entry point (`node services/gateway/dist/main.js`): loads the config, connects
  * Redis, seeds the development key if configured, serves the public API on PORT and the
- * operator endpoints on OPS_PORT, and drains on SIGTERM/SIGINT.
+ * operator endpoints on OPS_PORT, and drains on SIGTERM/SIGINT (start-up, errors and exit codes:
+ * core's runService).
  */
-import {
-  checkRedisDurabilityWhenReady,
-  createLogger,
-  createRedis,
-  listen,
-  redisReady,
-  shutdownOnSignals,
-  ConfigError,
-} from '@pmm/core';
-import { gatewayTimeouts, loadGatewayConfig } from './config';
+import { checkRedisDurabilityWhenReady, createRedis, listen, redisReady, runService, type Logger } from '@pmm/core';
+import { GATEWAY_SETTINGS, gatewayTimeouts, loadGatewayConfig, type GatewayConfig } from './config';
 import { createApp } from './app';
 import { keepDevKeySeeded } from './store/dev-key';
 
 /** How often the gateway checks that the development key is still in Redis. */
 const DEV_KEY_CHECK_MS = 2_000;
 
-async function main(): Promise<void> {
-  const config = loadGatewayConfig();
-  const logger = createLogger({ service: 'gateway', level: config.logLevel });
+async function start(config: GatewayConfig, logger: Logger) {
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'gateway', logger });
   const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'gateway-sub', logger });
   try {
@@ -50,23 +41,16 @@ async function main(): Promise<void> {
     opsPort: ops.port,
     chains: config.servedChains,
   });
-  shutdownOnSignals({
+  return {
     // Open price streams never end by themselves: end them first, or the drain waits them out.
     served: [{ ...api, close: () => (gateway.closeStreams(), api.close()) }, ops],
-    logger,
-    cleanup: async () => {
+    close: async () => {
       devKey?.stop();
       await gateway.close();
       redis.disconnect();
       subscriber.disconnect();
     },
-  });
+  };
 }
 
-main().catch((err: unknown) => {
-  // Config errors name the setting and never contain a secret's value.
-  const message =
-    err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
-  process.stderr.write(`gateway failed to start: ${message}\n`);
-  process.exit(1);
-});
+void runService({ name: 'gateway', settings: GATEWAY_SETTINGS, loadConfig: loadGatewayConfig, start });

@@ -5,8 +5,7 @@
  * while the backup itself cannot be used to call the API.
  */
 import { redisKeys, type RedisClient } from '@pmm/core';
-import { type ApiKeyRecord, type IntegratorRecord } from '@pmm/protocol';
-import { parseIntegratorRecord } from '@pmm/protocol';
+import { type ApiKeyRecord, type IntegratorRecord, parseIntegratorRecord } from '@pmm/protocol';
 import { parseApiKeyRecord, type ApiKeyStore } from './api-key-store';
 
 export const BACKUP_FORMAT = 'pmm-integrators';

@@ -3,8 +3,7 @@
  * docs/decisions.md#error-precedence puts UNAUTHORIZED ahead of every body check.
  */
 import type { RequestHandler, Response } from 'express';
-import { ApiError } from '@pmm/protocol';
-import { MalformedIntegratorError } from '@pmm/protocol';
+import { ApiError, MalformedIntegratorError } from '@pmm/protocol';
 import type { IntegratorSource, IntegratorView } from '../store/integrator-store';
 
 export const INTEGRATOR_ID_HEADER = 'x-integrator-id';
