@@ -19,7 +19,7 @@ export { answerAndCloseResponse, answerClientErrors, clientErrorOf, rawErrorResp
 export { errorHandler, methodNotAllowed, normalizeError, notFound } from './http/error-handler';
 export { healthRoutes, type ReadinessCheck } from './http/health-routes';
 export { httpMetrics } from './http/http-metrics';
-export { contextOf, REQUEST_ID_HEADER, requestContext, requestIdOf, type RequestContext } from './http/request-context';
+export { contextOf, requestContext, requestIdOf, type RequestContext } from './http/request-context';
 export {
   checkingIntervalMs,
   DEFAULT_HTTP_TIMEOUTS,
@@ -41,7 +41,7 @@ export {
   type RedisDurability,
 } from './redis-durability';
 export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
-export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
+export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
 export { redactText, registerSecret, SECRET_FIELD } from './secrets';
-export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS } from './shared-settings';
+export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';

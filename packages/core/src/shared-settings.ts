@@ -5,6 +5,7 @@
 import { ConfigError, settings, type Setting } from './config';
 import { parseChainDeployments, type ChainDeployments } from './chain-deployment';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
+import { findChain } from '@pmm/protocol';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
@@ -51,3 +52,45 @@ export function chainsSetting(description: string): Setting<ChainDeployments> {
     }
   });
 }
+
+/** `SERVED_CHAINS`: a comma-separated list (or JSON array) of ids from the chain registry, each once. */
+function parseServedChains(raw: unknown): number[] {
+  const fail = (reason: string): never => {
+    throw new ConfigError(reason);
+  };
+  const items = Array.isArray(raw)
+    ? raw.map(String)
+    : typeof raw === 'string'
+      ? raw.split(',').map((s) => s.trim())
+      : fail('must be a list of chain ids');
+  if (items.length === 0 || items.some((s) => s === '')) fail('must be a non-empty comma-separated list of chain ids');
+  const ids = items.map((s) => (/^[0-9]+$/.test(s) ? Number(s) : fail(`"${s}" is not a chain id`)));
+  for (const id of ids) if (!findChain(id)) fail(`chain ${id} is not in the chain registry`);
+  if (new Set(ids).size !== ids.length) fail('lists a chain twice');
+  return ids;
+}
+
+/**
+ * Settings the gateway and the signer must agree on (the gateway checks what the signer
+ * would refuse): both spread these into their settings, so the names, defaults, bounds and
+ * validation are one (docs/decisions.md#body-size-and-time-limits).
+ */
+export const SIGN_PATH_SETTINGS = {
+  servedChains: {
+    env: 'SERVED_CHAINS',
+    description:
+      'Chains served, comma-separated: ids from the chain registry, each once (the signer needs a signing key for each). Default "8453,56,4663".',
+    default: [8453, 56, 4663],
+    parse: parseServedChains,
+  } satisfies Setting<number[]>,
+  requestTimeoutMs: settings.int(
+    'REQUEST_TIMEOUT_MS',
+    'Request timeout: headers must arrive within it and a sign body within it after them (else 408); at the gateway an answer not ready within it after the request arrived is 503, and Node cuts a whole request at this plus 5 s (408).',
+    10_000,
+    [100, 120_000],
+  ),
+  signBodyLimit: settings.int('SIGN_BODY_LIMIT', 'Largest sign request body in bytes; larger is 413.', 16 * 1024, [
+    256,
+    1024 * 1024,
+  ]),
+};

@@ -57,6 +57,16 @@ export {
   type ErrorEnvelope,
 } from './errors';
 export {
+  API_KEY_HEADER,
+  API_KEY_ID_HEADER,
+  INTEGRATOR_ID_HEADER,
+  INTERNAL_TOKEN_HEADER,
+  isRequestId,
+  isSafeToken,
+  REQUEST_ID_HEADER,
+  v1DeprecationHeaders,
+} from './headers';
+export {
   INTEGRATOR_ID_PATTERN,
   isIntegratorId,
   MalformedIntegratorError,

@@ -11,29 +11,12 @@ import {
   type ConfigSources,
   type HttpTimeouts,
   SHARED_SETTINGS,
+  SIGN_PATH_SETTINGS,
   type Setting,
 } from '@pmm/core';
-import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
+import { ADDRESS_PATTERN } from '@pmm/protocol';
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-
-function chainList(raw: unknown): number[] {
-  const items = Array.isArray(raw)
-    ? raw
-    : typeof raw === 'string'
-      ? raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : null;
-  if (!items) throw new ConfigError('must be a comma-separated list of chain ids');
-  const ids = items.map((v) => (typeof v === 'number' ? v : /^[0-9]+$/.test(String(v)) ? Number(v) : NaN));
-  for (const id of ids) {
-    if (!KNOWN_CHAIN_IDS.includes(id))
-      throw new ConfigError(`must list only known chains (${KNOWN_CHAIN_IDS.join(', ')})`);
-  }
-  return [...new Set(ids)];
-}
+const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
 
 function stringList(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map(String);
@@ -70,6 +53,7 @@ function list<T>(env: string, description: string, def: T, parse: (raw: unknown)
 /** Every setting of the gateway (see `describeGatewayConfig` for the one-line help). */
 export const GATEWAY_SETTINGS = {
   ...SHARED_SETTINGS,
+  ...SIGN_PATH_SETTINGS,
   port: settings.int('PORT', 'Public HTTP port (the API and /healthz).', 8080, [0, 65535]),
   host: settings.string('HOST', 'Interface to bind (0.0.0.0 in containers).', '127.0.0.1'),
   opsPort: settings.int(
@@ -87,28 +71,12 @@ export const GATEWAY_SETTINGS = {
     ),
     16,
   ),
-  servedChains: list(
-    'SERVED_CHAINS',
-    'Chains served, comma-separated (default "8453,56,4663").',
-    [8453, 56, 4663],
-    chainList,
-  ),
   corsOrigins: list(
     'CORS_ORIGINS',
     'Browser origins allowed by CORS, comma-separated; "*" for any; empty disables CORS.',
     [] as string[],
     stringList,
   ),
-  requestTimeoutMs: settings.int(
-    'REQUEST_TIMEOUT_MS',
-    'Request timeout: headers must arrive within it and a sign body within it after them (else 408); an answer not ready within it after the request arrived is 503. Node cuts a whole request at this plus 5 s (408).',
-    10_000,
-    [100, 120_000],
-  ),
-  signBodyLimit: settings.int('SIGN_BODY_LIMIT', 'Largest sign request body in bytes; larger is 413.', 16 * 1024, [
-    256,
-    1024 * 1024,
-  ]),
   defaultRateLimit: settings.int(
     'DEFAULT_RATE_LIMIT',
     'Requests per window for an integrator whose record sets 0.',

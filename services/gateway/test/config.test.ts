@@ -55,7 +55,10 @@ describe('gateway config', () => {
   it.each([
     [{ BOOK_CACHE_MS: '1001' }, /^BOOK_CACHE_MS \(bookCacheMs\): must be an integer in 0..1000/],
     [{ KEY_CACHE_MS: '5000' }, /^KEY_CACHE_MS/],
-    [{ SERVED_CHAINS: '8453,1' }, /^SERVED_CHAINS \(servedChains\): must list only known chains/],
+    [{ SERVED_CHAINS: '8453,1' }, /^SERVED_CHAINS \(servedChains\): chain 1 is not in the chain registry/],
+    // The signer's rule (one definition): an empty or duplicated list used to pass here.
+    [{ SERVED_CHAINS: ',' }, /^SERVED_CHAINS \(servedChains\): must be a non-empty/],
+    [{ SERVED_CHAINS: '56,56' }, /^SERVED_CHAINS \(servedChains\): lists a chain twice/],
     [{ SIGNER_URL: 'ftp://x' }, /^SIGNER_URL/],
     [{ DEV_API_KEY_WHITELIST: 'nope' }, /^DEV_API_KEY_WHITELIST/],
     [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL/],

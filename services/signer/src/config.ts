@@ -19,11 +19,12 @@ import {
   settings,
   type ConfigSources,
   SHARED_SETTINGS,
+  SIGN_PATH_SETTINGS,
   throwConfigErrors,
   readConfigFile,
   type Setting,
 } from '@pmm/core';
-import { UINT256_MAX, findChain } from '@pmm/protocol';
+import { UINT256_MAX } from '@pmm/protocol';
 
 function fail(reason: string): never {
   throw new ConfigError(reason);
@@ -52,23 +53,10 @@ function optionalString(env: string, description: string): Setting<string | unde
   };
 }
 
-/** `SERVED_CHAINS`: a comma-separated list (or JSON array) of ids from the chain registry, no duplicates. */
-function parseServedChains(raw: unknown): number[] {
-  const items = Array.isArray(raw)
-    ? raw.map(String)
-    : typeof raw === 'string'
-      ? raw.split(',').map((s) => s.trim())
-      : fail('must be a list of chain ids');
-  if (items.length === 0 || items.some((s) => s === '')) fail('must be a non-empty comma-separated list of chain ids');
-  const ids = items.map((s) => (/^[0-9]+$/.test(s) ? Number(s) : fail(`"${s}" is not a chain id`)));
-  for (const id of ids) if (!findChain(id)) fail(`chain ${id} is not in the chain registry`);
-  if (new Set(ids).size !== ids.length) fail('lists a chain twice');
-  return ids;
-}
-
 /** The fixed settings. Each entry's description is the documentation of the setting. */
 export const SIGNER_SETTINGS = {
   ...SHARED_SETTINGS,
+  ...SIGN_PATH_SETTINGS,
   port: settings.int(
     'PORT',
     'HTTP port of the signer (internal; only the gateway calls it). Default 8081.',
@@ -84,12 +72,6 @@ export const SIGNER_SETTINGS = {
     'INTERNAL_TOKEN',
     'Shared secret the gateway sends in X-Internal-Token (required; or INTERNAL_TOKEN_FILE).',
   ),
-  servedChains: {
-    env: 'SERVED_CHAINS',
-    description: 'Chains this signer signs for, comma-separated. Each needs a signing key. Default "8453,56,4663".',
-    default: [8453, 56, 4663],
-    parse: parseServedChains,
-  } satisfies Setting<number[]>,
   maxFee: uint256Setting('MAX_FEE', 'Largest accepted `fee`, in units of 0.1 bps. Default 10000 (10%).', 10_000n),
   auditRetentionDays: settings.int(
     'AUDIT_RETENTION_DAYS',
@@ -153,6 +135,9 @@ export interface SignerConfig {
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   internalToken: string;
   servedChains: number[];
+  requestTimeoutMs: number;
+  /** Largest sign request body in bytes (413 above). */
+  signBodyLimit: number;
   maxFee: bigint;
   signerBackend: 'auto' | 'libsecp256k1' | 'noble';
   /** Days each audit record is kept. */

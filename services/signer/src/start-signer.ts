@@ -20,9 +20,6 @@ import { DAY_MS, RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { PairRegistryCache } from './store/pair-registry-cache';
 
-/** End-to-end limit of one request (docs/decisions.md#body-size-and-time-limits). */
-const REQUEST_TIMEOUT_MS = 10_000;
-
 export interface RunningSigner {
   served: Served;
   signers: ChainSigners;
@@ -62,6 +59,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     internalToken: config.internalToken,
     servedChains: config.servedChains,
     maxFee: config.maxFee,
+    bodyLimitBytes: config.signBodyLimit,
     signers,
     originRates,
     pairs,
@@ -78,7 +76,8 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     },
   });
   const served = await listen(app, config.port, config.host, {
-    timeouts: { headersMs: REQUEST_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS },
+    // End-to-end limit of one request (docs/decisions.md#body-size-and-time-limits).
+    timeouts: { headersMs: config.requestTimeoutMs, requestMs: config.requestTimeoutMs },
     logger,
   });
   logger.info('signer listening', { host: config.host, port: served.port, chains: config.servedChains });

@@ -7,10 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { isRequestId, REQUEST_ID_HEADER } from '@pmm/protocol';
 import type { Logger } from '../logger';
-
-export const REQUEST_ID_HEADER = 'x-request-id';
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface RequestContext {
   requestId: string;
@@ -26,7 +24,7 @@ export function contextOf(res: Response): RequestContext {
 /** The caller's `X-Request-Id` when it is a safe token, else a new UUID. */
 export function requestIdOf(req: IncomingMessage): string {
   const incoming = req.headers[REQUEST_ID_HEADER];
-  return typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+  return isRequestId(incoming) ? incoming : randomUUID();
 }
 
 export function requestContext(logger: Logger): RequestHandler {

@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError } from '@pmm/protocol';
+import { API_KEY_HEADER, ApiError } from '@pmm/protocol';
 import { hashApiKey, type ResolvedApiKey } from '../store/api-key-store';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { setAuth } from './auth-context';
@@ -14,8 +14,6 @@ import { attempt, type MaybePromise } from './maybe-async';
 
 /** Longer values cannot be a key we issued; rejecting them early bounds the hashing work. */
 const MAX_KEY_LENGTH = 256;
-
-export const API_KEY_HEADER = 'x-api-key';
 
 const invalid = () => new ApiError('UNAUTHORIZED', 'X-API-KEY: invalid, disabled or revoked API key');
 const unreachable = () => new ApiError('SERVICE_UNAVAILABLE', 'API key store unreachable, retry shortly');

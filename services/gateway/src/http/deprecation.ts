@@ -4,17 +4,18 @@
  * answer, so that 401, 404, 405, 413 and 429 answers carry them too.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { v1DeprecationHeaders } from '@pmm/protocol';
 
-const SUCCESSORS: Record<string, string> = {
-  '/price': '</v2/price>; rel="successor-version"',
-  '/swap/sign': '</v2/swap/sign>; rel="successor-version"',
+const SUCCESSORS: Record<string, Record<string, string>> = {
+  '/price': v1DeprecationHeaders('/v2/price'),
+  '/swap/sign': v1DeprecationHeaders('/v2/swap/sign'),
 };
+const OTHER = v1DeprecationHeaders('/v2/openapi.json');
 
 export function deprecationHeaders(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Deprecation', 'true');
     // req.path is relative to the /v1 mount point here.
-    res.setHeader('Link', SUCCESSORS[req.path] ?? '</v2/openapi.json>; rel="successor-version"');
+    for (const [name, value] of Object.entries(SUCCESSORS[req.path] ?? OTHER)) res.setHeader(name, value);
     next();
   };
 }

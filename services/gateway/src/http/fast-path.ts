@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
+import { v1DeprecationHeaders } from '@pmm/protocol';
 import type { BookCache } from '../store/book-cache';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { authenticate } from './api-key-guard';
@@ -35,6 +36,8 @@ export interface FastPathOptions {
 }
 
 /** Returns a function that answers the request and returns true, or returns false to pass it on. */
+const V1_PRICE_HEADERS = v1DeprecationHeaders('/v2/price');
+
 export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { frame, keys, rate, books, servedChains } = opts;
   return (req, res) => {
@@ -50,8 +53,7 @@ export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, re
     const locals = frame.begin(req, res);
     locals.route = path;
     if (!v2) {
-      res.setHeader('Deprecation', 'true');
-      res.setHeader('Link', '</v2/price>; rel="successor-version"');
+      for (const [name, value] of Object.entries(V1_PRICE_HEADERS)) res.setHeader(name, value);
     }
     let result: MaybePromise<Buffer>;
     try {

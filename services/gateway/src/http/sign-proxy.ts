@@ -15,7 +15,14 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { ApiError } from '@pmm/protocol';
+import {
+  API_KEY_HEADER,
+  API_KEY_ID_HEADER,
+  ApiError,
+  INTEGRATOR_ID_HEADER,
+  INTERNAL_TOKEN_HEADER,
+  REQUEST_ID_HEADER,
+} from '@pmm/protocol';
 import { contextOf } from '@pmm/core';
 import { authOf } from './auth-context';
 import { rawBodyOf } from './body-limit';
@@ -56,14 +63,14 @@ export function signProxy(opts: SignProxyOptions): { handler: RequestHandler; cl
       proxyReq: (proxyReq: ClientRequest, _req: Request, res: Response) => {
         res.locals.upstream = proxyReq;
         const body = rawBodyOf(res);
-        proxyReq.removeHeader('x-api-key');
+        proxyReq.removeHeader(API_KEY_HEADER);
         proxyReq.removeHeader('transfer-encoding');
-        proxyReq.setHeader('X-Internal-Token', opts.internalToken);
-        proxyReq.setHeader('X-Request-Id', contextOf(res).requestId);
+        proxyReq.setHeader(INTERNAL_TOKEN_HEADER, opts.internalToken);
+        proxyReq.setHeader(REQUEST_ID_HEADER, contextOf(res).requestId);
         const auth = authOf(res);
-        proxyReq.setHeader('X-Integrator-Id', auth.integrator.id);
+        proxyReq.setHeader(INTEGRATOR_ID_HEADER, auth.integrator.id);
         // The key's public id (never the key): the signer writes it into the audit trail.
-        proxyReq.setHeader('X-Api-Key-Id', auth.key.keyId);
+        proxyReq.setHeader(API_KEY_ID_HEADER, auth.key.keyId);
         proxyReq.setHeader('Content-Length', body.length);
         // The client's stream was consumed by bodyLimit; http-proxy's `req.pipe(proxyReq)`
         // then only ends the request after these bytes.

@@ -3,13 +3,8 @@
  * docs/decisions.md#error-precedence puts UNAUTHORIZED ahead of every body check.
  */
 import type { RequestHandler, Response } from 'express';
-import { ApiError, MalformedIntegratorError } from '@pmm/protocol';
+import { ApiError, INTEGRATOR_ID_HEADER, isIntegratorId, MalformedIntegratorError } from '@pmm/protocol';
 import type { IntegratorSource, IntegratorView } from '../store/integrator-store';
-
-export const INTEGRATOR_ID_HEADER = 'x-integrator-id';
-
-/** Integrator ids are short tokens chosen by the operator's CLI. */
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The integrator set by {@link requireIntegrator}. */
 export function integratorOf(res: Response): IntegratorView {
@@ -29,7 +24,7 @@ export function requireIntegrator(source: IntegratorSource): RequestHandler {
     const id = req.headers[INTEGRATOR_ID_HEADER];
     if (typeof id !== 'string' || id.length === 0)
       return next(new ApiError('UNAUTHORIZED', 'missing integrator id (X-Integrator-Id)'));
-    if (!SAFE_ID.test(id)) return next(new ApiError('UNAUTHORIZED', 'malformed integrator id (X-Integrator-Id)'));
+    if (!isIntegratorId(id)) return next(new ApiError('UNAUTHORIZED', 'malformed integrator id (X-Integrator-Id)'));
     let view: IntegratorView | undefined;
     try {
       view = await source.get(id);

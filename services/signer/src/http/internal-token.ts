@@ -7,9 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { ApiError } from '@pmm/protocol';
-
-export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
+import { ApiError, INTERNAL_TOKEN_HEADER } from '@pmm/protocol';
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 

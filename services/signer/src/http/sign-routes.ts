@@ -5,7 +5,14 @@
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
 import { Router, type RequestHandler } from 'express';
-import { ApiError, DEFAULT_CHAIN_ID, parseSignRequest } from '@pmm/protocol';
+import {
+  ApiError,
+  DEFAULT_CHAIN_ID,
+  parseSignRequest,
+  API_KEY_ID_HEADER,
+  isSafeToken,
+  v1DeprecationHeaders,
+} from '@pmm/protocol';
 import { contextOf, methodNotAllowed, type Metrics } from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
 import { signatureRecord } from '../domain/signature-record';
@@ -17,14 +24,10 @@ import type { SignerDeps } from '../signer-deps';
 export const V2_SIGN_PATH = '/v2/swap/sign';
 export const V1_SIGN_PATH = '/v1/swap/sign';
 
-/** The API key's public id, set by the gateway; recorded in the audit trail. */
-export const API_KEY_ID_HEADER = 'x-api-key-id';
-const SAFE_KEY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
 /** Headers of every /v1 response (docs/decisions.md#legacy-v1). */
+const V1_HEADERS = v1DeprecationHeaders(V2_SIGN_PATH);
 const deprecationHeaders: RequestHandler = (_req, res, next) => {
-  res.setHeader('Deprecation', 'true');
-  res.setHeader('Link', `<${V2_SIGN_PATH}>; rel="successor-version"`);
+  for (const [name, value] of Object.entries(V1_HEADERS)) res.setHeader(name, value);
   next();
 };
 
@@ -69,7 +72,7 @@ function signHandler(deps: SignerDeps, m: ReturnType<typeof signMetrics>, legacy
     const keyId = req.headers[API_KEY_ID_HEADER];
     const record = signatureRecord(parsed, signed, {
       integratorId: integrator.record.id,
-      keyId: typeof keyId === 'string' && SAFE_KEY_ID.test(keyId) ? keyId : '',
+      keyId: isSafeToken(keyId, 64) ? keyId : '',
       requestId: contextOf(res).requestId,
       nowMs: ctx.nowMs,
     });

@@ -1,0 +1,36 @@
+/**
+ * The HTTP header names the parts share, and the rule for ids carried in headers. Node lowercases
+ * incoming header names, so the names are lowercase (HTTP header names are case-insensitive).
+ */
+
+/** The integrator's API key (public API). */
+export const API_KEY_HEADER = 'x-api-key';
+/** The request id: echoed on every response, forwarded by the gateway to the signer. */
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+// Internal: set by the gateway on the proxied sign request, trusted by the signer only
+// with a valid internal token.
+export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
+export const INTEGRATOR_ID_HEADER = 'x-integrator-id';
+/** The API key's public id (never the key), recorded in the audit trail. */
+export const API_KEY_ID_HEADER = 'x-api-key-id';
+
+const SAFE_TOKEN = /^[A-Za-z0-9._:-]+$/;
+
+/**
+ * True for an id that may be echoed in a header, a log line and an error body as it is:
+ * 1…maxLength characters of letters, digits and `._:-`.
+ */
+export function isSafeToken(value: unknown, maxLength: number): value is string {
+  return typeof value === 'string' && value.length >= 1 && value.length <= maxLength && SAFE_TOKEN.test(value);
+}
+
+/** The request-id rule: a caller's `X-Request-Id` is kept when it passes, else replaced by a UUID. */
+export function isRequestId(value: unknown): value is string {
+  return isSafeToken(value, 128);
+}
+
+/** The headers of every legacy `/v1` response (docs/decisions.md#legacy-v1), pointing to the successor. */
+export function v1DeprecationHeaders(successorPath: string): Record<'Deprecation' | 'Link', string> {
+  return { Deprecation: 'true', Link: `<${successorPath}>; rel="successor-version"` };
+}
