@@ -8,12 +8,10 @@
  * Errors are plain `Error`s whose messages never echo the input (callers map them to
  * `ENCODING_FAILED`; a bad value could be anything, including a mistyped secret).
  */
+import { UINT256_MAX } from './parse-uint';
 
 /** Size of one ABI word in bytes. */
 export const WORD_BYTES = 32;
-
-/** 2^256 - 1, the largest value a `uint256` word can hold. */
-export const MAX_UINT256 = (1n << 256n) - 1n;
 
 /** Value of each ASCII hex digit, -1 for every other byte. */
 const HEX_VALUE = new Int8Array(256).fill(-1);
@@ -83,7 +81,7 @@ export function writeAddressWord(out: Uint8Array, offset: number, address: strin
 export function writeUint256Word(out: Uint8Array, offset: number, value: bigint): void {
   checkSlot(out, offset);
   if (typeof value !== 'bigint') throw new Error('uint256: expected a bigint');
-  if (value < 0n || value > MAX_UINT256) throw new Error('uint256: out of range');
+  if (value < 0n || value > UINT256_MAX) throw new Error('uint256: out of range');
   // bigint -> hex is native and fast; right-align its digits in the word.
   let hex = value.toString(16);
   if (hex.length % 2 === 1) hex = '0' + hex;

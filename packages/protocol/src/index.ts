@@ -7,7 +7,6 @@
 export {
   bytesToHex,
   hexToBytes,
-  MAX_UINT256,
   paddedLength,
   WORD_BYTES,
   writeAddressWord,
@@ -96,7 +95,7 @@ export {
   OUT_OF_RANGE_CHAIN_ID,
 } from './parse-chain-id';
 export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';
-export { parseUintString, UINT_FORMAT_REASON, UINT_STRING_PATTERN, UINT256_MAX } from './parse-uint';
+export { isUint256String, parseUintString, UINT_FORMAT_REASON, UINT_STRING_PATTERN, UINT256_MAX } from './parse-uint';
 export { parseSignRequest, SIGN_REQUEST_SCHEMA, type ParsedSignRequest, type SignRequestOptions } from './sign-request';
 export { signSwapQuote, type SignedSwapQuote } from './sign-swap-quote';
 export { type SignSwapRequest, type SignSwapResponse } from './sign-wire';

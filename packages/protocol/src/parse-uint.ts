@@ -19,6 +19,11 @@ export const UINT_FORMAT_REASON = 'must be a canonical base-10 integer string (d
 
 const UINT_RE = new RegExp(UINT_STRING_PATTERN);
 
+/** True for a canonical decimal string of a uint256 (stored overrides, CLI arguments). */
+export function isUint256String(value: unknown): value is string {
+  return typeof value === 'string' && UINT_RE.test(value) && BigInt(value) <= UINT256_MAX;
+}
+
 /** A bound as shown in messages: `2^256-1` reads better than its 78 digits. */
 function formatBound(value: bigint): string {
   return value === UINT256_MAX ? '2^256-1' : value.toString();

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { AbiCoder } from 'ethers';
 import { encodeAbiParameters, hexToBytes as viemHexToBytes, toHex } from 'viem';
 import {
-  MAX_UINT256,
   bytesToHex,
   hexToBytes,
   paddedLength,
@@ -10,6 +9,7 @@ import {
   writeLengthWord,
   writeUint256Word,
 } from '../src/abi-words';
+import { UINT256_MAX } from '../src/parse-uint';
 import { RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const coder = AbiCoder.defaultAbiCoder();
@@ -82,7 +82,7 @@ describe('abi-words', () => {
   it('error: uint256 out of range or not a bigint', () => {
     const out = new Uint8Array(32);
     expect(() => writeUint256Word(out, 0, -1n)).toThrow('uint256: out of range');
-    expect(() => writeUint256Word(out, 0, MAX_UINT256 + 1n)).toThrow('uint256: out of range');
+    expect(() => writeUint256Word(out, 0, UINT256_MAX + 1n)).toThrow('uint256: out of range');
     expect(() => writeUint256Word(out, 0, 5 as unknown as bigint)).toThrow('uint256: expected a bigint');
   });
 

@@ -6,7 +6,7 @@
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
 import { ConfigError, type RedisClient } from '@pmm/core';
-import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
+import { ADDRESS_PATTERN, isUint256String, KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { assertIntegratorId, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
 import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';
@@ -33,9 +33,7 @@ export const KEYS_USAGE = `usage: keys <command> [options]
 
 Changes take effect on every gateway within 1 s.`;
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-const UINT_RE = /^(0|[1-9][0-9]*)$/;
-const UINT256_MAX = (1n << 256n) - 1n;
+const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
 
 class UsageError extends Error {}
 
@@ -113,8 +111,7 @@ function originRates(list: readonly string[] | undefined, allowRemove: boolean):
     const [chain = '', value = ''] = item.split('=');
     chains(chain);
     if (value === '' && allowRemove) out[chain] = null;
-    else if (!UINT_RE.test(value) || BigInt(value) > UINT256_MAX)
-      throw new UsageError(`--origin-rate ${chain}= needs a uint256 decimal value`);
+    else if (!isUint256String(value)) throw new UsageError(`--origin-rate ${chain}= needs a uint256 decimal value`);
     else out[chain] = value;
   }
   return out;
