@@ -18,7 +18,7 @@
  *   latest notice); while a chain has watchers, a notice starts that read at once, so one
  *   subscription and one read per notice serve every stream of this gateway.
  */
-import { redisKeys, type Logger, type RedisClient } from '@pmm/core';
+import { ChainUpdates, redisKeys, type Logger, type RedisClient } from '@pmm/core';
 
 export interface BookEntry {
   /** The exact bytes of the stored `GET /v2/price` body. */
@@ -86,11 +86,9 @@ export class BookCache {
   private readonly generation = new Map<number, number>();
   private readonly inflight = new Map<number, Promise<BookEntry | null>>();
   private readonly watchers = new Map<number, Set<BookWatcher>>();
-  private readonly channels: Map<string, number>;
+  private readonly updates: ChainUpdates | undefined;
   private readonly now: () => number;
-  private readonly onMessage = (channel: string) => {
-    const chainId = this.channels.get(channel);
-    if (chainId === undefined) return;
+  private readonly onUpdate = (chainId: number) => {
     this.generation.set(chainId, (this.generation.get(chainId) ?? 0) + 1);
     this.slots.delete(chainId);
     // A read already running may predate the notice: later requests start their own.
@@ -102,27 +100,27 @@ export class BookCache {
     if (opts.ttlMs > 1_000) throw new Error('book cache ttl must be at most 1000 ms');
     this.keys = redisKeys(opts.prefix);
     this.now = opts.now ?? Date.now;
-    this.channels = new Map(opts.chains.map((c) => [this.keys.updates(c), c]));
+    // While the subscriber is down, notices are lost: the ttl still bounds staleness, and
+    // dropping the cache on reconnect makes the first reads after it fresh.
+    this.updates = opts.subscriber
+      ? new ChainUpdates({
+          subscriber: opts.subscriber,
+          keys: this.keys,
+          chains: opts.chains,
+          onMessage: this.onUpdate,
+          onReconnect: () => this.dropAll(),
+        })
+      : undefined;
   }
 
   /** Subscribes to the chains' update channels (resolves once subscribed, or at once without a subscriber). */
   async start(): Promise<void> {
-    const sub = this.opts.subscriber;
-    if (!sub) return;
-    sub.on('message', this.onMessage);
-    // While the subscriber is down, notices are lost: the ttl still bounds staleness, and
-    // dropping the cache on reconnect makes the first reads after it fresh.
-    sub.on('ready', this.dropAll);
-    await sub.subscribe(...this.channels.keys());
+    await this.updates?.start();
   }
 
   /** Unsubscribes (the caller closes the connections). */
   async stop(): Promise<void> {
-    const sub = this.opts.subscriber;
-    if (!sub) return;
-    sub.off('message', this.onMessage);
-    sub.off('ready', this.dropAll);
-    if (sub.status === 'ready') await sub.unsubscribe(...this.channels.keys()).catch(() => undefined);
+    await this.updates?.stop();
   }
 
   /**
@@ -138,9 +136,9 @@ export class BookCache {
     };
   }
 
-  private readonly dropAll = () => {
-    for (const chainId of this.opts.chains) this.onMessage(this.keys.updates(chainId));
-  };
+  private dropAll(): void {
+    for (const chainId of this.opts.chains) this.onUpdate(chainId);
+  }
 
   /**
    * The chain's book, or null when Redis has none. Synchronous on a cache hit (no promise on

@@ -13,8 +13,10 @@
  * INVARIANT: a failed read (Redis down, malformed JSON) keeps the last good registry; only an
  * answer of "no such key" removes it (the chain is then not bootstrapped: 503).
  */
-import type { Logger, RedisClient, RedisKeys } from '@pmm/core';
-import type { PairRegistry, TokenInfo } from '@pmm/protocol';
+import { ChainUpdates, type Logger, type RedisClient, type RedisKeys } from '@pmm/core';
+import { ADDRESS_PATTERN, type PairRegistry, type TokenInfo } from '@pmm/protocol';
+
+const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
 
 export interface PairRegistryCacheOptions {
   /** Command connection (GET). */
@@ -34,7 +36,7 @@ function isTokenInfo(v: unknown): v is TokenInfo {
     typeof t === 'object' &&
     t !== null &&
     typeof t.address === 'string' &&
-    /^0x[0-9a-fA-F]{40}$/.test(t.address) &&
+    ADDRESS_RE.test(t.address) &&
     typeof t.symbol === 'string' &&
     typeof t.decimals === 'number'
   );
@@ -59,15 +61,20 @@ export class PairRegistryCache {
   private readonly registries = new Map<number, PairRegistry>();
   /** Per chain, the number of the latest read started: an older read never overwrites a newer one. */
   private readonly readSeq = new Map<number, number>();
-  private readonly channelToChain = new Map<string, number>();
+  private readonly updates: ChainUpdates;
   private timer: NodeJS.Timeout | undefined;
   private readonly retries = new Map<number, NodeJS.Timeout>();
   private closed = false;
-  private readonly onMessage = (channel: string, message: string) => this.handleMessage(channel, message);
   private readonly onReady = () => void this.refreshAll();
 
   constructor(private readonly opts: PairRegistryCacheOptions) {
-    for (const chainId of opts.chains) this.channelToChain.set(opts.keys.updates(chainId), chainId);
+    this.updates = new ChainUpdates({
+      subscriber: opts.subscriber,
+      keys: opts.keys,
+      chains: opts.chains,
+      onMessage: (chainId, message) => this.handleMessage(chainId, message),
+      onReconnect: this.onReady,
+    });
   }
 
   /** The registry of a chain, or undefined while the chain has none (not bootstrapped). */
@@ -80,15 +87,12 @@ export class PairRegistryCache {
    * Redis that is still down) only means 503 for that chain until a later refresh succeeds.
    */
   async start(): Promise<void> {
-    const { redis, subscriber, logger } = this.opts;
-    subscriber.on('message', this.onMessage);
-    // 'ready' fires on every (re)connection; ioredis has resubscribed by then. The command
-    // connection matters too: a read attempted before it was ready failed.
-    subscriber.on('ready', this.onReady);
+    const { redis, logger } = this.opts;
+    // Every (re)connection re-reads every chain; the command connection matters too: a read
+    // attempted before it was ready failed.
     redis.on('ready', this.onReady);
-    // A subscriber queues commands while Redis is down: do not let start-up hang on it. Once
-    // connected, ioredis subscribes (and resubscribes after every reconnect) by itself.
-    const subscribed = subscriber.subscribe(...this.channelToChain.keys()).then(
+    // A subscriber queues commands while Redis is down: do not let start-up hang on it.
+    const subscribed = this.updates.start().then(
       () => true,
       (err: unknown) => {
         logger.warn('pair registry subscribe failed', { error: err instanceof Error ? err.message : String(err) });
@@ -172,9 +176,7 @@ export class PairRegistryCache {
     return 'ok';
   }
 
-  private handleMessage(channel: string, message: string): void {
-    const chainId = this.channelToChain.get(channel);
-    if (chainId === undefined) return;
+  private handleMessage(chainId: number, message: string): void {
     let type: unknown;
     try {
       type = (JSON.parse(message) as { type?: unknown }).type;
@@ -191,14 +193,7 @@ export class PairRegistryCache {
     this.timer = undefined;
     for (const t of this.retries.values()) clearTimeout(t);
     this.retries.clear();
-    const { redis, subscriber } = this.opts;
-    subscriber.off('message', this.onMessage);
-    subscriber.off('ready', this.onReady);
-    redis.off('ready', this.onReady);
-    try {
-      if (subscriber.status === 'ready') await subscriber.unsubscribe(...this.channelToChain.keys());
-    } catch {
-      // closing anyway
-    }
+    this.opts.redis.off('ready', this.onReady);
+    await this.updates.stop();
   }
 }
