@@ -4,8 +4,8 @@
  * (the protocol) is in @pmm/protocol.
  */
 export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
-export { ChainUpdates, type ChainUpdatesOptions } from './chain-updates';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
+export { ChainUpdates, type ChainUpdatesOptions } from './chain-updates';
 export {
   ConfigError,
   describeConfig,

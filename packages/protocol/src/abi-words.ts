@@ -8,6 +8,7 @@
  * Errors are plain `Error`s whose messages never echo the input (callers map them to
  * `ENCODING_FAILED`; a bad value could be anything, including a mistyped secret).
  */
+import { keccak256 } from './keccak256';
 import { UINT256_MAX } from './parse-uint';
 
 /** Size of one ABI word in bytes. */
@@ -127,4 +128,41 @@ export function hexToBytes(hex: string): Uint8Array {
 /** Lowercase `0x`-prefixed hex of `bytes` (Node's native hex encoder over a zero-copy view). */
 export function bytesToHex(bytes: Uint8Array): string {
   return '0x' + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+// Hex-string words, for layouts assembled as strings (the indexer's per-block batch of
+// ~1,200 `quote()` calls, where string concatenation beats filling buffers). Bare hex here:
+// lowercase, no `0x`.
+
+const ADDRESS_HEX = /^0x[0-9a-fA-F]{40}$/;
+const BYTES_HEX = /^0x([0-9a-fA-F]{2})*$/;
+
+/** The 4-byte selector of a canonical function signature (`name(type,…)`), as `0x` + 8 hex digits. */
+export function functionSelector(signature: string): string {
+  return bytesToHex(keccak256(new TextEncoder().encode(signature)).subarray(0, 4));
+}
+
+/** A uint256 word as 64 bare hex digits; throws outside 0 … 2^256-1. */
+export function uint256WordHex(value: bigint | number): string {
+  const v = typeof value === 'number' ? BigInt(value) : value;
+  if (v < 0n || v > UINT256_MAX) throw new RangeError('uint256: out of range');
+  return v.toString(16).padStart(64, '0');
+}
+
+/** An address word as 64 bare hex digits: 24 zeros, then the 40 lowercase address digits. */
+export function addressWordHex(address: string): string {
+  if (!ADDRESS_HEX.test(address)) throw new Error('address: expected 0x followed by 40 hex digits');
+  return '000000000000000000000000' + address.slice(2).toLowerCase();
+}
+
+/** The bare lowercase hex of `0x`-prefixed bytes; throws on anything else. */
+export function bareHex(hex: string): string {
+  if (!BYTES_HEX.test(hex)) throw new Error('hex: expected 0x-prefixed bytes');
+  return hex.slice(2).toLowerCase();
+}
+
+/** Bare hex right-padded with zeros to whole words. */
+export function padHexToWords(bare: string): string {
+  const rem = (bare.length / 2) % WORD_BYTES;
+  return rem === 0 ? bare : bare + '0'.repeat((WORD_BYTES - rem) * 2);
 }

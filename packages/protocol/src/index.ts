@@ -5,9 +5,14 @@
  * Express, Redis, logging, metrics or native modules), so that the SDK can depend on it.
  */
 export {
+  addressWordHex,
+  bareHex,
   bytesToHex,
+  functionSelector,
   hexToBytes,
   paddedLength,
+  padHexToWords,
+  uint256WordHex,
   WORD_BYTES,
   writeAddressWord,
   writeLengthWord,

@@ -5,10 +5,10 @@
  * six head words (the last is the offset 0xc0 of the bytes), the bytes length, and the
  * verificationData right-padded with zeros to whole words.
  */
-import { keccak256 } from './keccak256';
 import {
   WORD_BYTES,
   bytesToHex,
+  functionSelector,
   hexToBytes,
   paddedLength,
   writeAddressWord,
@@ -19,10 +19,9 @@ import {
 /** The canonical signature the selector is derived from. */
 export const SWAP_SIGNATURE = 'swap(address,uint256,address,uint256,uint256,bytes)';
 
-const SELECTOR_BYTES = keccak256(new TextEncoder().encode(SWAP_SIGNATURE)).subarray(0, 4);
-
 /** `0x` + 8 hex digits: the first 4 bytes of keccak256(`SWAP_SIGNATURE`). */
-export const SWAP_SELECTOR = bytesToHex(SELECTOR_BYTES);
+export const SWAP_SELECTOR = functionSelector(SWAP_SIGNATURE);
+const SELECTOR_BYTES = hexToBytes(SWAP_SELECTOR);
 
 /** The arguments of `swap`, in call order. */
 export interface SwapCallArgs {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { AbiCoder } from 'ethers';
-import { encodeAbiParameters, hexToBytes as viemHexToBytes, toHex } from 'viem';
+import { encodeAbiParameters, hexToBytes as viemHexToBytes, toFunctionSelector, toHex } from 'viem';
 import {
   bytesToHex,
   hexToBytes,
@@ -8,6 +8,11 @@ import {
   writeAddressWord,
   writeLengthWord,
   writeUint256Word,
+  addressWordHex,
+  bareHex,
+  functionSelector,
+  padHexToWords,
+  uint256WordHex,
 } from '../src/abi-words';
 import { UINT256_MAX } from '../src/parse-uint';
 import { RUNS, addressArb, uint256Arb } from '@pmm/testkit';
@@ -124,5 +129,30 @@ describe('abi-words', () => {
     );
     expect(() => writeLengthWord(new Uint8Array(32), -1, 0)).toThrow('abi word: slot outside the buffer');
     expect(() => writeLengthWord(new Uint8Array(32), 0, -1)).toThrow('abi length');
+  });
+});
+
+describe('hex-string words', () => {
+  it('behavior: selectors and words agree with viem', () => {
+    for (const sig of ['swap(address,uint256,address,uint256,uint256,bytes)', 'aggregate3((address,bool,bytes)[])'])
+      expect(functionSelector(sig)).toBe(toFunctionSelector(`function ${sig}`));
+    fc.assert(
+      fc.property(uint256Arb, addressArb, (value, address) => {
+        expect('0x' + uint256WordHex(value)).toBe(encodeAbiParameters([{ type: 'uint256' }], [value]));
+        expect('0x' + addressWordHex(address)).toBe(
+          encodeAbiParameters([{ type: 'address' }], [address.toLowerCase() as `0x${string}`]),
+        );
+      }),
+      RUNS,
+    );
+  });
+
+  it('error: out-of-range words and malformed hex throw', () => {
+    expect(() => uint256WordHex(UINT256_MAX + 1n)).toThrow('uint256: out of range');
+    expect(() => uint256WordHex(-1)).toThrow('uint256: out of range');
+    expect(() => addressWordHex('0x1234')).toThrow('address');
+    expect(() => bareHex('0xabc')).toThrow('hex');
+    expect(padHexToWords('ab')).toBe('ab' + '0'.repeat(62));
+    expect(padHexToWords('')).toBe('');
   });
 });

@@ -2,12 +2,12 @@
  * Hand-written ABI encoding for the per-block hot path: `quote()` calldata and Multicall3
  * `aggregate3` in and out. With 50 pairs the block call holds ~1,200 `quote()`s; a generic
  * coder (ethers' Interface) spends tens of ms on that, this spends about one. The layouts are
- * fixed, so they are written word by word as hex. Every function here is checked byte for
+ * fixed, so they are written word by word as hex (the words: @pmm/protocol's abi-words). Every function here is checked byte for
  * byte against viem in test/call-codec.test.ts.
  *
  * Hex strings here are lowercase, `0x`-prefixed at the boundaries, bare inside.
  */
-import { id } from 'ethers';
+import { addressWordHex, bareHex, functionSelector, padHexToWords, uint256WordHex } from '@pmm/protocol';
 
 /** One call inside a batch. */
 export interface Call {
@@ -22,36 +22,12 @@ export interface CallResult {
   data: string;
 }
 
-const selector = (signature: string): string => id(signature).slice(2, 10);
+const selector = (signature: string): string => functionSelector(signature).slice(2);
 
 export const QUOTE_SELECTOR = selector('quote(address,uint256,address,uint256,bytes)');
 export const AGGREGATE3_SELECTOR = selector('aggregate3((address,bool,bytes)[])');
 
 const ZERO_WORD = '0'.repeat(64);
-
-/** A uint256 word (64 hex digits) of a non-negative integer. */
-export function uintWord(value: bigint | number): string {
-  const v = typeof value === 'number' ? BigInt(value) : value;
-  if (v < 0n || v >= 1n << 256n) throw new RangeError('uint256: out of range');
-  return v.toString(16).padStart(64, '0');
-}
-
-/** An address word: 24 zero digits then the 40 lowercase address digits. */
-export function addressWord(address: string): string {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new Error('address: expected 0x followed by 40 hex digits');
-  return '000000000000000000000000' + address.slice(2).toLowerCase();
-}
-
-/** Bare hex of `data`, right-padded with zeros to whole words. */
-function padded(bareHex: string): string {
-  const rem = (bareHex.length / 2) % 32;
-  return rem === 0 ? bareHex : bareHex + '0'.repeat((32 - rem) * 2);
-}
-
-function bare(hex: string): string {
-  if (!/^0x([0-9a-fA-F]{2})*$/.test(hex)) throw new Error('hex: expected 0x-prefixed bytes');
-  return hex.slice(2).toLowerCase();
-}
 
 /**
  * A `quote()` calldata builder for one (tokenIn, tokenOut, timestamp, signature): only
@@ -64,12 +40,16 @@ export function quoteCalldataBuilder(p: {
   timestampInMilisec: bigint;
   signature: string;
 }): (amountIn: bigint) => string {
-  const sig = bare(p.signature);
-  const head = '0x' + QUOTE_SELECTOR + addressWord(p.tokenIn);
+  const sig = bareHex(p.signature);
+  const head = '0x' + QUOTE_SELECTOR + addressWordHex(p.tokenIn);
   // tokenOut, timestamp, offset of `sig` (5 head words = 0xa0), its length, its bytes.
   const tail =
-    addressWord(p.tokenOut) + uintWord(p.timestampInMilisec) + uintWord(0xa0) + uintWord(sig.length / 2) + padded(sig);
-  return (amountIn) => head + uintWord(amountIn) + tail;
+    addressWordHex(p.tokenOut) +
+    uint256WordHex(p.timestampInMilisec) +
+    uint256WordHex(0xa0) +
+    uint256WordHex(sig.length / 2) +
+    padHexToWords(sig);
+  return (amountIn) => head + uint256WordHex(amountIn) + tail;
 }
 
 /**
@@ -78,15 +58,20 @@ export function quoteCalldataBuilder(p: {
  */
 export function encodeAggregate3(calls: readonly Call[]): string {
   const n = calls.length;
-  const parts: string[] = [AGGREGATE3_SELECTOR, uintWord(0x20), uintWord(n)];
+  const parts: string[] = [AGGREGATE3_SELECTOR, uint256WordHex(0x20), uint256WordHex(n)];
   const tuples: string[] = [];
   // Offsets are relative to the start of the offsets area (right after the length word).
   let offset = 32 * n;
   const offsets: string[] = [];
   for (const call of calls) {
-    const data = bare(call.data);
-    const tuple = addressWord(call.target) + uintWord(1) + uintWord(0x60) + uintWord(data.length / 2) + padded(data);
-    offsets.push(uintWord(offset));
+    const data = bareHex(call.data);
+    const tuple =
+      addressWordHex(call.target) +
+      uint256WordHex(1) +
+      uint256WordHex(0x60) +
+      uint256WordHex(data.length / 2) +
+      padHexToWords(data);
+    offsets.push(uint256WordHex(offset));
     tuples.push(tuple);
     offset += tuple.length / 2;
   }
@@ -109,7 +94,7 @@ function readSmall(hex: string, byteOffset: number): number {
  * @throws Error on malformed or truncated data (never returns a partial result)
  */
 export function decodeAggregate3(returnData: string): CallResult[] {
-  const hex = bare(returnData);
+  const hex = bareHex(returnData);
   const base = readSmall(hex, 0);
   const n = readSmall(hex, base);
   const area = base + 32;
