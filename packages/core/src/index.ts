@@ -18,7 +18,8 @@ export {
 } from './config';
 export { answerAndCloseResponse, answerClientErrors, clientErrorOf, rawErrorResponse } from './http/client-errors';
 export { errorHandler, methodNotAllowed, normalizeError, notFound } from './http/error-handler';
-export { healthRoutes, type ReadinessCheck } from './http/health-routes';
+export { healthRoutes } from './http/health-routes';
+export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { httpMetrics } from './http/http-metrics';
 export { contextOf, requestContext, requestIdOf, type RequestContext } from './http/request-context';
 export {
