@@ -19,8 +19,9 @@ export {
 export { answerAndCloseResponse, answerClientErrors, clientErrorOf, rawErrorResponse } from './http/client-errors';
 export { errorHandler, methodNotAllowed, normalizeError, notFound } from './http/error-handler';
 export { healthRoutes } from './http/health-routes';
+export { sendError } from './http/send-error';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
-export { httpMetrics } from './http/http-metrics';
+export { declareHttpMetrics, httpMetrics, routeOf } from './http/http-metrics';
 export { contextOf, requestContext, requestIdOf, type RequestContext } from './http/request-context';
 export {
   checkingIntervalMs,

@@ -1,11 +1,11 @@
 /**
  * The one error renderer of an app: every error becomes the spec's envelope. Body-parser
  * failures map to INVALID_JSON / PAYLOAD_TOO_LARGE; anything unknown is INTERNAL_ERROR with
- * a generic message (never the exception text). 4xx log at info, 5xx at error.
+ * a generic message (never the exception text); rendered and logged by sendError.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError, toErrorEnvelope } from '@pmm/protocol';
-import { contextOf } from './request-context';
+import { ApiError } from '@pmm/protocol';
+import { sendError } from './send-error';
 
 interface BodyParserError {
   type?: string;
@@ -42,12 +42,7 @@ export function normalizeError(err: unknown): unknown {
 export function errorHandler(): ErrorRequestHandler {
   return (err, _req, res, next) => {
     if (res.headersSent) return next(err);
-    const ctx = contextOf(res);
-    const requestId = ctx.requestId ?? 'unknown';
-    const { status, body, headers } = toErrorEnvelope(normalizeError(err), requestId);
-    if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });
-    else ctx.log?.info('request rejected', { code: body.error.code, reason: body.error.message });
-    res.status(status).set(headers).json(body);
+    sendError(res, normalizeError(err), err);
   };
 }
 

@@ -5,21 +5,26 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Metrics } from '../metrics';
 
-function routeOf(req: Request): string {
+/** The route pattern Express matched (`<mount><path>`), or `unmatched`. */
+export function routeOf(req: Pick<Request, 'route' | 'baseUrl'>): string {
   const route = req.route as { path?: string } | undefined;
-  return route?.path ? `${req.baseUrl}${route.path}` : 'unmatched';
+  return route?.path ? `${req.baseUrl ?? ''}${route.path}` : 'unmatched';
+}
+
+/** The request counter and latency histogram every service exports (one declaration of their names and labels). */
+export function declareHttpMetrics(metrics: Metrics) {
+  return {
+    requests: metrics.counter('http_requests_total', 'HTTP requests by route pattern and status', [
+      'method',
+      'route',
+      'code',
+    ] as const),
+    latency: metrics.histogram('http_request_duration_seconds', 'HTTP request latency', ['method', 'route'] as const),
+  };
 }
 
 export function httpMetrics(metrics: Metrics): RequestHandler {
-  const requests = metrics.counter('http_requests_total', 'HTTP requests by route pattern and status', [
-    'method',
-    'route',
-    'code',
-  ] as const);
-  const latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency', [
-    'method',
-    'route',
-  ] as const);
+  const { requests, latency } = declareHttpMetrics(metrics);
   return (req: Request, res: Response, next) => {
     const end = latency.startTimer();
     res.on('finish', () => {

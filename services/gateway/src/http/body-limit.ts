@@ -11,7 +11,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
-import { sendError } from './send-error';
+import { sendError } from '@pmm/core';
 
 const DRAIN_CAP = 1024 * 1024;
 

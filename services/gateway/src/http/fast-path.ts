@@ -14,6 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { v1DeprecationHeaders } from '@pmm/protocol';
+import { sendError } from '@pmm/core';
 import type { BookCache } from '../store/book-cache';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { authenticate } from './api-key-guard';
@@ -21,7 +22,6 @@ import { andThen, type MaybePromise } from './maybe-async';
 import { v1PriceBody, v2PriceBody, sendJson } from './price-routes';
 import { enforceRateLimit, type RateLimitOptions } from './rate-limit';
 import type { RequestFrame } from './request-frame';
-import { sendError } from './send-error';
 
 export interface FastPathOptions {
   frame: RequestFrame;

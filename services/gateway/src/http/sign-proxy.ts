@@ -23,10 +23,9 @@ import {
   INTERNAL_TOKEN_HEADER,
   REQUEST_ID_HEADER,
 } from '@pmm/protocol';
-import { contextOf } from '@pmm/core';
+import { contextOf, sendError } from '@pmm/core';
 import { authOf } from './auth-context';
 import { rawBodyOf } from './body-limit';
-import { sendError } from './send-error';
 
 export interface SignProxyOptions {
   signerUrl: string;
