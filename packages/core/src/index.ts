@@ -46,5 +46,6 @@ export {
 export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
+export { ReadThroughCache, type ReadThroughCacheOptions } from './read-through-cache';
 export { redactText, registerSecret, SECRET_FIELD } from './secrets';
 export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';

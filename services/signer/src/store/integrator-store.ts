@@ -4,10 +4,10 @@
  *
  * A short cache (default 1 s) absorbs bursts from one integrator without making a revoked
  * whitelist entry or a disabled integrator linger: a change is seen within `ttlMs`.
- * Concurrent misses for one id share a single Redis read.
+ * Concurrent misses for one id share a single Redis read (core's ReadThroughCache).
  */
 import { parseIntegratorRecord, type IntegratorRecord } from '@pmm/protocol';
-import { type RedisClient, type RedisKeys } from '@pmm/core';
+import { ReadThroughCache, type RedisClient, type RedisKeys } from '@pmm/core';
 
 /** A record prepared for the sign path (lookups are O(1), overrides already parsed). */
 export interface IntegratorView {
@@ -36,40 +36,25 @@ export function integratorView(integratorId: string, text: string): IntegratorVi
   return { record, whitelist: new Set(record.whitelist), chains: new Set(record.chains), originRates };
 }
 
-interface Entry {
-  view: IntegratorView | undefined;
-  expiresAt: number;
-}
-
-/** Most cached ids; past it the cache starts over (ids come from the gateway, not the public). */
-const MAX_ENTRIES = 10_000;
-
 export class IntegratorStore implements IntegratorSource {
-  private readonly cache = new Map<string, Entry>();
-  private readonly pending = new Map<string, Promise<IntegratorView | undefined>>();
+  private readonly cache: ReadThroughCache<IntegratorView | undefined>;
 
-  constructor(private readonly opts: { redis: RedisClient; keys: RedisKeys; ttlMs?: number; now?: () => number }) {}
+  constructor(opts: { redis: RedisClient; keys: RedisKeys; ttlMs?: number; now?: () => number }) {
+    this.cache = new ReadThroughCache({
+      ttlMs: opts.ttlMs ?? 1_000,
+      now: opts.now,
+      load: async (integratorId) => {
+        const text = await opts.redis.get(opts.keys.integrator(integratorId));
+        return text === null ? undefined : integratorView(integratorId, text);
+      },
+    });
+  }
 
   /**
    * The integrator's view, or undefined when no record exists. Rejects when Redis fails
-   * (the caller answers 503) or with {@link MalformedIntegratorError}.
+   * (the caller answers 503) or with MalformedIntegratorError.
    */
   get(integratorId: string): Promise<IntegratorView | undefined> {
-    const now = (this.opts.now ?? Date.now)();
-    const hit = this.cache.get(integratorId);
-    if (hit && hit.expiresAt > now) return Promise.resolve(hit.view);
-    const inflight = this.pending.get(integratorId);
-    if (inflight) return inflight;
-    const p = this.load(integratorId, now).finally(() => this.pending.delete(integratorId));
-    this.pending.set(integratorId, p);
-    return p;
-  }
-
-  private async load(integratorId: string, now: number): Promise<IntegratorView | undefined> {
-    const text = await this.opts.redis.get(this.opts.keys.integrator(integratorId));
-    const view = text === null ? undefined : integratorView(integratorId, text);
-    if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
-    this.cache.set(integratorId, { view, expiresAt: now + (this.opts.ttlMs ?? 1_000) });
-    return view;
+    return Promise.resolve(this.cache.get(integratorId));
   }
 }
