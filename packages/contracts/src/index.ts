@@ -18,7 +18,5 @@ export {
   quoteOut,
   swapOut,
   CurveError,
-  FEE_DENOMINATOR,
-  MAX_FEE,
 } from './reference-curve';
 export type { CurveErrorName, CurveSide, CurveTier, RouterCurve } from './reference-curve';

@@ -10,14 +10,11 @@
  * INVARIANT: any change here must be mirrored in contracts/PmmRouter.sol (and vice versa); the
  * devnet's on-chain tests compare the two.
  */
+import { FEE_DENOMINATOR } from '@pmm/protocol';
 
+// The router's fee denominator (a fee of 1 is 0.1 bps) is the protocol's.
 const PPM = 1_000_000n;
 const X18 = 10n ** 18n;
-
-/** The router's fee denominator: a fee of 1 is 0.1 bps. */
-export const FEE_DENOMINATOR = 100_000n;
-/** The largest fee the router accepts (10%). */
-export const MAX_FEE = 10_000n;
 
 /** One base token's curve, in the same shape as PmmRouter.setCurve's arguments. */
 export interface RouterCurve {
