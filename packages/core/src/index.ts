@@ -37,3 +37,5 @@ export * from './node-runtime';
 export * from './shared-settings';
 export * from './http/client-errors';
 export * from './json-duplicate-key';
+export * from './maybe-async';
+export * from './access-updates';

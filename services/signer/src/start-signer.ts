@@ -30,13 +30,15 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   }
   const keys = redisKeys(config.redisKeyPrefix);
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'signer', logger });
-  const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-pairs', logger });
+  const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-sub', logger });
   // Normally Redis answers at once and the registries are loaded before the port opens. If it
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
   await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
   await pairs.start();
-  const integrators = new IntegratorStore({ redis, keys });
+  // The same subscriber connection carries the integrator invalidations.
+  const integrators = new IntegratorStore({ redis, keys, subscriber });
+  await integrators.start();
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const app = createApp({
     logger,
@@ -72,6 +74,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       (closing ??= (async () => {
         await served.close();
         await pairs.close();
+        await integrators.close();
         await Promise.allSettled([redis.quit(), subscriber.quit()]);
       })()),
   };

@@ -3,9 +3,10 @@
  * failures map to INVALID_JSON / PAYLOAD_TOO_LARGE; anything unknown is INTERNAL_ERROR with
  * a generic message (never the exception text). 4xx log at info, 5xx at error.
  */
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, toErrorEnvelope } from '../errors';
-import { contextOf } from './request-context';
+import type { RequestContext } from './request-context';
 
 interface BodyParserError {
   type?: string;
@@ -39,15 +40,29 @@ export function normalizeError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Writes `err` as the envelope on a response not yet started, with the request's context
+ * (`res.locals`), and logs it (4xx info, 5xx error). The same bytes whether called by
+ * {@link errorHandler} or by a node:http fast path.
+ */
+export function sendErrorEnvelope(res: ServerResponse, err: unknown): void {
+  const ctx = ((res as { locals?: Partial<RequestContext> }).locals ?? {}) as Partial<RequestContext>;
+  const { status, body, headers } = toErrorEnvelope(normalizeError(err), ctx.requestId ?? 'unknown');
+  if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });
+  else ctx.log?.info('request rejected', { code: body.error.code, reason: body.error.message });
+  // What Express's res.status().set().json() writes.
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
 export function errorHandler(): ErrorRequestHandler {
   return (err, _req, res, next) => {
     if (res.headersSent) return next(err);
-    const ctx = contextOf(res);
-    const requestId = ctx.requestId ?? 'unknown';
-    const { status, body, headers } = toErrorEnvelope(normalizeError(err), requestId);
-    if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });
-    else ctx.log?.info('request rejected', { code: body.error.code, reason: body.error.message });
-    res.status(status).set(headers).json(body);
+    sendErrorEnvelope(res, err);
   };
 }
 

@@ -7,10 +7,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, type IntegratorRecord } from '@pmm/core';
+import { ApiError, type IntegratorRecord, attempt, type MaybePromise } from '@pmm/core';
 import type { RateDecision, RateLimiter } from '../store/rate-limiter';
 import { authOf } from './auth-context';
-import { attempt, type MaybePromise } from './maybe-async';
 
 export interface RateLimitOptions {
   limiter: RateLimiter;

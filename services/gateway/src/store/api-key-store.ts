@@ -9,7 +9,14 @@
  * Lookup by hash is also the comparison: no string compare of secrets happens anywhere.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { redisKeys, type ApiKeyRecord, type IntegratorRecord, type RedisClient } from '@pmm/core';
+import {
+  encodeAccessUpdate,
+  redisKeys,
+  type AccessUpdate,
+  type ApiKeyRecord,
+  type IntegratorRecord,
+  type RedisClient,
+} from '@pmm/core';
 
 /** Prefix of every key the gateway issues: lets scanners (and people) recognise a leaked key. */
 export const API_KEY_PREFIX = 'pmm_';
@@ -137,6 +144,11 @@ export class ApiKeyStore {
     return { key, integrator };
   }
 
+  /** Tells the caches in front of these records (gateway and signer) to drop one. */
+  private async announce(update: AccessUpdate): Promise<void> {
+    await this.redis.publish(this.keys.accessUpdated(), encodeAccessUpdate(update));
+  }
+
   async getIntegrator(id: string): Promise<IntegratorRecord | undefined> {
     return parseIntegratorRecord(await this.redis.get(this.keys.integrator(id)));
   }
@@ -144,6 +156,7 @@ export class ApiKeyStore {
   async putIntegrator(record: IntegratorRecord): Promise<void> {
     assertIntegratorId(record.id);
     await this.redis.set(this.keys.integrator(record.id), JSON.stringify(record));
+    await this.announce({ kind: 'integrator', id: record.id });
   }
 
   /**
@@ -173,6 +186,7 @@ export class ApiKeyStore {
     const hash = hashApiKey(apiKey);
     await this.redis.set(this.keys.apiKey(hash), JSON.stringify(record));
     await this.redis.sadd(this.keys.apiKeyIndex(), hash);
+    await this.announce({ kind: 'apikey', hash });
   }
 
   /** Every key record (with its integrator), oldest first. */
@@ -197,6 +211,7 @@ export class ApiKeyStore {
     if (!found) throw new Error(`no key "${keyId}"`);
     const record = { ...found.key, disabled };
     await this.redis.set(this.keys.apiKey(found.hash), JSON.stringify(record));
+    await this.announce({ kind: 'apikey', hash: found.hash });
     return record;
   }
 
@@ -206,6 +221,7 @@ export class ApiKeyStore {
     if (!found) throw new Error(`no key "${keyId}"`);
     await this.redis.del(this.keys.apiKey(found.hash));
     await this.redis.srem(this.keys.apiKeyIndex(), found.hash);
+    await this.announce({ kind: 'apikey', hash: found.hash });
   }
 
   /** Applies `update` to an integrator and returns the new record. */

@@ -2,8 +2,9 @@
  * Loads the integrator the gateway authenticated (`X-Integrator-Id`) before the body is read:
  * DECISIONS.md puts UNAUTHORIZED ahead of every body check.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler, Response } from 'express';
-import { ApiError } from '@pmm/core';
+import { ApiError, attempt, type Logger, type MaybePromise } from '@pmm/core';
 import { MalformedIntegratorError, type IntegratorSource, type IntegratorView } from '../store/integrator-store';
 
 export const INTEGRATOR_ID_HEADER = 'x-integrator-id';
@@ -17,6 +18,7 @@ export function integratorOf(res: Response): IntegratorView {
 }
 
 /**
+ * The integrator of a request (synchronous on a cache hit), or a thrown/rejected ApiError:
  * 401 UNAUTHORIZED when the header is absent or malformed, or when the record is missing or
  * disabled (the key was revoked between the gateway's check and now). When Redis cannot be
  * read: 503 SERVICE_UNAVAILABLE on both versions. (`/v1` has no 503 for a chain that is not
@@ -24,26 +26,48 @@ export function integratorOf(res: Response): IntegratorView {
  * signer is unreachable, and a client should retry either way.) A malformed record: 500
  * INTERNAL_ERROR (logged by the error handler).
  */
-export function requireIntegrator(source: IntegratorSource): RequestHandler {
-  return async (req, res, next) => {
-    const id = req.headers[INTEGRATOR_ID_HEADER];
-    if (typeof id !== 'string' || id.length === 0)
-      return next(new ApiError('UNAUTHORIZED', 'missing integrator id (X-Integrator-Id)'));
-    if (!SAFE_ID.test(id)) return next(new ApiError('UNAUTHORIZED', 'malformed integrator id (X-Integrator-Id)'));
-    let view: IntegratorView | undefined;
-    try {
-      view = await source.get(id);
-    } catch (err) {
-      if (err instanceof ApiError) return next(err);
-      // A record that exists but is unusable is the operator's error, not a transient one.
-      if (err instanceof MalformedIntegratorError) return next(err);
-      res.locals.log?.error('integrator read failed', { integratorId: id, error: err });
-      return next(new ApiError('SERVICE_UNAVAILABLE', 'integrator data is temporarily unavailable; retry shortly'));
-    }
-    if (!view) return next(new ApiError('UNAUTHORIZED', 'unknown integrator'));
-    if (view.record.disabled) return next(new ApiError('UNAUTHORIZED', 'integrator is disabled'));
-    res.locals.integrator = view;
-    res.locals.log = res.locals.log?.child({ integratorId: id });
-    next();
+export function resolveIntegrator(
+  source: IntegratorSource,
+  headers: IncomingHttpHeaders,
+  log: () => Logger | undefined,
+): MaybePromise<IntegratorView> {
+  const id = headers[INTEGRATOR_ID_HEADER];
+  if (typeof id !== 'string' || id.length === 0)
+    throw new ApiError('UNAUTHORIZED', 'missing integrator id (X-Integrator-Id)');
+  if (!SAFE_ID.test(id)) throw new ApiError('UNAUTHORIZED', 'malformed integrator id (X-Integrator-Id)');
+  const accept = (view: IntegratorView | undefined): IntegratorView => {
+    if (!view) throw new ApiError('UNAUTHORIZED', 'unknown integrator');
+    if (view.record.disabled) throw new ApiError('UNAUTHORIZED', 'integrator is disabled');
+    return view;
   };
+  const failed = (err: unknown): never => {
+    if (err instanceof ApiError) throw err;
+    // A record that exists but is unusable is the operator's error, not a transient one.
+    if (err instanceof MalformedIntegratorError) throw err;
+    log()?.error('integrator read failed', { integratorId: id, error: err });
+    throw new ApiError('SERVICE_UNAVAILABLE', 'integrator data is temporarily unavailable; retry shortly');
+  };
+  let found: MaybePromise<IntegratorView | undefined>;
+  try {
+    found = source.get(id);
+  } catch (err) {
+    return failed(err);
+  }
+  return found instanceof Promise ? found.then(accept, failed) : accept(found);
+}
+
+/** The Express form: sets `res.locals.integrator` (and the logger's integratorId). */
+export function requireIntegrator(source: IntegratorSource): RequestHandler {
+  return (req, res, next) =>
+    attempt(
+      () => resolveIntegrator(source, req.headers, () => res.locals.log as Logger | undefined),
+      (err) => next(err),
+      (view) => {
+        res.locals.integrator = view;
+        res.locals.log = (res.locals.log as Logger | undefined)?.child({
+          integratorId: req.headers[INTEGRATOR_ID_HEADER] as string,
+        });
+        next();
+      },
+    );
 }

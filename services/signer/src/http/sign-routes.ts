@@ -4,21 +4,33 @@
  * parse (400 UNSUPPORTED_FIELD, 422) · the domain checks and signing (sign-quote.ts).
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Router, type RequestHandler } from 'express';
-import { DEFAULT_CHAIN_ID, methodNotAllowed, parseSignRequest, type Metrics } from '@pmm/core';
+import {
+  DEFAULT_CHAIN_ID,
+  methodNotAllowed,
+  parseSignRequest,
+  type Logger,
+  type MaybePromise,
+  type Metrics,
+} from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
-import { integratorOf, requireIntegrator } from './integrator-context';
-import { requireInternalToken } from './internal-token';
-import { jsonBody } from './json-body';
+import type { IntegratorView } from '../store/integrator-store';
+import { integratorOf, requireIntegrator, resolveIntegrator } from './integrator-context';
+import { internalTokenCheck } from './internal-token';
+import { SIGN_BODY_LIMIT_BYTES, jsonBody } from './json-body';
 import type { SignerDeps } from '../signer-deps';
 
 export const V2_SIGN_PATH = '/v2/swap/sign';
 export const V1_SIGN_PATH = '/v1/swap/sign';
 
 /** Headers of every /v1 response (DECISIONS.md "Legacy /v1"). */
-const deprecationHeaders: RequestHandler = (_req, res, next) => {
+export function setDeprecationHeaders(res: ServerResponse): void {
   res.setHeader('Deprecation', 'true');
   res.setHeader('Link', `<${V2_SIGN_PATH}>; rel="successor-version"`);
+}
+const deprecationHeaders: RequestHandler = (_req, res, next) => {
+  setDeprecationHeaders(res);
   next();
 };
 
@@ -36,59 +48,96 @@ function signMetrics(metrics: Metrics) {
   };
 }
 
-function signHandler(deps: SignerDeps, m: ReturnType<typeof signMetrics>, legacy: boolean): RequestHandler {
+/**
+ * The steps of a sign request, built once per app and shared by the Express routes (below)
+ * and the node:http fast path (sign-fast-path.ts), so both answer the same bytes.
+ */
+export interface SignSteps {
+  checkToken(headers: IncomingHttpHeaders): void;
+  integrator(headers: IncomingHttpHeaders, log: () => Logger | undefined): MaybePromise<IntegratorView>;
+  bodyLimit: number;
+  /** The JSON text of the 200 for a parsed body; throws the ApiError of the first failed check. */
+  sign(body: unknown, integrator: IntegratorView, legacy: boolean, log: Logger | undefined): string;
+}
+
+export function signSteps(deps: SignerDeps): SignSteps {
+  const m = signMetrics(deps.metrics);
   const maxFee = deps.maxFee;
   const now = deps.now ?? Date.now;
-  const version = legacy ? 'v1' : 'v2';
+  const checkToken = internalTokenCheck(deps.internalToken);
+  return {
+    checkToken,
+    integrator: (headers, log) => resolveIntegrator(deps.integrators, headers, log),
+    bodyLimit: deps.bodyLimitBytes ?? SIGN_BODY_LIMIT_BYTES,
+    sign(body, integrator, legacy, log) {
+      const parsed = parseSignRequest(body, { maxFee, allowChainId: !legacy });
+      const ctx: SignQuoteContext = {
+        servedChains: deps.servedChains,
+        registry: (chainId) => deps.pairs.get(chainId),
+        integrator,
+        signer: (chainId) => deps.signers.get(chainId),
+        originRate: (chainId) => deps.originRates.get(chainId) ?? 0n,
+        nowMs: now(),
+        legacy,
+      };
+      const end = m.latency.startTimer({ chain: String(parsed.chainId) });
+      const signed = signQuote(parsed, ctx);
+      end();
+      m.signed.inc({ chain: String(signed.chainId), version: legacy ? 'v1' : 'v2' });
+      // Field names avoid "token": the logger redacts any field whose name contains it.
+      log?.info('quote signed', {
+        chainId: signed.chainId,
+        assetIn: parsed.tokenIn,
+        assetOut: parsed.tokenOut,
+        fee: parsed.fee.toString(),
+        userAddress: parsed.userAddress,
+        amountIn: parsed.amountIn?.toString(),
+        originRate: signed.originRate.toString(),
+        timestamp: signed.response.timestamp,
+        digest: signed.digest,
+        signer: signed.signerAddress,
+      });
+      return JSON.stringify(signed.response);
+    },
+  };
+}
+
+/** Headers of a signed quote (what Express's res.json writes, plus no-store). */
+export function sendSigned(res: ServerResponse, json: string): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
+}
+
+function signHandler(steps: SignSteps, legacy: boolean): RequestHandler {
   return (req, res) => {
-    const parsed = parseSignRequest(req.body, { maxFee, allowChainId: !legacy });
-    const integrator = integratorOf(res);
-    const ctx: SignQuoteContext = {
-      servedChains: deps.servedChains,
-      registry: (chainId) => deps.pairs.get(chainId),
-      integrator,
-      signer: (chainId) => deps.signers.get(chainId),
-      originRate: (chainId) => deps.originRates.get(chainId) ?? 0n,
-      nowMs: now(),
-      legacy,
-    };
-    const end = m.latency.startTimer({ chain: String(parsed.chainId) });
-    const signed = signQuote(parsed, ctx);
-    end();
-    m.signed.inc({ chain: String(signed.chainId), version });
-    // Field names avoid "token": the logger redacts any field whose name contains it.
-    res.locals.log?.info('quote signed', {
-      chainId: signed.chainId,
-      assetIn: parsed.tokenIn,
-      assetOut: parsed.tokenOut,
-      fee: parsed.fee.toString(),
-      userAddress: parsed.userAddress,
-      amountIn: parsed.amountIn?.toString(),
-      originRate: signed.originRate.toString(),
-      timestamp: signed.response.timestamp,
-      digest: signed.digest,
-      signer: signed.signerAddress,
-    });
-    res.setHeader('Cache-Control', 'no-store');
-    res.json(signed.response);
+    const json = steps.sign(req.body, integratorOf(res), legacy, res.locals.log as Logger | undefined);
+    sendSigned(res, json);
   };
 }
 
 /** The sign routes; /v1 is mounted only when chain 8453 (its only chain) is served. */
-export function signRoutes(deps: SignerDeps): Router {
+export function signRoutes(deps: SignerDeps, steps: SignSteps): Router {
   const router = Router();
-  const m = signMetrics(deps.metrics);
-  const token = requireInternalToken(deps.internalToken);
-  const body = jsonBody(deps.bodyLimitBytes);
+  const token: RequestHandler = (req, _res, next) => {
+    try {
+      steps.checkToken(req.headers);
+    } catch (err) {
+      return next(err);
+    }
+    next();
+  };
+  const body = jsonBody(steps.bodyLimit);
   router
     .route(V2_SIGN_PATH)
-    .post(token, requireIntegrator(deps.integrators), ...body, signHandler(deps, m, false))
+    .post(token, requireIntegrator(deps.integrators), ...body, signHandler(steps, false))
     .all(methodNotAllowed(['POST']));
   if (deps.servedChains.includes(DEFAULT_CHAIN_ID)) {
     router
       .route(V1_SIGN_PATH)
       .all(deprecationHeaders)
-      .post(token, requireIntegrator(deps.integrators), ...body, signHandler(deps, m, true))
+      .post(token, requireIntegrator(deps.integrators), ...body, signHandler(steps, true))
       .all(methodNotAllowed(['POST']));
   }
   return router;

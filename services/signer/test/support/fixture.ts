@@ -19,8 +19,8 @@ import {
   type TokenInfo,
 } from '@pmm/core';
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
-import type { Express } from 'express';
-import { createApp, IntegratorStore, PairRegistryCache, type SignerDeps } from '../../src';
+
+import { createApp, IntegratorStore, PairRegistryCache, type SignerApp, type SignerDeps } from '../../src';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const INTERNAL_TOKEN = `internal-${keccak256(toBytes('signer-test-internal-token')).slice(2, 34)}`;
@@ -83,7 +83,7 @@ export interface Fixture {
   integrators: IntegratorStore;
   signers: Map<number, DigestSigner>;
   deps: SignerDeps;
-  app: Express;
+  app: SignerApp;
   /** Writes an integrator record (or raw text under `id`); the store's ttl is 0, so the next request sees it. */
   putIntegrator(record: IntegratorRecord | string, id?: string): Promise<void>;
   /** Writes a registry and refreshes the cache at once. */
