@@ -32,7 +32,9 @@ import { RateLimiter, type RateLimiterOptions } from './store/rate-limiter';
 import { apiKeyGuard } from './http/api-key-guard';
 import { rateLimit } from './http/rate-limit';
 import { bodyLimit } from './http/body-limit';
-import { signProxy } from './http/sign-proxy';
+import { signProxy, signerAgent } from './http/sign-proxy';
+import { createSignFastPath } from './http/sign-fast-path';
+import { createSignForwarder } from './http/sign-forwarder';
 import { priceV1, priceV2 } from './http/price-routes';
 import { createRequestFrame } from './http/request-frame';
 import { createFastPath } from './http/fast-path';
@@ -75,8 +77,9 @@ export interface GatewayDeps {
 
 export interface Gateway {
   /**
-   * The public API as a node:http request listener: the fast path for GET /v2/price and
-   * /v1/price (http/fast-path.ts), Express for everything else. Serve THIS (http.createServer).
+   * The public API as a node:http request listener: the fast paths for GET /v2/price and
+   * /v1/price (http/fast-path.ts) and POST /v2/swap/sign and /v1/swap/sign
+   * (http/sign-fast-path.ts), Express for everything else. Serve THIS (http.createServer).
    */
   app: RequestListener;
   /** The Express part of the public API (everything but the fast path). */
@@ -147,10 +150,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     ttlMs: config.bookCacheMs,
     logger,
   });
+  const agent = signerAgent(config.signerUrl);
   const proxy = signProxy({
     signerUrl: config.signerUrl,
     internalToken: config.internalToken,
     timeoutMs: config.requestTimeoutMs,
+    agent,
     onUpstreamError: gm.upstreamError,
   });
   const openapi = deps.openapiDocument ?? loadOpenApiDocument();
@@ -234,8 +239,19 @@ export function createApp(deps: GatewayDeps): Gateway {
     v1,
     cors: cors !== undefined,
   });
+  const fastSign = createSignFastPath({
+    frame,
+    keys: keyCache,
+    rate,
+    forward: createSignForwarder({ signerUrl: config.signerUrl, timeoutMs: config.requestTimeoutMs, agent }),
+    internalToken: config.internalToken,
+    bodyLimit: config.signBodyLimit,
+    v1,
+    cors: cors !== undefined,
+    onUpstreamError: gm.upstreamError,
+  });
   const handler: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!fast(req, res)) app(req, res);
+    if (!fast(req, res) && !fastSign(req, res)) app(req, res);
   };
 
   return {
@@ -248,7 +264,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     start: () => books.start(),
     close: async () => {
       await books.stop();
-      proxy.close();
+      agent.destroy();
     },
   };
 }

@@ -12,7 +12,7 @@
  *   as core's httpMetrics: route PATTERN, never the raw URL) and the access log line (info for
  *   errors, debug for successes; never the API key).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, requestIdOf, type Logger, type Metrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
@@ -26,6 +26,8 @@ export class RequestLocals {
   /** Route pattern for metrics and logs; set by the fast path, else read from Express. */
   route?: string;
   timer?: NodeJS.Timeout;
+  /** The request to the signer while it runs (the timeout aborts it; see abortUpstream). */
+  upstream?: ClientRequest;
   private child?: Logger;
   constructor(
     readonly requestId: string,
