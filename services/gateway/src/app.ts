@@ -19,6 +19,7 @@ import {
   healthRoutes,
   methodNotAllowed,
   notFound,
+  redisKeys,
   requestContext,
   type Logger,
   type Metrics,
@@ -89,7 +90,7 @@ export interface Gateway {
   books: BookCache;
   keys: ApiKeyStore;
   metrics: Metrics;
-  /** Subscribes to book updates; call before serving (resolves once subscribed). */
+  /** Subscribes to book and access updates; call before serving (resolves once subscribed). */
   start(): Promise<void>;
   /** Unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
   close(): Promise<void>;
@@ -243,7 +244,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     frame,
     keys: keyCache,
     rate,
-    forward: createSignForwarder({ signerUrl: config.signerUrl, timeoutMs: config.requestTimeoutMs, agent }),
+    forward: createSignForwarder({ signerUrl: config.signerUrl, agent }),
     internalToken: config.internalToken,
     bodyLimit: config.signBodyLimit,
     v1,
@@ -261,8 +262,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     books,
     keys,
     metrics,
-    start: () => books.start(),
+    start: async () => {
+      if (deps.subscriber) await keyCache.subscribe(deps.subscriber, redisKeys(config.redisKeyPrefix).accessUpdated());
+      await books.start();
+    },
     close: async () => {
+      await keyCache.unsubscribe();
       await books.stop();
       agent.destroy();
     },

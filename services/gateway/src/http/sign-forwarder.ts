@@ -13,7 +13,9 @@
  *   bytes with their `Content-Length`, the route's path (no query string);
  * - answer: the signer's status, status message and headers (plus `Connection` as http-proxy
  *   sets it when the signer sent none), then its body;
- * - failures: the caller's `onError`; `timeoutMs` without an answer aborts the upstream request.
+ * - failures: the caller's `onError`. No timer of its own: the request frame's timeout (armed
+ *   by the fast path, same length as the library's proxyTimeout) answers 503 and aborts the
+ *   upstream request.
  * One difference, on purpose: the answer is written once the signer's is complete (they are
  * small), so a signer failing mid-answer is a clean 503 here, where the library, already
  * streaming, can only cut the connection.
@@ -50,7 +52,6 @@ export function signerRequestHeaders(h: SignerHeaders, bodyLength: number): [str
 
 export interface SignForwarderOptions {
   signerUrl: string;
-  timeoutMs: number;
   /** Keep-alive pool to the signer (shared with the library's proxy). */
   agent: Agent | HttpsAgent;
 }
@@ -87,17 +88,15 @@ export function createSignForwarder(opts: SignForwarderOptions): SignForwarder {
     for (const name in given) headers[name] = given[name];
     for (const name of DROPPED_REQUEST_HEADERS) delete headers[name];
     headers.host = host;
+    // As http-proxy's setHeader does: a header the client sent is replaced where it stands,
+    // a new one is appended (the order the signer sees is the library's).
     for (const [name, value] of signerRequestHeaders(h, body.length)) {
-      delete headers[name.toLowerCase()];
-      headers[name] = value;
+      const lower = name.toLowerCase();
+      if (lower in headers) headers[lower] = value;
+      else headers[name] = value;
     }
     const upstream = send({ ...base, method: 'POST', path, headers });
     cb.onUpstream?.(upstream);
-    upstream.setTimeout(opts.timeoutMs, () => {
-      const err: NodeJS.ErrnoException = new Error('socket hang up');
-      err.code = 'ECONNRESET';
-      upstream.destroy(err);
-    });
     upstream.on('error', (err: NodeJS.ErrnoException) => {
       cb.onUpstream?.(undefined);
       cb.onError(err);
@@ -123,10 +122,12 @@ export function createSignForwarder(opts: SignForwarderOptions): SignForwarder {
         }
         res.statusCode = answer.statusCode ?? 502;
         if (answer.statusMessage) res.statusMessage = answer.statusMessage;
-        // The whole answer at once: one write with the headers (signed quotes are small).
-        res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+        // The whole answer at once, as a latin1 string (the same bytes): Node then sends the
+        // headers and the body in one write() instead of a writev() of two buffers.
+        const answerBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        res.end(answerBody.toString('latin1'), 'latin1');
       });
     });
-    upstream.end(body);
+    upstream.end(body.toString('latin1'), 'latin1');
   };
 }
