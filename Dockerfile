@@ -1,7 +1,16 @@
-# One image for every service; the command picks the service (see docker-compose.yml).
-# Stage 1 builds the workspace; stage 2 keeps production dependencies and compiled output only.
+# Images of the service (see docker-compose.yml and docs/operations.md):
+#   runtime (last stage, the default target)  the gateway, the signer and the indexer: compiled JavaScript and
+#                             their production dependencies only; the command picks the service.
+#   devnet                    the three local devnet chains (Hardhat), for trying the stack.
+# Both run Node 24 (the maintained LTS); the code itself supports Node >= 20.
+#
+#   docker build -t pmm-quote-service .                  # runtime
+#   docker build --target devnet -t pmm-quote-devnet .   # devnet
 
-FROM node:20-bookworm-slim AS build
+# ---- build: the whole workspace, compiled ---------------------------------------------------
+FROM node:24-bookworm-slim AS build
+# No TTY during a build: without CI=true pnpm aborts instead of replacing node_modules.
+ENV CI=true
 WORKDIR /app
 RUN npm install -g pnpm@10.34.8
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json tsconfig.json ./
@@ -17,18 +26,53 @@ COPY services/gateway/package.json services/gateway/
 RUN pnpm install --frozen-lockfile
 COPY packages packages
 COPY services services
-RUN pnpm run build \
- && pnpm install --frozen-lockfile --prod --offline \
- && find packages services -name '*.tsbuildinfo' -delete
+RUN pnpm run build
 
-FROM node:20-bookworm-slim AS runtime
+# ---- prune: one folder per image with only what it runs (scripts/docker/assemble-image.sh) ----
+FROM build AS prune
+COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
+RUN assemble-image /out/runtime '{./services/*}...' \
+      packages/core packages/contracts services/gateway services/signer services/indexer \
+ && assemble-image /out/devnet '{./packages/devnet}...' packages/core packages/contracts packages/devnet
+
+# ---- devnet -------------------------------------------------------------------------------------
+FROM node:24-bookworm-slim AS devnet
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=prune /out/devnet ./
+# Named volumes copy this folder's owner on first use, so the devnet (user node) can write
+# its chains file and secrets there; a missing bind-mount folder would be created by root.
+# Hardhat keeps a cache next to its config: the devnet package is the node user's.
+RUN mkdir -p /devnet && chown node:node /devnet && chown -R node:node packages/devnet
+USER node
+ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet/secrets
+EXPOSE 8545 8546 8547
+# Healthy once the chains file is written (every chain deployed and seeded).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 CMD ["node", "-e", "require('fs').accessSync(process.env.DEVNET_STACK_FILE)"]
+CMD ["node", "packages/devnet/dist/cli.js"]
+LABEL org.opencontainers.image.title="pmm-quote-devnet" \
+      org.opencontainers.image.description="Three local devnet chains (8453, 56, 4663) for trying the PMM quote service; devnet-only keys" \
+      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
+
+# ---- runtime ----------------------------------------------------------------------------------
+FROM node:24-bookworm-slim AS runtime
 # --max-semi-space-size: see packages/core/src/node-runtime.ts (SERVICE_NODE_FLAGS).
 ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
-COPY --from=build /app/package.json /app/pnpm-workspace.yaml ./
-COPY --from=build /app/node_modules node_modules
-COPY --from=build /app/packages packages
-COPY --from=build /app/services services
+# Owned by root, run as `node`: the service cannot modify its own code.
+COPY --from=prune /out/runtime ./
 USER node
+EXPOSE 8080 8081 8090 9080
+# /readyz of whichever service runs: OPS_PORT when set (gateway), else PORT.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["node", "packages/core/dist/container-healthcheck.js"]
 # Overridden per service in docker-compose.yml.
 CMD ["node", "services/gateway/dist/main.js"]
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="pmm-quote-service" \
+      org.opencontainers.image.description="Swap-quote signing and per-block orderbook API (gateway, signer, indexer)" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"

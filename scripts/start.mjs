@@ -3,6 +3,11 @@
 //   Redis (REDIS_URL, else a private redis-server) → devnet (three chains) → one indexer per
 //   chain → signer → gateway; then it prints the gateway URL, a development API key and curl
 //   examples, and records `gateway: { url, apiKey }` in .local/stack.json.
+// The private Redis keeps its data (append-only file) in .local/redis, next to the stack file,
+// so integrators and keys survive restarts of the stack. Redis, the indexers, the signer and the
+// gateway are supervised (scripts/lib/supervisor.mjs): a part that dies is logged and started
+// again with backoff while the rest keeps serving. The devnet chains are not restarted (a new
+// chain would have lost its state); `npm start` again for a fresh devnet.
 // Ctrl-C / SIGTERM stops everything it started within 10 s.
 //
 // Real chains instead of the devnet: set STACK_CONFIG to a config file with the `chains` map
@@ -10,17 +15,18 @@
 // QUOTER_KEY_<id> (or their _FILE forms). Ports: GATEWAY_PORT (default 8080), SIGNER_PORT
 // (8081), OPS_PORT (9080); `STACK_PORTS=free` picks free ports for everything (tests).
 // STACK_FILE moves the stack description (default .local/stack.json).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
-import { freePort, startPrivateRedis } from './lib/redis.mjs';
+import { assertRedisServer, freePort, persistentRedisArgs, waitForRedis } from './lib/redis.mjs';
+import { supervise } from './lib/supervisor.mjs';
 
 const require = createRequire(import.meta.url);
 const log = (msg) => console.log(`[stack] ${msg}`);
-const children = [];
+/** Supervised parts, in start order. */
+const parts = [];
 const cleanups = [];
 let stopping = false;
 
@@ -31,30 +37,31 @@ const port = async (envName, fallback) =>
 // The V8 flags production uses (packages/core/src/node-runtime.ts).
 const { SERVICE_NODE_FLAGS } = require(path.join(root, 'packages/core/dist/node-runtime.js'));
 
-function startProcess(name, script, env) {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(root, script)], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
+function startProcess(name, script, env, readyUrl) {
+  const part = supervise({
+    name,
+    command: process.execPath,
+    args: [...SERVICE_NODE_FLAGS, path.join(root, script)],
+    options: {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+    ready: () => waitReady(name, readyUrl, 60_000, false),
+    log,
   });
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`[stack] ${name} exited unexpectedly (${signal ?? code}); stopping the stack`);
-      void stop(1);
-    }
-  });
-  children.push({ name, child });
-  return child;
+  parts.push(part);
+  return part;
 }
 
-async function waitReady(name, url, timeoutMs = 60_000) {
+async function waitReady(name, url, timeoutMs = 60_000, announce = true) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (stopping) return;
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       if (res.ok) {
-        log(`${name} ready`);
+        if (announce) log(`${name} ready`);
         return;
       }
     } catch {
@@ -69,18 +76,11 @@ async function stop(code) {
   if (stopping) return;
   stopping = true;
   log('stopping');
-  const exits = children.map(
-    ({ child }) =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
-  );
-  const killer = setTimeout(() => children.forEach(({ child }) => child.kill('SIGKILL')), 8_000);
-  await Promise.all(exits);
-  clearTimeout(killer);
+  // Services first (they drain), then the devnet, then Redis last (the services use it to the end).
+  const redisPart = parts.find((p) => p.name === 'redis');
+  await Promise.all(parts.filter((p) => p !== redisPart).map((p) => p.stop()));
   for (const cleanup of cleanups.reverse()) await cleanup();
+  await redisPart?.stop();
   log('stopped');
   process.exit(code);
 }
@@ -90,13 +90,34 @@ process.on('SIGTERM', () => void stop(0));
 async function main() {
   const stackFile = process.env.STACK_FILE ?? path.join(root, '.local', 'stack.json');
   mkdirSync(path.dirname(stackFile), { recursive: true });
+  // The development key of the previous run, kept (with the Redis data) so that it stays valid.
+  let previousApiKey;
+  try {
+    previousApiKey = JSON.parse(readFileSync(stackFile, 'utf8')).gateway?.apiKey;
+  } catch {
+    // first run
+  }
 
-  // 1. Redis
+  // 1. Redis: REDIS_URL, else a private one whose data stays in <stack file folder>/redis.
   let redisUrl = process.env.REDIS_URL;
   if (!redisUrl) {
-    const redis = await startPrivateRedis();
-    cleanups.push(() => redis.stop());
-    redisUrl = redis.url;
+    assertRedisServer();
+    const dir = path.join(path.dirname(stackFile), 'redis');
+    mkdirSync(dir, { recursive: true });
+    const redisPort = await freePort();
+    const redis = supervise({
+      name: 'redis',
+      command: 'redis-server',
+      args: persistentRedisArgs(redisPort, dir),
+      options: { stdio: 'ignore' },
+      ready: () => waitForRedis(redisPort),
+      log,
+    });
+    parts.push(redis);
+    await redis.ready();
+    redisUrl = `redis://127.0.0.1:${redisPort}`;
+    const shown = path.relative(root, dir);
+    log(`redis data kept in ${shown.startsWith('..') ? dir : shown}`);
   }
   log(`redis ready at ${redisUrl.replace(/\/\/[^@]*@/, '//***@')}`);
 
@@ -130,14 +151,20 @@ async function main() {
     chainIds.map(async (id) => {
       const opsPort = await freePort();
       const quoterKey = keys[`QUOTER_KEY_${id}`] ?? process.env[`QUOTER_KEY_${id}`];
-      startProcess(`indexer ${id}`, 'services/indexer/dist/main.js', {
-        ...common,
-        CHAIN_ID: id,
-        PORT: String(opsPort),
-        ...(quoterKey ? { QUOTER_KEY: quoterKey } : {}),
-        ...(process.env[`QUOTER_KEY_${id}_FILE`] ? { QUOTER_KEY_FILE: process.env[`QUOTER_KEY_${id}_FILE`] } : {}),
-      });
-      await waitReady(`indexer ${id}`, `http://127.0.0.1:${opsPort}/readyz`);
+      const readyUrl = `http://127.0.0.1:${opsPort}/readyz`;
+      startProcess(
+        `indexer ${id}`,
+        'services/indexer/dist/main.js',
+        {
+          ...common,
+          CHAIN_ID: id,
+          PORT: String(opsPort),
+          ...(quoterKey ? { QUOTER_KEY: quoterKey } : {}),
+          ...(process.env[`QUOTER_KEY_${id}_FILE`] ? { QUOTER_KEY_FILE: process.env[`QUOTER_KEY_${id}_FILE`] } : {}),
+        },
+        readyUrl,
+      );
+      await waitReady(`indexer ${id}`, readyUrl);
     }),
   );
 
@@ -146,30 +173,37 @@ async function main() {
   const signerPort = await port('SIGNER_PORT', 8081);
   const signerKeys = {};
   for (const id of chainIds) if (keys[`SIGNER_KEY_${id}`]) signerKeys[`SIGNER_KEY_${id}`] = keys[`SIGNER_KEY_${id}`];
-  startProcess('signer', 'services/signer/dist/main.js', {
-    ...common,
-    ...signerKeys,
-    PORT: String(signerPort),
-    INTERNAL_TOKEN: internalToken,
-  });
-  await waitReady('signer', `http://127.0.0.1:${signerPort}/readyz`);
+  const signerReady = `http://127.0.0.1:${signerPort}/readyz`;
+  startProcess(
+    'signer',
+    'services/signer/dist/main.js',
+    { ...common, ...signerKeys, PORT: String(signerPort), INTERNAL_TOKEN: internalToken },
+    signerReady,
+  );
+  await waitReady('signer', signerReady);
 
   const gatewayPort = await port('GATEWAY_PORT', 8080);
   const opsPort = await port('OPS_PORT', 9080);
-  const apiKey = process.env.DEV_API_KEY ?? `pmm_dev_${randomBytes(24).toString('base64url')}`;
+  const apiKey = process.env.DEV_API_KEY ?? previousApiKey ?? `pmm_dev_${randomBytes(24).toString('base64url')}`;
   const whitelist = Object.values(config.chains)
     .map((c) => c.testUser?.address)
     .filter(Boolean);
-  startProcess('gateway', 'services/gateway/dist/main.js', {
-    ...common,
-    PORT: String(gatewayPort),
-    OPS_PORT: String(opsPort),
-    SIGNER_URL: `http://127.0.0.1:${signerPort}`,
-    INTERNAL_TOKEN: internalToken,
-    DEV_API_KEY: apiKey,
-    DEV_API_KEY_WHITELIST: whitelist.join(','),
-  });
-  await waitReady('gateway', `http://127.0.0.1:${opsPort}/readyz`);
+  const gatewayReady = `http://127.0.0.1:${opsPort}/readyz`;
+  startProcess(
+    'gateway',
+    'services/gateway/dist/main.js',
+    {
+      ...common,
+      PORT: String(gatewayPort),
+      OPS_PORT: String(opsPort),
+      SIGNER_URL: `http://127.0.0.1:${signerPort}`,
+      INTERNAL_TOKEN: internalToken,
+      DEV_API_KEY: apiKey,
+      DEV_API_KEY_WHITELIST: whitelist.join(','),
+    },
+    gatewayReady,
+  );
+  await waitReady('gateway', gatewayReady);
 
   const url = `http://127.0.0.1:${gatewayPort}`;
   if (configFile === stackFile) {

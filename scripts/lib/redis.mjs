@@ -1,5 +1,5 @@
-// A private, throw-away redis-server for the test run and the local stack, unless REDIS_URL
-// names one to use.
+// Private redis-server processes: a throw-away one for the test run (startPrivateRedis), and
+// the local stack's, which keeps its data in a folder across restarts (persistentRedisArgs).
 import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 
@@ -32,13 +32,51 @@ function ping(port) {
   });
 }
 
-/** Starts `redis-server` on a free port; resolves to { url, stop } (stop resolves once it exited). */
-export async function startPrivateRedis() {
+/** Throws a helpful error when there is no redis-server to start. */
+export function assertRedisServer() {
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
     throw new Error(
       'redis-server is not on PATH. Install it (Debian/Ubuntu: `apt-get install redis-server`, macOS: `brew install redis`) or set REDIS_URL to a Redis you run.',
     );
   }
+}
+
+/**
+ * Arguments of a redis-server that keeps integrators and API keys like production does:
+ * append-only file in `dir`, fsync every second, never evicting.
+ */
+export function persistentRedisArgs(port, dir) {
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--save',
+    '',
+    '--maxmemory-policy',
+    'noeviction',
+  ];
+}
+
+/** Resolves once a redis-server answers PING on `port`; rejects after `timeoutMs`. */
+export async function waitForRedis(port, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await ping(port)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs / 1000} s`);
+}
+
+/** Starts a throw-away `redis-server` on a free port; resolves to { url, stop } (stop resolves once it exited). */
+export async function startPrivateRedis() {
+  assertRedisServer();
   const port = await freePort();
   const child = spawn(
     'redis-server',

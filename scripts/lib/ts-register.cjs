@@ -1,4 +1,4 @@
-// Lets plain `node -r ./scripts/lib/ts-register.cjs file.ts` run TypeScript (benchmarks and
+// Lets plain `node -r ./scripts/lib/ts-register.cjs <file>.ts` run TypeScript (benchmarks and
 // dev tools) the way jest does: @swc/core transpiles, and `@pmm/<name>` resolves to the
 // package's src/index.ts. Production code never uses this: services run from dist/.
 const path = require('node:path');

@@ -1,14 +1,12 @@
 /**
  * What the orderbook predicts a swap will pay, before fees: walk the levels of the side the
- * taker hits, best first, until `amountIn` is spent. Integer arithmetic throughout (prices
- * carry at most 18 decimals), rounding against the taker like the book itself, so the
- * estimate is never better than what the router would pay at a ladder point.
+ * taker hits, best first, until `amountIn` is spent. Integer arithmetic throughout (each price
+ * at the places it is written with: 12 significant digits can mean more than 18 places for a
+ * tiny price), rounding against the taker like the book itself, so the estimate is never
+ * better than what the router would pay at a ladder point.
  */
 import { parseUnits } from 'ethers';
 import type { PairOrderbook } from './api-types';
-
-const PRICE_DECIMALS = 18;
-const PRICE_ONE = 10n ** BigInt(PRICE_DECIMALS);
 
 export interface BookEstimateParams {
   pair: PairOrderbook;
@@ -42,9 +40,10 @@ export function estimateFromBook(p: BookEstimateParams): BookEstimate {
   for (const level of buying ? p.pair.asks : p.pair.bids) {
     if (remaining === 0n) break;
     const levelBase = parseUnits(level.amount, p.baseDecimals);
-    const price = parseUnits(level.price, PRICE_DECIMALS);
+    const priceDecimals = level.price.split('.')[1]?.length ?? 0;
+    const price = parseUnits(level.price, priceDecimals);
     // Quote value of the whole level in quote wei: base × price, rounded against the taker.
-    const scale = baseUnit * PRICE_ONE;
+    const scale = baseUnit * 10n ** BigInt(priceDecimals);
     if (buying) {
       const levelCost = ceilDiv(levelBase * price * quoteUnit, scale);
       if (remaining >= levelCost) {

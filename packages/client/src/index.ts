@@ -11,6 +11,10 @@ export type {
 export { PmmApiError } from './pmm-api-error';
 export { PmmClient } from './pmm-client';
 export type { PmmClientOptions } from './pmm-client';
+export { subscribeOrderbook } from './subscribe-orderbook';
+export type { OrderbookSubscription, SubscribeOrderbookOptions } from './subscribe-orderbook';
+export { SseParser } from './sse-parser';
+export type { ServerSentEvent } from './sse-parser';
 export { AMM_VERIFICATION_TYPES, ammVerificationDomain, signQuoteAuthorization } from './amm-verification';
 export type { AmmVerificationParams } from './amm-verification';
 export { executeSwap, SWAPPED_EVENT } from './execute-swap';

@@ -2,8 +2,9 @@
  * HTTP client of the public API. Uses the global fetch (Node >= 18). Every non-2xx answer
  * becomes a PmmApiError carrying the spec's code and the request id.
  */
-import { API_ERROR_CODES, ApiErrorCode, Orderbook, SignSwapRequest, SignSwapResponse } from './api-types';
-import { PmmApiError } from './pmm-api-error';
+import { Orderbook, SignSwapRequest, SignSwapResponse } from './api-types';
+import { PmmApiError, apiErrorFromResponse } from './pmm-api-error';
+import { subscribeOrderbook, type OrderbookSubscription, type SubscribeOrderbookOptions } from './subscribe-orderbook';
 
 export interface PmmClientOptions {
   /** Base URL of the gateway, e.g. http://127.0.0.1:8080 */
@@ -11,10 +12,6 @@ export interface PmmClientOptions {
   apiKey: string;
   /** Per-request timeout; default 10 s (the service's own limit). */
   timeoutMs?: number;
-}
-
-function isCode(value: unknown): value is ApiErrorCode {
-  return typeof value === 'string' && (API_ERROR_CODES as readonly string[]).includes(value);
 }
 
 export class PmmClient {
@@ -27,6 +24,19 @@ export class PmmClient {
   getOrderbook(chainId?: number): Promise<Orderbook> {
     const query = chainId === undefined ? '' : `?chainId=${chainId}`;
     return this.request<Orderbook>('GET', `/v2/price${query}`);
+  }
+
+  /**
+   * Follows the chain's books over `GET /v2/price/stream`: `onBook` gets each new book (the
+   * current one first), in block order; reconnects by itself with `Last-Event-ID` (see
+   * subscribe-orderbook.ts). Call `close()` on the result to stop.
+   */
+  subscribeOrderbook(
+    chainId: number | undefined,
+    onBook: (book: Orderbook) => void,
+    options: SubscribeOrderbookOptions = {},
+  ): OrderbookSubscription {
+    return subscribeOrderbook({ baseUrl: this.baseUrl, apiKey: this.opts.apiKey }, chainId, onBook, options);
   }
 
   /** A signed swap quote (`POST /v2/swap/sign`); amounts and fee are sent as decimal strings. */
@@ -63,14 +73,6 @@ export class PmmClient {
       throw new PmmApiError(res.status, 'BAD_RESPONSE', `non-JSON answer (HTTP ${res.status})`);
     }
     if (res.ok) return json as T;
-    const e = (json as { error?: { code?: unknown; message?: unknown; requestId?: unknown } }).error;
-    const retryAfter = res.headers.get('retry-after');
-    throw new PmmApiError(
-      res.status,
-      isCode(e?.code) ? e.code : 'BAD_RESPONSE',
-      typeof e?.message === 'string' ? e.message : `HTTP ${res.status}`,
-      typeof e?.requestId === 'string' ? e.requestId : (res.headers.get('x-request-id') ?? undefined),
-      retryAfter ? Number(retryAfter) : undefined,
-    );
+    throw apiErrorFromResponse(res, json);
   }
 }

@@ -46,4 +46,12 @@ describe('estimateFromBook', () => {
       'not a token of this pair',
     );
   });
+
+  it('behavior: a tiny price written with more than 18 places is read exactly', () => {
+    // 12 significant digits of 1.5e-20 USDC per base: the book writes 20+ places
+    const tiny: PairOrderbook = { ...pair, asks: [{ price: '0.000000000000000000015', amount: '1000000' }], bids: [] };
+    // 1000000 base cost 1.5e-14 USDC, less than one USDC wei: 1 wei buys the whole level
+    const r = estimateFromBook({ pair: tiny, tokenIn: pair.quoteToken, amountIn: 1n, ...dec });
+    expect(r).toEqual({ amountOut: 1_000_000n * ETH, unfilledIn: 0n });
+  });
 });

@@ -3,15 +3,23 @@
  * default, description); `loadConfig` reads them from an optional JSON file (`CONFIG_FILE`),
  * overridden by environment variables, and fails at boot with a message that names the
  * setting. Secrets may come from `<ENV>` or from a file named by `<ENV>_FILE` (Docker/K8s
- * secrets); they are registered for log redaction and never echoed in errors.
+ * secrets), else from `<SECRETS_DIR>/<env in lower case>` when SECRETS_DIR names a folder
+ * (how the compose devnet profile hands its devnet-only keys to the services); they are
+ * registered for log redaction and never echoed in errors. Every problem is reported at once,
+ * so an operator sees each missing secret in one message instead of one per restart.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { registerSecret } from './secrets';
 
 export class ConfigError extends Error {
-  constructor(message: string) {
+  /** Every problem this error reports (one, unless it gathers several settings' errors). */
+  readonly problems: readonly string[];
+
+  constructor(message: string, problems?: readonly string[]) {
     super(message);
     this.name = 'ConfigError';
+    this.problems = problems ?? [message];
   }
 }
 
@@ -148,66 +156,129 @@ export interface ConfigSources {
   file?: Record<string, unknown>;
 }
 
-function readConfigFile(env: NodeJS.ProcessEnv): Record<string, unknown> {
-  const path = env.CONFIG_FILE;
-  if (!path) return {};
+/** Blocks the (starting) process for `ms` without spinning: config loading is synchronous. */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Waits up to CONFIG_WAIT_SECONDS for CONFIG_FILE to appear: in the compose devnet profile the
+ * services start before the devnet has written its chains file.
+ */
+const waitedFor = new Set<string>();
+
+function waitForFile(file: string, env: NodeJS.ProcessEnv): void {
+  const seconds = Number(env.CONFIG_WAIT_SECONDS ?? 0);
+  // Once per file and process: a service loading several layers of settings waits only once.
+  if (!(seconds > 0) || existsSync(file) || waitedFor.has(file)) return;
+  waitedFor.add(file);
+  process.stderr.write(`waiting up to ${seconds} s for CONFIG_FILE ${file}\n`);
+  const deadline = Date.now() + seconds * 1000;
+  while (!existsSync(file) && Date.now() < deadline) sleepSync(250);
+}
+
+/** The parsed CONFIG_FILE (waiting for it per CONFIG_WAIT_SECONDS); {} when CONFIG_FILE is unset. */
+export function readConfigFile(env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+  const file = env.CONFIG_FILE;
+  if (!file) return {};
+  waitForFile(file, env);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch {
-    throw new ConfigError(`CONFIG_FILE: cannot read ${path}`);
+    throw new ConfigError(`CONFIG_FILE: cannot read ${file}`);
   }
   try {
     const parsed: unknown = JSON.parse(text);
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error();
     return parsed as Record<string, unknown>;
   } catch {
-    throw new ConfigError(`CONFIG_FILE: ${path} is not a JSON object`);
+    throw new ConfigError(`CONFIG_FILE: ${file} is not a JSON object`);
   }
 }
 
-function readSecretFile(envName: string, path: string): string {
+function readSecretFile(envName: string, file: string): string {
   try {
-    return readFileSync(path, 'utf8').trim();
+    return readFileSync(file, 'utf8').trim();
   } catch {
-    throw new ConfigError(`${envName}_FILE: cannot read ${path}`);
+    throw new ConfigError(`${envName}_FILE: cannot read ${file}`);
   }
+}
+
+/** A secret from SECRETS_DIR (`<dir>/<env in lower case>`), when the folder holds one. */
+function readSecretsDir(envName: string, env: NodeJS.ProcessEnv): string | undefined {
+  const dir = env.SECRETS_DIR;
+  if (!dir) return undefined;
+  const file = path.join(dir, envName.toLowerCase());
+  return existsSync(file) ? readSecretFile(envName, file) : undefined;
+}
+
+/** One setting's value, or a ConfigError naming it. */
+function loadSetting(
+  name: string,
+  s: Setting<unknown>,
+  env: NodeJS.ProcessEnv,
+  file: Record<string, unknown>,
+): unknown {
+  let raw: unknown = env[s.env];
+  if ((raw === undefined || raw === '') && s.secret) {
+    const secretFile = env[`${s.env}_FILE`];
+    raw = secretFile ? readSecretFile(s.env, secretFile) : readSecretsDir(s.env, env);
+  }
+  if (raw === undefined || raw === '') raw = file[name];
+  if (raw === undefined) {
+    if ('default' in s) return s.default;
+    throw new ConfigError(`${s.env} (${name}): required: ${s.description}`);
+  }
+  let value: unknown;
+  try {
+    value = s.parse(raw);
+  } catch (err) {
+    const reason = err instanceof ConfigError ? err.message : 'invalid value';
+    // A secret's value is never echoed; other values are, to help the operator.
+    const shown = s.secret ? '' : `, got ${JSON.stringify(typeof raw === 'string' ? raw.slice(0, 80) : raw)}`;
+    throw new ConfigError(`${s.env} (${name}): ${reason}${shown}`);
+  }
+  if (s.secret && typeof value === 'string') registerSecret(value);
+  return value;
+}
+
+/** Throws one ConfigError listing every message (one per line), if there is any. */
+export function throwConfigErrors(messages: readonly string[]): void {
+  const unique = [...new Set(messages)];
+  if (unique.length === 1) throw new ConfigError(unique[0]!);
+  if (unique.length > 1) throw new ConfigError(`${unique.length} problems:\n  ${unique.join('\n  ')}`, unique);
 }
 
 /**
- * Loads every setting of `spec`. Precedence: environment (`<ENV>`, then `<ENV>_FILE` for
- * secrets), then the config file (key = the setting's name in `spec`), then the default.
+ * Loads every setting of `spec`. Precedence: environment (`<ENV>`, then `<ENV>_FILE` and
+ * SECRETS_DIR for secrets), then the config file (key = the setting's name in `spec`), then
+ * the default. Throws one ConfigError naming every missing or invalid setting.
  */
 export function loadConfig<S extends Record<string, Setting<unknown>>>(
   spec: S,
   sources: ConfigSources = {},
 ): Parsed<S> {
   const env = sources.env ?? process.env;
-  const file = sources.file ?? readConfigFile(env);
+  const problems: string[] = [];
+  let file: Record<string, unknown> = {};
+  try {
+    file = sources.file ?? readConfigFile(env);
+  } catch (err) {
+    // Reported with the rest: the settings the file would have given then show up as missing too.
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(err.message);
+  }
   const out: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(spec)) {
-    let raw: unknown = env[s.env];
-    if ((raw === undefined || raw === '') && s.secret && env[`${s.env}_FILE`]) {
-      raw = readSecretFile(s.env, env[`${s.env}_FILE`] as string);
-    }
-    if (raw === undefined || raw === '') raw = file[name];
-    if (raw === undefined) {
-      if ('default' in s) {
-        out[name] = s.default;
-        continue;
-      }
-      throw new ConfigError(`${s.env} (${name}): required: ${s.description}`);
-    }
     try {
-      out[name] = s.parse(raw);
+      out[name] = loadSetting(name, s, env, file);
     } catch (err) {
-      const reason = err instanceof ConfigError ? err.message : 'invalid value';
-      // A secret's value is never echoed; other values are, to help the operator.
-      const shown = s.secret ? '' : `, got ${JSON.stringify(typeof raw === 'string' ? raw.slice(0, 80) : raw)}`;
-      throw new ConfigError(`${s.env} (${name}): ${reason}${shown}`);
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
     }
-    if (s.secret && typeof out[name] === 'string') registerSecret(out[name] as string);
   }
+  throwConfigErrors(problems);
   return out as Parsed<S>;
 }
 

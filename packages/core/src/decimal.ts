@@ -80,3 +80,64 @@ export function scaleRatio(
   const quotient = scaled / denominator;
   return rounding === 'up' && quotient * denominator !== scaled ? quotient + 1n : quotient;
 }
+
+/** An exact decimal: `units / 10^scale`. */
+export interface ScaledDecimal {
+  units: bigint;
+  scale: number;
+}
+
+/** Number of decimal digits of a positive bigint. */
+function digitCount(value: bigint): number {
+  return value.toString().length;
+}
+
+/**
+ * `numerator / denominator` rounded to at most `digits` significant digits in the given
+ * direction, exactly (no floating point). The result's `scale` is the place of the last kept
+ * digit (0 for values of 10^digits or more, whose last digits are then zeros); trailing zeros
+ * are kept, as {@link formatUnits} drops them anyway.
+ *
+ * @example roundSignificant(30015n, 10n, 3, 'up') → { units: 3010n, scale: 0 } (3010; 3001.5 up)
+ * @throws RangeError for a negative numerator, a non-positive denominator or digits < 1
+ */
+export function roundSignificant(
+  numerator: bigint,
+  denominator: bigint,
+  digits: number,
+  rounding: 'down' | 'up',
+): ScaledDecimal {
+  if (!Number.isSafeInteger(digits) || digits < 1)
+    throw new RangeError(`digits must be a positive integer, got ${digits}`);
+  if (denominator <= 0n) throw new RangeError('denominator must be positive');
+  if (numerator < 0n) throw new RangeError('numerator must be non-negative');
+  if (numerator === 0n) return { units: 0n, scale: 0 };
+  // floor(log10(n / d)): the digit counts give it to within one.
+  let magnitude = digitCount(numerator) - digitCount(denominator);
+  const pow = (e: number): bigint => 10n ** BigInt(e);
+  if (magnitude >= 0 ? numerator < denominator * pow(magnitude) : numerator * pow(-magnitude) < denominator)
+    magnitude--;
+  const places = digits - 1 - magnitude;
+  if (places >= 0) return { units: scaleRatio(numerator, denominator, places, rounding), scale: places };
+  const step = pow(-places);
+  return { units: scaleRatio(numerator, denominator * step, 0, rounding) * step, scale: 0 };
+}
+
+/** `a - b` as a sign (−1, 0, 1), for two exact decimals of any scales. */
+export function compareDecimals(a: ScaledDecimal, b: ScaledDecimal): number {
+  const scale = Math.max(a.scale, b.scale);
+  const left = a.units * 10n ** BigInt(scale - a.scale);
+  const right = b.units * 10n ** BigInt(scale - b.scale);
+  return left > right ? 1 : left < right ? -1 : 0;
+}
+
+/**
+ * Parses a plain non-negative decimal string into an exact decimal with just the places it
+ * needs (trailing zeros of the fraction dropped).
+ *
+ * @throws RangeError for a string {@link parseUnits} would not accept
+ */
+export function parseDecimal(value: string): ScaledDecimal {
+  const fraction = /\.([0-9]*?)0*$/.exec(value)?.[1] ?? '';
+  return { units: parseUnits(value, fraction.length), scale: fraction.length };
+}

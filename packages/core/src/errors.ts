@@ -1,5 +1,5 @@
 /**
- * Error codes of the spec (section 7) plus our documented extensions (DECISIONS.md),
+ * Error codes of the spec (section 7) plus our documented extensions (docs/decisions.md#error-precedence),
  * each with its HTTP status, and the single error type every service throws.
  */
 

@@ -39,3 +39,5 @@ export * from './http/client-errors';
 export * from './json-duplicate-key';
 export * from './maybe-async';
 export * from './access-updates';
+export * from './redis-durability';
+export * from './audit-record';

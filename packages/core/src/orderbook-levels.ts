@@ -1,12 +1,19 @@
 /**
- * From `quote()` samples to orderbook levels (ARCHITECTURE.md "Orderbook from chain state").
+ * From `quote()` samples to orderbook levels (docs/decisions.md#orderbook-from-chain-state).
  *
  * The indexer samples the router's `quote()` at an increasing ladder of input amounts; each
- * level is the marginal step between two consecutive samples. All arithmetic is on bigints;
+ * level is one or more consecutive marginal steps of that ladder. All arithmetic is on bigints;
  * the only rounding is the price's, and it always goes against the taker.
  */
 import type { OrderbookLevel } from './orderbook';
-import { formatUnits, parseUnits, scaleRatio } from './decimal';
+import {
+  compareDecimals,
+  formatUnits,
+  parseDecimal,
+  parseUnits,
+  roundSignificant,
+  type ScaledDecimal,
+} from './decimal';
 
 /** One `quote()` result, in raw token units. */
 export interface QuoteSample {
@@ -17,42 +24,61 @@ export interface QuoteSample {
 export type BookSide = 'bid' | 'ask';
 
 export interface LevelOptions {
-  /** Decimal places of the price strings. Default 18. */
-  priceDecimals?: number;
+  /** Significant digits of the price strings. Default {@link DEFAULT_PRICE_DIGITS}. */
+  priceDigits?: number;
 }
 
-export const DEFAULT_PRICE_DECIMALS = 18;
+/**
+ * 12 significant digits: finer than any tick a trader reads (a 3000 USDC price to the
+ * 100-millionth of a cent), coarse enough that the step between two integer-rounded samples
+ * does not show as noise, and a relative error below 1e-11 per level.
+ */
+export const DEFAULT_PRICE_DIGITS = 12;
 
 function assertDecimals(value: number, what: string): void {
   if (!Number.isSafeInteger(value) || value < 0)
     throw new RangeError(`${what} must be a non-negative integer, got ${value}`);
 }
 
+/** A run of consecutive ladder steps, in raw units. */
+interface Step {
+  dBase: bigint;
+  dQuote: bigint;
+}
+
+/** Whether `later` gives the taker at least as good a price as `earlier` (exact, cross-multiplied). */
+function notWorse(side: BookSide, earlier: Step, later: Step): boolean {
+  const earlierPrice = earlier.dQuote * later.dBase;
+  const laterPrice = later.dQuote * earlier.dBase;
+  return side === 'ask' ? laterPrice <= earlierPrice : laterPrice >= earlierPrice;
+}
+
 /**
- * Turns a ladder of `quote()` samples into the levels of one book side.
+ * Turns a ladder of `quote()` samples into the levels of one book side, best first.
  *
  * - asks (the maker sells base): sample input = quote token, output = base token;
  *   bids (the maker buys base): input = base token, output = quote token.
- * - Level i is the step from sample i−1 to sample i (sample −1 is (0, 0)):
- *   amount = Δbase in human units (exact), price = Δquote / Δbase in quote per base, human units,
- *   i.e. Δquote·10^baseDecimals / (Δbase·10^quoteDecimals), rounded to `priceDecimals` places
- *   against the taker: bids down, asks up.
- * - A step that gives the taker nothing (asks: Δbase = 0, bids: Δquote = 0) has no finite or no
- *   useful price (asks: infinite, bids: zero). Dropping it outright would hide what the taker
- *   pays for it, and showing it would show a bid at price 0. Instead its input is carried into
- *   the next step that gives the taker something, so that step's level includes it and its
- *   price is the average over both, rounded against the taker as always. Trailing steps of that
- *   kind are dropped: past them the maker gives nothing more. Steps with no change at all
- *   (duplicate samples) are simply dropped.
+ * - Each step from sample i−1 to sample i (sample −1 is (0, 0)) has Δbase and Δquote. A level's
+ *   amount is its Δbase in human units (exact); its price is Δquote / Δbase in quote per base,
+ *   human units, rounded to `priceDigits` significant digits against the taker: bids down, asks
+ *   up.
+ * - Every level is a run of consecutive steps, so every prefix of levels ends on a ladder point:
+ *   a step whose price is not worse than the level before it is merged into that level (their
+ *   average price), and so are adjacent levels whose rounded prices are equal. For the usual
+ *   curve (worse prices deeper) the first rule only merges equal prices; for an odd one it keeps
+ *   the book from showing a cheap step ahead of the dearer step that the router makes the taker
+ *   go through first.
+ * - A step that gives the taker nothing (asks: Δbase = 0, bids: Δquote = 0) has its input carried
+ *   into the next step that gives something; trailing ones are dropped, and so are duplicate
+ *   samples.
  * - The caller truncates the ladder at the first failing sample and at the reserves. A ladder
  *   that is not monotonic (amountIn or amountOut decreasing, or more output for the same input)
  *   is not a quote curve: the levels stop before the first such sample instead of throwing,
  *   so that one odd sample cannot take down the whole book.
- * - Sorted best first: bids by price descending, asks ascending; equal prices keep ladder order.
  *
- * INVARIANT: for a monotonic ladder, the level amounts sum exactly to the base amount of the
- * last sample that gave the taker something, and Σ price × amount is ≥ (asks) or ≤ (bids) its
- * quote amount, by less than one price unit (10^−priceDecimals) per level.
+ * INVARIANT: for every prefix of the levels, Σ amount is exactly the base of a ladder point, and
+ * Σ price × amount is ≥ (asks) or ≤ (bids) that point's quote amount, off by less than
+ * 10^(1 − priceDigits) of it: the book never promises the taker more than `quote()` delivers.
  */
 export function levelsFromSamples(
   side: BookSide,
@@ -61,15 +87,13 @@ export function levelsFromSamples(
   quoteDecimals: number,
   opts: LevelOptions = {},
 ): OrderbookLevel[] {
-  const priceDecimals = opts.priceDecimals ?? DEFAULT_PRICE_DECIMALS;
+  const priceDigits = opts.priceDigits ?? DEFAULT_PRICE_DIGITS;
   assertDecimals(baseDecimals, 'baseDecimals');
   assertDecimals(quoteDecimals, 'quoteDecimals');
-  assertDecimals(priceDecimals, 'priceDecimals');
-  const baseScale = 10n ** BigInt(baseDecimals);
-  const quoteScale = 10n ** BigInt(quoteDecimals);
-  const rounding = side === 'bid' ? 'down' : 'up';
+  if (!Number.isSafeInteger(priceDigits) || priceDigits < 1)
+    throw new RangeError(`priceDigits must be a positive integer, got ${priceDigits}`);
 
-  const levels: { scaledPrice: bigint; level: OrderbookLevel }[] = [];
+  const runs: Step[] = [];
   let prevIn = 0n;
   let prevOut = 0n;
   let carriedIn = 0n;
@@ -85,21 +109,30 @@ export function levelsFromSamples(
     }
     const stepIn = dIn + carriedIn;
     carriedIn = 0n;
-    const dBase = side === 'ask' ? dOut : stepIn;
-    const dQuote = side === 'ask' ? stepIn : dOut;
-    const scaledPrice = scaleRatio(dQuote * baseScale, dBase * quoteScale, priceDecimals, rounding);
-    levels.push({
-      scaledPrice,
-      level: { price: formatUnits(scaledPrice, priceDecimals), amount: formatUnits(dBase, baseDecimals) },
-    });
+    let run: Step = side === 'ask' ? { dBase: dOut, dQuote: stepIn } : { dBase: stepIn, dQuote: dOut };
+    // Pool adjacent violators: the new step absorbs every earlier run it does not trail.
+    while (runs.length > 0 && notWorse(side, runs[runs.length - 1]!, run)) {
+      const earlier = runs.pop()!;
+      run = { dBase: earlier.dBase + run.dBase, dQuote: earlier.dQuote + run.dQuote };
+    }
+    runs.push(run);
   }
 
-  // Array.prototype.sort is stable (ES2019), so equal prices keep ladder order.
-  levels.sort((a, b) => {
-    const diff = side === 'bid' ? b.scaledPrice - a.scaledPrice : a.scaledPrice - b.scaledPrice;
-    return diff > 0n ? 1 : diff < 0n ? -1 : 0;
-  });
-  return levels.map((l) => l.level);
+  const baseScale = 10n ** BigInt(baseDecimals);
+  const quoteScale = 10n ** BigInt(quoteDecimals);
+  const rounding = side === 'bid' ? 'down' : 'up';
+  const levels: { price: ScaledDecimal; dBase: bigint }[] = [];
+  for (const run of runs) {
+    const price = roundSignificant(run.dQuote * baseScale, run.dBase * quoteScale, priceDigits, rounding);
+    const last = levels[levels.length - 1];
+    // Rounding is monotonic, so equal rounded prices can only be neighbours.
+    if (last && compareDecimals(last.price, price) === 0) last.dBase += run.dBase;
+    else levels.push({ price, dBase: run.dBase });
+  }
+  return levels.map((l) => ({
+    price: formatUnits(l.price.units, l.price.scale),
+    amount: formatUnits(l.dBase, baseDecimals),
+  }));
 }
 
 /** Levels summed back into raw token units; see {@link summarizeLevels}. */
@@ -119,26 +152,26 @@ export interface LevelsSummary {
  * Sums levels back into raw token units: the base they offer and the quote they cost (asks) or
  * pay (bids) at their stated prices. Used to check a book against the `quote()` samples.
  *
- * @throws RangeError if a price or amount needs more places than `priceDecimals`/`baseDecimals`
+ * @throws RangeError if an amount needs more places than `baseDecimals`, or a string is malformed
  */
 export function summarizeLevels(
   levels: readonly OrderbookLevel[],
   baseDecimals: number,
   quoteDecimals: number,
-  opts: LevelOptions = {},
 ): LevelsSummary {
-  const priceDecimals = opts.priceDecimals ?? DEFAULT_PRICE_DECIMALS;
+  const prices = levels.map((level) => parseDecimal(level.price));
+  const priceScale = Math.max(0, ...prices.map((p) => p.scale));
   let base = 0n;
   let priceTimesBase = 0n;
-  for (const level of levels) {
+  levels.forEach((level, i) => {
     const amount = parseUnits(level.amount, baseDecimals);
     base += amount;
-    priceTimesBase += parseUnits(level.price, priceDecimals) * amount;
-  }
-  // Σ price·amount (human quote) = priceTimesBase / 10^(priceDecimals + baseDecimals);
+    priceTimesBase += prices[i]!.units * 10n ** BigInt(priceScale - prices[i]!.scale) * amount;
+  });
+  // Σ price·amount (human quote) = priceTimesBase / 10^(priceScale + baseDecimals);
   // in raw quote units, times 10^quoteDecimals.
   const quoteNumerator = priceTimesBase * 10n ** BigInt(quoteDecimals);
-  const quoteDenominator = 10n ** BigInt(priceDecimals + baseDecimals);
+  const quoteDenominator = 10n ** BigInt(priceScale + baseDecimals);
   const quoteFloor = quoteNumerator / quoteDenominator;
   const quoteCeil = quoteFloor * quoteDenominator === quoteNumerator ? quoteFloor : quoteFloor + 1n;
   return { base, quoteNumerator, quoteDenominator, quoteFloor, quoteCeil };

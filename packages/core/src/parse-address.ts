@@ -1,5 +1,5 @@
 /**
- * EVM address validation for request fields (DECISIONS.md "Request handling" 4).
+ * EVM address validation for request fields (docs/decisions.md#addresses).
  */
 import { getAddress } from 'ethers';
 import { validationError } from './errors';

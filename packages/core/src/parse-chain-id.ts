@@ -1,5 +1,5 @@
 /**
- * `chainId` in a sign body and in the `/v2/price` query (DECISIONS.md "Request handling" 3).
+ * `chainId` in a sign body and in the `/v2/price` query (docs/decisions.md#chainid).
  *
  * Parsing and serving are separate steps on purpose: a malformed id is 422 VALIDATION_ERROR,
  * a well-formed id that is not served (however large) is 400 UNSUPPORTED_CHAIN, and between

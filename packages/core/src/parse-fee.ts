@@ -1,7 +1,10 @@
 /**
- * The `fee` field of a sign request (spec 2.2, DECISIONS.md "Request handling" 5).
+ * The `fee` field of a sign request (spec 2.2, docs/decisions.md#fee).
  */
 import { parseUintString } from './parse-uint';
+
+/** `fee` is in units of 1/100000 of a swap's output (0.1 bps): the router pays `out × (100000 − fee) / 100000`. */
+export const FEE_DENOMINATOR = 100_000n;
 
 /** Default upper bound of `fee`: 10000 in units of 0.1 bps is 10%. */
 export const DEFAULT_MAX_FEE = 10000n;

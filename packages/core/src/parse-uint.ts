@@ -1,5 +1,6 @@
 /**
- * Canonical unsigned integer strings for amounts and fees (DECISIONS.md "Request handling" 5, 6).
+ * Canonical unsigned integer strings for amounts and fees (docs/decisions.md#fee and
+ * docs/decisions.md#amountin-and-minamountout).
  */
 import { validationError } from './errors';
 

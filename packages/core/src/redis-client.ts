@@ -34,9 +34,22 @@ function roleOptions(role: RedisRole): RedisOptions {
   return { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2_000 };
 }
 
-export function createRedis(url: string, opts: { role?: RedisRole; name: string; logger?: Logger }): RedisClient {
+export function createRedis(
+  url: string,
+  opts: {
+    role?: RedisRole;
+    name: string;
+    logger?: Logger;
+    /** Sends the commands issued in one event-loop tick as one write (many small concurrent writes). */
+    autoPipelining?: boolean;
+  },
+): RedisClient {
   const role = opts.role ?? 'command';
-  const options = { ...roleOptions(role), connectionName: opts.name };
+  const options = {
+    ...roleOptions(role),
+    connectionName: opts.name,
+    enableAutoPipelining: opts.autoPipelining ?? false,
+  };
   let client: RedisClient;
   // Multi-host URLs are not valid WHATWG URLs (comma-separated host:port), so parse by hand.
   const multi = /^(redis-cluster|redis-sentinel):\/\/(?:[^:@/]*:([^@/]*)@)?([^/]+)(?:\/(.*))?$/.exec(url);
@@ -44,6 +57,7 @@ export function createRedis(url: string, opts: { role?: RedisRole; name: string;
     client = new Cluster(hostsOf(multi[3]!), {
       redisOptions: { ...options, password: multi[2] ? decodeURIComponent(multi[2]) : undefined },
       enableOfflineQueue: options.enableOfflineQueue ?? true,
+      enableAutoPipelining: options.enableAutoPipelining,
     });
   } else if (multi?.[1] === 'redis-sentinel') {
     client = new Redis({

@@ -26,6 +26,19 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     accessUpdated: () => `${prefix}:access-updated`,
     /** counter: requests of one integrator in one rate-limit window. */
     rateLimit: (integratorId: string, windowStart: number) => `${prefix}:rl:${integratorId}:${windowStart}`,
+    /** sorted set: the open price streams of one API key (member per stream, score = lease expiry ms). */
+    streamSlots: (keyId: string) => `${prefix}:streams:${keyId}`,
+    /**
+     * stream: the chain's audit trail, one entry per signature returned (written by the signer,
+     * trimmed by time to the retention). Same hash tag as the index below: one atomic write.
+     */
+    audit: (chainId: number) => `${prefix}:{${chainId}}:audit`,
+    /**
+     * hash: signature (lowercase 0x hex) → the audit entry ids carrying it, for the signatures
+     * whose signed timestamp falls on Unix day `day` (what a swap's calldata tells); expires
+     * a retention after the day ends.
+     */
+    auditSignatures: (chainId: number, day: number) => `${prefix}:{${chainId}}:audit-sig:${day}`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
   };

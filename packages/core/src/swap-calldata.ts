@@ -57,3 +57,40 @@ export function encodeSwapCalldata(args: SwapCallArgs): string {
   buf.set(data, 4 + BYTES_OFFSET + WORD_BYTES); // padding stays zero (fresh buffer)
   return bytesToHex(buf);
 }
+
+function readWord(buf: Uint8Array, offset: number): bigint {
+  if (offset + WORD_BYTES > buf.length) throw new Error('swap calldata: too short');
+  return BigInt(bytesToHex(buf.subarray(offset, offset + WORD_BYTES)));
+}
+
+function readAddress(buf: Uint8Array, offset: number): string {
+  const word = readWord(buf, offset);
+  if (word >> 160n !== 0n) throw new Error('swap calldata: address has dirty high bytes');
+  return `0x${word.toString(16).padStart(40, '0')}`;
+}
+
+/**
+ * Decodes the calldata of any call of `swap(...)` (ours or another encoder's: the bytes offset
+ * is read, not assumed; trailing bytes are ignored as the EVM does). Addresses come back
+ * lowercase, verificationData as lowercase hex. Throws a plain Error when the selector is not
+ * `swap`'s or the data is truncated.
+ */
+export function decodeSwapCalldata(hex: string): SwapCallArgs {
+  const buf = hexToBytes(hex);
+  if (buf.length < 4 || bytesToHex(buf.subarray(0, 4)) !== SWAP_SELECTOR)
+    throw new Error('swap calldata: not a swap call');
+  const args = buf.subarray(4);
+  const offset = readWord(args, 160);
+  if (offset > BigInt(args.length)) throw new Error('swap calldata: bytes offset out of range');
+  const length = readWord(args, Number(offset));
+  const start = Number(offset) + WORD_BYTES;
+  if (length > BigInt(args.length - start)) throw new Error('swap calldata: bytes length out of range');
+  return {
+    tokenIn: readAddress(args, 0),
+    amountIn: readWord(args, 32),
+    tokenOut: readAddress(args, 64),
+    minAmountOut: readWord(args, 96),
+    quoteTimestamp: readWord(args, 128),
+    verificationData: bytesToHex(args.subarray(start, start + Number(length))),
+  };
+}

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -138,5 +139,84 @@ describe('parseChainDeployments defaults from the chain registry', () => {
     expect(() =>
       parseChainDeployments({ '56': { chainId: 56, contracts: { helper: addr(2), verifier: addr(3) } } }),
     ).toThrow('chains.56.contracts.router: required (the chain registry has no default)');
+  });
+});
+
+describe('loadConfig: every problem at once, SECRETS_DIR', () => {
+  const two = {
+    token: settings.secret('INTERNAL_TOKEN', 'shared token'),
+    key: settings.secret('SIGNER_KEY_8453', 'signing key'),
+    port: settings.int('PORT', 'listen port', 8080, [1, 65535]),
+  };
+
+  it('error: names each missing secret in one message', () => {
+    let err: ConfigError | undefined;
+    try {
+      loadConfig(two, { env: { PORT: 'x' }, file: {} });
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err?.problems).toEqual([
+      'INTERNAL_TOKEN (token): required: shared token',
+      'SIGNER_KEY_8453 (key): required: signing key',
+      'PORT (port): must be an integer in 1..65535, got "x"',
+    ]);
+    expect(err?.message).toMatch(/^3 problems:\n {2}INTERNAL_TOKEN .*\n {2}SIGNER_KEY_8453 .*\n {2}PORT /);
+  });
+
+  it('error: an unreadable CONFIG_FILE is reported together with each missing secret', () => {
+    let err: ConfigError | undefined;
+    try {
+      loadConfig(two, { env: { CONFIG_FILE: '/nonexistent/chains.json' } });
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err?.problems).toEqual([
+      'CONFIG_FILE: cannot read /nonexistent/chains.json',
+      'INTERNAL_TOKEN (token): required: shared token',
+      'SIGNER_KEY_8453 (key): required: signing key',
+    ]);
+  });
+
+  it('behavior: a secret set neither as X nor X_FILE comes from SECRETS_DIR/<x>, and X wins over it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'secrets-dir-'));
+    writeFileSync(path.join(dir, 'internal_token'), 'token-from-secrets-dir\n');
+    writeFileSync(path.join(dir, 'signer_key_8453'), 'key-from-secrets-dir\n');
+    const cfg = loadConfig(two, { env: { SECRETS_DIR: dir, SIGNER_KEY_8453: 'key-from-env-1' }, file: {} });
+    expect(cfg).toEqual({ token: 'token-from-secrets-dir', key: 'key-from-env-1', port: 8080 });
+    expect(redactText('x token-from-secrets-dir')).toBe('x [redacted]');
+  });
+
+  it('behavior: CONFIG_WAIT_SECONDS waits for CONFIG_FILE to appear', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'config-wait-'));
+    const file = path.join(dir, 'chains.json');
+    const env = {
+      CONFIG_FILE: file,
+      CONFIG_WAIT_SECONDS: '5',
+      INTERNAL_TOKEN: 't-0123456789',
+      SIGNER_KEY_8453: 'k-0123456789',
+    };
+    // A child process writes the file a moment later (this process blocks while it waits).
+    spawn(
+      process.execPath,
+      ['-e', `setTimeout(() => require('fs').writeFileSync(${JSON.stringify(file)}, '{"port": 7001}'), 400)`],
+      { stdio: 'ignore' },
+    );
+    const started = Date.now();
+    expect(loadConfig(two, { env }).port).toBe(7001);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(() =>
+      loadConfig(two, { env: { ...env, CONFIG_FILE: `${file}.missing`, CONFIG_WAIT_SECONDS: '0' } }),
+    ).toThrow(/CONFIG_FILE: cannot read/);
+  });
+
+  it('behavior: a process waits for a missing CONFIG_FILE once, not once per settings layer', () => {
+    const env = { CONFIG_FILE: '/nonexistent/wait-once.json', CONFIG_WAIT_SECONDS: '1' };
+    let started = Date.now();
+    expect(() => loadConfig(two, { env })).toThrow(/CONFIG_FILE: cannot read/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    started = Date.now();
+    expect(() => loadConfig(two, { env })).toThrow(/CONFIG_FILE: cannot read/);
+    expect(Date.now() - started).toBeLessThan(500);
   });
 });

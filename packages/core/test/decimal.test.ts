@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { formatUnits as viemFormatUnits, parseUnits as viemParseUnits } from 'viem';
-import { formatRatio, formatUnits, parseUnits, scaleRatio } from '../src/decimal';
+import {
+  compareDecimals,
+  formatRatio,
+  formatUnits,
+  parseDecimal,
+  parseUnits,
+  roundSignificant,
+  scaleRatio,
+} from '../src/decimal';
 
 describe('formatUnits', () => {
   it.each([
@@ -110,5 +118,69 @@ describe('formatRatio', () => {
   it('error: zero denominator or negative numerator', () => {
     expect(() => formatRatio(1n, 0n, 2, 'down')).toThrow('denominator must be positive');
     expect(() => formatRatio(-1n, 2n, 2, 'down')).toThrow('numerator must be non-negative');
+  });
+});
+
+describe('roundSignificant', () => {
+  it.each([
+    [30015n, 10n, 3, 'up', 3010n, 0],
+    [30015n, 10n, 3, 'down', 3000n, 0],
+    [10n, 3n, 4, 'up', 3334n, 3],
+    [10n, 3n, 4, 'down', 3333n, 3],
+    [1n, 8n, 12, 'down', 125000000000n, 12],
+    [999999n, 1000n, 3, 'up', 1000n, 0],
+    [0n, 7n, 5, 'up', 0n, 0],
+    [1n, 10n ** 40n, 2, 'down', 10n, 41],
+  ] as const)('behavior: %s / %s to %s digits %s is %s × 10^-%s', (n, d, digits, rounding, units, scale) => {
+    expect(roundSignificant(n, d, digits, rounding)).toEqual({ units, scale });
+  });
+
+  it('property: the result has at most `digits` significant digits and is the nearest such value on its side', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 40n }),
+        fc.bigInt({ min: 1n, max: 10n ** 40n }),
+        fc.integer({ min: 1, max: 20 }),
+        (n, d, digits) => {
+          const down = roundSignificant(n, d, digits, 'down');
+          const up = roundSignificant(n, d, digits, 'up');
+          for (const r of [down, up]) {
+            const significant = r.units.toString().replace(/0+$/, '');
+            expect(r.units === 0n || significant.length <= digits).toBe(true);
+          }
+          // down ≤ n/d ≤ up, and they are one unit in the last kept digit apart, or equal when exact
+          const scale = 10n ** BigInt(Math.max(down.scale, up.scale));
+          const lo = (down.units * scale) / 10n ** BigInt(down.scale);
+          const hi = (up.units * scale) / 10n ** BigInt(up.scale);
+          expect(lo * d <= n * scale && n * scale <= hi * d).toBe(true);
+          if (lo * d === n * scale) expect(hi).toBe(lo);
+          else if (n > 0n) {
+            // the gap is the unit of the last kept digit of the smaller value's magnitude, or a power of ten
+            const gap = hi - lo;
+            expect(gap > 0n && /^10*$/.test(gap.toString())).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('error: digits below 1, a non-positive denominator, a negative numerator', () => {
+    expect(() => roundSignificant(1n, 1n, 0, 'up')).toThrow(RangeError);
+    expect(() => roundSignificant(1n, 0n, 3, 'up')).toThrow(RangeError);
+    expect(() => roundSignificant(-1n, 1n, 3, 'up')).toThrow(RangeError);
+  });
+});
+
+describe('compareDecimals and parseDecimal', () => {
+  it('behavior: compares across scales', () => {
+    expect(compareDecimals(parseDecimal('1.50'), { units: 15n, scale: 1 })).toBe(0);
+    expect(compareDecimals(parseDecimal('2'), parseDecimal('1.999999999999999999999'))).toBe(1);
+    expect(compareDecimals(parseDecimal('0.000001'), parseDecimal('0.00001'))).toBe(-1);
+  });
+
+  it('behavior: parseDecimal keeps only the places it needs', () => {
+    expect(parseDecimal('3001.500')).toEqual({ units: 30015n, scale: 1 });
+    expect(parseDecimal('42')).toEqual({ units: 42n, scale: 0 });
   });
 });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { Cluster } from 'ioredis';
 import { freePort, stopAll, waitForPort } from '@pmm/testkit';
 import { createRedis, redisKeys, redisReady } from '@pmm/core';
+import { AuditReader, DAY_MS, RedisAuditTrail } from '@pmm/signer';
 
 describe('createRedis with a Cluster URL', () => {
   const children: ChildProcess[] = [];
@@ -75,6 +76,46 @@ describe('createRedis with a Cluster URL', () => {
         expect(await client.mget(book, pairs)).toEqual([`book-${chainId}`, `pairs-${chainId}`]);
         expect(await client.call('CLUSTER', 'KEYSLOT', book)).toBe(await client.call('CLUSTER', 'KEYSLOT', pairs));
       }
+    } finally {
+      client.disconnect();
+    }
+  }, 30_000);
+
+  it("behavior: the audit trail (one script over a chain's stream and signature index) writes and reads back", async () => {
+    const client = createRedis(`redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, {
+      name: 'cluster-audit',
+      autoPipelining: true,
+    });
+    try {
+      await redisReady(client, 15_000);
+      const keys = redisKeys('pmm-audit-test');
+      const trail = new RedisAuditTrail({ redis: client, keys, retentionMs: DAY_MS });
+      const reader = new AuditReader(client, keys);
+      const timestamp = Math.floor(Date.now() / 1000);
+      for (const chainId of [8453, 56, 4663]) {
+        const signature = `0x${chainId.toString(16).padStart(130, '0')}`;
+        await trail.record({
+          time: Date.now(),
+          chainId,
+          integratorId: 'acme',
+          keyId: 'pmm_k',
+          requestId: `r-${chainId}`,
+          userAddress: '0x00000000000000000000000000000000000000aa',
+          tokenIn: '0x00000000000000000000000000000000000000c1',
+          tokenOut: '0x00000000000000000000000000000000000000e1',
+          fee: '30',
+          originRate: '0',
+          timestamp,
+          digest: `0x${'00'.repeat(32)}`,
+          signature,
+          signer: '0x0000000000000000000000000000000000000001',
+        });
+        const found = await reader.bySignature(chainId, signature, timestamp);
+        expect(found.map((e) => e.record.requestId)).toEqual([`r-${chainId}`]);
+      }
+      const listed = [];
+      for await (const e of reader.list({ chains: [8453, 56, 4663] })) listed.push(e.record.chainId);
+      expect(listed).toEqual([8453, 56, 4663]);
     } finally {
       client.disconnect();
     }

@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { Interface, id } from 'ethers';
 import { encodeFunctionData, parseAbi, toFunctionSelector, toHex } from 'viem';
-import { SWAP_SELECTOR, SWAP_SIGNATURE, encodeSwapCalldata, type SwapCallArgs } from '../src/swap-calldata';
+import {
+  SWAP_SELECTOR,
+  SWAP_SIGNATURE,
+  decodeSwapCalldata,
+  encodeSwapCalldata,
+  type SwapCallArgs,
+} from '../src/swap-calldata';
 import { MAX_UINT256, RUNS, addressArb, uint256Arb } from './support/eth-arbitraries';
 
 const ethersRouter = new Interface(['function swap(address,uint256,address,uint256,uint256,bytes)']);
@@ -93,5 +99,40 @@ describe('swap calldata', () => {
       'hex: expected a 0x-prefixed string',
     );
     expect(() => encodeSwapCalldata({ ...FIXED, verificationData: '0xzz' })).toThrow('hex: invalid hex digit');
+  });
+
+  it('behavior: decodeSwapCalldata reads back what viem encodes (random arguments), lowercase', () => {
+    fc.assert(
+      fc.property(argsArb, (x) => {
+        expect(decodeSwapCalldata(viemCalldata(x))).toEqual({
+          tokenIn: x.tokenIn.toLowerCase(),
+          amountIn: x.amountIn,
+          tokenOut: x.tokenOut.toLowerCase(),
+          minAmountOut: x.minAmountOut,
+          quoteTimestamp: x.quoteTimestamp,
+          verificationData: x.verificationData.toLowerCase(),
+        });
+      }),
+      RUNS,
+    );
+  });
+
+  it('boundary: decodeSwapCalldata follows the bytes offset and ignores trailing bytes', () => {
+    // The bytes moved one word further (offset 0xe0), one junk word between: still valid ABI.
+    const body = FIXED_CALLDATA.slice(10);
+    const head = body.slice(0, 5 * 64);
+    const tail = body.slice(6 * 64);
+    const moved = `${SWAP_SELECTOR}${head}${(0xe0).toString(16).padStart(64, '0')}${'ff'.repeat(32)}${tail}${'00'.repeat(7)}`;
+    expect(decodeSwapCalldata(moved)).toEqual(decodeSwapCalldata(FIXED_CALLDATA));
+  });
+
+  it('error: decodeSwapCalldata rejects another selector, truncated data, dirty addresses', () => {
+    expect(() => decodeSwapCalldata(`0x12345678${FIXED_CALLDATA.slice(10)}`)).toThrow('swap calldata: not a swap call');
+    expect(() => decodeSwapCalldata(FIXED_CALLDATA.slice(0, 200))).toThrow('swap calldata: too short');
+    expect(() => decodeSwapCalldata(FIXED_CALLDATA.slice(0, FIXED_CALLDATA.length - 128))).toThrow(
+      'swap calldata: bytes length out of range',
+    );
+    const dirty = `${SWAP_SELECTOR}ff${FIXED_CALLDATA.slice(12)}`;
+    expect(() => decodeSwapCalldata(dirty)).toThrow('swap calldata: address has dirty high bytes');
   });
 });

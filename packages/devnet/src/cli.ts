@@ -9,15 +9,20 @@
  *   DEVNET_STACK_FILE          where to write the stack description (default <repo root>/.local/stack.json)
  *   DEVNET_HOST                address the nodes bind (default 127.0.0.1; 0.0.0.0 in a container)
  *   DEVNET_ADVERTISED_HOST     host name written into the stack's URLs (default 127.0.0.1; `devnet` in compose)
+ *   DEVNET_SECRETS_DIR         compose profile: write the devnet-only secrets there (see compose-secrets.ts)
+ *                              and add `devApiKeyWhitelist` (every test user) to the stack file
  *
  * `--print-env` prints, instead, the devnet-only keys as environment lines for the services
- * (SIGNER_KEY_<id>, QUOTER_KEY_<id>): public, derived from labels, for the compose devnet profile.
+ * (SIGNER_KEY_<id>, QUOTER_KEY_<id>): public, derived from labels, for running services by hand
+ * against the devnet (the compose devnet profile uses DEVNET_SECRETS_DIR instead).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KNOWN_CHAIN_IDS } from '@pmm/core';
 import { devnetKey } from './devnet-keys';
+import { writeComposeSecrets } from './compose-secrets';
 import { DEFAULT_BLOCK_INTERVAL_MS, startDevnet } from './start-devnet';
+import { writeStack } from './stack';
 
 const DEFAULT_PORTS: Readonly<Record<number, number>> = { 8453: 8545, 56: 8546, 4663: 8547 };
 
@@ -55,15 +60,25 @@ async function main(): Promise<void> {
   }
   const stackFile = process.env.DEVNET_STACK_FILE || path.join(repoRoot(), '.local', 'stack.json');
   const log = (msg: string): void => console.log(`[devnet] ${msg}`);
+  const secretsDir = process.env.DEVNET_SECRETS_DIR || undefined;
+  if (secretsDir)
+    log(`devnet-only secrets written to ${writeComposeSecrets(secretsDir).length} files in ${secretsDir}`);
 
   const devnet = await startDevnet({
     ports,
     blockIntervalMs,
-    stackFile,
+    // With a secrets folder the stack file is written below, once, with the whitelist in it.
+    stackFile: secretsDir ? undefined : stackFile,
     log,
     host: process.env.DEVNET_HOST || undefined,
     advertisedHost: process.env.DEVNET_ADVERTISED_HOST || undefined,
   });
+  if (secretsDir) {
+    // The gateway reads `devApiKeyWhitelist` from CONFIG_FILE: DEV_API_KEY works for every test user.
+    const whitelist = Object.values(devnet.stack.chains).map((c) => c.testUser.address);
+    const stack = { ...devnet.stack, devApiKeyWhitelist: whitelist };
+    writeStack(stackFile, stack);
+  }
   log(`all ${KNOWN_CHAIN_IDS.length} chains ready in ${Date.now() - started} ms; stack written to ${stackFile}`);
   log('devnet keys are public and for this devnet only; press Ctrl-C to stop');
 

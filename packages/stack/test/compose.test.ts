@@ -22,8 +22,12 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
       ports?: string[];
       healthcheck?: { test: string[] };
       profiles?: string[];
+      env_file?: string | string[];
+      volumes?: string[];
+      build?: string | { context: string; target?: string };
     }
   >;
+  volumes?: Record<string, unknown>;
 };
 
 type Spec = Record<string, { env: string; secret?: boolean }>;
@@ -123,5 +127,54 @@ describe('docker-compose.yml', () => {
     const example = readFileSync(path.join(root, '.env.example'), 'utf8');
     const missing = [...substituted].filter((name) => !new RegExp(`^#?\\s*${name}=`, 'm').test(example));
     expect(missing).toEqual([]);
+  });
+
+  it('behavior: Redis keeps integrator data (AOF every second, a named volume) and never evicts', () => {
+    const redis = compose.services.redis!;
+    const args = (redis.command ?? []).join(' ');
+    expect(args).toContain('--appendonly yes');
+    expect(args).toContain('--appendfsync everysec');
+    expect(args).toContain('--maxmemory-policy noeviction');
+    expect(redis.volumes).toEqual(['redis-data:/data']);
+    expect(Object.keys(compose.volumes ?? {})).toContain('redis-data');
+  });
+
+  it('behavior: indexers publish no port (replicas can scale) and every service reads the .env file', () => {
+    for (const [name, svc] of entries.filter(([n]) => n.startsWith('indexer-'))) {
+      expect([name, svc.ports]).toEqual([name, undefined]);
+    }
+    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet'].includes(n)))
+      expect([name, svc.env_file]).toEqual([name, '${ENV_FILE:-.env}']);
+  });
+
+  it('behavior: the devnet hands its chains file and secrets over in a named volume, and .env.example points there', () => {
+    const devnet = compose.services.devnet!;
+    expect(devnet.build).toEqual({ context: '.', target: 'devnet' });
+    expect(devnet.volumes).toEqual(['devnet:/devnet']);
+    expect(compose.services.signer!.volumes).toContain('devnet:/devnet:ro');
+    const example = readFileSync(path.join(root, '.env.example'), 'utf8');
+    expect(example).toMatch(/^CONFIG_FILE=\/devnet\/chains\.json$/m);
+    expect(example).toMatch(/^SECRETS_DIR=\/devnet\/secrets$/m);
+    expect(example).toMatch(/^DEV_API_KEY=\S{16,}$/m);
+    // No production secret has a value in the example.
+    expect(example).toMatch(/^INTERNAL_TOKEN=$/m);
+    expect(example).toMatch(/^SIGNER_KEY_8453=$/m);
+  });
+
+  it('behavior: the images build non-interactively on Node 24, run as non-root, with health checks and OCI labels', () => {
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const stages = dockerfile.split(/^FROM /m).slice(1);
+    for (const stage of stages) expect(stage).toMatch(/^(node:24-\S+|build) AS /);
+    expect(stages[0]).toMatch(/^ENV CI=true$/m);
+    const named = (name: string) => stages.find((s) => new RegExp(`^\\S+ AS ${name}\\b`).test(s))!;
+    // The last stage is the default target: the runtime image, not the devnet.
+    expect(stages.at(-1)).toBe(named('runtime'));
+    for (const name of ['runtime', 'devnet']) {
+      const stage = named(name);
+      expect(stage).toMatch(/^USER node$/m);
+      expect(stage).toMatch(/^HEALTHCHECK /m);
+      expect(stage).toContain('org.opencontainers.image.title');
+    }
+    expect(named('runtime')).not.toMatch(/hardhat|tsc|typescript/i);
   });
 });

@@ -111,6 +111,48 @@ describe('the stack started as the README says', () => {
     }
   }, 120_000);
 
+  it('behavior: a killed part (the signer, the private Redis) is restarted; the development key keeps working', async () => {
+    const { gateway, chains } = JSON.parse(readFileSync(stackFile, 'utf8'));
+    const cmdline = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      } catch {
+        return '';
+      }
+    };
+    const pidOf = (needle: string) => descendants(stack.pid!).find((p) => cmdline(p).includes(needle));
+    process.kill(pidOf('services/signer/dist/main.js')!, 'SIGKILL');
+    process.kill(pidOf('redis-server')!, 'SIGKILL');
+
+    const chain = chains['8453'];
+    const headers = { 'X-API-KEY': gateway.apiKey, 'Content-Type': 'application/json' };
+    const sign = () =>
+      fetch(`${gateway.url}/v2/swap/sign`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          chainId: 8453,
+          tokenIn: chain.quoteToken.address,
+          tokenOut: chain.baseTokens[0].address,
+          fee: '10',
+          userAddress: chain.testUser.address,
+        }),
+      });
+    const price = () => fetch(`${gateway.url}/v2/price?chainId=8453`, { headers });
+    const deadline = Date.now() + 30_000;
+    let last = '';
+    for (;;) {
+      const [p, s] = await Promise.all([price(), sign()]).catch(() => [undefined, undefined]);
+      last = `price ${p?.status}, sign ${s?.status}`;
+      if (p?.status === 200 && s?.status === 200) break;
+      if (Date.now() > deadline) throw new Error(`not serving again after 30 s (${last}):\n${output}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(output).toMatch(/signer exited unexpectedly \(SIGKILL\); restarting/);
+    expect(output).toMatch(/redis exited unexpectedly \(SIGKILL\); restarting/);
+    expect(output).not.toContain('stopping');
+  }, 60_000);
+
   it('behavior: SIGINT stops every process it started within 10 seconds', async () => {
     const started = descendants(stack.pid!);
     expect(started.length).toBeGreaterThanOrEqual(8); // redis, 3 nodes, 3 indexers, signer, gateway

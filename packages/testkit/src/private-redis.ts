@@ -1,6 +1,7 @@
 /**
- * A throw-away redis-server on a free port (no persistence), for fault tests: stop it (even
- * with SIGKILL) and start it again on the same port, empty.
+ * A throw-away redis-server on a free port, for fault tests: stop it (even with SIGKILL) and
+ * start it again on the same port. Without options it keeps nothing (it comes back empty);
+ * `dir` + `args` (e.g. `--appendonly yes`) make it persist there across restarts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, waitForPort } from './ports';
@@ -15,14 +16,31 @@ export interface PrivateRedis {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function privateRedis(): Promise<PrivateRedis> {
+export interface PrivateRedisOptions {
+  /** Working directory (RDB/AOF files); default: the current one, with persistence off. */
+  dir?: string;
+  /** Extra redis-server arguments, after the defaults (`--save '' --appendonly no`), so they win. */
+  args?: string[];
+}
+
+export async function privateRedis(opts: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    ...(opts.dir ? ['--dir', opts.dir] : []),
+    ...(opts.args ?? []),
+  ];
   const start = async () => {
     if (child && child.exitCode === null && child.signalCode === null) return;
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    child = spawn('redis-server', args, { stdio: 'ignore' });
     await waitForPort(port);
   };
   const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {

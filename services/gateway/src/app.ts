@@ -4,7 +4,7 @@
  *   /v1/swap/sign, and /healthz;
  * - `opsApp`, the operator port: /healthz, /readyz (Redis and signer), /metrics.
  *
- * Order of checks (DECISIONS.md "Request handling" 1): unknown route 404 → wrong method 405
+ * Order of checks (docs/decisions.md#error-precedence): unknown route 404 → wrong method 405
  * → API key 401 → rate limit 429 → body size 413 → the route's own validation. Express
  * routing gives the first two (a route answers only its methods; `.all` after them is the
  * 405); each route then chains guard, limiter, body limit and handler in that order.
@@ -37,6 +37,9 @@ import { signProxy, signerAgent } from './http/sign-proxy';
 import { createSignFastPath } from './http/sign-fast-path';
 import { createSignForwarder } from './http/sign-forwarder';
 import { priceV1, priceV2 } from './http/price-routes';
+import { priceStream } from './http/price-stream';
+import { StreamHub } from './http/stream-hub';
+import { StreamSlots } from './store/stream-slots';
 import { createRequestFrame } from './http/request-frame';
 import { createFastPath } from './http/fast-path';
 import { securityHeaders } from './http/security-headers';
@@ -59,6 +62,9 @@ export type GatewayAppConfig = Pick<
   | 'defaultRateWindowSeconds'
   | 'bookCacheMs'
   | 'keyCacheMs'
+  | 'streamsPerKey'
+  | 'streamHeartbeatMs'
+  | 'streamLeaseMs'
 >;
 
 export interface GatewayDeps {
@@ -92,13 +98,16 @@ export interface Gateway {
   metrics: Metrics;
   /** Subscribes to book and access updates; call before serving (resolves once subscribed). */
   start(): Promise<void>;
-  /** Unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
+  /** Ends every open price stream (graceful shutdown: before closing the server). */
+  closeStreams(): void;
+  /** Ends the streams, unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
   close(): Promise<void>;
 }
 
 /** Public paths and their methods: the route table (405 `Allow` comes from it too). */
 const ROUTES = {
   price: '/v2/price',
+  priceStream: '/v2/price/stream',
   sign: '/v2/swap/sign',
   openapi: '/v2/openapi.json',
   v1Price: '/v1/price',
@@ -179,7 +188,9 @@ export function createApp(deps: GatewayDeps): Gateway {
 
   const app = baseApp();
   app.use(frame.middleware);
-  const publicPaths = new Set<string>(v1 ? Object.values(ROUTES) : [ROUTES.price, ROUTES.sign, ROUTES.openapi]);
+  const publicPaths = new Set<string>(
+    v1 ? Object.values(ROUTES) : [ROUTES.price, ROUTES.priceStream, ROUTES.sign, ROUTES.openapi],
+  );
   const cors = corsPolicy(config.corsOrigins, publicPaths);
   if (cors) app.use(cors);
 
@@ -189,6 +200,22 @@ export function createApp(deps: GatewayDeps): Gateway {
   app
     .route(ROUTES.price)
     .get(...authed, priceV2(books, config.servedChains))
+    .all(methodNotAllowed(['GET', 'HEAD']));
+  const streams = new StreamHub(books, gm.streams, config.streamHeartbeatMs);
+  const slots = new StreamSlots(redis, config.redisKeyPrefix, config.streamLeaseMs);
+  app
+    .route(ROUTES.priceStream)
+    .get(
+      ...authed,
+      priceStream({
+        hub: streams,
+        slots,
+        servedChains: config.servedChains,
+        streamsPerKey: config.streamsPerKey,
+        leaseMs: config.streamLeaseMs,
+        onRefused: gm.rateLimited,
+      }),
+    )
     .all(methodNotAllowed(['GET', 'HEAD']));
   app
     .route(ROUTES.sign)
@@ -266,8 +293,11 @@ export function createApp(deps: GatewayDeps): Gateway {
       if (deps.subscriber) await keyCache.subscribe(deps.subscriber, redisKeys(config.redisKeyPrefix).accessUpdated());
       await books.start();
     },
+    closeStreams: () => streams.close(),
     close: async () => {
       await keyCache.unsubscribe();
+      streams.close();
+      slots.stop();
       await books.stop();
       agent.destroy();
     },

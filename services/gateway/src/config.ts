@@ -133,6 +133,24 @@ export const GATEWAY_SETTINGS = {
     500,
     [0, 1_000],
   ),
+  streamsPerKey: settings.int(
+    'STREAMS_PER_KEY',
+    'Open /v2/price/stream connections per API key, counted across gateway replicas; more is 429.',
+    10,
+    [1, 100_000],
+  ),
+  streamHeartbeatMs: settings.int(
+    'STREAM_HEARTBEAT_MS',
+    'Interval of the comment line that keeps an idle stream open through proxies.',
+    15_000,
+    [100, 15_000],
+  ),
+  streamLeaseMs: settings.int(
+    'STREAM_LEASE_MS',
+    "Life of a stream's slot in Redis, renewed every third of it; a dead replica's slots free after it.",
+    15_000,
+    [300, 300_000],
+  ),
   devApiKey: longSecret(
     settings.optionalSecret(
       'DEV_API_KEY',

@@ -1,11 +1,13 @@
 /**
  * The gateway's own metrics (declared up front), beside core's per-route request counter and
  * latency histogram: book age and presence per chain (refreshed at each scrape), upstream
- * (signer) failures, timeouts and rate-limit refusals.
+ * (signer) failures, timeouts, rate-limit refusals, and the price streams (open streams per
+ * chain, events written, books skipped for slow clients).
  */
 import type { RequestHandler } from 'express';
 import type { Metrics } from '@pmm/core';
 import type { BookCache } from './store/book-cache';
+import type { StreamMetrics } from './http/stream-hub';
 
 export function gatewayMetrics(metrics: Metrics) {
   const bookAge = metrics.gauge('gateway_book_age_seconds', 'Seconds since the block of the served book, per chain', [
@@ -25,6 +27,33 @@ export function gatewayMetrics(metrics: Metrics) {
     [] as const,
   );
   const rateLimited = metrics.counter('gateway_rate_limited_total', 'Requests refused with 429', [] as const);
+  const streamsOpen = metrics.gauge('gateway_streams_open', 'Open /v2/price/stream connections, per chain', [
+    'chain',
+  ] as const);
+  const streamEvents = metrics.counter(
+    'gateway_stream_events_total',
+    'Price stream events written to clients, by event',
+    ['event'] as const,
+  );
+  const streamSkipped = metrics.counter(
+    'gateway_stream_books_skipped_total',
+    'Books a slow stream client skipped (replaced by a newer one before it could take them)',
+    [] as const,
+  );
+  const streamFanout = metrics.histogram(
+    'gateway_stream_fanout_seconds',
+    'Time to write one book to every open stream of its chain',
+    [] as const,
+  );
+  const sentBook = streamEvents.labels('book');
+  const sentUnavailable = streamEvents.labels('unavailable');
+  const streams: StreamMetrics = {
+    opened: (chainId) => streamsOpen.inc({ chain: String(chainId) }),
+    closed: (chainId) => streamsOpen.dec({ chain: String(chainId) }),
+    sent: (event) => (event === 'book' ? sentBook : sentUnavailable).inc(),
+    skipped: () => streamSkipped.inc(),
+    fanout: (seconds) => streamFanout.observe(seconds),
+  };
 
   /** Mount before the /metrics route: reads each chain's book (cache or Redis) and sets the gauges. */
   const refreshBookGauges = (books: BookCache, chains: readonly number[]): RequestHandler => {
@@ -53,5 +82,6 @@ export function gatewayMetrics(metrics: Metrics) {
     upstreamError: (reason: string) => upstreamErrors.inc({ reason }),
     timeout: () => timeouts.inc(),
     rateLimited: () => rateLimited.inc(),
+    streams,
   };
 }

@@ -3,10 +3,21 @@
  * Redis, seeds the development key if configured, serves the public API on PORT and the
  * operator endpoints on OPS_PORT, and drains on SIGTERM/SIGINT.
  */
-import { createLogger, createRedis, listen, redisReady, shutdownOnSignals, ConfigError } from '@pmm/core';
+import {
+  checkRedisDurabilityWhenReady,
+  createLogger,
+  createRedis,
+  listen,
+  redisReady,
+  shutdownOnSignals,
+  ConfigError,
+} from '@pmm/core';
 import { gatewayTimeouts, loadGatewayConfig } from './config';
 import { createApp } from './app';
-import { seedDevKey } from './store/dev-key';
+import { keepDevKeySeeded } from './store/dev-key';
+
+/** How often the gateway checks that the development key is still in Redis. */
+const DEV_KEY_CHECK_MS = 2_000;
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
@@ -18,11 +29,18 @@ async function main(): Promise<void> {
   } catch {
     logger.warn('redis not reachable at start; serving 503 until it is');
   }
+  checkRedisDurabilityWhenReady(redis, logger);
   const gateway = createApp({ config, redis, subscriber, logger });
   await gateway.start().catch((err: unknown) => logger.warn('book updates not subscribed yet', { error: err }));
+  let devKey: ReturnType<typeof keepDevKeySeeded> | undefined;
   if (config.devApiKey) {
-    await seedDevKey(gateway.keys, config.devApiKey, config.devApiKeyWhitelist);
-    logger.warn('development API key seeded (DEV_API_KEY): do not use in production', { integrator: 'dev' });
+    devKey = keepDevKeySeeded(gateway.keys, config.devApiKey, config.devApiKeyWhitelist, {
+      intervalMs: DEV_KEY_CHECK_MS,
+      onReseed: () => logger.warn('development API key was missing from Redis: seeded again', { integrator: 'dev' }),
+      onError: () => undefined, // Redis down: the next check retries; the outage is logged by the client.
+    });
+    if (await devKey.ready)
+      logger.warn('development API key seeded (DEV_API_KEY): do not use in production', { integrator: 'dev' });
   }
   const api = await listen(gateway.app, config.port, config.host, { timeouts: gatewayTimeouts(config), logger });
   const ops = await listen(gateway.opsApp, config.opsPort, config.opsHost, { logger });
@@ -33,9 +51,11 @@ async function main(): Promise<void> {
     chains: config.servedChains,
   });
   shutdownOnSignals({
-    served: [api, ops],
+    // Open price streams never end by themselves: end them first, or the drain waits them out.
+    served: [{ ...api, close: () => (gateway.closeStreams(), api.close()) }, ops],
     logger,
     cleanup: async () => {
+      devKey?.stop();
       await gateway.close();
       redis.disconnect();
       subscriber.disconnect();

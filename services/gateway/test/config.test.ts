@@ -17,11 +17,16 @@ describe('gateway config', () => {
       servedChains: [8453, 56, 4663],
       corsOrigins: [],
       requestTimeoutMs: 10_000,
+      secretsDir: '',
       signBodyLimit: 16_384,
       defaultRateLimit: 600,
       defaultRateWindowSeconds: 60,
       bookCacheMs: 500,
+      configWaitSeconds: 0,
       keyCacheMs: 500,
+      streamsPerKey: 10,
+      streamHeartbeatMs: 15_000,
+      streamLeaseMs: 15_000,
       devApiKey: undefined,
       devApiKeyWhitelist: [],
       logLevel: 'info',
@@ -54,6 +59,8 @@ describe('gateway config', () => {
     [{ SIGNER_URL: 'ftp://x' }, /^SIGNER_URL/],
     [{ DEV_API_KEY_WHITELIST: 'nope' }, /^DEV_API_KEY_WHITELIST/],
     [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL/],
+    [{ STREAM_HEARTBEAT_MS: '15001' }, /^STREAM_HEARTBEAT_MS \(streamHeartbeatMs\): must be an integer in 100..15000/],
+    [{ STREAMS_PER_KEY: '0' }, /^STREAMS_PER_KEY/],
     [{ INTERNAL_TOKEN: 'short' }, /^INTERNAL_TOKEN \(internalToken\): must be at least 16 characters$/],
     [{ DEV_API_KEY: 'dev' }, /^DEV_API_KEY \(devApiKey\): must be at least 16 characters$/],
   ])('error: %j is rejected with the setting named', (env, message) => {
@@ -64,6 +71,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(19);
+    expect(lines).toHaveLength(24);
   });
 });

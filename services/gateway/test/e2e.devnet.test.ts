@@ -14,6 +14,7 @@ import { loadIndexerConfig, startIndexer, type RunningIndexer } from '@pmm/index
 import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
 import type { Gateway } from '@pmm/gateway';
 import { REDIS_URL, call, harness, type Harness } from './support/harness';
+import { openStream } from './support/sse-client';
 
 jest.setTimeout(180_000);
 
@@ -211,5 +212,31 @@ describe('price → sign → swap through the gateway', () => {
     );
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('ADDRESS_NOT_WHITELISTED');
+  });
+});
+
+describe('the price stream on the devnet', () => {
+  it('behavior: the stream follows real blocks: newer ids each time, data = the book of that block', async () => {
+    const c = devnet.stack.chains['8453']!;
+    const base = await h.listen(gw.app);
+    const s = await openStream(base, '/v2/price/stream?chainId=8453', { 'X-API-KEY': key });
+    try {
+      expect(s.status).toBe(200);
+      await s.until((x) => x.events.filter((e) => e.event === 'book').length >= 4, 30_000);
+      const books = s.events.filter((e) => e.event === 'book').slice(0, 4);
+      const ids = books.map((e) => Number(e.id));
+      for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1]!);
+      const pub = createPublicClient({ transport: http(c.rpcUrl, { retryCount: 0 }) });
+      for (const e of books) {
+        const book = JSON.parse(e.data) as OrderbookResponse;
+        expect(book.blockNumber).toBe(Number(e.id));
+        expect(book.pairs.length).toBeGreaterThan(0);
+        // The block exists on the chain with that timestamp (read independently with viem).
+        const block = await pub.getBlock({ blockNumber: BigInt(book.blockNumber) });
+        expect(book.blockTime).toBe(Number(block.timestamp));
+      }
+    } finally {
+      s.close();
+    }
   });
 });

@@ -66,6 +66,7 @@ describe('OpenAPI document', () => {
       '/v1/swap/sign',
       '/v2/openapi.json',
       '/v2/price',
+      '/v2/price/stream',
       '/v2/swap/sign',
     ]);
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });

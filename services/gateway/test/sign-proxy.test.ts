@@ -60,6 +60,7 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
           .set('X-Request-Id', 'trace-123')
           .set('X-Internal-Token', 'spoofed')
           .set('X-Integrator-Id', 'spoofed')
+          .set('X-Api-Key-Id', 'spoofed')
           .set('Content-Type', 'application/json')
           .send(text),
       );
@@ -73,6 +74,8 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
       expect(got.headers['x-internal-token']).toBe('test-internal-token-0123456789');
       expect(got.headers['x-request-id']).toBe('trace-123');
       expect(got.headers['x-integrator-id']).toBe('acme');
+      expect(got.headers['x-api-key-id']).toBe(key.slice(0, (got.headers['x-api-key-id'] as string).length));
+      expect(got.headers['x-api-key-id']).not.toBe('spoofed');
       expect(got.headers['content-length']).toBe(String(body.length));
       expect(got.headers['content-type']).toBe('application/json');
       expect(got.headers['x-api-key']).toBeUndefined();

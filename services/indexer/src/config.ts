@@ -8,9 +8,9 @@
  */
 import {
   ConfigError,
+  chainsSetting,
   findChain,
   loadConfig,
-  parseChainDeployments,
   settings,
   type ChainDeployment,
   type ConfigSources,
@@ -25,19 +25,10 @@ export const INDEXER_SETTINGS = {
     1,
     2 ** 31 - 1,
   ]),
-  chains: settings.json(
-    'CHAINS',
+  chains: chainsSetting(
     'Chain deployments, JSON { "<id>": { chainId, rpcUrl?, wsUrl?, contracts: { router, helper, verifier, multicall3? } } } ' +
       '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
       'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Required.',
-    undefined,
-    (value) => {
-      try {
-        return parseChainDeployments(value);
-      } catch (err) {
-        throw new ConfigError(err instanceof Error ? err.message : 'invalid');
-      }
-    },
   ),
   quoterKey: settings.secret(
     'QUOTER_KEY',

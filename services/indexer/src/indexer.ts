@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import {
   createDigestSigner,
   createLogger,
+  checkRedisDurabilityWhenReady,
   createRedis,
   redisKeys,
   type Logger,
@@ -30,7 +31,7 @@ import { createBlockQueue, createBlockWorker, type BlockWorker } from './jobs/bl
 import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry-refresher';
 import { createIndexerMetrics, type IndexerMetrics } from './metrics';
 import { createBookStore, type BookStore } from './store/book-store';
-import { createRegistryStore } from './store/registry-store';
+import { createRegistryStore, registryTtlMs } from './store/registry-store';
 
 export interface IndexerDeps {
   logger?: Logger;
@@ -63,7 +64,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     chainId: config.chainId,
     replica,
   });
-  const metrics = createIndexerMetrics({ defaultMetrics: deps.defaultMetrics ?? true });
+  const metrics = createIndexerMetrics({ chainId: config.chainId, defaultMetrics: deps.defaultMetrics ?? true });
   const signer = createDigestSigner(config.quoterKey);
   const keys = redisKeys(config.redisKeyPrefix);
   const { contracts } = config.deployment;
@@ -85,15 +86,20 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     name: `indexer-${config.chainId}-worker`,
     logger: log,
   });
+  checkRedisDurabilityWhenReady(redis, log);
   const books = createBookStore(redis, {
     keys: { book: keys.book(config.chainId), updates: keys.updates(config.chainId) },
     chainId: config.chainId,
     ttlMs: config.bookTtlMs,
   });
-  const registryStore = createRegistryStore(redis, {
-    pairs: keys.pairs(config.chainId),
-    updates: keys.updates(config.chainId),
-  });
+  const registryStore = createRegistryStore(
+    redis,
+    {
+      pairs: keys.pairs(config.chainId),
+      updates: keys.updates(config.chainId),
+    },
+    registryTtlMs(config.registryRefreshMs),
+  );
   const queue = createBlockQueue({ connection: redis, prefix: keys.queuePrefix(config.chainId), logger: log });
 
   // Late-bound: the block source's callbacks need the worker and registry, which need the source's rpc.

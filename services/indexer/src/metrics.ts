@@ -1,5 +1,7 @@
 /**
  * The indexer's metrics, declared up front (names, help, labels) on a per-instance registry.
+ * Every series carries `chain` (and `service`) as a default label, so that one dashboard or
+ * alert rule covers every chain's indexers and tells them apart.
  */
 import { createMetrics, type Metrics } from '@pmm/core';
 
@@ -37,8 +39,9 @@ export interface IndexerMetrics {
   silentCallFailures: Counter;
 }
 
-export function createIndexerMetrics(opts: { defaultMetrics?: boolean } = {}): IndexerMetrics {
+export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: boolean }): IndexerMetrics {
   const metrics: Metrics = createMetrics('indexer', opts);
+  metrics.registry.setDefaultLabels({ service: 'indexer', chain: String(opts.chainId) });
   return {
     metrics,
     registry: metrics.registry,

@@ -44,8 +44,8 @@ describe('pairBook', () => {
       { price: '59000', amount: '1' },
       { price: '58000', amount: '1' },
     ]);
-    // 60,000 / 0.99 = 60606.06…, rounded up against the taker.
-    expect(book.asks[0]!.price).toBe('60606.060606060606060607');
+    // 60,000 / 0.99 = 60606.06…, rounded up against the taker to 12 significant digits.
+    expect(book.asks[0]!.price).toBe('60606.0606061');
     const asks = summarizeLevels(book.asks, 8, 18);
     expect(asks.base).toBe((197n * e8) / 100n);
     expect(asks.quoteCeil).toBeGreaterThanOrEqual(120_000n * e18);

@@ -4,10 +4,16 @@
  *    checks, encode, keccak, sign, verificationData, calldata) with a warm registry;
  * 2. the raw rate of the secp256k1 backend alone (the library call, nothing else);
  * 3. their ratio (goal >= 0.5);
- * 4. HTTP throughput and p50/p99 latency of the signer app under load (autocannon, in-process
- *    server, real Redis for the stores, logging to a discarding stream).
+ * 4. HTTP throughput and p50/p99 latency of the signer app under load (autocannon in a worker
+ *    thread, in-process server, real Redis for the stores, logging to a discarding stream),
+ *    without and with the audit trail (one Redis script per signature before the answer), and
+ *    the ratio (goal >= 0.90) two ways: the measured throughputs, and the CPU capacity (the app
+ *    thread's CPU time plus Redis's CPU per signature; Linux), which a shared machine disturbs
+ *    far less.
+ *    Run it without REDIS_URL: a private Redis makes its CPU figure this benchmark's alone.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import {
@@ -29,12 +35,16 @@ import {
 } from '@pmm/core';
 import { keccak256, toBytes } from 'viem';
 import {
+  DAY_MS,
   IntegratorStore,
   PairRegistryCache,
+  RedisAuditTrail,
+  auditDay,
   checkSignRequest,
   createApp,
   integratorView,
   signQuote,
+  type AuditSink,
   type SignQuoteContext,
 } from '../src';
 
@@ -172,38 +182,153 @@ async function main(): Promise<void> {
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: [CHAIN], logger, refreshIntervalMs: 0 });
   await pairs.start();
   const token = randomBytes(16).toString('hex');
-  const app = createApp({
-    logger,
-    metrics: createMetrics('signer-bench'),
-    internalToken: token,
-    servedChains: [CHAIN],
-    maxFee,
-    signers: new Map([[CHAIN, signer]]),
-    originRates: new Map([[CHAIN, 0n]]),
-    pairs,
-    integrators: new IntegratorStore({ redis, keys }),
-    readiness: {},
-  });
-  const served = await listen(app, 0, '127.0.0.1');
-  try {
-    const result = await autocannon({
-      url: `http://127.0.0.1:${served.port}/v2/swap/sign`,
-      method: 'POST',
-      connections: 50,
-      duration: 5,
-      headers: { 'content-type': 'application/json', 'x-internal-token': token, 'x-integrator-id': 'bench' },
-      body: JSON.stringify(bodies[1]),
+  /** Redis's own CPU seconds so far (user + sys), from INFO. */
+  const redisCpu = async (): Promise<number> => {
+    const info = await redis.info('cpu');
+    const read = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? NaN);
+    return read('used_cpu_user') + read('used_cpu_sys');
+  };
+  /**
+   * CPU time of this thread alone (the app; the load generator runs in a worker), in µs, from
+   * Linux's per-thread counters (clock ticks of 10 ms). Unlike wall-clock busy time, it does not
+   * grow when other processes take the cores.
+   */
+  const appCpuUs = (): number => {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+  };
+  interface Run {
+    rps: number;
+    /** CPU time of the signer app's thread per request, µs. */
+    appUs: number;
+    /** Redis CPU per request, µs (exact only when the Redis serves this benchmark alone). */
+    redisUs: number;
+  }
+  const http = async (label: string, audit: AuditSink, seconds: number): Promise<Run> => {
+    const app = createApp({
+      logger,
+      metrics: createMetrics('signer-bench'),
+      internalToken: token,
+      servedChains: [CHAIN],
+      maxFee,
+      signers: new Map([[CHAIN, signer]]),
+      originRates: new Map([[CHAIN, 0n]]),
+      pairs,
+      integrators: new IntegratorStore({ redis, keys }),
+      audit,
+      readiness: {},
     });
+    const served = await listen(app, 0, '127.0.0.1');
+    try {
+      const cpu0 = await redisCpu();
+      const app0 = appCpuUs();
+      // The load comes from a worker thread, so this thread's CPU time is the app's alone.
+      const result = await autocannon({
+        url: `http://127.0.0.1:${served.port}/v2/swap/sign`,
+        method: 'POST',
+        connections: 50,
+        workers: 1,
+        duration: seconds,
+        headers: { 'content-type': 'application/json', 'x-internal-token': token, 'x-integrator-id': 'bench' },
+        // 64 distinct quotes in turn (different fees, so different signatures), as many integrators'
+        // requests are: one body repeated would sign the same digest all second long.
+        requests: bodies.map((b) => ({ method: 'POST', body: JSON.stringify(b) })),
+      });
+      const appUs = appCpuUs() - app0;
+      const redisSeconds = (await redisCpu()) - cpu0;
+      const n = Math.max(1, result.requests.total);
+      const run = { rps: result.requests.average, appUs: appUs / n, redisUs: (redisSeconds * 1e6) / n };
+      console.log(
+        `HTTP POST /v2/swap/sign ${label} (autocannon in a worker, 50 connections, ${seconds} s): ` +
+          `${fmt(run.rps)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
+          `${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors; ` +
+          `per request: app ${run.appUs.toFixed(0)} us CPU, Redis ${run.redisUs.toFixed(0)} us CPU`,
+      );
+      return run;
+    } finally {
+      await served.close();
+    }
+  };
+  try {
+    // As start-signer wires it: a dedicated auto-pipelined connection.
+    const auditRedis = createRedis(url, { role: 'command', name: 'bench-audit', autoPipelining: true });
+    await redisReady(auditRedis);
+    const trail = new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: 180 * DAY_MS });
+    const none: AuditSink = { record: () => Promise.resolve() };
+
+    // The trail alone: records written per second, 50 at a time (what one signer can record).
+    const sample = {
+      time: Date.now(),
+      chainId: CHAIN,
+      integratorId: 'bench',
+      keyId: 'pmm_benchkey',
+      requestId: '6205fb94-d2d2-4d13-9751-699135465800',
+      userAddress: user,
+      tokenIn: registry.quoteToken.address,
+      tokenOut: registry.baseTokens[0]!.address,
+      fee: '30',
+      originRate: '0',
+      amountIn: '1000000000',
+      minAmountOut: '0',
+      timestamp: Math.floor(Date.now() / 1000),
+      digest: `0x${'ab'.repeat(32)}`,
+      signer: signer.address,
+    };
+    let written = 0;
+    const until = Date.now() + 2_000;
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, k) => {
+        while (Date.now() < until) {
+          await trail.record({ ...sample, signature: `0x${(written++ * 50 + k).toString(16).padStart(130, '0')}` });
+        }
+      }),
+    );
+    console.log(`audit trail writes alone (50 concurrent, 2 s): ${fmt(written / 2)} /s`);
+
+    // Short rounds in pairs, the order alternating, so that a busy phase of a shared machine
+    // lands on both sides; medians over the pairs are the figures.
+    const runs: { without: Run; with: Run }[] = [];
+    for (let round = 0; round < 6; round++) {
+      const first = round % 2 === 0;
+      const a = first ? await http('without the audit trail', none, 3) : undefined;
+      const b = await http('with the audit trail   ', trail, 3);
+      const c = a ?? (await http('without the audit trail', none, 3));
+      runs.push({ without: c, with: b });
+    }
+    const median = (xs: number[]) => {
+      const v = [...xs].sort((x, y) => x - y);
+      return (v[(v.length - 1) >> 1]! + v[v.length >> 1]!) / 2;
+    };
+    // Redis memory per record: the stream, and today's signature index (every record here is today's).
+    const records = await redis.xlen(keys.audit(CHAIN));
+    const bytes = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+    const streamBytes = await bytes(keys.audit(CHAIN));
+    const indexBytes = await bytes(keys.auditSignatures(CHAIN, auditDay(Math.floor(Date.now() / 1000))));
     console.log(
-      `HTTP POST /v2/swap/sign (autocannon, 50 connections, 5 s): ${fmt(result.requests.average)} req/s, ` +
-        `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
-        `${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors`,
+      `audit records written: ${fmt(records)}; Redis memory per record: stream ${(streamBytes / records).toFixed(0)} B, ` +
+        `signature index ${(indexBytes / records).toFixed(0)} B`,
+    );
+    auditRedis.disconnect();
+    const cost = (r: Run) => r.appUs + r.redisUs;
+    const appWithout = median(runs.map((r) => r.without.appUs));
+    const appWith = median(runs.map((r) => r.with.appUs));
+    const redisWithout = median(runs.map((r) => r.without.redisUs));
+    const redisWith = median(runs.map((r) => r.with.redisUs));
+    console.log(
+      `cost per signature (medians): without the trail app ${appWithout.toFixed(0)} us + Redis ${redisWithout.toFixed(0)} us, ` +
+        `with it app ${appWith.toFixed(0)} us + Redis ${redisWith.toFixed(0)} us`,
+    );
+    console.log(
+      `ratio with / without the audit trail: measured throughput ${median(runs.map((r) => r.with.rps / r.without.rps)).toFixed(2)}; ` +
+        `CPU capacity (app + Redis per signature) ${median(runs.map((r) => cost(r.without) / cost(r.with))).toFixed(2)} ` +
+        `(goal >= 0.90: the trail costs at most 10 %)`,
     );
   } finally {
-    await served.close();
     await pairs.close();
+    // One index key per signature: delete in slices (a spread of 100k arguments overflows the stack).
     const found = await redis.keys(`${prefix}:*`);
-    if (found.length > 0) await redis.del(...found);
+    for (let i = 0; i < found.length; i += 1_000) await redis.del(...found.slice(i, i + 1_000));
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
   }
 }

@@ -21,6 +21,8 @@ import {
   settings,
   type ConfigSources,
   SHARED_SETTINGS,
+  throwConfigErrors,
+  readConfigFile,
   type Setting,
 } from '@pmm/core';
 
@@ -90,6 +92,12 @@ export const SIGNER_SETTINGS = {
     parse: parseServedChains,
   } satisfies Setting<number[]>,
   maxFee: uint256Setting('MAX_FEE', 'Largest accepted `fee`, in units of 0.1 bps. Default 10000 (10%).', 10_000n),
+  auditRetentionDays: settings.int(
+    'AUDIT_RETENTION_DAYS',
+    'Days the audit trail keeps each signature record (who asked, when, what was signed) before trimming it; `settle` and `audit tx` can only attribute swaps signed within it. Default 180.',
+    180,
+    [1, 3650],
+  ),
   signerBackend: settings.oneOf(
     'SIGNER_BACKEND',
     'secp256k1 implementation: auto (native libsecp256k1 when it loads, else @noble/curves), libsecp256k1 (fail if absent) or noble. Default auto.',
@@ -148,6 +156,8 @@ export interface SignerConfig {
   servedChains: number[];
   maxFee: bigint;
   signerBackend: 'auto' | 'libsecp256k1' | 'noble';
+  /** Days each audit record is kept. */
+  auditRetentionDays: number;
   chains: Record<number, ChainSignerConfig>;
 }
 
@@ -165,25 +175,56 @@ export function missingKeyMessage(chainId: number): string {
  * (see load-signing-keys.ts): this only decides where each comes from.
  */
 export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
-  const base = loadConfig(SIGNER_SETTINGS, sources);
+  // Every problem is collected (base settings and each chain's key) and reported at once.
+  const problems: string[] = [];
+  const collect = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
+    }
+  };
+  // The file is read once for every layer; when it cannot be read, that is one more problem
+  // and the settings it would have given are reported as missing.
+  let file = sources.file;
+  if (file === undefined) file = collect(() => readConfigFile(sources.env ?? process.env)) ?? {};
+  sources = { ...sources, file };
+  const base = collect(() => loadConfig(SIGNER_SETTINGS, sources));
+  // The chains to check even when another base setting is wrong.
+  let servedChains = base?.servedChains;
+  if (!servedChains) {
+    try {
+      servedChains = loadConfig({ servedChains: SIGNER_SETTINGS.servedChains }, sources).servedChains;
+    } catch {
+      // already reported by the base settings
+    }
+  }
   // Second pass, per served chain (CONFIG_FILE is read again: once per chain, at boot only).
   const chains: Record<number, ChainSignerConfig> = {};
-  for (const chainId of base.servedChains) {
-    const c = loadConfig(chainSettings(chainId), sources);
-    const privateKey = c[`signerKey_${chainId}`] as string | undefined;
-    const keystore = c[`signerKeystore_${chainId}`] as string | undefined;
-    const password = c[`signerKeystorePassword_${chainId}`] as string | undefined;
-    let key: KeySource;
-    if (privateKey !== undefined) key = { kind: 'hex', env: `SIGNER_KEY_${chainId}`, privateKey };
-    else if (keystore !== undefined) {
-      if (password === undefined) {
-        throw new ConfigError(
-          `SIGNER_KEYSTORE_${chainId}: chain ${chainId} keystore needs a password: set SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE (or SIGNER_KEYSTORE_PASSWORD_${chainId})`,
-        );
-      }
-      key = { kind: 'keystore', env: `SIGNER_KEYSTORE_${chainId}`, path: keystore, password };
-    } else throw new ConfigError(missingKeyMessage(chainId));
-    chains[chainId] = { chainId, originRate: c[`originRate_${chainId}`] as bigint, key };
+  for (const chainId of servedChains ?? []) {
+    const chain = collect(() => loadChainSigner(chainId, sources));
+    if (chain) chains[chainId] = chain;
   }
-  return { ...base, chains };
+  throwConfigErrors(problems);
+  return { ...base!, chains };
+}
+
+function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerConfig {
+  const c = loadConfig(chainSettings(chainId), sources);
+  const privateKey = c[`signerKey_${chainId}`] as string | undefined;
+  const keystore = c[`signerKeystore_${chainId}`] as string | undefined;
+  const password = c[`signerKeystorePassword_${chainId}`] as string | undefined;
+  let key: KeySource;
+  if (privateKey !== undefined) key = { kind: 'hex', env: `SIGNER_KEY_${chainId}`, privateKey };
+  else if (keystore !== undefined) {
+    if (password === undefined) {
+      throw new ConfigError(
+        `SIGNER_KEYSTORE_${chainId}: chain ${chainId} keystore needs a password: set SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE (or SIGNER_KEYSTORE_PASSWORD_${chainId})`,
+      );
+    }
+    key = { kind: 'keystore', env: `SIGNER_KEYSTORE_${chainId}`, path: keystore, password };
+  } else throw new ConfigError(missingKeyMessage(chainId));
+  return { chainId, originRate: c[`originRate_${chainId}`] as bigint, key };
 }

@@ -3,6 +3,7 @@
  * `process.env`): main wires the real ones, tests real Redis-backed stores or fakes.
  */
 import type { DigestSigner, Logger, Metrics, PairRegistry, ReadinessCheck } from '@pmm/core';
+import type { AuditSink } from './store/audit-trail';
 import type { IntegratorSource } from './store/integrator-store';
 
 export interface SignerDeps {
@@ -21,6 +22,8 @@ export interface SignerDeps {
   /** Cached pair registries (PairRegistryCache). */
   pairs: { get(chainId: number): PairRegistry | undefined };
   integrators: IntegratorSource;
+  /** The audit trail: every signature is recorded here before it is returned. */
+  audit: AuditSink;
   /** `/readyz` checks; each must resolve within 1 s. */
   readiness: Record<string, ReadinessCheck>;
   /** Body size limit; default 16 KiB. */

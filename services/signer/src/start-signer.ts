@@ -3,14 +3,24 @@
  * stores, app, HTTP server. `close()` drains in-flight requests, then releases Redis.
  * main.ts adds the process concerns (config errors, signals, exit); tests call this directly.
  */
-import { createMetrics, createRedis, listen, redisKeys, redisReady, type Logger, type Served } from '@pmm/core';
+import {
+  checkRedisDurabilityWhenReady,
+  createMetrics,
+  createRedis,
+  listen,
+  redisKeys,
+  redisReady,
+  type Logger,
+  type Served,
+} from '@pmm/core';
 import { createApp } from './app';
 import type { SignerConfig } from './config';
 import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
+import { DAY_MS, RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { PairRegistryCache } from './store/pair-registry-cache';
 
-/** End-to-end limit of one request (DECISIONS.md "Request handling" 10). */
+/** End-to-end limit of one request (docs/decisions.md#body-size-and-time-limits). */
 const REQUEST_TIMEOUT_MS = 10_000;
 
 export interface RunningSigner {
@@ -31,9 +41,17 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   const keys = redisKeys(config.redisKeyPrefix);
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'signer', logger });
   const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-sub', logger });
+  // Its own connection: one small script per signature, pipelined across concurrent requests.
+  const auditRedis = createRedis(config.redisUrl, {
+    role: 'command',
+    name: 'signer-audit',
+    logger,
+    autoPipelining: true,
+  });
   // Normally Redis answers at once and the registries are loaded before the port opens. If it
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
   await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
+  checkRedisDurabilityWhenReady(redis, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
   await pairs.start();
   // The same subscriber connection carries the integrator invalidations.
@@ -50,9 +68,10 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     originRates,
     pairs,
     integrators,
+    audit: new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: config.auditRetentionDays * DAY_MS }),
     readiness: {
       redis: async () => {
-        await redis.ping();
+        await Promise.all([redis.ping(), auditRedis.ping()]);
       },
       keys: async () => {
         const missing = config.servedChains.filter((id) => !signers.has(id));
@@ -75,7 +94,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await served.close();
         await pairs.close();
         await integrators.close();
-        await Promise.allSettled([redis.quit(), subscriber.quit()]);
+        await Promise.allSettled([redis.quit(), subscriber.quit(), auditRedis.quit()]);
       })()),
   };
 }

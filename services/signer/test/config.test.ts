@@ -194,3 +194,21 @@ describe('signing keys', () => {
     expect(signers.get(8453)?.backend).toBe('noble');
   });
 });
+
+describe('every missing secret at once', () => {
+  it('error: without a readable CONFIG_FILE and any secret, the message names the file, the token and each chain key', () => {
+    let caught: unknown;
+    try {
+      loadSignerConfig({ env: { CONFIG_FILE: '/nonexistent/chains.json', SERVED_CHAINS: '8453,56' } });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).problems).toEqual([
+      'CONFIG_FILE: cannot read /nonexistent/chains.json',
+      expect.stringMatching(/^INTERNAL_TOKEN \(internalToken\): required/),
+      missingKeyMessage(8453),
+      missingKeyMessage(56),
+    ]);
+  });
+});

@@ -69,7 +69,8 @@ describe('integrator cache', () => {
     await view('acme');
     await put('acme', { disabled: true }); // as if announced while the subscriber was away
     const ready = new Promise((r) => subscriber.once('ready', r));
-    subscriber.stream.destroy(); // a dropped connection: ioredis reconnects and resubscribes
+    // A dropped connection: ioredis reconnects and resubscribes.
+    (subscriber as unknown as { stream: { destroy(): void } }).stream.destroy();
     await ready;
     expect((await view('acme'))!.record.disabled).toBe(true);
   });

@@ -7,7 +7,6 @@
  */
 import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
 import { startDevnet, seedPlan, type ChainStack, type Devnet } from '@pmm/devnet';
-import type { PairRegistry } from '@pmm/core';
 import request from 'supertest';
 import {
   BaseError,
@@ -26,7 +25,7 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { INTERNAL_TOKEN, startFixture, type Fixture } from './support/fixture';
+import { INTERNAL_TOKEN, stackRegistry, startFixture, type Fixture } from './support/fixture';
 
 const CHAIN_IDS = [8453, 56, 4663] as const;
 const ORIGIN_RATES: Record<number, bigint> = { 8453: 0n, 56: 7n, 4663: (1n << 255n) + 1n };
@@ -48,16 +47,6 @@ const chainCtx = (id: number): ChainCtx => {
   if (!c) throw new Error(`chain ${id} not set up`);
   return c;
 };
-
-function registryOf(s: ChainStack): PairRegistry {
-  return {
-    chainId: s.chainId,
-    quoteToken: s.quoteToken,
-    baseTokens: s.baseTokens,
-    blockNumber: 1,
-    refreshedAt: Date.now(),
-  };
-}
 
 beforeAll(async () => {
   devnet = await startDevnet({ chains: [...CHAIN_IDS], blockIntervalMs: 0 });
@@ -84,7 +73,7 @@ beforeAll(async () => {
   const stackOf = (id: number) => chainCtx(id).stack;
   f = await startFixture({
     signerKeys: Object.fromEntries(CHAIN_IDS.map((id) => [id, stackOf(id).apiSigner.privateKey])),
-    registry: (id) => registryOf(stackOf(id)),
+    registry: (id) => stackRegistry(stackOf(id)),
     whitelist: CHAIN_IDS.map((id) => stackOf(id).testUser.address),
     originRates: ORIGIN_RATES,
     // The devnet allows blocks with the same timestamp, so its clock is the wall clock.

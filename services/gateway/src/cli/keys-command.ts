@@ -5,8 +5,10 @@
  * A key is printed exactly once, by `create` and `rotate`; nothing can show it again (only
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
-import { ConfigError, KNOWN_CHAIN_IDS } from '@pmm/core';
+import { ConfigError, KNOWN_CHAIN_IDS, type RedisClient } from '@pmm/core';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { assertIntegratorId, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
+import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';
 
 export const KEYS_USAGE = `usage: keys <command> [options]
 
@@ -23,6 +25,10 @@ export const KEYS_USAGE = `usage: keys <command> [options]
   rotate  --integrator <id> [--revoke-old] | --key <keyId>
           Issues a new key for the integrator and prints it ONCE. With --key, the old key is
           revoked; with --revoke-old, all the integrator's other keys are.
+  export  [--file <path>]   Every integrator and key record as JSON (keys stay hashed), to
+                            stdout or a file: backup and migration.
+  import  --file <path|->   Writes the records of an export (- = stdin); records with the same
+                            integrator id or key hash are replaced, nothing else is touched.
 
 Changes take effect on every gateway within 1 s.`;
 
@@ -125,11 +131,13 @@ export async function runKeysCommand(
   argv: readonly string[],
   store: ApiKeyStore,
   print: (line: string) => void,
+  /** Redis and key prefix: needed by `export` only (it scans for integrators). */
+  backend?: { redis: RedisClient; prefix: string },
 ): Promise<number> {
   let args: Args;
   try {
     args = parseArgs(argv);
-    return await dispatch(args, store, print);
+    return await dispatch(args, store, print, backend);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
       print(`error: ${err.message}`);
@@ -148,8 +156,32 @@ function printNewKey(print: (line: string) => void, apiKey: string, keyId: strin
   print('Store this key now: it is not stored anywhere and cannot be shown again.');
 }
 
-async function dispatch(args: Args, store: ApiKeyStore, print: (line: string) => void): Promise<number> {
+async function dispatch(
+  args: Args,
+  store: ApiKeyStore,
+  print: (line: string) => void,
+  backend: { redis: RedisClient; prefix: string } | undefined,
+): Promise<number> {
   switch (args.command) {
+    case 'export': {
+      if (!backend) throw new Error('export needs the Redis connection');
+      const text = JSON.stringify(await exportKeys(store, backend.redis, backend.prefix), null, 2);
+      const file = one(args, 'file');
+      if (file === undefined || file === '-') print(text);
+      else {
+        writeFileSync(file, `${text}\n`, { mode: 0o600 });
+        const doc = JSON.parse(text) as { integrators: unknown[]; apiKeys: unknown[] };
+        print(`exported ${doc.integrators.length} integrators and ${doc.apiKeys.length} keys to ${file}`);
+      }
+      return 0;
+    }
+    case 'import': {
+      const file = required(args, 'file');
+      const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+      const counts = await importKeys(store, parseKeyBackup(text));
+      print(`imported ${counts.integrators} integrators and ${counts.apiKeys} keys`);
+      return 0;
+    }
     case 'create': {
       const id = required(args, 'integrator');
       try {

@@ -17,8 +17,11 @@ async function main(): Promise<number> {
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'gateway-keys-cli' });
   try {
     await redisReady(redis, 5_000);
-    return await runKeysCommand(argv, new ApiKeyStore(redis, config.redisKeyPrefix), (line) =>
-      process.stdout.write(`${line}\n`),
+    return await runKeysCommand(
+      argv,
+      new ApiKeyStore(redis, config.redisKeyPrefix),
+      (line) => process.stdout.write(`${line}\n`),
+      { redis, prefix: config.redisKeyPrefix },
     );
   } finally {
     redis.disconnect();

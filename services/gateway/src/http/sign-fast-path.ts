@@ -65,7 +65,12 @@ export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMes
           res,
           path,
           body,
-          { internalToken: opts.internalToken, requestId: locals.requestId, integratorId: auth.integrator.id },
+          {
+            internalToken: opts.internalToken,
+            requestId: locals.requestId,
+            integratorId: auth.integrator.id,
+            apiKeyId: auth.key.keyId,
+          },
           {
             onUpstream: (upstream) => {
               locals.upstream = upstream;

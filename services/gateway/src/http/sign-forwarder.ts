@@ -35,6 +35,8 @@ export interface SignerHeaders {
   internalToken: string;
   requestId: string;
   integratorId: string;
+  /** The API key's public id (never the key): the signer writes it into the audit trail. */
+  apiKeyId: string;
 }
 
 /** Client headers never forwarded: the API key stays in the gateway; the body is re-framed. */
@@ -46,6 +48,7 @@ export function signerRequestHeaders(h: SignerHeaders, bodyLength: number): [str
     ['X-Internal-Token', h.internalToken],
     ['X-Request-Id', h.requestId],
     ['X-Integrator-Id', h.integratorId],
+    ['X-Api-Key-Id', h.apiKeyId],
     ['Content-Length', bodyLength],
   ];
 }

@@ -6,8 +6,10 @@
  * tested against.
  *
  * - The body forwarded is exactly the bytes read by bodyLimit (never parsed here).
- * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`;
- *   the client's own values of those headers and its `X-API-KEY` never reach the signer.
+ * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`,
+ *   `X-Api-Key-Id` (the key's public id, for the audit trail), as listed by sign-forwarder.ts
+ *   `signerRequestHeaders`; the client's own values of those headers and its `X-API-KEY`
+ *   never reach the signer.
  * - The signer's answer (status, headers, body) is passed through.
  * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the
  *   envelope (never http-proxy's default 504 text page). The request timeout (request-frame.ts)
@@ -67,10 +69,12 @@ export function signProxy(opts: SignProxyOptions): { handler: RequestHandler } {
         res.locals.upstream = proxyReq;
         const body = rawBodyOf(res);
         for (const name of DROPPED_REQUEST_HEADERS) proxyReq.removeHeader(name);
+        const auth = authOf(res);
         const headers = {
           internalToken: opts.internalToken,
           requestId: contextOf(res).requestId,
-          integratorId: authOf(res).integrator.id,
+          integratorId: auth.integrator.id,
+          apiKeyId: auth.key.keyId,
         };
         for (const [name, value] of signerRequestHeaders(headers, body.length)) proxyReq.setHeader(name, value);
         // The client's stream was consumed by bodyLimit; http-proxy's `req.pipe(proxyReq)`

@@ -183,7 +183,11 @@ export class ApiKeyStore {
 
   /** Stores a key given in clear (the development key seeded from config) by its hash. */
   async storeKey(apiKey: string, record: ApiKeyRecord): Promise<void> {
-    const hash = hashApiKey(apiKey);
+    await this.storeKeyHash(hashApiKey(apiKey), record);
+  }
+
+  /** Stores a key record by the key's hash (restoring a backup: the key itself is unknown). */
+  async storeKeyHash(hash: string, record: ApiKeyRecord): Promise<void> {
     await this.redis.set(this.keys.apiKey(hash), JSON.stringify(record));
     await this.redis.sadd(this.keys.apiKeyIndex(), hash);
     await this.announce({ kind: 'apikey', hash });

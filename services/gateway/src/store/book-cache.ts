@@ -14,6 +14,9 @@
  *   chain), so an older book cannot overwrite the notice's effect.
  * - Entries are refreshed ahead of expiry in the background, so the hot path does not wait
  *   for Redis while a chain is live.
+ * - Watchers (the price stream) hear of every read that is current (same generation as the
+ *   latest notice); while a chain has watchers, a notice starts that read at once, so one
+ *   subscription and one read per notice serve every stream of this gateway.
  */
 import { redisKeys, type Logger, type RedisClient } from '@pmm/core';
 
@@ -32,6 +35,9 @@ interface Slot {
   expiresAt: number;
   refreshAt: number;
 }
+
+/** Called with the chain's book (null: none in Redis) after a current read. */
+export type BookWatcher = (entry: BookEntry | null) => void;
 
 const HEAD_RE = /^\{"chainId":[0-9]+,/;
 
@@ -79,6 +85,7 @@ export class BookCache {
   private readonly slots = new Map<number, Slot>();
   private readonly generation = new Map<number, number>();
   private readonly inflight = new Map<number, Promise<BookEntry | null>>();
+  private readonly watchers = new Map<number, Set<BookWatcher>>();
   private readonly channels: Map<string, number>;
   private readonly now: () => number;
   private readonly onMessage = (channel: string) => {
@@ -88,6 +95,7 @@ export class BookCache {
     this.slots.delete(chainId);
     // A read already running may predate the notice: later requests start their own.
     this.inflight.delete(chainId);
+    if (this.watchers.get(chainId)?.size) this.read(chainId).catch(() => undefined);
   };
 
   constructor(private readonly opts: BookCacheOptions) {
@@ -115,6 +123,19 @@ export class BookCache {
     sub.off('message', this.onMessage);
     sub.off('ready', this.dropAll);
     if (sub.status === 'ready') await sub.unsubscribe(...this.channels.keys()).catch(() => undefined);
+  }
+
+  /**
+   * Calls `watcher` with the chain's book after every current read (see the module comment);
+   * returns the function that stops it. Watchers must not throw.
+   */
+  watch(chainId: number, watcher: BookWatcher): () => void {
+    let set = this.watchers.get(chainId);
+    if (!set) this.watchers.set(chainId, (set = new Set()));
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+    };
   }
 
   private readonly dropAll = () => {
@@ -145,7 +166,8 @@ export class BookCache {
       (text) => {
         settle();
         const entry = text === null ? null : makeEntry(text);
-        if (this.opts.ttlMs > 0 && (this.generation.get(chainId) ?? 0) === gen) {
+        const fresh = (this.generation.get(chainId) ?? 0) === gen;
+        if (this.opts.ttlMs > 0 && fresh) {
           const current = this.slots.get(chainId);
           // Keep a newer entry if a later read already landed (reads can complete out of order).
           if (!current || current.expiresAt <= startedAt + this.opts.ttlMs) {
@@ -156,6 +178,7 @@ export class BookCache {
             });
           }
         }
+        if (fresh) for (const watcher of this.watchers.get(chainId) ?? []) watcher(entry);
         return entry;
       },
       (err: unknown) => {

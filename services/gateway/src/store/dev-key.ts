@@ -32,3 +32,44 @@ export async function seedDevKey(
     disabled: false,
   });
 }
+
+/**
+ * Seeds the development key now, and again whenever it has gone (a private Redis restarted
+ * without its data, a FLUSHALL), checking every `intervalMs`. Returns a stop function.
+ * Redis being unreachable is not "gone": the check simply retries at the next tick.
+ */
+export function keepDevKeySeeded(
+  store: ApiKeyStore,
+  apiKey: string,
+  whitelist: readonly string[],
+  opts: { intervalMs: number; onReseed: () => void; onError: (err: unknown) => void },
+): { ready: Promise<boolean>; stop: () => void } {
+  const hash = hashApiKey(apiKey);
+  let running = false;
+  const tick = async (): Promise<void> => {
+    if (running) return;
+    running = true;
+    try {
+      if (!(await store.lookupHash(hash))) {
+        await seedDevKey(store, apiKey, whitelist);
+        opts.onReseed();
+      }
+    } catch (err) {
+      opts.onError(err);
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), opts.intervalMs);
+  timer.unref();
+  // At start the whitelist is replaced whatever is stored; ready says whether that worked
+  // (false while Redis is unreachable: the periodic check seeds it once Redis answers).
+  const ready = seedDevKey(store, apiKey, whitelist).then(
+    () => true,
+    (err: unknown) => {
+      opts.onError(err);
+      return false;
+    },
+  );
+  return { ready, stop: () => clearInterval(timer) };
+}

@@ -82,6 +82,9 @@ export function baseConfig(prefix: string, over: Partial<GatewayAppConfig> = {})
     defaultRateWindowSeconds: 60,
     bookCacheMs: 500,
     keyCacheMs: 500,
+    streamsPerKey: 10,
+    streamHeartbeatMs: 15_000,
+    streamLeaseMs: 15_000,
     ...over,
   };
 }

@@ -2,7 +2,8 @@
  * The JSON-RPC vocabulary shared by the WebSocket and HTTP transports. The indexer speaks
  * JSON-RPC itself instead of through ethers' providers: it needs per-request timeouts, a
  * batch pinned to one block, the `newHeads` header (with its timestamp) without a second
- * round trip, and full control of the socket's life (see ENVIRONMENT.md, ethers v6).
+ * round trip, and full control of the socket's life: see docs/decisions.md#ethers-websocketprovider and
+ * docs/decisions.md#viem-websocket-transport.
  */
 
 export interface RpcRequest {

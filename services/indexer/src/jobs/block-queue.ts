@@ -5,7 +5,7 @@
  * - Every replica that sees a new head adds a job with jobId `block-<n>-<hash prefix>`:
  *   BullMQ keeps one job per id, so N replicas produce ONE job per block. (The hash part
  *   tells apart a block of a restarted chain or of a reorg; ids contain no ':' and are never
- *   plain integers, see ENVIRONMENT.md.) Finished jobs are kept for a while so that a late
+ *   plain integers, see docs/decisions.md#bullmq.) Finished jobs are kept for a while so that a late
  *   replica's add still deduplicates; the handler also skips blocks already in the book.
  * - LIFO: the newest block is taken first; older jobs still queued are then skipped cheaply
  *   by the handler, so a slow replica never works through a backlog.

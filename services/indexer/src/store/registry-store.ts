@@ -1,8 +1,9 @@
 /**
  * The chain's pair registry in Redis (`pmm:{<id>}:pairs`, JSON PairRegistry), announced on
- * the update channel as `{"type":"pairs","chainId":N,"blockNumber":N}`. No TTL: the signer
- * validates pairs against it, and the list of listed tokens does not go stale with time the
- * way a price does; every replica rewrites it at each refresh (the writes are idempotent).
+ * the update channel as `{"type":"pairs","chainId":N,"blockNumber":N}`. Every replica rewrites
+ * it at each refresh (the writes are idempotent). It carries a TTL of {@link registryTtlMs}, long
+ * beside the refresh period, so that a chain nobody indexes any more does not leave its registry
+ * in Redis for ever (Redis runs with noeviction: only integrator data should stay).
  */
 import type { PairRegistry, RedisClient } from '@pmm/core';
 
@@ -10,14 +11,23 @@ export interface RegistryStore {
   write(registry: PairRegistry): Promise<void>;
 }
 
-export function createRegistryStore(redis: RedisClient, keys: { pairs: string; updates: string }): RegistryStore {
+/** Life of a written registry: ten refresh periods, and at least an hour. */
+export function registryTtlMs(refreshMs: number): number {
+  return Math.max(10 * refreshMs, 3_600_000);
+}
+
+export function createRegistryStore(
+  redis: RedisClient,
+  keys: { pairs: string; updates: string },
+  ttlMs: number,
+): RegistryStore {
   return {
     async write(registry) {
       const message = JSON.stringify({ type: 'pairs', chainId: registry.chainId, blockNumber: registry.blockNumber });
       // MULTI: readers never see the announcement without the value (the keys share a slot).
       const result = await redis
         .multi()
-        .set(keys.pairs, JSON.stringify(registry))
+        .set(keys.pairs, JSON.stringify(registry), 'PX', ttlMs)
         .publish(keys.updates, message)
         .exec();
       const failed = result?.find(([err]) => err);

@@ -2,12 +2,12 @@
  * The sign decision after the body has been parsed: which chain, which pair, which user, and
  * the signature. Pure apart from the signer it is given (no Redis, no clock: `nowMs` is passed).
  *
- * Precedence (DECISIONS.md "Request handling" 1, after VALIDATION_ERROR), first match wins:
+ * Precedence (docs/decisions.md#error-precedence, after VALIDATION_ERROR), first match wins:
  *   UNSUPPORTED_CHAIN (not served, or not enabled for this integrator) ·
  *   SERVICE_UNAVAILABLE (no pair registry yet) · PAIR_NOT_FOUND · ADDRESS_NOT_WHITELISTED ·
  *   SIGNING_FAILED / ENCODING_FAILED · anything else INTERNAL_ERROR.
  *
- * Legacy `/v1` (DECISIONS.md "Legacy /v1") has no UNSUPPORTED_CHAIN, PAIR_NOT_FOUND or
+ * Legacy `/v1` (docs/decisions.md#legacy-v1) has no UNSUPPORTED_CHAIN, PAIR_NOT_FOUND or
  * SERVICE_UNAVAILABLE; with `legacy: true` the same conditions map to:
  *   integrator not enabled for 8453 → 401 UNAUTHORIZED (the key is not valid for /v1's only chain);
  *   no pair registry yet            → 422 VALIDATION_ERROR (consistent with /v1/price, which
@@ -104,7 +104,7 @@ function pairError(ctx: SignQuoteContext, message: string): ApiError {
 }
 
 /**
- * DECISIONS.md "Request handling" 7: exactly one leg must be the chain's quote token and the
+ * docs/decisions.md#pairs: exactly one leg must be the chain's quote token and the
  * other a tracked base token. The message names the wrong leg and the quote token expected.
  */
 function assertTrackedPair(req: ParsedSignRequest, registry: PairRegistry, ctx: SignQuoteContext): void {

@@ -1,6 +1,6 @@
 /**
  * Loads the integrator the gateway authenticated (`X-Integrator-Id`) before the body is read:
- * DECISIONS.md puts UNAUTHORIZED ahead of every body check.
+ * docs/decisions.md#error-precedence puts UNAUTHORIZED ahead of every body check.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler, Response } from 'express';

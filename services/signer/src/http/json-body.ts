@@ -1,5 +1,5 @@
 /**
- * Reads a JSON request body with a size limit, answering as DECISIONS.md wants:
+ * Reads a JSON request body with a size limit, answering as docs/decisions.md#error-precedence wants:
  * over the limit 413 PAYLOAD_TOO_LARGE, empty or malformed 400 INVALID_JSON.
  *
  * `express.json()` is not used on its own because it turns an empty body into `{}` (which
@@ -13,7 +13,7 @@
 import express, { type RequestHandler } from 'express';
 import { ApiError, findDuplicateKey } from '@pmm/core';
 
-/** Default limit of a sign request body (DECISIONS.md "Request handling" 10). */
+/** Default limit of a sign request body (docs/decisions.md#body-size-and-time-limits). */
 export const SIGN_BODY_LIMIT_BYTES = 16 * 1024;
 
 /** Keys are echoed in messages; a hostile one may be long. */

@@ -130,7 +130,6 @@ export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMes
     res.once('finish', () =>
       http.observe('POST', url, res.statusCode, Number(process.hrtime.bigint() - locals.startedAt) / 1e9),
     );
-    const log = () => (logger.isLevelEnabled('info') ? locals.log : undefined);
     let result: MaybePromise<string>;
     try {
       steps.checkToken(req.headers);
@@ -139,7 +138,11 @@ export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMes
         (integrator) => {
           locals.withIntegrator(req.headers[INTEGRATOR_ID_HEADER] as string);
           return readBody(req, steps.bodyLimit).then((body) =>
-            steps.sign(parseJsonBody(body), integrator, legacy, log()),
+            steps.sign(parseJsonBody(body), integrator, legacy, {
+              headers: req.headers,
+              requestId,
+              log: () => locals.log,
+            }),
           );
         },
       );

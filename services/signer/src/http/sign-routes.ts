@@ -1,12 +1,13 @@
 /**
  * `POST /v2/swap/sign` and legacy `POST /v1/swap/sign`. Each route runs, in the order of
- * DECISIONS.md "Request handling" 1: internal token (401) · integrator (401) · body (413, 400) ·
+ * docs/decisions.md#error-precedence: internal token (401) · integrator (401) · body (413, 400) ·
  * parse (400 UNSUPPORTED_FIELD, 422) · the domain checks and signing (sign-quote.ts).
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Router, type RequestHandler } from 'express';
 import {
+  ApiError,
   DEFAULT_CHAIN_ID,
   methodNotAllowed,
   parseSignRequest,
@@ -15,6 +16,7 @@ import {
   type Metrics,
 } from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
+import { signatureRecord } from '../domain/signature-record';
 import type { IntegratorView } from '../store/integrator-store';
 import { integratorOf, requireIntegrator, resolveIntegrator } from './integrator-context';
 import { internalTokenCheck } from './internal-token';
@@ -24,7 +26,11 @@ import type { SignerDeps } from '../signer-deps';
 export const V2_SIGN_PATH = '/v2/swap/sign';
 export const V1_SIGN_PATH = '/v1/swap/sign';
 
-/** Headers of every /v1 response (DECISIONS.md "Legacy /v1"). */
+/** The API key's public id, set by the gateway; recorded in the audit trail. */
+export const API_KEY_ID_HEADER = 'x-api-key-id';
+const SAFE_KEY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Headers of every /v1 response (docs/decisions.md#legacy-v1). */
 export function setDeprecationHeaders(res: ServerResponse): void {
   res.setHeader('Deprecation', 'true');
   res.setHeader('Link', `<${V2_SIGN_PATH}>; rel="successor-version"`);
@@ -44,21 +50,39 @@ function signMetrics(metrics: Metrics) {
     'chain',
     'version',
   ] as const);
+  const auditFailures = metrics.counter(
+    'signer_audit_failures_total',
+    'Signatures withheld (503) because their audit record could not be written',
+    ['chain'] as const,
+  );
   // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
-  const byChain = new Map<string, { latency: { observe(v: number): void }; signed: { inc(): void } }>();
+  const latencyOf = new Map<number, { observe(v: number): void }>();
+  const signedOf = new Map<string, { inc(): void }>();
   return {
-    observe(chainId: number, legacy: boolean, seconds: number): void {
+    latency(chainId: number, seconds: number): void {
+      let h = latencyOf.get(chainId);
+      if (!h) latencyOf.set(chainId, (h = latency.labels(String(chainId))));
+      h.observe(seconds);
+    },
+    signed(chainId: number, legacy: boolean): void {
       const version = legacy ? 'v1' : 'v2';
       const key = `${chainId} ${version}`;
-      let c = byChain.get(key);
-      if (!c) {
-        const chain = String(chainId);
-        byChain.set(key, (c = { latency: latency.labels(chain), signed: signed.labels(chain, version) }));
-      }
-      c.latency.observe(seconds);
-      c.signed.inc();
+      let c = signedOf.get(key);
+      if (!c) signedOf.set(key, (c = signed.labels(String(chainId), version)));
+      c.inc();
+    },
+    auditFailure(chainId: number): void {
+      auditFailures.inc({ chain: String(chainId) });
     },
   };
+}
+
+/** What a sign step knows of its request besides the body. */
+export interface SignRequestContext {
+  headers: IncomingHttpHeaders;
+  requestId: string;
+  /** The request's logger (made on first use by the fast path). */
+  log(): Logger | undefined;
 }
 
 /**
@@ -69,8 +93,11 @@ export interface SignSteps {
   checkToken(headers: IncomingHttpHeaders): void;
   integrator(headers: IncomingHttpHeaders, log: () => Logger | undefined): MaybePromise<IntegratorView>;
   bodyLimit: number;
-  /** The JSON text of the 200 for a parsed body; throws the ApiError of the first failed check. */
-  sign(body: unknown, integrator: IntegratorView, legacy: boolean, log: Logger | undefined): string;
+  /**
+   * The JSON text of the 200 for a parsed body, once its audit record is written; throws or
+   * rejects with the ApiError of the first failed check.
+   */
+  sign(body: unknown, integrator: IntegratorView, legacy: boolean, req: SignRequestContext): Promise<string>;
 }
 
 export function signSteps(deps: SignerDeps): SignSteps {
@@ -78,11 +105,12 @@ export function signSteps(deps: SignerDeps): SignSteps {
   const maxFee = deps.maxFee;
   const now = deps.now ?? Date.now;
   const checkToken = internalTokenCheck(deps.internalToken);
+  const logInfo = deps.logger.isLevelEnabled('info');
   return {
     checkToken,
     integrator: (headers, log) => resolveIntegrator(deps.integrators, headers, log),
     bodyLimit: deps.bodyLimitBytes ?? SIGN_BODY_LIMIT_BYTES,
-    sign(body, integrator, legacy, log) {
+    async sign(body, integrator, legacy, req) {
       const parsed = parseSignRequest(body, { maxFee, allowChainId: !legacy });
       const ctx: SignQuoteContext = {
         servedChains: deps.servedChains,
@@ -95,20 +123,40 @@ export function signSteps(deps: SignerDeps): SignSteps {
       };
       const started = process.hrtime.bigint();
       const signed = signQuote(parsed, ctx);
-      m.observe(parsed.chainId, legacy, Number(process.hrtime.bigint() - started) / 1e9);
-      // Field names avoid "token": the logger redacts any field whose name contains it.
-      log?.info('quote signed', {
-        chainId: signed.chainId,
-        assetIn: parsed.tokenIn,
-        assetOut: parsed.tokenOut,
-        fee: parsed.fee.toString(),
-        userAddress: parsed.userAddress,
-        amountIn: parsed.amountIn?.toString(),
-        originRate: signed.originRate.toString(),
-        timestamp: signed.response.timestamp,
-        digest: signed.digest,
-        signer: signed.signerAddress,
+      m.latency(parsed.chainId, Number(process.hrtime.bigint() - started) / 1e9);
+      const keyId = req.headers[API_KEY_ID_HEADER];
+      const record = signatureRecord(parsed, signed, {
+        integratorId: integrator.record.id,
+        keyId: typeof keyId === 'string' && SAFE_KEY_ID.test(keyId) ? keyId : '',
+        requestId: req.requestId,
+        nowMs: ctx.nowMs,
       });
+      // INVARIANT: no signature leaves without its audit record (an unrecorded one must not exist).
+      try {
+        await deps.audit.record(record);
+      } catch (err) {
+        m.auditFailure(signed.chainId);
+        req.log()?.error('audit write failed; signature withheld', {
+          chainId: signed.chainId,
+          error: err instanceof Error ? err.message : String(err),
+        });
+        throw new ApiError('SERVICE_UNAVAILABLE', 'the signature could not be recorded; retry shortly');
+      }
+      m.signed(signed.chainId, legacy);
+      // Field names avoid "token": the logger redacts any field whose name contains it.
+      if (logInfo)
+        req.log()?.info('quote signed', {
+          chainId: signed.chainId,
+          assetIn: parsed.tokenIn,
+          assetOut: parsed.tokenOut,
+          fee: parsed.fee.toString(),
+          userAddress: parsed.userAddress,
+          amountIn: parsed.amountIn?.toString(),
+          originRate: signed.originRate.toString(),
+          timestamp: signed.response.timestamp,
+          digest: signed.digest,
+          signer: signed.signerAddress,
+        });
       return JSON.stringify(signed.response);
     },
   };
@@ -123,8 +171,13 @@ export function sendSigned(res: ServerResponse, json: string): void {
 }
 
 function signHandler(steps: SignSteps, legacy: boolean): RequestHandler {
-  return (req, res) => {
-    const json = steps.sign(req.body, integratorOf(res), legacy, res.locals.log as Logger | undefined);
+  return async (req, res) => {
+    const locals = res.locals as { requestId: string; log?: Logger };
+    const json = await steps.sign(req.body, integratorOf(res), legacy, {
+      headers: req.headers,
+      requestId: locals.requestId,
+      log: () => locals.log,
+    });
     sendSigned(res, json);
   };
 }

@@ -20,7 +20,15 @@ import {
 } from '@pmm/core';
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
 
-import { createApp, IntegratorStore, PairRegistryCache, type SignerApp, type SignerDeps } from '../../src';
+import {
+  DAY_MS,
+  IntegratorStore,
+  PairRegistryCache,
+  RedisAuditTrail,
+  createApp,
+  type SignerApp,
+  type SignerDeps,
+} from '../../src';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const INTERNAL_TOKEN = `internal-${keccak256(toBytes('signer-test-internal-token')).slice(2, 34)}`;
@@ -51,6 +59,17 @@ export function testRegistry(chainId: number): PairRegistry {
     baseTokens: [token('WETH', 18, chainId), token('WBTC', 8, chainId)],
     blockNumber: 100,
     refreshedAt: 1_700_000_000_000,
+  };
+}
+
+/** A devnet chain's pair registry, as the indexer would write it (for tests without an indexer). */
+export function stackRegistry(s: { chainId: number; quoteToken: TokenInfo; baseTokens: TokenInfo[] }): PairRegistry {
+  return {
+    chainId: s.chainId,
+    quoteToken: s.quoteToken,
+    baseTokens: s.baseTokens,
+    blockNumber: 1,
+    refreshedAt: Date.now(),
   };
 }
 
@@ -140,6 +159,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     originRates: new Map(chains.map((id) => [id, opts.originRates?.[id] ?? 0n])),
     pairs,
     integrators,
+    audit: new RedisAuditTrail({ redis, keys, retentionMs: 180 * DAY_MS }),
     readiness: {
       redis: async () => {
         await redis.ping();

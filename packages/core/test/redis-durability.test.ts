@@ -1,0 +1,87 @@
+/**
+ * The start-up check of Redis persistence and eviction, against real redis-server processes
+ * configured each way an operator might leave them.
+ */
+import { Writable } from 'node:stream';
+import { checkRedisDurability, createLogger, createRedis, durabilityWarnings, redisReady } from '@pmm/core';
+import { privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+function capture() {
+  const lines: { level: string; message: string }[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ service: 'test', stream, level: 'debug' }) };
+}
+
+const servers: PrivateRedis[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop('SIGTERM')));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Runs the check against a fresh redis-server started with `args`; returns the log lines. */
+async function checkWith(args: string[]) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'redis-durability-'));
+  dirs.push(dir);
+  const server = await privateRedis({ dir, args });
+  servers.push(server);
+  const redis = createRedis(server.url, { name: 'durability-test' });
+  try {
+    await redisReady(redis);
+    const { lines, logger } = capture();
+    const warnings = await checkRedisDurability(redis, logger);
+    await new Promise((r) => setImmediate(r));
+    return { warnings, lines };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe('Redis durability check at start-up', () => {
+  it('behavior: persistence off (no AOF, no save points) is a warning naming the loss', async () => {
+    const { warnings, lines } = await checkWith(['--maxmemory-policy', 'noeviction']);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/persistence is off.*lost when Redis restarts/);
+    expect(lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual(warnings);
+  });
+
+  it('behavior: allkeys-lru is a warning even with AOF on', async () => {
+    const { warnings } = await checkWith(['--appendonly', 'yes', '--maxmemory-policy', 'allkeys-lru']);
+    expect(warnings).toEqual([expect.stringMatching(/maxmemory-policy is allkeys-lru.*noeviction/)]);
+  });
+
+  it('default: AOF with noeviction (what docker-compose.yml runs) gives no warning', async () => {
+    const { warnings, lines } = await checkWith([
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--maxmemory-policy',
+      'noeviction',
+    ]);
+    expect(warnings).toEqual([]);
+    expect(lines).toEqual([]);
+  });
+
+  it('behavior: with CONFIG disabled (managed Redis), INFO still reveals the problems', async () => {
+    const { warnings } = await checkWith(['--rename-command', 'CONFIG', '', '--maxmemory-policy', 'volatile-lru']);
+    expect(warnings).toEqual([
+      expect.stringMatching(/persistence is off/),
+      expect.stringMatching(/maxmemory-policy is volatile-lru/),
+    ]);
+  });
+
+  it('behavior: RDB snapshots without AOF still warn (keys since the last snapshot are lost)', () => {
+    expect(durabilityWarnings({ aof: false, rdb: true, maxmemoryPolicy: 'noeviction' })).toEqual([
+      expect.stringMatching(/RDB snapshots only/),
+    ]);
+  });
+});

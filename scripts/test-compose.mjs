@@ -1,0 +1,235 @@
+// `npm run test:compose`: the operator's Docker path, for real, from the working tree. Needs a
+// Docker engine and Compose (v2 `docker compose` or v1 `docker-compose`); not part of `npm test`.
+//   1. builds both images (runtime and devnet targets);
+//   2. checks that a service without its secrets refuses to start, naming each one;
+//   3. `up -d` with the devnet profile from a copy of .env.example, on a free gateway port,
+//      under its own project name (its own containers, network and volumes);
+//   4. waits for all three books, then runs the SDK demo through the compose gateway: a signed
+//      swap executed on every devnet chain;
+//   5. creates a key with the key CLI inside the stack, restarts Redis, checks the key signs;
+//      then `down` (volumes kept) and `up -d`, and checks it again;
+//   6. scales indexer-8453 to two replicas, kills one, checks the book still advances;
+//   7. always tears everything down (`down -v`).
+// Each step prints its time; the whole run ends with `test:compose passed in N s`.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { root } from './lib/pnpm.mjs';
+import { freePort } from './lib/redis.mjs';
+
+const t0 = Date.now();
+const secs = (since) => ((Date.now() - since) / 1000).toFixed(1);
+const log = (msg) => console.log(`[test:compose] ${msg}`);
+function fail(msg) {
+  console.error(`[test:compose] FAILED: ${msg}`);
+  process.exitCode = 1;
+  throw new Error(msg);
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
+  return { code: r.status ?? 1, out: `${r.stdout ?? ''}${r.stderr ?? ''}`, stdout: r.stdout ?? '', error: r.error };
+}
+
+// --- the engine and Compose ---------------------------------------------------------------------
+const info = run('docker', ['info', '--format', '{{.ServerVersion}}']);
+if (info.error || info.code !== 0) {
+  console.error(
+    `[test:compose] needs a reachable Docker engine: \`docker info\` failed${info.error ? ` (${info.error.code})` : `:\n${info.out.trim()}`}\n` +
+      'Start Docker (or set DOCKER_HOST) and run `npm run test:compose` again.',
+  );
+  process.exit(1);
+}
+let compose;
+if (run('docker', ['compose', 'version']).code === 0) compose = ['docker', ['compose']];
+else if (run('docker-compose', ['version']).code === 0) compose = ['docker-compose', []];
+else {
+  console.error('[test:compose] needs Docker Compose: neither `docker compose` (v2) nor `docker-compose` (v1) works.');
+  process.exit(1);
+}
+log(`engine ${info.stdout.trim()}, compose: ${[compose[0], ...compose[1]].join(' ')}`);
+
+const project = `pmmtest${randomBytes(3).toString('hex')}`;
+const work = mkdtempSync(path.join(tmpdir(), 'pmm-compose-'));
+const envFile = path.join(work, '.env');
+const gatewayPort = await freePort();
+copyFileSync(path.join(root, '.env.example'), envFile);
+writeFileSync(envFile, `${readFileSync(envFile, 'utf8')}\nGATEWAY_PORT=${gatewayPort}\nENV_FILE=${envFile}\n`);
+const devKey = /^DEV_API_KEY=(.*)$/m.exec(readFileSync(envFile, 'utf8'))[1];
+const composeEnv = { ...process.env, ENV_FILE: envFile, GATEWAY_PORT: String(gatewayPort) };
+
+/** Runs a compose command for this project; throws with its output when it fails. */
+function dc(args, { check = true, profile = true } = {}) {
+  const full = [
+    ...compose[1],
+    '-p',
+    project,
+    '--env-file',
+    envFile,
+    ...(profile ? ['--profile', 'devnet'] : []),
+    ...args,
+  ];
+  const r = run(compose[0], full, { env: composeEnv });
+  if (check && r.code !== 0) fail(`${compose[0]} ${full.join(' ')} exited ${r.code}:\n${r.out}`);
+  return r;
+}
+
+const gateway = `http://127.0.0.1:${gatewayPort}`;
+async function api(pathname, key, body) {
+  const res = await fetch(`${gateway}${pathname}`, {
+    method: body ? 'POST' : 'GET',
+    headers: { 'X-API-KEY': key, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+    signal: AbortSignal.timeout(5_000),
+  });
+  return { status: res.status, body: await res.json().catch(() => undefined) };
+}
+async function until(what, fn, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) fail(`${what}: not within ${timeoutMs / 1000} s${last ? ` (${last.message})` : ''}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+// fetch's AbortSignal.timeout does not keep Node alive; this does, until the end.
+const keepAlive = setInterval(() => {}, 1_000);
+let step = Date.now();
+try {
+  // 1. Images
+  log('building the images');
+  const build = run('docker', ['build', '-q', '-t', 'pmm-quote-service:local', '.']);
+  if (build.code !== 0) fail(`docker build failed:\n${build.out}`);
+  const buildDevnet = run('docker', ['build', '-q', '--target', 'devnet', '-t', 'pmm-quote-devnet:local', '.']);
+  if (buildDevnet.code !== 0) fail(`docker build --target devnet failed:\n${buildDevnet.out}`);
+  for (const image of ['pmm-quote-service:local', 'pmm-quote-devnet:local']) {
+    const size = run('docker', ['image', 'inspect', '--format', '{{.Size}}', image]).stdout.trim();
+    log(`image ${image}: ${(Number(size) / 1e6).toFixed(0)} MB`);
+  }
+  log(`images built in ${secs(step)} s`);
+
+  // 2. Without secrets a service refuses to start and names each one.
+  const refused = run('docker', [
+    'run',
+    '--rm',
+    '-e',
+    'SERVED_CHAINS=8453,56',
+    'pmm-quote-service:local',
+    'node',
+    'services/signer/dist/main.js',
+  ]);
+  for (const name of ['INTERNAL_TOKEN', 'SIGNER_KEY_8453', 'SIGNER_KEY_56'])
+    if (refused.code === 0 || !refused.out.includes(name))
+      fail(`the signer without secrets should name ${name}:\n${refused.out}`);
+  log('without secrets the signer refuses to start, naming INTERNAL_TOKEN, SIGNER_KEY_8453 and SIGNER_KEY_56');
+
+  // 3. Up, devnet profile
+  step = Date.now();
+  dc(['up', '-d']);
+  log(`\`up -d\` returned in ${secs(step)} s`);
+
+  // 4. Books on every chain, then the demo (sign, approve, swap on-chain) through the gateway.
+  for (const chainId of [8453, 56, 4663])
+    await until(
+      `book of chain ${chainId}`,
+      async () => (await api(`/v2/price?chainId=${chainId}`, devKey)).status === 200,
+      240_000,
+    );
+  log(`all three books served ${secs(step)} s after \`up\``);
+  const stack = JSON.parse(dc(['exec', '-T', 'devnet', 'cat', '/devnet/chains.json']).stdout);
+  for (const [id, chain] of Object.entries(stack.chains)) {
+    const port = { 8453: 8545, 56: 8546, 4663: 8547 }[id];
+    const hostPort = dc(['port', 'devnet', String(port)])
+      .stdout.trim()
+      .split(':')
+      .pop();
+    chain.rpcUrl = `http://127.0.0.1:${hostPort}`;
+    chain.wsUrl = `ws://127.0.0.1:${hostPort}`;
+  }
+  stack.gateway = { url: gateway, apiKey: devKey };
+  const stackFile = path.join(work, 'stack.json');
+  writeFileSync(stackFile, JSON.stringify(stack, null, 2));
+  const demo = run(process.execPath, [
+    '-r',
+    './scripts/lib/ts-register.cjs',
+    'packages/client/examples/demo.ts',
+    stackFile,
+  ]);
+  if (demo.code !== 0) fail(`the demo (signed swaps through the compose gateway) failed:\n${demo.out}`);
+  log('signed swaps executed on-chain through the compose gateway on all three chains');
+
+  // 5. A key created with the CLI inside the stack survives a Redis restart.
+  const user = stack.chains['8453'].testUser.address;
+  const created = dc([
+    'exec',
+    '-T',
+    'gateway',
+    'node',
+    'services/gateway/dist/cli/keys.js',
+    'create',
+    '--integrator',
+    'composetest',
+    '--whitelist',
+    user,
+  ]);
+  const key = /^API key: (\S+)$/m.exec(created.stdout)?.[1];
+  if (!key) fail(`the key CLI printed no key:\n${created.out}`);
+  const chain = stack.chains['8453'];
+  const signBody = {
+    chainId: 8453,
+    tokenIn: chain.quoteToken.address,
+    tokenOut: chain.baseTokens[0].address,
+    fee: '10',
+    userAddress: user,
+  };
+  const signs = async () => (await api('/v2/swap/sign', key, signBody)).status === 200;
+  await until('the new key signs', signs, 10_000);
+  step = Date.now();
+  dc(['restart', 'redis']);
+  await until('the key signs after `restart redis`', signs, 60_000);
+  log(`after \`restart redis\` the CLI-made key signs again (${secs(step)} s)`);
+  step = Date.now();
+  dc(['down']);
+  dc(['up', '-d', '--no-build']);
+  await until('the key signs after `down` and `up`', signs, 180_000);
+  log(`after \`down\` and \`up -d\` the CLI-made key signs again (${secs(step)} s)`);
+
+  // 6. Two indexers for 8453; kill one; the book keeps advancing.
+  dc(['up', '-d', '--no-build', '--scale', 'indexer-8453=2']);
+  const replicas = dc(['ps', '-q', 'indexer-8453']).stdout.trim().split('\n').filter(Boolean);
+  if (replicas.length !== 2) fail(`expected 2 indexer-8453 replicas, got ${replicas.length}`);
+  await new Promise((r) => setTimeout(r, 5_000));
+  run('docker', ['kill', replicas[0]]);
+  const blockNow = async () => (await api('/v2/price?chainId=8453', devKey)).body?.blockNumber ?? 0;
+  const first = await until('a book after killing a replica', blockNow, 20_000);
+  await until(
+    'the book advancing by 3 blocks with one replica left',
+    async () => (await blockNow()) >= first + 3,
+    30_000,
+  );
+  log(`with one of two indexer-8453 replicas killed, the book advanced from block ${first}`);
+
+  log(`test:compose passed in ${secs(t0)} s`);
+} catch (err) {
+  if (!process.exitCode) {
+    console.error(`[test:compose] FAILED: ${err.message}`);
+    process.exitCode = 1;
+  }
+  const logs = dc(['logs', '--no-color', '--tail', '40'], { check: false });
+  console.error(logs.out);
+} finally {
+  step = Date.now();
+  dc(['down', '-v', '--remove-orphans'], { check: false });
+  rmSync(work, { recursive: true, force: true });
+  log(`torn down (down -v) in ${secs(step)} s`);
+  clearInterval(keepAlive);
+}

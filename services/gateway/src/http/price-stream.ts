@@ -1,0 +1,81 @@
+/**
+ * `GET /v2/price/stream?chainId=<id>`: the chain's books as Server-Sent Events (see
+ * stream-hub.ts for what is sent when, and docs/api.md for the contract).
+ *
+ * Before the stream starts, errors are ordinary enveloped responses, checked in the order of
+ * `GET /v2/price` (API key 401 and rate limit 429 run before this handler as middleware):
+ * an unknown query parameter 400, chainId 422/400, `Last-Event-ID` 422, then the per-key stream limit 429 (Redis down: 503).
+ * Once the 200 and its headers are out, the stream only ends when the client leaves or the
+ * gateway shuts down.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ApiError, assertServedChain, chainIdFromQuery, validationError } from '@pmm/core';
+import type { StreamSlots } from '../store/stream-slots';
+import { authOf } from './auth-context';
+import { assertChainEnabled, assertKnownQuery } from './price-routes';
+import { parseLastEventId } from './sse-event';
+import type { StreamHub } from './stream-hub';
+import type { RequestLocals } from './request-frame';
+
+export interface PriceStreamOptions {
+  hub: StreamHub;
+  slots: StreamSlots;
+  servedChains: readonly number[];
+  /** Open streams allowed per API key, across replicas. */
+  streamsPerKey: number;
+  /** Lease life (ms): the longest a dead replica's slot stays taken; sent as Retry-After. */
+  leaseMs: number;
+  onRefused?: () => void;
+}
+
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-store',
+  // nginx and similar proxies buffer responses unless told not to.
+  'X-Accel-Buffering': 'no',
+};
+
+export function priceStream(opts: PriceStreamOptions): RequestHandler {
+  const { hub, slots, servedChains, streamsPerKey } = opts;
+  const retryAfter = String(Math.ceil(opts.leaseMs / 1_000));
+  return (req: Request, res: Response, next: NextFunction) => {
+    const auth = authOf(res);
+    let chainId: number;
+    let lastEventId: number | undefined;
+    try {
+      assertKnownQuery(req.query as Record<string, unknown>);
+      chainId = chainIdFromQuery(req.query.chainId);
+      assertServedChain(chainId, servedChains);
+      assertChainEnabled(auth.integrator.chains, chainId);
+      const last = parseLastEventId(req.headers['last-event-id']);
+      if (last === null) throw validationError('Last-Event-ID', 'must be the id of an event of this stream');
+      lastEventId = last;
+    } catch (err) {
+      return next(err);
+    }
+    if (req.method === 'HEAD') {
+      res.writeHead(200, STREAM_HEADERS).end();
+      return;
+    }
+    slots.acquire(auth.key.keyId, streamsPerKey).then(
+      (lease) => {
+        if (!lease) {
+          opts.onRefused?.();
+          return next(
+            new ApiError('RATE_LIMITED', `open streams limit of ${streamsPerKey} per API key reached`, {
+              'Retry-After': retryAfter,
+            }),
+          );
+        }
+        // The client left, or the request timed out, while the slot was being taken.
+        if (res.headersSent || res.destroyed || res.writableEnded) return lease.release();
+        const locals = res.locals as RequestLocals;
+        if (locals.timer) clearTimeout(locals.timer);
+        res.writeHead(200, STREAM_HEADERS);
+        res.flushHeaders();
+        hub.attach(chainId, res, { requestId: locals.requestId, lastEventId, onClose: lease.release });
+      },
+      () => next(new ApiError('SERVICE_UNAVAILABLE', 'stream slots unreachable, retry shortly')),
+    );
+  };
+}

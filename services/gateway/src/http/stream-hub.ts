@@ -1,0 +1,219 @@
+/**
+ * Fans every chain's books out to the open `/v2/price/stream` connections of this gateway.
+ *
+ * Source of books: the gateway's BookCache (one `book-updated` subscription and one Redis
+ * read per notice, whatever the number of streams; see store/book-cache.ts), plus, while a
+ * chain has streams, a check every {@link CHECK_MS} through the same cache: the indexer's
+ * book can also vanish without a notice (it expires), and that must reach the streams too.
+ *
+ * INVARIANTS
+ * - A stream never receives a block older than the last one it received (or than its
+ *   `Last-Event-ID`); it receives the same block again only right after an `unavailable`.
+ * - An event's bytes are built once per book and shared by every stream.
+ * - A stream holds at most ONE undelivered event of ours: when `res.write()` reports a full
+ *   buffer, later events replace the waiting one until 'drain' (a slow client skips to the
+ *   latest book); nothing grows with the number of books it cannot take.
+ */
+import type { ServerResponse } from 'node:http';
+import { ApiError, toErrorEnvelope } from '@pmm/core';
+import type { BookCache, BookEntry } from '../store/book-cache';
+import { SSE_KEEPALIVE, sseEvent } from './sse-event';
+
+/** How often a chain with streams is re-read to notice a book that expired without a notice. */
+export const CHECK_MS = 1_000;
+
+export interface StreamMetrics {
+  opened(chainId: number): void;
+  closed(chainId: number): void;
+  sent(event: 'book' | 'unavailable'): void;
+  skipped(): void;
+  /** Seconds spent writing one book to every stream of its chain. */
+  fanout(seconds: number): void;
+}
+
+interface Subscriber {
+  res: ServerResponse;
+  requestId: string;
+  /** Last block sent, or the client's Last-Event-ID; -1 for none. */
+  lastId: number;
+  /** The last event sent was `unavailable`. */
+  gone: boolean;
+  /** `res.write()` returned false: waiting for 'drain'. */
+  blocked: boolean;
+  /** The latest event that arrived while blocked. */
+  pending?: Outgoing;
+}
+
+interface Outgoing {
+  bytes: Buffer;
+  /** Counted in the metrics once written; undefined for the keep-alive comment. */
+  kind?: 'book' | 'unavailable';
+}
+
+interface ChainState {
+  subscribers: Set<Subscriber>;
+  /** The newest book seen, with its event bytes. */
+  book?: { blockNumber: number; event: Buffer };
+  /** Whether that book is still live. */
+  live: boolean;
+  stopWatching: () => void;
+}
+
+export class StreamHub {
+  private readonly chains = new Map<number, ChainState>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly check: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly books: BookCache,
+    private readonly metrics: StreamMetrics,
+    heartbeatMs: number,
+  ) {
+    this.heartbeat = setInterval(() => this.keepAlive(), heartbeatMs);
+    this.heartbeat.unref();
+    this.check = setInterval(() => {
+      for (const chainId of this.chains.keys()) this.refresh(chainId);
+    }, CHECK_MS);
+    this.check.unref();
+  }
+
+  /** Open streams (all chains). */
+  get size(): number {
+    let n = 0;
+    for (const c of this.chains.values()) n += c.subscribers.size;
+    return n;
+  }
+
+  /**
+   * Adds a stream whose headers are sent; it gets the current book at once (if newer than
+   * `lastEventId`), then every newer one. `onClose` runs once when the stream ends either way.
+   */
+  attach(
+    chainId: number,
+    res: ServerResponse,
+    opts: { requestId: string; lastEventId?: number; onClose: () => void },
+  ): void {
+    if (this.closed) {
+      res.end();
+      opts.onClose();
+      return;
+    }
+    const sub: Subscriber = {
+      res,
+      requestId: opts.requestId,
+      lastId: opts.lastEventId ?? -1,
+      gone: false,
+      blocked: false,
+    };
+    let chain = this.chains.get(chainId);
+    if (!chain) {
+      const state: ChainState = { subscribers: new Set(), live: false, stopWatching: () => undefined };
+      state.stopWatching = this.books.watch(chainId, (entry) => this.update(chainId, entry));
+      this.chains.set(chainId, (chain = state));
+    }
+    const state = chain;
+    state.subscribers.add(sub);
+    this.metrics.opened(chainId);
+    res.once('close', () => {
+      state.subscribers.delete(sub);
+      this.metrics.closed(chainId);
+      if (state.subscribers.size === 0 && this.chains.get(chainId) === state) {
+        state.stopWatching();
+        this.chains.delete(chainId);
+      }
+      opts.onClose();
+    });
+    this.refresh(chainId);
+  }
+
+  /** Ends every stream (graceful shutdown) and refuses new ones. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    clearInterval(this.check);
+    for (const chain of this.chains.values()) for (const sub of chain.subscribers) sub.res.end();
+  }
+
+  /**
+   * Reads the chain's book through the cache and delivers what changed. A cached entry is
+   * delivered here; a Redis read reports to the watcher (BookCache.watch), which hears only
+   * reads that no later notice has made stale, so only its failure is handled here.
+   */
+  private refresh(chainId: number): void {
+    const found = this.books.get(chainId);
+    if (found instanceof Promise) found.catch(() => this.unreachable(chainId));
+    else this.update(chainId, found);
+  }
+
+  private update(chainId: number, entry: BookEntry | null): void {
+    const chain = this.chains.get(chainId);
+    if (!chain) return;
+    if (entry === null) return this.unavailable(chain, chainId, 'has no live orderbook, retry shortly');
+    const book = chain.book;
+    // Reads can land out of order; a live chain never moves back (a stale read is dropped).
+    if (chain.live && book && entry.blockNumber < book.blockNumber) return;
+    if (!book || book.blockNumber !== entry.blockNumber || !chain.live) {
+      chain.book =
+        book?.blockNumber === entry.blockNumber
+          ? book
+          : { blockNumber: entry.blockNumber, event: sseEvent('book', entry.v2, entry.blockNumber) };
+    }
+    chain.live = true;
+    const { blockNumber, event } = chain.book!;
+    const started = process.hrtime.bigint();
+    let sent = 0;
+    for (const sub of chain.subscribers) {
+      if (blockNumber > sub.lastId || (sub.gone && blockNumber === sub.lastId)) {
+        sub.lastId = blockNumber;
+        sub.gone = false;
+        this.send(sub, { bytes: event, kind: 'book' });
+        sent++;
+      }
+    }
+    if (sent > 0) this.metrics.fanout(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
+  private unreachable(chainId: number): void {
+    const chain = this.chains.get(chainId);
+    if (chain) this.unavailable(chain, chainId, 'orderbook store unreachable, retry shortly', true);
+  }
+
+  private unavailable(chain: ChainState, chainId: number, reason: string, storeDown = false): void {
+    chain.live = false;
+    const message = storeDown ? reason : `chainId: ${chainId} ${reason}`;
+    for (const sub of chain.subscribers) {
+      if (sub.gone) continue;
+      sub.gone = true;
+      const { body } = toErrorEnvelope(new ApiError('SERVICE_UNAVAILABLE', message), sub.requestId);
+      this.send(sub, { bytes: sseEvent('unavailable', JSON.stringify(body)), kind: 'unavailable' });
+    }
+  }
+
+  private send(sub: Subscriber, out: Outgoing): void {
+    if (sub.res.writableEnded || sub.res.destroyed) return;
+    if (sub.blocked) {
+      if (sub.pending?.kind === 'book') this.metrics.skipped();
+      // The keep-alive never replaces an event.
+      if (out.kind || !sub.pending) sub.pending = out;
+      return;
+    }
+    const ok = sub.res.write(out.bytes);
+    if (out.kind) this.metrics.sent(out.kind);
+    if (ok) return;
+    sub.blocked = true;
+    sub.res.once('drain', () => {
+      sub.blocked = false;
+      const next = sub.pending;
+      sub.pending = undefined;
+      if (next) this.send(sub, next);
+    });
+  }
+
+  private keepAlive(): void {
+    for (const chain of this.chains.values()) {
+      // A blocked stream is not idle (the client is behind), and a comment would only queue.
+      for (const sub of chain.subscribers) if (!sub.blocked) this.send(sub, { bytes: SSE_KEEPALIVE });
+    }
+  }
+}

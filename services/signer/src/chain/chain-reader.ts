@@ -1,0 +1,132 @@
+/**
+ * The on-chain facts the operator commands read (`audit tx`, `settle`): blocks, transactions,
+ * standard ERC-20 `Transfer` logs and token metadata, over HTTP JSON-RPC (ethers' provider: a
+ * one-shot batch tool, so none of the long-lived subscription pitfalls apply).
+ */
+import { Interface, JsonRpcProvider, Network, id, zeroPadValue } from 'ethers';
+
+/** `Transfer(address,address,uint256)`: the standard ERC-20 event every token emits. */
+export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
+
+export interface TransferLog {
+  txHash: string;
+  blockNumber: number;
+  logIndex: number;
+  /** Lowercase addresses. */
+  token: string;
+  from: string;
+  to: string;
+  value: bigint;
+}
+
+export interface ChainTransaction {
+  hash: string;
+  blockNumber: number | undefined;
+  /** Lowercase; undefined for a contract creation. */
+  from: string;
+  to: string | undefined;
+  input: string;
+}
+
+export interface TokenMeta {
+  symbol: string;
+  decimals: number;
+}
+
+/** What the commands read from a chain; tests may pass another implementation. */
+export interface ChainReader {
+  readonly chainId: number;
+  latestBlock(): Promise<number>;
+  /** Unix seconds of a block. */
+  blockTime(blockNumber: number): Promise<number>;
+  /** Transfer logs of any token with `address` on the given side, in [fromBlock, toBlock]. */
+  transfers(address: string, side: 'from' | 'to', fromBlock: number, toBlock: number): Promise<TransferLog[]>;
+  transaction(hash: string): Promise<ChainTransaction | undefined>;
+  /** 1 success, 0 reverted, undefined not mined. */
+  receiptStatus(hash: string): Promise<number | undefined>;
+  /** The quote token the router's read-only helper reports (`getQuoteToken()`), lowercase. */
+  quoteToken(helper: string): Promise<string>;
+  token(address: string): Promise<TokenMeta>;
+  close(): void;
+}
+
+const erc20 = new Interface([
+  'function symbol() view returns (string)',
+  'function decimals() view returns (uint8)',
+  'function getQuoteToken() view returns (address)',
+]);
+
+export function createChainReader(chainId: number, rpcUrl: string): ChainReader {
+  const network = Network.from(chainId);
+  const provider = new JsonRpcProvider(rpcUrl, network, { staticNetwork: network });
+  const tokens = new Map<string, Promise<TokenMeta>>();
+  const times = new Map<number, Promise<number>>();
+  const call = async (to: string, fn: 'symbol' | 'decimals' | 'getQuoteToken') =>
+    erc20.decodeFunctionResult(fn, await provider.call({ to, data: erc20.encodeFunctionData(fn) }))[0] as unknown;
+  return {
+    chainId,
+    latestBlock: () => provider.getBlockNumber(),
+    blockTime(blockNumber) {
+      let t = times.get(blockNumber);
+      if (!t) {
+        t = provider.getBlock(blockNumber).then((b) => {
+          if (!b) throw new Error(`chain ${chainId}: block ${blockNumber} not found`);
+          return b.timestamp;
+        });
+        times.set(blockNumber, t);
+      }
+      return t;
+    },
+    async transfers(address, side, fromBlock, toBlock) {
+      const who = zeroPadValue(address.toLowerCase(), 32);
+      const topics = side === 'from' ? [TRANSFER_TOPIC, who] : [TRANSFER_TOPIC, null, who];
+      const logs = await provider.getLogs({ topics, fromBlock, toBlock });
+      const out: TransferLog[] = [];
+      for (const log of logs) {
+        // A non-standard event with the same topic (e.g. ERC-721's indexed tokenId) is not an amount.
+        if (log.topics.length !== 3 || log.data.length !== 66) continue;
+        out.push({
+          txHash: log.transactionHash.toLowerCase(),
+          blockNumber: log.blockNumber,
+          logIndex: log.index,
+          token: log.address.toLowerCase(),
+          from: `0x${log.topics[1]!.slice(26)}`.toLowerCase(),
+          to: `0x${log.topics[2]!.slice(26)}`.toLowerCase(),
+          value: BigInt(log.data),
+        });
+      }
+      return out;
+    },
+    async transaction(hash) {
+      const tx = await provider.getTransaction(hash);
+      if (!tx) return undefined;
+      return {
+        hash: tx.hash.toLowerCase(),
+        blockNumber: tx.blockNumber ?? undefined,
+        from: tx.from.toLowerCase(),
+        to: tx.to?.toLowerCase(),
+        input: tx.data.toLowerCase(),
+      };
+    },
+    async receiptStatus(hash) {
+      const receipt = await provider.getTransactionReceipt(hash);
+      return receipt?.status ?? undefined;
+    },
+    async quoteToken(helper) {
+      return String(await call(helper, 'getQuoteToken')).toLowerCase();
+    },
+    token(address) {
+      const key = address.toLowerCase();
+      let meta = tokens.get(key);
+      if (!meta) {
+        meta = Promise.all([call(key, 'symbol'), call(key, 'decimals')]).then(([symbol, decimals]) => ({
+          symbol: String(symbol),
+          decimals: Number(decimals),
+        }));
+        tokens.set(key, meta);
+      }
+      return meta;
+    },
+    close: () => provider.destroy(),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Option parsing shared by the operator's `audit` and `settle` commands: node:util's parseArgs,
+ * plus the few value types they take (chain lists, UTC times, months).
+ */
+import { parseArgs } from 'node:util';
+import { ADDRESS_PATTERN, KNOWN_CHAIN_IDS, findChain } from '@pmm/core';
+
+/** A mistake in the command line: printed with the usage, exit code 2. */
+export class UsageError extends Error {}
+
+export interface ParsedOptions {
+  /** String options by name (undefined when not given). */
+  values: Record<string, string | undefined>;
+  /** Boolean options that were given. */
+  flags: Set<string>;
+  positionals: string[];
+}
+
+/** Parses `argv` strictly: an unknown option or a missing value is a UsageError. */
+export function parseOptions(
+  argv: readonly string[],
+  strings: readonly string[],
+  flags: readonly string[] = [],
+): ParsedOptions {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const name of strings) options[name] = { type: 'string' };
+  for (const name of flags) options[name] = { type: 'boolean' };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : 'bad arguments');
+  }
+  const out: ParsedOptions = { values: {}, flags: new Set(), positionals: parsed.positionals };
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (typeof value === 'string') out.values[name] = value;
+    else if (value === true) out.flags.add(name);
+  }
+  return out;
+}
+
+/** `--chain 8453,56` (default: every chain of the registry). */
+export function chainList(text: string | undefined): number[] {
+  if (text === undefined || text === 'all') return [...KNOWN_CHAIN_IDS];
+  return text.split(',').map((s) => chainIdArg(s.trim()));
+}
+
+export function chainIdArg(text: string): number {
+  const id = /^[0-9]{1,10}$/.test(text) ? Number(text) : NaN;
+  if (!findChain(id)) throw new UsageError(`"${text}" is not a chain of the registry (${KNOWN_CHAIN_IDS.join(', ')})`);
+  return id;
+}
+
+/** `YYYY-MM-DD` or an ISO 8601 date-time; UTC unless it names a zone. Unix milliseconds. */
+export function timeArg(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const m = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/.exec(text);
+  let ms = m ? Date.parse(m[1] && !m[4] ? `${text}Z` : m[1] ? text : `${text}T00:00:00Z`) : NaN;
+  // Date.parse rolls 2026-02-30 over into March: the day must exist in its month.
+  const [y, mo, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d) ms = NaN;
+  if (!Number.isFinite(ms)) throw new UsageError(`--${name}: "${text}" is not YYYY-MM-DD or an ISO 8601 time`);
+  return ms;
+}
+
+/** `YYYY-MM` → [first instant of the month, first instant of the next), Unix milliseconds, UTC. */
+export function monthArg(text: string): [number, number] {
+  const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(text);
+  if (!m) throw new UsageError(`--month: "${text}" is not YYYY-MM`);
+  const year = Number(m[1]);
+  const month = Number(m[2]) - 1;
+  return [Date.UTC(year, month, 1), Date.UTC(year, month + 1, 1)];
+}
+
+export function addressArg(name: string, text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!new RegExp(ADDRESS_PATTERN).test(text)) throw new UsageError(`--${name}: "${text}" is not an address`);
+  return text.toLowerCase();
+}

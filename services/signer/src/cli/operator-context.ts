@@ -1,0 +1,68 @@
+/**
+ * What the operator commands (`audit`, `settle`) connect to: the deployment's Redis (REDIS_URL,
+ * REDIS_KEY_PREFIX, as the services) and, for on-chain reads, the chain deployments (CHAINS, or
+ * the `chains` key of CONFIG_FILE: the devnet's `.local/stack.json` works as it is).
+ */
+import {
+  chainsSetting,
+  createRedis,
+  loadConfig,
+  redisKeys,
+  redisReady,
+  SHARED_SETTINGS,
+  type ChainDeployments,
+  type RedisClient,
+} from '@pmm/core';
+import { createChainReader, type ChainReader } from '../chain/chain-reader';
+import { AuditReader } from '../store/audit-reader';
+
+export const OPERATOR_SETTINGS = {
+  redisUrl: SHARED_SETTINGS.redisUrl,
+  redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
+};
+
+const CHAINS = chainsSetting(
+  'Chain deployments (rpcUrl and the router and helper addresses of each chain) for `audit tx` and `settle`; ' +
+    'JSON { "<id>": { chainId, rpcUrl, contracts: { router, helper, verifier } } } or the `chains` key of CONFIG_FILE.',
+);
+
+export interface OperatorContext {
+  trail: AuditReader;
+  /** Chain ids configured in CHAINS (empty when unset). */
+  chainIds: number[];
+  chain(chainId: number): { reader: ChainReader; router: string; helper: string };
+  close(): void;
+}
+
+export async function openOperatorContext(
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<OperatorContext> {
+  const config = loadConfig(OPERATOR_SETTINGS, { env });
+  let deployments: ChainDeployments | undefined;
+  const chainsConfig = (): ChainDeployments => (deployments ??= loadConfig({ chains: CHAINS }, { env }).chains);
+  const redis: RedisClient = createRedis(config.redisUrl, { role: 'command', name });
+  await redisReady(redis, 5_000);
+  const readers = new Map<number, ChainReader>();
+  let chainIds: number[] = [];
+  try {
+    chainIds = Object.keys(chainsConfig()).map(Number);
+  } catch {
+    // CHAINS is only needed for on-chain reads; `audit list` and `audit export` work without it.
+  }
+  return {
+    trail: new AuditReader(redis, redisKeys(config.redisKeyPrefix)),
+    chainIds,
+    chain(chainId) {
+      const d = chainsConfig()[chainId];
+      if (!d?.rpcUrl) throw new Error(`chain ${chainId}: no rpcUrl in CHAINS`);
+      let reader = readers.get(chainId);
+      if (!reader) readers.set(chainId, (reader = createChainReader(chainId, d.rpcUrl)));
+      return { reader, router: d.contracts.router, helper: d.contracts.helper };
+    },
+    close() {
+      for (const r of readers.values()) r.close();
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The process side shared by the operator commands' entry points (cli/audit.ts, cli/settle.ts):
+ * usage on no arguments or `help`, the operator context (Redis, chains), exit codes, and a last
+ * resort for errors outside the command (e.g. Redis unreachable).
+ */
+import { openOperatorContext, type OperatorContext } from './operator-context';
+import { UsageError } from './cli-options';
+
+export interface OperatorIo {
+  out(text: string): void;
+  err(line: string): void;
+}
+
+/** Runs `command` and turns its outcome into an exit code: 0 or its own, 2 usage, 1 error. */
+export async function reportErrors(
+  name: string,
+  usage: string,
+  io: OperatorIo,
+  command: () => Promise<number>,
+): Promise<number> {
+  try {
+    return await command();
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`${name}: ${err.message}\n\n${usage}`);
+      return 2;
+    }
+    io.err(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
+/** The whole process: parses nothing itself, exits with the command's code. */
+export function runOperatorCli(
+  name: string,
+  usage: string,
+  command: (argv: string[], ctx: OperatorContext, io: OperatorIo) => Promise<number>,
+): void {
+  const argv = process.argv.slice(2);
+  const io: OperatorIo = {
+    out: (text) => process.stdout.write(text),
+    err: (line) => process.stderr.write(`${line}\n`),
+  };
+  const main = async (): Promise<number> => {
+    if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0]!)) {
+      io.out(`${usage}\n`);
+      return argv.length === 0 ? 2 : 0;
+    }
+    const ctx = await openOperatorContext(`signer-${name}-cli`);
+    try {
+      return await command(argv, ctx, io);
+    } finally {
+      ctx.close();
+    }
+  };
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      io.err(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

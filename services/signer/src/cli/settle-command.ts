@@ -1,0 +1,137 @@
+/**
+ * The operator's `settle` command (the logic behind cli/settle.ts): the fee settlement of a
+ * period from on-chain facts, attributed through the audit trail (settlement/*).
+ */
+import { writeFileSync } from 'node:fs';
+import type { ChainReader, TokenMeta } from '../chain/chain-reader';
+import { blockRangeForTime } from '../settlement/block-range';
+import { scanSwaps, type OnChainSwap } from '../settlement/scan-swaps';
+import {
+  buildSettlement,
+  settlementCsv,
+  settlementJson,
+  settlementSwapsCsv,
+  type ChainScope,
+  type SignatureLookup,
+} from '../settlement/settlement-report';
+import { UsageError, chainList, monthArg, parseOptions, timeArg } from './cli-options';
+import { reportErrors } from './run-operator-command';
+
+export const SETTLE_USAGE = `usage: settle (--month YYYY-MM | --from <time> --to <time>) [options]
+
+  --chain <id,id>|all   chains to settle (default: every chain in CHAINS)
+  --format json|csv     json (default): summary, every swap, and the swaps listed apart;
+                        csv: one row per integrator, chain and pair with its transaction hashes
+  --detail              with csv: one row per swap instead (unattributed ones last, with a reason)
+  --out <file>          write the report there instead of standard output
+  --span <blocks>       most blocks per eth_getLogs request (default 2000)
+  --quiet               no progress on standard error
+
+Times are YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive. Only swaps in
+blocks of the period count; the same period gives the same bytes once it has ended.
+Exit codes: 0 done, 1 error, 2 usage.`;
+
+export interface SettleCommandDeps {
+  lookup: SignatureLookup;
+  /** Chains configured in CHAINS. */
+  chains: readonly number[];
+  /** The chain's reader and contract addresses; throws when not configured. */
+  chain(chainId: number): { reader: ChainReader; router: string; helper: string };
+  out(text: string): void;
+  err(line: string): void;
+}
+
+export function runSettleCommand(argv: readonly string[], deps: SettleCommandDeps): Promise<number> {
+  return reportErrors('settle', SETTLE_USAGE, deps, () => settle(argv, deps));
+}
+
+async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise<number> {
+  const { values, flags, positionals } = parseOptions(
+    argv,
+    ['month', 'from', 'to', 'chain', 'format', 'out', 'span'],
+    ['detail', 'quiet'],
+  );
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  let fromMs: number;
+  let toMs: number;
+  if (values.month !== undefined) {
+    if (values.from !== undefined || values.to !== undefined) throw new UsageError('--month or --from/--to, not both');
+    [fromMs, toMs] = monthArg(values.month);
+  } else {
+    const from = timeArg('from', values.from);
+    const to = timeArg('to', values.to);
+    if (from === undefined || to === undefined) throw new UsageError('--month, or both --from and --to, are required');
+    [fromMs, toMs] = [from, to];
+  }
+  if (toMs <= fromMs) throw new UsageError('--to must be after --from');
+  const format = values.format ?? 'json';
+  if (format !== 'json' && format !== 'csv') throw new UsageError('--format must be json or csv');
+  if (flags.has('detail') && format !== 'csv') throw new UsageError('--detail is for --format csv');
+  const span = values.span === undefined ? 2_000 : Number(values.span);
+  if (!Number.isSafeInteger(span) || span < 1 || span > 1_000_000) throw new UsageError('--span must be 1..1000000');
+  const chains = values.chain === undefined ? [...deps.chains] : chainList(values.chain);
+  const progress = (line: string) => {
+    if (!flags.has('quiet')) deps.err(line);
+  };
+
+  // Whole seconds: block timestamps are seconds.
+  const fromSeconds = Math.ceil(fromMs / 1000);
+  const toSeconds = Math.ceil(toMs / 1000);
+  const scopes: ChainScope[] = [];
+  const swaps: OnChainSwap[] = [];
+  const tokens = new Map<string, TokenMeta>();
+  for (const chainId of chains) {
+    const { reader, router, helper } = deps.chain(chainId);
+    const range = await blockRangeForTime(reader, fromSeconds, toSeconds);
+    const total = Math.max(0, range.toBlock - range.fromBlock + 1);
+    progress(`settle: chain ${chainId}: blocks ${range.fromBlock}..${range.toBlock} (${total} blocks)`);
+    const found = await scanSwaps({
+      reader,
+      router,
+      fromBlock: range.fromBlock,
+      toBlock: range.toBlock,
+      span,
+      onProgress: (done, n) => {
+        if (total > span) {
+          const pct = Math.floor(((done - range.fromBlock + 1) * 100) / total);
+          progress(`settle: chain ${chainId}: through block ${done} (${pct} %), ${n} swaps`);
+        }
+      },
+    });
+    const quoteToken = await reader.quoteToken(helper);
+    for (const address of new Set([quoteToken, ...found.flatMap((s) => [s.tokenIn, s.tokenOut])])) {
+      tokens.set(`${chainId}:${address}`, await reader.token(address));
+    }
+    scopes.push({ chainId, router, ...range, quoteToken, quote: tokens.get(`${chainId}:${quoteToken}`)! });
+    const oldest = await deps.lookup.oldest(chainId);
+    if (found.length > 0 && (oldest === undefined || oldest > fromMs)) {
+      const since = oldest === undefined ? 'holds no record' : `starts at ${new Date(oldest).toISOString()}`;
+      deps.err(
+        `settle: warning: chain ${chainId}: the audit trail ${since}; swaps signed before it are listed apart (retention: AUDIT_RETENTION_DAYS)`,
+      );
+    }
+    swaps.push(...found);
+    progress(`settle: chain ${chainId}: ${found.length} swaps`);
+  }
+  const report = await buildSettlement({
+    fromSeconds,
+    toSeconds,
+    chains: scopes,
+    swaps,
+    token: (chainId, address) => tokens.get(`${chainId}:${address}`)!,
+    lookup: deps.lookup,
+  });
+  const text =
+    format === 'json'
+      ? settlementJson(report)
+      : flags.has('detail')
+        ? settlementSwapsCsv(report)
+        : settlementCsv(report);
+  if (values.out !== undefined) writeFileSync(values.out, text);
+  else deps.out(text);
+  progress(
+    `settle: ${report.swaps.length} swaps attributed, ${report.unattributed.length} listed apart` +
+      (values.out !== undefined ? `; written to ${values.out}` : ''),
+  );
+  return 0;
+}

@@ -1,0 +1,39 @@
+/**
+ * The audit record of a signed quote: who asked (integrator, API key id, request id), what was
+ * asked and what was signed. Built from the parsed request and the signing result only.
+ */
+import type { AuditRecord, ParsedSignRequest } from '@pmm/core';
+import type { SignedQuote } from './sign-quote';
+
+export interface Requester {
+  integratorId: string;
+  /** The API key's public id; '' when unknown. */
+  keyId: string;
+  requestId: string;
+  /** Unix ms at signing. */
+  nowMs: number;
+}
+
+export function signatureRecord(req: ParsedSignRequest, signed: SignedQuote, who: Requester): AuditRecord {
+  const record: AuditRecord = {
+    time: who.nowMs,
+    chainId: signed.chainId,
+    integratorId: who.integratorId,
+    keyId: who.keyId,
+    requestId: who.requestId,
+    userAddress: req.userAddress.toLowerCase(),
+    tokenIn: req.tokenIn.toLowerCase(),
+    tokenOut: req.tokenOut.toLowerCase(),
+    fee: req.fee.toString(),
+    originRate: signed.originRate.toString(),
+    timestamp: signed.response.timestamp,
+    digest: signed.digest,
+    signature: signed.signature,
+    signer: signed.signerAddress,
+  };
+  if (req.amountIn !== undefined) {
+    record.amountIn = req.amountIn.toString();
+    record.minAmountOut = req.minAmountOut.toString();
+  }
+  return record;
+}

@@ -1,0 +1,361 @@
+/**
+ * The audit trail on the sign path, over HTTP with a real Redis: every signature returned has
+ * its record (written before the answer), a failed write withholds the signature (503), the
+ * lookup by signature and the listing, and the retention bounds of the stream and its index.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import request from 'supertest';
+import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
+import { AUDIT_FIELDS, createRedis, redisReady, type AuditRecord, type RedisClient } from '@pmm/core';
+import { privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { AuditReader, DAY_MS, MAX_INDEXED_IDS, RedisAuditTrail, auditDay, runAuditCommand } from '../src';
+import {
+  INTERNAL_TOKEN,
+  REDIS_URL,
+  USER,
+  integrator,
+  startFixture,
+  testRegistry,
+  type Fixture,
+} from './support/fixture';
+
+const VD_TYPES = [{ type: 'uint256' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes' }] as const;
+const WETH = testRegistry(8453).baseTokens[0]!.address;
+const USDC = testRegistry(8453).quoteToken.address;
+const USDT = testRegistry(56).quoteToken.address;
+const WETH56 = testRegistry(56).baseTokens[0]!.address;
+
+/** A fixed clock near the real one: a day index expires a retention after its day, so a date long past would expire at once. */
+const NOW_S = Math.floor(Date.now() / 1000);
+const NOW_MS = NOW_S * 1000 + 987;
+
+let f: Fixture;
+let reader: AuditReader;
+let seq = 0;
+
+beforeAll(async () => {
+  f = await startFixture({ now: () => NOW_MS });
+  await f.putIntegrator(integrator('beta'));
+  reader = new AuditReader(f.redis, f.keys);
+});
+afterAll(async () => {
+  await f.close();
+});
+
+function post(body: unknown, o: { integratorId?: string; keyId?: string; app?: Fixture['app'] } = {}) {
+  let r = request(o.app ?? f.app)
+    .post('/v2/swap/sign')
+    .set('X-Request-Id', `audit-${++seq}`)
+    .set('X-Internal-Token', INTERNAL_TOKEN)
+    .set('X-Integrator-Id', o.integratorId ?? 'acme')
+    .set('Content-Type', 'application/json');
+  if (o.keyId !== undefined) r = r.set('X-Api-Key-Id', o.keyId);
+  return r.send(JSON.stringify(body));
+}
+
+const signatureOf = (verificationData: string) => decodeAbiParameters(VD_TYPES, verificationData as Hex)[3];
+
+describe('the audit trail on the sign path', () => {
+  it('behavior: a signature returned has one record with who asked and exactly what was signed, and no secret', async () => {
+    const body = { tokenIn: WETH, tokenOut: USDC, fee: '30', userAddress: USER, amountIn: '1000', minAmountOut: '7' };
+    const res = await post(body, { keyId: 'pmm_live_ab12cd34' });
+    expect(res.status).toBe(200);
+    const signature = signatureOf(res.body.verificationData);
+    const found = await reader.bySignature(8453, signature, res.body.timestamp);
+    expect(found).toHaveLength(1);
+    const r = found[0]!.record;
+    const digest = r.digest as Hex;
+    expect(r).toEqual({
+      time: NOW_MS,
+      chainId: 8453,
+      integratorId: 'acme',
+      keyId: 'pmm_live_ab12cd34',
+      requestId: res.headers['x-request-id'],
+      userAddress: USER.toLowerCase(),
+      tokenIn: WETH.toLowerCase(),
+      tokenOut: USDC.toLowerCase(),
+      fee: '30',
+      originRate: '0',
+      amountIn: '1000',
+      minAmountOut: '7',
+      timestamp: NOW_S,
+      digest,
+      signature,
+      signer: f.signers.get(8453)!.address,
+    });
+    // The digest is the one the signature signs (checked with viem, independently).
+    expect((await recoverAddress({ hash: digest, signature })).toLowerCase()).toBe(r.signer.toLowerCase());
+    const stored = JSON.stringify(await f.redis.xrange(f.keys.audit(8453), '-', '+'));
+    expect(stored).not.toContain(INTERNAL_TOKEN);
+  });
+
+  it('behavior: without amountIn the record has no amounts; a missing or malformed key id is recorded as ""', async () => {
+    const res = await post(
+      { chainId: 56, tokenIn: USDT, tokenOut: WETH56, fee: '10', userAddress: USER },
+      { keyId: 'bad key!' },
+    );
+    expect(res.status).toBe(200);
+    const [entry] = await reader.bySignature(56, signatureOf(res.body.verificationData), res.body.timestamp);
+    expect(entry!.record.amountIn).toBeUndefined();
+    expect(entry!.record.minAmountOut).toBeUndefined();
+    expect(entry!.record.keyId).toBe('');
+    expect(entry!.record.chainId).toBe(56);
+  });
+
+  it('behavior: the legacy /v1 route records its signatures the same way', async () => {
+    const res = await request(f.app)
+      .post('/v1/swap/sign')
+      .set('X-Request-Id', 'audit-v1')
+      .set('X-Internal-Token', INTERNAL_TOKEN)
+      .set('X-Integrator-Id', 'beta')
+      .set('X-Api-Key-Id', 'pmm_v1key')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ tokenIn: WETH, tokenOut: USDC, fee: '7', userAddress: USER }));
+    expect(res.status).toBe(200);
+    const [entry] = await reader.bySignature(8453, signatureOf(res.body.verificationData), res.body.timestamp);
+    expect(entry!.record).toMatchObject({ integratorId: 'beta', keyId: 'pmm_v1key', requestId: 'audit-v1', fee: '7' });
+  });
+
+  it('behavior: a request answered with an error writes no record', async () => {
+    const before = await f.redis.xlen(f.keys.audit(8453));
+    const res = await post({ tokenIn: WETH, tokenOut: USDC, fee: '30', userAddress: WETH });
+    expect(res.status).toBe(403);
+    expect(await f.redis.xlen(f.keys.audit(8453))).toBe(before);
+  });
+
+  it('behavior: the same quote signed twice in one second (same signature) keeps both records under it', async () => {
+    const body = { tokenIn: USDC, tokenOut: WETH, fee: '100', userAddress: USER };
+    const a = await post(body, { integratorId: 'acme' });
+    const b = await post(body, { integratorId: 'beta' });
+    expect(a.body.verificationData).toBe(b.body.verificationData);
+    const found = await reader.bySignature(8453, signatureOf(a.body.verificationData), NOW_S);
+    expect(found.map((e) => e.record.integratorId)).toEqual(['acme', 'beta']);
+    expect(found.map((e) => e.record.requestId)).toEqual([a.headers['x-request-id'], b.headers['x-request-id']]);
+  });
+
+  it('behavior: a signature looked up under another day, another chain or not issued here finds nothing', async () => {
+    const res = await post({ tokenIn: WETH, tokenOut: USDC, fee: '1', userAddress: USER });
+    const signature = signatureOf(res.body.verificationData);
+    expect(await reader.bySignature(8453, signature, NOW_S)).toHaveLength(1);
+    expect(await reader.bySignature(8453, signature, NOW_S + 86_400)).toEqual([]);
+    expect(await reader.bySignature(56, signature, NOW_S)).toEqual([]);
+    expect(await reader.bySignature(8453, `0x${'11'.repeat(65)}`, NOW_S)).toEqual([]);
+  });
+
+  it('behavior: list filters by integrator, user, chain and time range (on the record time)', async () => {
+    const all = async (filter: Parameters<AuditReader['list']>[0]) => {
+      const out = [];
+      for await (const e of reader.list(filter)) out.push(e.record);
+      return out;
+    };
+    const every = await all({ chains: [8453, 56] });
+    expect(every).toHaveLength(6); // the records of the tests above
+    expect(every.filter((r) => r.chainId === 56)).toHaveLength(1);
+    expect((await all({ chains: [8453], integratorId: 'beta' })).map((r) => r.fee)).toEqual(['7', '100']);
+    expect(await all({ chains: [8453, 56], userAddress: WETH })).toEqual([]);
+    expect((await all({ chains: [8453, 56], userAddress: USER.toUpperCase().replace('0X', '0x') })).length).toBe(
+      every.length,
+    );
+    expect(await all({ chains: [56], fromMs: NOW_MS + 1 })).toEqual([]);
+    expect(await all({ chains: [56], toMs: NOW_MS })).toEqual([]);
+    expect(await all({ chains: [56], fromMs: NOW_MS, toMs: NOW_MS + 1 })).toHaveLength(1);
+  });
+});
+
+describe('audit list and audit export', () => {
+  const run = async (argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runAuditCommand(argv, {
+      trail: reader,
+      chain: () => {
+        throw new Error('no chain needed');
+      },
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+    });
+    return { code, out, err };
+  };
+
+  it('behavior: export as JSON lines gives every stored record with its stream id; filters apply', async () => {
+    const all = await run(['export', '--chain', '8453,56']);
+    expect(all.code).toBe(0);
+    const parsed = all.out.map((l) => JSON.parse(l) as { id: string; integratorId: string; chainId: number });
+    expect(parsed).toHaveLength(6);
+    expect(parsed.every((p) => /^\d+-\d+$/.test(p.id))).toBe(true);
+    const beta = await run(['export', '--integrator', 'beta', '--user', USER]);
+    expect(beta.out.map((l) => (JSON.parse(l) as { integratorId: string }).integratorId)).toEqual(['beta', 'beta']);
+    const day = new Date(NOW_MS).toISOString().slice(0, 10);
+    const inRange = await run(['export', '--chain', '56', '--from', day]);
+    expect(inRange.out).toHaveLength(1);
+    expect((await run(['export', '--chain', '56', '--to', day])).out).toEqual([]);
+  });
+
+  it('behavior: export as CSV has a header of the record fields and one row per record; list prints a line each', async () => {
+    const csv = await run(['export', '--format', 'csv', '--chain', '56']);
+    expect(csv.out[0]).toBe(['id', ...AUDIT_FIELDS].join(','));
+    expect(csv.out).toHaveLength(2);
+    expect(csv.out[1]).toContain(',56,acme,,');
+    const list = await run(['list', '--chain', '56']);
+    expect(list.out).toHaveLength(1);
+    expect(list.out[0]).toContain('chain 56  acme  key -  request ');
+    expect(list.err).toEqual(['1 record']);
+  });
+
+  it('error: usage mistakes exit 2 with the usage; a bad address or time is named', async () => {
+    expect((await run(['export', '--format', 'xml'])).err[0]).toMatch(
+      /^audit: --format must be jsonl or csv\n\nusage: audit/,
+    );
+    expect((await run(['list', '--user', '0x12'])).code).toBe(2);
+    expect((await run(['list', '--from', 'soon'])).err[0]).toMatch(/^audit: --from: "soon" is not YYYY-MM-DD/);
+    expect((await run(['nope'])).code).toBe(2);
+    expect((await run(['tx', '8453'])).code).toBe(2);
+  });
+
+  it('behavior: the command as the operator runs it (REDIS_URL, REDIS_KEY_PREFIX) prints the same export', async () => {
+    const root = path.resolve(__dirname, '../../..');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '-r',
+        path.join(root, 'scripts/lib/ts-register.cjs'),
+        path.join(root, 'services/signer/src/cli/audit.ts'),
+        'export',
+        '--chain',
+        '56',
+      ],
+      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: f.prefix, CHAINS: '', CONFIG_FILE: '' } },
+    );
+    expect(stdout).toBe(`${(await run(['export', '--chain', '56'])).out.join('\n')}\n`);
+  });
+});
+
+/** A record written straight to a trail (not through the app), for the store's own rules. */
+function sampleRecord(over: Partial<AuditRecord>): AuditRecord {
+  return {
+    time: NOW_MS,
+    chainId: 8453,
+    integratorId: 'acme',
+    keyId: '',
+    requestId: 'r',
+    userAddress: USER.toLowerCase(),
+    tokenIn: WETH.toLowerCase(),
+    tokenOut: USDC.toLowerCase(),
+    fee: '1',
+    originRate: '0',
+    timestamp: NOW_S,
+    digest: `0x${'00'.repeat(32)}`,
+    signature: `0x${'aa'.repeat(65)}`,
+    signer: '0x0000000000000000000000000000000000000001',
+    ...over,
+  };
+}
+
+describe('retention', () => {
+  it('behavior: a write trims records older than the retention; the day index expires a retention after its day', async () => {
+    const retentionMs = 30 * DAY_MS;
+    const record = (signature: string) => sampleRecord({ time: Date.now(), chainId: 4663, signature });
+    await new RedisAuditTrail({ redis: f.redis, keys: f.keys, retentionMs }).record(record(`0x${'aa'.repeat(65)}`));
+    const index = f.keys.auditSignatures(4663, auditDay(NOW_S));
+    const expectedExpiry = (auditDay(NOW_S) + 1) * DAY_MS + retentionMs;
+    expect(Number(await f.redis.pexpiretime(index))).toBe(expectedExpiry);
+    expect(await f.redis.xlen(f.keys.audit(4663))).toBe(1);
+    // 50 ms later, a trail whose retention ends 20 ms ago: the first record is past it, the new one is not.
+    await new Promise((r) => setTimeout(r, 50));
+    const later = new RedisAuditTrail({
+      redis: f.redis,
+      keys: f.keys,
+      retentionMs,
+      now: () => Date.now() + retentionMs - 20,
+    });
+    await later.record(record(`0x${'bb'.repeat(65)}`));
+    const left = (await f.redis.xrange(f.keys.audit(4663), '-', '+')) as [string, string[]][];
+    expect(left).toHaveLength(1);
+    expect(left[0]![1][1]).toContain('bb'.repeat(65));
+  });
+});
+
+describe('a flood of one identical request', () => {
+  it('boundary: every request is in the stream; the index keeps the first MAX_INDEXED_IDS under the signature', async () => {
+    const keys = {
+      ...f.keys,
+      audit: (c: number) => `${f.prefix}:{${c}}:flood`,
+      auditSignatures: (c: number, d: number) => `${f.prefix}:{${c}}:flood-sig:${d}`,
+    };
+    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const signature = `0x${'cc'.repeat(65)}`;
+    const base = sampleRecord({ signature });
+    for (let i = 0; i < MAX_INDEXED_IDS + 5; i++) await trail.record({ ...base, requestId: `flood-${i}` });
+    expect(await f.redis.xlen(keys.audit(8453))).toBe(MAX_INDEXED_IDS + 5);
+    const found = await new AuditReader(f.redis, keys).bySignature(8453, signature, NOW_S);
+    expect(found.map((e) => e.record.requestId)).toEqual(
+      Array.from({ length: MAX_INDEXED_IDS }, (_, i) => `flood-${i}`),
+    );
+  });
+});
+
+describe('when the trail cannot be written, the signature is not returned', () => {
+  let own: PrivateRedis;
+  let ownClient: RedisClient;
+  let app: Fixture['app'];
+  let g: Fixture;
+
+  beforeAll(async () => {
+    own = await privateRedis();
+    ownClient = createRedis(own.url, { role: 'command', name: 'audit-fault', autoPipelining: true });
+    await redisReady(ownClient);
+    g = await startFixture({
+      now: () => NOW_MS,
+      override: (deps) => ({
+        ...deps,
+        audit: new RedisAuditTrail({ redis: ownClient, keys: f.keys, retentionMs: DAY_MS }),
+      }),
+    });
+    app = g.app;
+  });
+  afterAll(async () => {
+    ownClient.disconnect();
+    await own.stop();
+    await g.close();
+  });
+
+  const body = { tokenIn: WETH, tokenOut: USDC, fee: '30', userAddress: USER, amountIn: '5' };
+  const expect503 = (res: request.Response) => {
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 503,
+      body: {
+        error: {
+          code: 'SERVICE_UNAVAILABLE',
+          message: 'the signature could not be recorded; retry shortly',
+          requestId: res.headers['x-request-id'],
+        },
+      },
+    });
+    expect(res.text).not.toMatch(/verificationData|calldata/);
+  };
+
+  it('error: Redis refuses the write at that moment (out of memory): 503 in the envelope, nothing stored', async () => {
+    expect((await post(body, { app })).status).toBe(200);
+    await ownClient.config('SET', 'maxmemory', '1');
+    try {
+      expect503(await post(body, { app }));
+    } finally {
+      await ownClient.config('SET', 'maxmemory', '0');
+    }
+    expect(await ownClient.xlen(f.keys.audit(8453))).toBe(1);
+    expect((await post(body, { app })).status).toBe(200);
+    expect(await ownClient.xlen(f.keys.audit(8453))).toBe(2);
+  });
+
+  it('error: Redis is gone at that moment: 503 in the envelope; signing resumes with Redis', async () => {
+    await own.stop();
+    expect503(await post(body, { app }));
+    await own.start();
+    await redisReady(ownClient, 10_000);
+    const res = await post(body, { app });
+    expect(res.status).toBe(200);
+    expect(await ownClient.xlen(f.keys.audit(8453))).toBe(1); // the restarted server is empty: only this one
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * scanSwaps over a scripted chain (pure logic; the real chain is the devnet test's): which
+ * transactions are swaps, the amounts taken from the logs, the bounded and halved log windows,
+ * and the order of the result.
+ */
+import { encodeSwapCalldata, encodeVerificationData } from '@pmm/core';
+import type { ChainReader, ChainTransaction, TransferLog } from '../src';
+import { scanSwaps } from '../src';
+
+const ROUTER = '0x00000000000000000000000000000000000000f0';
+const USER = '0x00000000000000000000000000000000000000aa';
+const USDC = '0x00000000000000000000000000000000000000c1';
+const WETH = '0x00000000000000000000000000000000000000e1';
+const SIG = new Uint8Array(65).fill(7);
+
+const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+const vd = encodeVerificationData(30n, 0n, USER, SIG);
+const swapInput = encodeSwapCalldata({
+  tokenIn: USDC,
+  amountIn: 100n,
+  tokenOut: WETH,
+  minAmountOut: 1n,
+  quoteTimestamp: 1_790_000_000n,
+  verificationData: vd,
+});
+
+function chain(opts: { maxSpan?: number; calls?: [number, number][] }) {
+  const logs: TransferLog[] = [];
+  const txs = new Map<string, ChainTransaction>();
+  const log = (n: number, block: number, index: number, token: string, from: string, to: string, value: bigint) =>
+    logs.push({ txHash: hash(n), blockNumber: block, logIndex: index, token, from, to, value });
+  // tx 1 (block 5): a swap, paid in two transfers; tx 2 (block 3): a swap; tx 3: a reserve top-up
+  // (a plain transfer to the router); tx 4: a swap-shaped call to another contract.
+  log(1, 5, 2, USDC, USER, ROUTER, 60n);
+  log(1, 5, 3, USDC, USER, ROUTER, 40n);
+  log(1, 5, 4, WETH, ROUTER, USER, 9n);
+  log(2, 3, 0, USDC, USER, ROUTER, 100n);
+  log(2, 3, 1, WETH, ROUTER, USER, 10n);
+  log(3, 4, 0, USDC, USER, ROUTER, 1_000n);
+  log(4, 6, 0, USDC, USER, ROUTER, 5n);
+  txs.set(hash(1), { hash: hash(1), blockNumber: 5, from: USER, to: ROUTER, input: swapInput });
+  txs.set(hash(2), { hash: hash(2), blockNumber: 3, from: USER, to: ROUTER, input: swapInput });
+  txs.set(hash(3), { hash: hash(3), blockNumber: 4, from: USER, to: USDC, input: '0xa9059cbb' });
+  txs.set(hash(4), { hash: hash(4), blockNumber: 6, from: USER, to: WETH, input: swapInput });
+  const reader: ChainReader = {
+    chainId: 8453,
+    latestBlock: async () => 10,
+    blockTime: async (n) => 1_790_000_000 + n,
+    async transfers(address, side, from, to) {
+      opts.calls?.push([from, to]);
+      if (opts.maxSpan !== undefined && to - from + 1 > opts.maxSpan)
+        throw new Error('query returned more than 10000 results');
+      return logs.filter(
+        (l) => l.blockNumber >= from && l.blockNumber <= to && (side === 'from' ? l.from : l.to) === address,
+      );
+    },
+    transaction: async (h) => txs.get(h),
+    receiptStatus: async () => 1,
+    quoteToken: async () => USDC,
+    token: async () => ({ symbol: 'X', decimals: 0 }),
+    close: () => undefined,
+  };
+  return reader;
+}
+
+describe('scanSwaps', () => {
+  it('behavior: direct swap calls to the router are swaps, with the amounts the logs moved, in block order', async () => {
+    const progress: number[] = [];
+    const swaps = await scanSwaps({
+      reader: chain({}),
+      router: ROUTER.toUpperCase().replace('0X', '0x'),
+      fromBlock: 0,
+      toBlock: 10,
+      span: 4,
+      onProgress: (done) => progress.push(done),
+    });
+    expect(swaps.map((s) => [s.txHash, s.blockNumber, s.blockTime, s.amountIn, s.amountOut])).toEqual([
+      [hash(2), 3, 1_790_000_003, 100n, 10n],
+      [hash(1), 5, 1_790_000_005, 100n, 9n],
+    ]);
+    expect(swaps[0]).toMatchObject({
+      sender: USER,
+      tokenIn: USDC,
+      tokenOut: WETH,
+      callAmountIn: 100n,
+      callMinAmountOut: 1n,
+      quoteTimestamp: 1_790_000_000,
+      verification: { fee: 30n, originRate: 0n, userAddress: USER },
+    });
+    expect(progress).toEqual([3, 7, 10]);
+  });
+
+  it('behavior: a node that refuses a window is asked for half of it until it answers', async () => {
+    const calls: [number, number][] = [];
+    const swaps = await scanSwaps({
+      reader: chain({ maxSpan: 2, calls }),
+      router: ROUTER,
+      fromBlock: 0,
+      toBlock: 10,
+      span: 8,
+    });
+    expect(swaps).toHaveLength(2);
+    expect(Math.max(...calls.map(([a, b]) => b - a + 1))).toBe(8);
+    // Refused once, the window stays at the accepted size: 2 requests (to, from) per refusal.
+    expect(calls.filter(([a, b]) => b - a + 1 > 2)).toHaveLength(4);
+    const answered = calls.filter(([a, b]) => b - a + 1 <= 2);
+    // Every block was covered by an answered window.
+    for (let b = 0; b <= 10; b++) expect(answered.some(([x, y]) => x <= b && b <= y)).toBe(true);
+  });
+});
