@@ -87,12 +87,14 @@ describe('integrator cache', () => {
 
 describe('a revoked integrator does not sign', () => {
   it('behavior: disabled through the key store, the next sign request is 401 at once', async () => {
-    let cached: IntegratorStore | undefined;
+    // The app is built by the fixture, the cache after it (it needs the fixture's prefix).
+    const late: { store?: IntegratorStore } = {};
     const f = await startFixture({
       chains: [8453],
-      override: (d) => ({ ...d, integrators: { get: (id) => cached!.get(id) } }),
+      override: (d) => ({ ...d, integrators: { get: (id) => late.store!.get(id) } }),
     });
-    cached = new IntegratorStore({ redis: f.redis, keys: f.keys, subscriber: f.subscriber });
+    const cached = new IntegratorStore({ redis: f.redis, keys: f.keys, subscriber: f.subscriber });
+    late.store = cached;
     await cached.start();
     const app = f.app;
     const body = JSON.stringify({
