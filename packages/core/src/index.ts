@@ -3,6 +3,7 @@
  * shell, the secp256k1 signer and `runService()`. What the services share with the SDK
  * (the protocol) is in @pmm/protocol.
  */
+export { encodeAccessUpdate, parseAccessUpdate, type AccessUpdate } from './access-updates';
 export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export { ChainUpdates, type ChainUpdatesOptions } from './chain-updates';
@@ -17,12 +18,11 @@ export {
   type Setting,
 } from './config';
 export { answerAndCloseResponse, answerClientErrors, clientErrorOf, rawErrorResponse } from './http/client-errors';
-export { errorHandler, methodNotAllowed, normalizeError, notFound } from './http/error-handler';
+export { errorHandler, methodNotAllowed, normalizeError, notFound, sendErrorEnvelope } from './http/error-handler';
 export { healthRoutes } from './http/health-routes';
-export { sendError } from './http/send-error';
-export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
-export { declareHttpMetrics, httpMetrics, routeOf } from './http/http-metrics';
+export { httpMetrics, httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics';
 export { contextOf, requestContext, requestIdOf, type RequestContext } from './http/request-context';
+export { sendError } from './http/send-error';
 export {
   checkingIntervalMs,
   DEFAULT_HTTP_TIMEOUTS,
@@ -33,8 +33,10 @@ export {
   type Served,
 } from './http/serve';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
+export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { createMetrics, LATENCY_BUCKETS, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
+export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
 export {
   checkRedisDurability,
@@ -46,6 +48,5 @@ export {
 export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
-export { ReadThroughCache, type ReadThroughCacheOptions } from './read-through-cache';
 export { redactText, registerSecret, SECRET_FIELD } from './secrets';
 export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';

@@ -19,6 +19,11 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     apiKeyIndex: () => `${prefix}:apikeys`,
     /** string: an integrator record (whitelist, chains, rate limit, originRate overrides). */
     integrator: (integratorId: string) => `${prefix}:integrator:${integratorId}`,
+    /**
+     * pub/sub channel: announced by the key store after it writes an API key or an
+     * integrator record (access-updates.ts), so that caches drop the entry at once.
+     */
+    accessUpdated: () => `${prefix}:access-updated`,
     /** counter: requests of one integrator in one rate-limit window. */
     rateLimit: (integratorId: string, windowStart: number) => `${prefix}:rl:${integratorId}:${windowStart}`,
     /** sorted set: the open price streams of one API key (member per stream, score = lease expiry ms). */

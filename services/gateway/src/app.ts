@@ -19,6 +19,7 @@ import {
   healthRoutes,
   methodNotAllowed,
   notFound,
+  redisKeys,
   requestContext,
   type Logger,
   type Metrics,
@@ -32,7 +33,9 @@ import { RateLimiter, type RateLimiterOptions } from './store/rate-limiter';
 import { apiKeyGuard } from './http/api-key-guard';
 import { rateLimit } from './http/rate-limit';
 import { bodyLimit } from './http/body-limit';
-import { signProxy } from './http/sign-proxy';
+import { signProxy, signerAgent } from './http/sign-proxy';
+import { createSignFastPath } from './http/sign-fast-path';
+import { createSignForwarder } from './http/sign-forwarder';
 import { priceV1, priceV2 } from './http/price-routes';
 import { priceStream } from './http/price-stream';
 import { StreamHub } from './http/stream-hub';
@@ -81,8 +84,9 @@ export interface GatewayDeps {
 
 export interface Gateway {
   /**
-   * The public API as a node:http request listener: the fast path for GET /v2/price and
-   * /v1/price (http/fast-path.ts), Express for everything else. Serve THIS (http.createServer).
+   * The public API as a node:http request listener: the fast paths for GET /v2/price and
+   * /v1/price (http/fast-path.ts) and POST /v2/swap/sign and /v1/swap/sign
+   * (http/sign-fast-path.ts), Express for everything else. Serve THIS (http.createServer).
    */
   app: RequestListener;
   /** The Express part of the public API (everything but the fast path). */
@@ -92,7 +96,7 @@ export interface Gateway {
   books: BookCache;
   keys: ApiKeyStore;
   metrics: Metrics;
-  /** Subscribes to book updates; call before serving (resolves once subscribed). */
+  /** Subscribes to book and access updates; call before serving (resolves once subscribed). */
   start(): Promise<void>;
   /** Ends every open price stream (graceful shutdown: before closing the server). */
   closeStreams(): void;
@@ -156,10 +160,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     ttlMs: config.bookCacheMs,
     logger,
   });
+  const agent = signerAgent(config.signerUrl);
   const proxy = signProxy({
     signerUrl: config.signerUrl,
     internalToken: config.internalToken,
     timeoutMs: config.requestTimeoutMs,
+    agent,
     onUpstreamError: gm.upstreamError,
   });
   const openapi = deps.openapiDocument ?? loadOpenApiDocument();
@@ -261,8 +267,19 @@ export function createApp(deps: GatewayDeps): Gateway {
     v1,
     cors: cors !== undefined,
   });
+  const fastSign = createSignFastPath({
+    frame,
+    keys: keyCache,
+    rate,
+    forward: createSignForwarder({ signerUrl: config.signerUrl, agent }),
+    internalToken: config.internalToken,
+    bodyLimit: config.signBodyLimit,
+    v1,
+    cors: cors !== undefined,
+    onUpstreamError: gm.upstreamError,
+  });
   const handler: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!fast(req, res)) app(req, res);
+    if (!fast(req, res) && !fastSign(req, res)) app(req, res);
   };
 
   return {
@@ -272,13 +289,17 @@ export function createApp(deps: GatewayDeps): Gateway {
     books,
     keys,
     metrics,
-    start: () => books.start(),
+    start: async () => {
+      if (deps.subscriber) await keyCache.subscribe(deps.subscriber, redisKeys(config.redisKeyPrefix).accessUpdated());
+      await books.start();
+    },
     closeStreams: () => streams.close(),
     close: async () => {
+      await keyCache.unsubscribe();
       streams.close();
       slots.stop();
       await books.stop();
-      proxy.close();
+      agent.destroy();
     },
   };
 }

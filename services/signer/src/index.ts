@@ -3,7 +3,7 @@
  * exports serve tests, benchmarks and the gateway's end-to-end tests.
  */
 export { createApp } from './app';
-export type { SignerDeps } from './app';
+export type { SignerApp, SignerDeps } from './app';
 export { SIGNER_SETTINGS, chainSettings, loadSignerConfig, missingKeyMessage } from './config';
 export type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 export { loadSigningKeys } from './load-signing-keys';
@@ -13,6 +13,7 @@ export type { RunningSigner } from './start-signer';
 export { PairRegistryCache } from './store/pair-registry-cache';
 export type { PairRegistryCacheOptions } from './store/pair-registry-cache';
 export { IntegratorStore, integratorView } from './store/integrator-store';
+export type { IntegratorStoreOptions } from './store/integrator-store';
 export type { IntegratorSource, IntegratorView } from './store/integrator-store';
 export { checkSignRequest, signQuote } from './domain/sign-quote';
 export type { SignQuoteContext, SignQuoteResponse, SignedQuote } from './domain/sign-quote';

@@ -37,7 +37,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   }
   const keys = redisKeys(config.redisKeyPrefix);
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'signer', logger });
-  const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-pairs', logger });
+  const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-sub', logger });
   // Its own connection: one small script per signature, pipelined across concurrent requests.
   const auditRedis = createRedis(config.redisUrl, {
     role: 'command',
@@ -51,7 +51,9 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   checkRedisDurabilityWhenReady(redis, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
   await pairs.start();
-  const integrators = new IntegratorStore({ redis, keys });
+  // The same subscriber connection carries the integrator invalidations.
+  const integrators = new IntegratorStore({ redis, keys, subscriber });
+  await integrators.start();
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const app = createApp({
     logger,
@@ -90,6 +92,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       (closing ??= (async () => {
         await served.close();
         await pairs.close();
+        await integrators.close();
         await Promise.allSettled([redis.quit(), subscriber.quit(), auditRedis.quit()]);
       })()),
   };

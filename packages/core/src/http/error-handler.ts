@@ -3,9 +3,10 @@
  * failures map to INVALID_JSON / PAYLOAD_TOO_LARGE; anything unknown is INTERNAL_ERROR with
  * a generic message (never the exception text); rendered and logged by sendError.
  */
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError } from '@pmm/protocol';
-import { sendError } from './send-error';
+import { ApiError, toErrorEnvelope } from '@pmm/protocol';
+import type { RequestContext } from './request-context';
 
 interface BodyParserError {
   type?: string;
@@ -39,10 +40,29 @@ export function normalizeError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Writes `err` as the envelope on a response not yet started, with the request's context
+ * (`res.locals`), and logs it (4xx info, 5xx error). The same bytes whether called by
+ * {@link errorHandler} or by a node:http fast path.
+ */
+export function sendErrorEnvelope(res: ServerResponse, err: unknown): void {
+  const ctx = ((res as { locals?: Partial<RequestContext> }).locals ?? {}) as Partial<RequestContext>;
+  const { status, body, headers } = toErrorEnvelope(normalizeError(err), ctx.requestId ?? 'unknown');
+  if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });
+  else ctx.log?.info('request rejected', { code: body.error.code, reason: body.error.message });
+  // What Express's res.status().set().json() writes.
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
 export function errorHandler(): ErrorRequestHandler {
   return (err, _req, res, next) => {
     if (res.headersSent) return next(err);
-    sendError(res, normalizeError(err), err);
+    sendErrorEnvelope(res, err);
   };
 }
 

@@ -5,32 +5,51 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Metrics } from '../metrics';
 
-/** The route pattern Express matched (`<mount><path>`), or `unmatched`. */
-export function routeOf(req: Pick<Request, 'route' | 'baseUrl'>): string {
-  const route = req.route as { path?: string } | undefined;
-  return route?.path ? `${req.baseUrl ?? ''}${route.path}` : 'unmatched';
+/** Records one finished request; shared by the Express middleware and node:http fast paths. */
+export interface HttpRequestMetrics {
+  observe(method: string, route: string, status: number, seconds: number): void;
 }
 
-/** The request counter and latency histogram every service exports (one declaration of their names and labels). */
-export function declareHttpMetrics(metrics: Metrics) {
+/** Declares the two metrics on `metrics` (once per registry) and returns their recorder. */
+export function httpRequestMetrics(metrics: Metrics): HttpRequestMetrics {
+  const requests = metrics.counter('http_requests_total', 'HTTP requests by route pattern and status', [
+    'method',
+    'route',
+    'code',
+  ] as const);
+  const latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency', [
+    'method',
+    'route',
+  ] as const);
+  // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
+  const counters = new Map<string, { inc(): void }>();
+  const histograms = new Map<string, { observe(v: number): void }>();
   return {
-    requests: metrics.counter('http_requests_total', 'HTTP requests by route pattern and status', [
-      'method',
-      'route',
-      'code',
-    ] as const),
-    latency: metrics.histogram('http_request_duration_seconds', 'HTTP request latency', ['method', 'route'] as const),
+    observe(method, route, status, seconds) {
+      const ck = `${method} ${route} ${status}`;
+      let c = counters.get(ck);
+      if (!c) counters.set(ck, (c = requests.labels(method, route, String(status))));
+      c.inc();
+      const hk = `${method} ${route}`;
+      let h = histograms.get(hk);
+      if (!h) histograms.set(hk, (h = latency.labels(method, route)));
+      h.observe(seconds);
+    },
   };
 }
 
-export function httpMetrics(metrics: Metrics): RequestHandler {
-  const { requests, latency } = declareHttpMetrics(metrics);
+function routeOf(req: Request): string {
+  const route = req.route as { path?: string } | undefined;
+  return route?.path ? `${req.baseUrl}${route.path}` : 'unmatched';
+}
+
+/** The Express middleware; pass the recorder when a fast path records into the same metrics. */
+export function httpMetrics(metrics: Metrics | HttpRequestMetrics): RequestHandler {
+  const recorder = 'observe' in metrics ? metrics : httpRequestMetrics(metrics);
   return (req: Request, res: Response, next) => {
-    const end = latency.startTimer();
+    const startedAt = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = routeOf(req);
-      requests.inc({ method: req.method, route, code: String(res.statusCode) });
-      end({ method: req.method, route });
+      recorder.observe(req.method, routeOf(req), res.statusCode, Number(process.hrtime.bigint() - startedAt) / 1e9);
     });
     next();
   };

@@ -7,10 +7,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_KEY_HEADER, ApiError } from '@pmm/protocol';
+import { attempt, type MaybePromise } from '@pmm/core';
 import { hashApiKey, type ResolvedApiKey } from '../store/api-key-store';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { setAuth } from './auth-context';
-import { attempt, type MaybePromise } from './maybe-async';
 
 /** Longer values cannot be a key we issued; rejecting them early bounds the hashing work. */
 const MAX_KEY_LENGTH = 256;

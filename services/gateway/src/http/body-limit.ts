@@ -9,6 +9,7 @@
  * After a 413 the rest of the upload is drained so that the client reads the answer on a
  * healthy connection; past {@link DRAIN_CAP} bytes the connection is dropped instead.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
 import { sendError } from '@pmm/core';
@@ -25,7 +26,7 @@ function tooLarge(limit: number): ApiError {
   return new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);
 }
 
-function drain(req: Request): void {
+function drain(req: IncomingMessage): void {
   let drained = 0;
   req.removeAllListeners('data');
   req.on('data', (chunk: Buffer) => {
@@ -35,37 +36,52 @@ function drain(req: Request): void {
   req.resume();
 }
 
-export function bodyLimit(limit: number): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > limit) {
+/**
+ * Reads the body of `req` (at most `limit` bytes) and calls `onBody` with it; or answers 413
+ * itself. Nothing is called when the request timed out (408) while the body was arriving.
+ */
+export function readLimitedBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limit: number,
+  onBody: (body: Buffer) => void,
+): void {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    sendError(res, tooLarge(limit));
+    drain(req);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let failed = false;
+  req.on('data', (chunk: Buffer) => {
+    if (failed) return;
+    size += chunk.length;
+    if (size > limit) {
+      failed = true;
+      chunks.length = 0;
       sendError(res, tooLarge(limit));
       drain(req);
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        chunks.length = 0;
-        sendError(res, tooLarge(limit));
-        drain(req);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      // headersSent: the request timed out (408) while the body was arriving.
-      if (failed || res.headersSent) return;
-      res.locals.rawBody = Buffer.concat(chunks, size);
+    chunks.push(chunk);
+  });
+  req.on('end', () => {
+    // headersSent: the request timed out (408) while the body was arriving.
+    if (failed || res.headersSent) return;
+    onBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  });
+  req.on('error', () => {
+    failed = true;
+  });
+}
+
+/** The Express form: the bytes go to `res.locals.rawBody` (see rawBodyOf). */
+export function bodyLimit(limit: number): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) =>
+    readLimitedBody(req, res, limit, (body) => {
+      res.locals.rawBody = body;
       next();
     });
-    req.on('error', () => {
-      failed = true;
-    });
-  };
 }

@@ -11,14 +11,13 @@
  * CORS is on) goes to Express. Synchronous while the key, the rate-limit tokens and the book
  * are cached; the request timeout is armed only when a step has to wait for Redis.
  */
+import { andThen, type MaybePromise, sendError } from '@pmm/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { v1DeprecationHeaders } from '@pmm/protocol';
-import { sendError } from '@pmm/core';
 import type { BookCache } from '../store/book-cache';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { authenticate } from './api-key-guard';
-import { andThen, type MaybePromise } from './maybe-async';
 import { v1PriceBody, v2PriceBody, sendJson } from './price-routes';
 import { enforceRateLimit, type RateLimitOptions } from './rate-limit';
 import type { RequestFrame } from './request-frame';

@@ -15,9 +15,9 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, DEFAULT_CHAIN_ID, assertServedChain, chainIdFromQuery, type IntegratorRecord } from '@pmm/protocol';
+import { attempt, type MaybePromise } from '@pmm/core';
 import type { BookCache, BookEntry } from '../store/book-cache';
 import { authOf } from './auth-context';
-import { attempt, type MaybePromise } from './maybe-async';
 
 /** The `/v1/price` body before the first book: what the earlier interface answered. */
 export const V1_EMPTY_BOOK = Buffer.from('{"blockNumber":0,"blockTime":0,"pairs":[]}', 'utf8');

@@ -8,9 +8,9 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, type IntegratorRecord } from '@pmm/protocol';
+import { attempt, type MaybePromise } from '@pmm/core';
 import type { RateDecision, RateLimiter } from '../store/rate-limiter';
 import { authOf } from './auth-context';
-import { attempt, type MaybePromise } from './maybe-async';
 
 export interface RateLimitOptions {
   limiter: RateLimiter;

@@ -9,13 +9,13 @@
  *   408 REQUEST_TIMEOUT (and the connection closed) while the client's body is still arriving:
  *   a body shorter than its Content-Length is the client's fault, not ours;
  * - when the response ends: the request counter and latency histogram (same names and labels
- *   as core's httpMetrics, declareHttpMetrics: route PATTERN, never the raw URL) and the access log line (info for
+ *   as core's httpMetrics: route PATTERN, never the raw URL) and the access log line (info for
  *   errors, debug for successes; never the API key).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
-import { declareHttpMetrics, requestIdOf, routeOf, sendError, type Logger, type Metrics } from '@pmm/core';
+import { requestIdOf, type Logger, type Metrics, sendError } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
 import { abortUpstream } from './sign-proxy';
 import type { HeaderList } from './security-headers';
@@ -26,6 +26,8 @@ export class RequestLocals {
   /** Route pattern for metrics and logs; set by the fast path, else read from Express. */
   route?: string;
   timer?: NodeJS.Timeout;
+  /** The request to the signer while it runs (the timeout aborts it; see abortUpstream). */
+  upstream?: ClientRequest;
   private child?: Logger;
   constructor(
     readonly requestId: string,
@@ -55,7 +57,15 @@ export interface RequestFrame {
 }
 
 export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
-  const { requests, latency } = declareHttpMetrics(opts.metrics);
+  const requests = opts.metrics.counter('http_requests_total', 'HTTP requests by route pattern and status', [
+    'method',
+    'route',
+    'code',
+  ] as const);
+  const latency = opts.metrics.histogram('http_request_duration_seconds', 'HTTP request latency', [
+    'method',
+    'route',
+  ] as const);
   const { logger, timeoutMs, headers } = opts;
   // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
   const counters = new Map<string, { inc(): void }>();
@@ -64,7 +74,10 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
   const finish = (req: IncomingMessage, res: ServerResponse, locals: RequestLocals) => {
     if (locals.timer) clearTimeout(locals.timer);
     const seconds = Number(process.hrtime.bigint() - locals.startedAt) / 1e9;
-    const route = locals.route ?? routeOf(req as Request);
+    const expressRoute = (req as Partial<Request>).route as { path?: string } | undefined;
+    const route =
+      locals.route ??
+      (expressRoute?.path ? `${(req as Partial<Request>).baseUrl ?? ''}${expressRoute.path}` : 'unmatched');
     const method = req.method ?? 'GET';
     const status = res.statusCode;
     const ck = `${method} ${route} ${status}`;

@@ -1,9 +1,15 @@
 /**
- * `POST /v2/swap/sign` and `POST /v1/swap/sign` → the signer, through http-proxy-middleware.
+ * `POST /v2/swap/sign` and `POST /v1/swap/sign` → the signer, through http-proxy-middleware,
+ * on the Express route. Most sign requests take the fast path instead (sign-fast-path.ts and
+ * sign-forwarder.ts, which mirror this file); this one serves the requests the fast path
+ * hands to Express (browser requests when CORS is on) and is the reference the forwarder is
+ * tested against.
  *
  * - The body forwarded is exactly the bytes read by bodyLimit (never parsed here).
  * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`,
- *   `X-Api-Key-Id` (the key's public id, for the audit trail); the client's own values of those headers and its `X-API-KEY` never reach the signer.
+ *   `X-Api-Key-Id` (the key's public id, for the audit trail), as listed by sign-forwarder.ts
+ *   `signerRequestHeaders`; the client's own values of those headers and its `X-API-KEY`
+ *   never reach the signer.
  * - The signer's answer (status, headers, body) is passed through.
  * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the
  *   envelope (never http-proxy's default 504 text page). The request timeout (request-frame.ts)
@@ -15,22 +21,18 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import {
-  API_KEY_HEADER,
-  API_KEY_ID_HEADER,
-  ApiError,
-  INTEGRATOR_ID_HEADER,
-  INTERNAL_TOKEN_HEADER,
-  REQUEST_ID_HEADER,
-} from '@pmm/protocol';
+import { ApiError } from '@pmm/protocol';
 import { contextOf, sendError } from '@pmm/core';
 import { authOf } from './auth-context';
 import { rawBodyOf } from './body-limit';
+import { DROPPED_REQUEST_HEADERS, signerRequestHeaders } from './sign-forwarder';
 
 export interface SignProxyOptions {
   signerUrl: string;
   internalToken: string;
   timeoutMs: number;
+  /** Keep-alive pool to the signer (see signerAgent). */
+  agent: Agent | HttpsAgent;
   /** Called with a short reason on every upstream failure (metrics). */
   onUpstreamError?: (reason: string) => void;
 }
@@ -45,13 +47,17 @@ function isResponse(x: Response | Socket): x is Response {
   return typeof (x as Response).writeHead === 'function';
 }
 
-/** The proxy middleware; mount it on the two sign routes (the upstream path is the route's). */
-export function signProxy(opts: SignProxyOptions): { handler: RequestHandler; close(): void } {
-  const https = opts.signerUrl.startsWith('https:');
+/** The connection pool to the signer, shared by the proxy and the forwarder. */
+export function signerAgent(signerUrl: string): Agent | HttpsAgent {
   // Keep-alive to the signer: a TCP handshake per sign request would cost more than signing.
-  const agent = https
+  return signerUrl.startsWith('https:')
     ? new HttpsAgent({ keepAlive: true, maxSockets: 512 })
     : new Agent({ keepAlive: true, maxSockets: 512 });
+}
+
+/** The proxy middleware; mount it on the two sign routes (the upstream path is the route's). */
+export function signProxy(opts: SignProxyOptions): { handler: RequestHandler } {
+  const agent = opts.agent;
   const proxy = createProxyMiddleware<Request, Response>({
     target: opts.signerUrl,
     changeOrigin: true,
@@ -62,15 +68,15 @@ export function signProxy(opts: SignProxyOptions): { handler: RequestHandler; cl
       proxyReq: (proxyReq: ClientRequest, _req: Request, res: Response) => {
         res.locals.upstream = proxyReq;
         const body = rawBodyOf(res);
-        proxyReq.removeHeader(API_KEY_HEADER);
-        proxyReq.removeHeader('transfer-encoding');
-        proxyReq.setHeader(INTERNAL_TOKEN_HEADER, opts.internalToken);
-        proxyReq.setHeader(REQUEST_ID_HEADER, contextOf(res).requestId);
+        for (const name of DROPPED_REQUEST_HEADERS) proxyReq.removeHeader(name);
         const auth = authOf(res);
-        proxyReq.setHeader(INTEGRATOR_ID_HEADER, auth.integrator.id);
-        // The key's public id (never the key): the signer writes it into the audit trail.
-        proxyReq.setHeader(API_KEY_ID_HEADER, auth.key.keyId);
-        proxyReq.setHeader('Content-Length', body.length);
+        const headers = {
+          internalToken: opts.internalToken,
+          requestId: contextOf(res).requestId,
+          integratorId: auth.integrator.id,
+          apiKeyId: auth.key.keyId,
+        };
+        for (const [name, value] of signerRequestHeaders(headers, body.length)) proxyReq.setHeader(name, value);
         // The client's stream was consumed by bodyLimit; http-proxy's `req.pipe(proxyReq)`
         // then only ends the request after these bytes.
         if (body.length > 0) proxyReq.write(body);
@@ -97,5 +103,5 @@ export function signProxy(opts: SignProxyOptions): { handler: RequestHandler; cl
     req.url = req.path;
     void proxy(req, res, next);
   };
-  return { handler, close: () => agent.destroy() };
+  return { handler };
 }

@@ -9,7 +9,7 @@
  * Lookup by hash is also the comparison: no string compare of secrets happens anywhere.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { redisKeys, type RedisClient } from '@pmm/core';
+import { redisKeys, type RedisClient, encodeAccessUpdate, type AccessUpdate } from '@pmm/core';
 import {
   INTEGRATOR_ID_PATTERN,
   isIntegratorId,
@@ -128,6 +128,11 @@ export class ApiKeyStore {
     return { key, integrator };
   }
 
+  /** Tells the caches in front of these records (gateway and signer) to drop one. */
+  private async announce(update: AccessUpdate): Promise<void> {
+    await this.redis.publish(this.keys.accessUpdated(), encodeAccessUpdate(update));
+  }
+
   async getIntegrator(id: string): Promise<IntegratorRecord | undefined> {
     return readIntegratorRecord(id, await this.redis.get(this.keys.integrator(id)));
   }
@@ -135,6 +140,7 @@ export class ApiKeyStore {
   async putIntegrator(record: IntegratorRecord): Promise<void> {
     assertIntegratorId(record.id);
     await this.redis.set(this.keys.integrator(record.id), JSON.stringify(record));
+    await this.announce({ kind: 'integrator', id: record.id });
   }
 
   /**
@@ -168,6 +174,7 @@ export class ApiKeyStore {
   async storeKeyHash(hash: string, record: ApiKeyRecord): Promise<void> {
     await this.redis.set(this.keys.apiKey(hash), JSON.stringify(record));
     await this.redis.sadd(this.keys.apiKeyIndex(), hash);
+    await this.announce({ kind: 'apikey', hash });
   }
 
   /** Every key record (with its integrator), oldest first. */
@@ -192,6 +199,7 @@ export class ApiKeyStore {
     if (!found) throw new Error(`no key "${keyId}"`);
     const record = { ...found.key, disabled };
     await this.redis.set(this.keys.apiKey(found.hash), JSON.stringify(record));
+    await this.announce({ kind: 'apikey', hash: found.hash });
     return record;
   }
 
@@ -201,6 +209,7 @@ export class ApiKeyStore {
     if (!found) throw new Error(`no key "${keyId}"`);
     await this.redis.del(this.keys.apiKey(found.hash));
     await this.redis.srem(this.keys.apiKeyIndex(), found.hash);
+    await this.announce({ kind: 'apikey', hash: found.hash });
   }
 
   /** Applies `update` to an integrator and returns the new record. */

@@ -2,9 +2,11 @@
  * Loads the integrator the gateway authenticated (`X-Integrator-Id`) before the body is read:
  * docs/decisions.md#error-precedence puts UNAUTHORIZED ahead of every body check.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import { ApiError, INTEGRATOR_ID_HEADER, isIntegratorId, MalformedIntegratorError } from '@pmm/protocol';
 import type { IntegratorSource, IntegratorView } from '../store/integrator-store';
+import { attempt, type Logger, type MaybePromise } from '@pmm/core';
 
 /** The integrator set by {@link requireIntegrator}. */
 export function integratorOf(res: Response): IntegratorView {
@@ -12,6 +14,7 @@ export function integratorOf(res: Response): IntegratorView {
 }
 
 /**
+ * The integrator of a request (synchronous on a cache hit), or a thrown/rejected ApiError:
  * 401 UNAUTHORIZED when the header is absent or malformed, or when the record is missing or
  * disabled (the key was revoked between the gateway's check and now). When Redis cannot be
  * read: 503 SERVICE_UNAVAILABLE on both versions. (`/v1` has no 503 for a chain that is not
@@ -19,26 +22,48 @@ export function integratorOf(res: Response): IntegratorView {
  * signer is unreachable, and a client should retry either way.) A malformed record: 500
  * INTERNAL_ERROR (logged by the error handler).
  */
-export function requireIntegrator(source: IntegratorSource): RequestHandler {
-  return async (req, res, next) => {
-    const id = req.headers[INTEGRATOR_ID_HEADER];
-    if (typeof id !== 'string' || id.length === 0)
-      return next(new ApiError('UNAUTHORIZED', 'missing integrator id (X-Integrator-Id)'));
-    if (!isIntegratorId(id)) return next(new ApiError('UNAUTHORIZED', 'malformed integrator id (X-Integrator-Id)'));
-    let view: IntegratorView | undefined;
-    try {
-      view = await source.get(id);
-    } catch (err) {
-      if (err instanceof ApiError) return next(err);
-      // A record that exists but is unusable is the operator's error, not a transient one.
-      if (err instanceof MalformedIntegratorError) return next(err);
-      res.locals.log?.error('integrator read failed', { integratorId: id, error: err });
-      return next(new ApiError('SERVICE_UNAVAILABLE', 'integrator data is temporarily unavailable; retry shortly'));
-    }
-    if (!view) return next(new ApiError('UNAUTHORIZED', 'unknown integrator'));
-    if (view.record.disabled) return next(new ApiError('UNAUTHORIZED', 'integrator is disabled'));
-    res.locals.integrator = view;
-    res.locals.log = res.locals.log?.child({ integratorId: id });
-    next();
+export function resolveIntegrator(
+  source: IntegratorSource,
+  headers: IncomingHttpHeaders,
+  log: () => Logger | undefined,
+): MaybePromise<IntegratorView> {
+  const id = headers[INTEGRATOR_ID_HEADER];
+  if (typeof id !== 'string' || id.length === 0)
+    throw new ApiError('UNAUTHORIZED', 'missing integrator id (X-Integrator-Id)');
+  if (!isIntegratorId(id)) throw new ApiError('UNAUTHORIZED', 'malformed integrator id (X-Integrator-Id)');
+  const accept = (view: IntegratorView | undefined): IntegratorView => {
+    if (!view) throw new ApiError('UNAUTHORIZED', 'unknown integrator');
+    if (view.record.disabled) throw new ApiError('UNAUTHORIZED', 'integrator is disabled');
+    return view;
   };
+  const failed = (err: unknown): never => {
+    if (err instanceof ApiError) throw err;
+    // A record that exists but is unusable is the operator's error, not a transient one.
+    if (err instanceof MalformedIntegratorError) throw err;
+    log()?.error('integrator read failed', { integratorId: id, error: err });
+    throw new ApiError('SERVICE_UNAVAILABLE', 'integrator data is temporarily unavailable; retry shortly');
+  };
+  let found: MaybePromise<IntegratorView | undefined>;
+  try {
+    found = source.get(id);
+  } catch (err) {
+    return failed(err);
+  }
+  return found instanceof Promise ? found.then(accept, failed) : accept(found);
+}
+
+/** The Express form: sets `res.locals.integrator` (and the logger's integratorId). */
+export function requireIntegrator(source: IntegratorSource): RequestHandler {
+  return (req, res, next) =>
+    attempt(
+      () => resolveIntegrator(source, req.headers, () => res.locals.log as Logger | undefined),
+      (err) => next(err),
+      (view) => {
+        res.locals.integrator = view;
+        res.locals.log = (res.locals.log as Logger | undefined)?.child({
+          integratorId: req.headers[INTEGRATOR_ID_HEADER] as string,
+        });
+        next();
+      },
+    );
 }

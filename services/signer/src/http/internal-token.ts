@@ -6,26 +6,24 @@
  * content nor the length of the token leaks through response timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
 import { ApiError, INTERNAL_TOKEN_HEADER } from '@pmm/protocol';
+import type { IncomingHttpHeaders } from 'node:http';
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
-/** 401 UNAUTHORIZED unless `X-Internal-Token` equals `token`. */
-export function requireInternalToken(token: string): RequestHandler {
+/**
+ * A check of `X-Internal-Token` against `token`: throws 401 UNAUTHORIZED unless equal. Used
+ * by the Express route and the fast path (sign-fast-path.ts).
+ */
+export function internalTokenCheck(token: string): (headers: IncomingHttpHeaders) => void {
   const expected = sha256(token);
-  return (req, _res, next) => {
-    const got = req.headers[INTERNAL_TOKEN_HEADER];
+  return (headers) => {
+    const got = headers[INTERNAL_TOKEN_HEADER];
     if (typeof got !== 'string' || got.length === 0) {
-      return next(
-        new ApiError('UNAUTHORIZED', 'missing internal token (this service only accepts calls from the gateway)'),
-      );
+      throw new ApiError('UNAUTHORIZED', 'missing internal token (this service only accepts calls from the gateway)');
     }
     if (!timingSafeEqual(sha256(got), expected)) {
-      return next(
-        new ApiError('UNAUTHORIZED', 'invalid internal token (this service only accepts calls from the gateway)'),
-      );
+      throw new ApiError('UNAUTHORIZED', 'invalid internal token (this service only accepts calls from the gateway)');
     }
-    next();
   };
 }

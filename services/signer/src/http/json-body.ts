@@ -21,20 +21,31 @@ function clip(key: string): string {
   return key.length > 64 ? `${key.slice(0, 64)}…` : key;
 }
 
+/** The JSON value of a sign request's body bytes, or a thrown 400 INVALID_JSON. */
+export function parseJsonBody(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  if (text.trim() === '') throw new ApiError('INVALID_JSON', 'body: empty; a JSON object is required');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError('INVALID_JSON', 'body: malformed JSON');
+  }
+  const duplicate = findDuplicateKey(text);
+  if (duplicate !== undefined)
+    throw new ApiError('INVALID_JSON', `body: duplicate key ${JSON.stringify(clip(duplicate))}`);
+  return value;
+}
+
 export function jsonBody(limitBytes: number = SIGN_BODY_LIMIT_BYTES): RequestHandler[] {
   const raw = express.raw({ limit: limitBytes, type: () => true });
   const parse: RequestHandler = (req, _res, next) => {
     const body: unknown = req.body;
-    const text = Buffer.isBuffer(body) ? body.toString('utf8') : '';
-    if (text.trim() === '') return next(new ApiError('INVALID_JSON', 'body: empty; a JSON object is required'));
     try {
-      req.body = JSON.parse(text);
-    } catch {
-      return next(new ApiError('INVALID_JSON', 'body: malformed JSON'));
+      req.body = parseJsonBody(Buffer.isBuffer(body) ? body : Buffer.alloc(0));
+    } catch (err) {
+      return next(err);
     }
-    const duplicate = findDuplicateKey(text);
-    if (duplicate !== undefined)
-      return next(new ApiError('INVALID_JSON', `body: duplicate key ${JSON.stringify(clip(duplicate))}`));
     next();
   };
   return [raw, parse];
