@@ -9,6 +9,7 @@
  * `ENCODING_FAILED`; a bad value could be anything, including a mistyped secret).
  */
 import { keccak256 } from './keccak256';
+import { ADDRESS_PATTERN } from './parse-address';
 import { UINT256_MAX } from './parse-uint';
 
 /** Size of one ABI word in bytes. */
@@ -134,7 +135,7 @@ export function bytesToHex(bytes: Uint8Array): string {
 // ~1,200 `quote()` calls, where string concatenation beats filling buffers). Bare hex here:
 // lowercase, no `0x`.
 
-const ADDRESS_HEX = /^0x[0-9a-fA-F]{40}$/;
+const ADDRESS_HEX = new RegExp(ADDRESS_PATTERN);
 const BYTES_HEX = /^0x([0-9a-fA-F]{2})*$/;
 
 /** The 4-byte selector of a canonical function signature (`name(type,…)`), as `0x` + 8 hex digits. */

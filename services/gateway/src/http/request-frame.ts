@@ -15,7 +15,7 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
-import { requestIdOf, type Logger, type Metrics, sendError } from '@pmm/core';
+import { requestIdOf, type Logger, type Metrics, sendError, httpRequestMetrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
 import { abortUpstream } from './sign-proxy';
 import type { HeaderList } from './security-headers';
@@ -57,19 +57,8 @@ export interface RequestFrame {
 }
 
 export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
-  const requests = opts.metrics.counter('http_requests_total', 'HTTP requests by route pattern and status', [
-    'method',
-    'route',
-    'code',
-  ] as const);
-  const latency = opts.metrics.histogram('http_request_duration_seconds', 'HTTP request latency', [
-    'method',
-    'route',
-  ] as const);
+  const recorder = httpRequestMetrics(opts.metrics);
   const { logger, timeoutMs, headers } = opts;
-  // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
-  const counters = new Map<string, { inc(): void }>();
-  const histograms = new Map<string, { observe(v: number): void }>();
 
   const finish = (req: IncomingMessage, res: ServerResponse, locals: RequestLocals) => {
     if (locals.timer) clearTimeout(locals.timer);
@@ -80,14 +69,7 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
       (expressRoute?.path ? `${(req as Partial<Request>).baseUrl ?? ''}${expressRoute.path}` : 'unmatched');
     const method = req.method ?? 'GET';
     const status = res.statusCode;
-    const ck = `${method} ${route} ${status}`;
-    let c = counters.get(ck);
-    if (!c) counters.set(ck, (c = requests.labels(method, route, String(status))));
-    c.inc();
-    const hk = `${method} ${route}`;
-    let h = histograms.get(hk);
-    if (!h) histograms.set(hk, (h = latency.labels(method, route)));
-    h.observe(seconds);
+    recorder.observe(method, route, status, seconds);
     const level = status >= 400 ? 'info' : 'debug';
     if (logger.isLevelEnabled(level)) {
       locals.log.log(level, 'request', {

@@ -11,7 +11,7 @@
  * and adds the CORS headers), which then go through http-proxy-middleware.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '@pmm/protocol';
+import { ApiError, v1DeprecationHeaders } from '@pmm/protocol';
 import { andThen, type MaybePromise, sendError } from '@pmm/core';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import type { ResolvedApiKey } from '../store/api-key-store';
@@ -40,6 +40,8 @@ const V2 = '/v2/swap/sign';
 const V1 = '/v1/swap/sign';
 
 /** Returns a function that answers the request and returns true, or returns false to pass it on. */
+const V1_HEADERS = v1DeprecationHeaders(V2);
+
 export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { frame, keys, rate } = opts;
   return (req, res) => {
@@ -55,8 +57,7 @@ export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMes
     locals.route = path;
     frame.armTimeout(req, res, locals);
     if (!v2) {
-      res.setHeader('Deprecation', 'true');
-      res.setHeader('Link', `<${V2}>; rel="successor-version"`);
+      for (const [name, value] of Object.entries(V1_HEADERS)) res.setHeader(name, value);
     }
     const proceed = (auth: ResolvedApiKey) =>
       readLimitedBody(req, res, opts.bodyLimit, (body) =>
