@@ -27,8 +27,9 @@
  *   both sides of the book reach the same quote depth. When no probe price is available (the
  *   ask side is empty or failing) the bids use {@link FALLBACK_BID_AMOUNTS} base units.
  */
-import { getAddress } from 'ethers';
-import { parseUnits, type TokenInfo } from '@pmm/protocol';
+import { ADDRESS_PATTERN, parseAddress, parseUnits, type TokenInfo } from '@pmm/protocol';
+
+const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
 
 /** One pair's ladder, human units of each side's input token. */
 export interface LadderSpec {
@@ -113,9 +114,9 @@ export function parseLadderConfig(value: unknown): LadderConfig {
   const out: LadderConfig = {};
   for (const [rawKey, spec] of Object.entries(value as Record<string, unknown>)) {
     let key = rawKey;
-    if (/^0x[0-9a-fA-F]{40}$/.test(rawKey)) {
+    if (ADDRESS_RE.test(rawKey)) {
       try {
-        key = getAddress(rawKey).toLowerCase();
+        key = parseAddress(rawKey, rawKey).toLowerCase();
       } catch {
         fail(`${rawKey}: not a valid address (checksum)`);
       }
