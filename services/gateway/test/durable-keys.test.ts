@@ -164,8 +164,10 @@ describe('durable integrator data', () => {
       expect(await keeper.ready).toBe(true);
       expect((await store.lookupHash(hashApiKey(devKey)))?.integrator.id).toBe(DEV_INTEGRATOR_ID);
       await redis.flushall();
+      // The key is readable before the keeper reports the reseed (it still announces the
+      // change after writing): wait for both.
       await waitFor(async () => {
-        if (!(await store.lookupHash(hashApiKey(devKey)))) throw new Error('not yet');
+        if (!(await store.lookupHash(hashApiKey(devKey))) || reseeds === 0) throw new Error('not yet');
       });
       expect(reseeds).toBe(1);
       expect((await store.getIntegrator(DEV_INTEGRATOR_ID))?.whitelist).toEqual([USER]);
