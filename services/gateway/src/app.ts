@@ -213,6 +213,7 @@ export function createApp(deps: GatewayDeps): Gateway {
         servedChains: config.servedChains,
         streamsPerKey: config.streamsPerKey,
         leaseMs: config.streamLeaseMs,
+        keys: keyCache,
         onRefused: gm.rateLimited,
       }),
     )

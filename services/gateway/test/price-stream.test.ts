@@ -9,6 +9,7 @@ import { until } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
 import { bookBody, call, harness, hashApiKey, type Harness } from './support/harness';
 import { openStream, type SseStream } from './support/sse-client';
+import { KEY_RECHECK_MS } from '../src/http/price-stream';
 
 let h: Harness;
 let gw: Gateway;
@@ -253,6 +254,20 @@ describe('GET /v2/price/stream: open streams per API key', () => {
 
     s2.close();
     await until(async () => (await stream('', { 'X-API-KEY': k }, baseB)).status === 200);
+  });
+
+  it('behavior: revoking the key ends its open stream; the reconnect is 401', async () => {
+    const k = await h.apiKey();
+    const s = await stream('', { 'X-API-KEY': k });
+    expect(s.status).toBe(200);
+    const found = await h.store.lookupHash(hashApiKey(k));
+    await h.store.revokeKey(found!.key.keyId);
+    const ended = await Promise.race([
+      s.ended.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 3 * KEY_RECHECK_MS)),
+    ]);
+    expect(ended).toBe(true);
+    expect((await stream('', { 'X-API-KEY': k })).status).toBe(401);
   });
 
   it('behavior: closing the gateway ends its streams and releases their slots', async () => {

@@ -11,6 +11,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, assertServedChain, chainIdFromQuery, validationError } from '@pmm/protocol';
 import type { StreamSlots } from '../store/stream-slots';
+import type { ApiKeyCache } from '../store/api-key-cache';
+import { authenticate } from './api-key-guard';
 import { authOf } from './auth-context';
 import { assertChainEnabled, assertKnownQuery } from './price-routes';
 import { parseLastEventId } from './sse-event';
@@ -25,7 +27,29 @@ export interface PriceStreamOptions {
   streamsPerKey: number;
   /** Lease life (ms): the longest a dead replica's slot stays taken; sent as Retry-After. */
   leaseMs: number;
+  /** The API key cache, to re-check an open stream's key (see {@link KEY_RECHECK_MS}). */
+  keys: ApiKeyCache;
   onRefused?: () => void;
+}
+
+/**
+ * How often an open stream's key is checked again. A revoked or disabled key, a disabled
+ * integrator or a chain no longer enabled for it ends the stream within this time (the key cache
+ * is invalidated by the key store's announcements, so the check sees the change at once); the
+ * client's reconnect then gets the 401 or 400. A store that cannot be reached keeps the stream:
+ * the key may well be valid.
+ */
+export const KEY_RECHECK_MS = 2_000;
+
+/** Whether the request's key still grants a stream of `chainId` (true when the store is down). */
+async function stillAuthorized(keys: ApiKeyCache, req: Request, chainId: number): Promise<boolean> {
+  try {
+    const auth = await authenticate(keys, req.headers);
+    assertChainEnabled(auth.integrator.chains, chainId);
+    return true;
+  } catch (err) {
+    return !(err instanceof ApiError) || err.code === 'SERVICE_UNAVAILABLE';
+  }
 }
 
 const STREAM_HEADERS = {
@@ -73,7 +97,20 @@ export function priceStream(opts: PriceStreamOptions): RequestHandler {
         if (locals.timer) clearTimeout(locals.timer);
         res.writeHead(200, STREAM_HEADERS);
         res.flushHeaders();
-        hub.attach(chainId, res, { requestId: locals.requestId, lastEventId, onClose: lease.release });
+        const recheck = setInterval(() => {
+          void stillAuthorized(opts.keys, req, chainId).then((ok) => {
+            if (!ok) res.end();
+          });
+        }, KEY_RECHECK_MS);
+        recheck.unref();
+        hub.attach(chainId, res, {
+          requestId: locals.requestId,
+          lastEventId,
+          onClose: () => {
+            clearInterval(recheck);
+            lease.release();
+          },
+        });
       },
       () => next(new ApiError('SERVICE_UNAVAILABLE', 'stream slots unreachable, retry shortly')),
     );
