@@ -30,7 +30,7 @@ import {
   redisReady,
   type RedisClient,
 } from '@pmm/core';
-import { createApp, generateApiKey, hashApiKey } from '@pmm/gateway';
+import { createApp, generateApiKey, hashApiKey, loadGatewayConfig } from '@pmm/gateway';
 import { loadSignerConfig, startSigner } from '@pmm/signer';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -123,22 +123,17 @@ async function serve(prefix: string, apiKeyHash: string): Promise<void> {
 
   const start = async (level: string, exactUpTo?: number) => {
     const gw = createApp({
-      config: {
-        redisKeyPrefix: prefix,
-        signerUrl,
-        internalToken: INTERNAL_TOKEN,
-        servedChains: [8453, 56, 4663],
-        corsOrigins: [],
-        requestTimeoutMs: 10_000,
-        signBodyLimit: 16 * 1024,
-        defaultRateLimit: 600,
-        defaultRateWindowSeconds: 60,
-        bookCacheMs: 500,
-        keyCacheMs: 500,
-        streamsPerKey: 10,
-        streamHeartbeatMs: 15_000,
-        streamLeaseMs: 15_000,
-      },
+      // From the declared settings, as main.ts loads them: a new setting needs no edit here.
+      config: loadGatewayConfig({
+        env: {
+          REDIS_KEY_PREFIX: prefix,
+          SIGNER_URL: signerUrl,
+          INTERNAL_TOKEN,
+          BOOK_CACHE_MS: '500',
+          KEY_CACHE_MS: '500',
+        },
+        file: {},
+      }),
       redis: createRedis(REDIS_URL, { name: 'gw' }),
       subscriber: createRedis(REDIS_URL, { role: 'subscriber', name: 'gw-sub' }),
       logger: createLogger({ service: 'gateway', level, stream: discard() }),

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createLogger, createRedis, listen, redisKeys, redisReady, type Served } from '@pmm/core';
-import { ApiKeyStore, createApp, gatewayTimeouts, type Gateway } from '@pmm/gateway';
+import { ApiKeyStore, createApp, gatewayTimeouts, loadGatewayConfig, type Gateway } from '@pmm/gateway';
 import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -81,22 +81,19 @@ export async function startServedPair(opts: { requestTimeoutMs?: number } = {}):
   const gwRedis = createRedis(REDIS_URL, { name: 'fuzz-gw' });
   const subscriber = createRedis(REDIS_URL, { role: 'subscriber', name: 'fuzz-gw-sub' });
   const gateway = createApp({
-    config: {
-      redisKeyPrefix: prefix,
-      signerUrl: `http://127.0.0.1:${signer.served.port}`,
-      internalToken: INTERNAL_TOKEN,
-      servedChains: [...CHAINS],
-      corsOrigins: [],
-      requestTimeoutMs,
-      signBodyLimit: 16 * 1024,
-      defaultRateLimit: 600,
-      defaultRateWindowSeconds: 60,
-      bookCacheMs: 500,
-      keyCacheMs: 500,
-      streamsPerKey: 10,
-      streamHeartbeatMs: 15_000,
-      streamLeaseMs: 15_000,
-    },
+    // From the declared settings, as main.ts loads them: a new setting needs no edit here.
+    config: loadGatewayConfig({
+      env: {
+        REDIS_KEY_PREFIX: prefix,
+        SIGNER_URL: `http://127.0.0.1:${signer.served.port}`,
+        INTERNAL_TOKEN,
+        SERVED_CHAINS: CHAINS.join(','),
+        REQUEST_TIMEOUT_MS: String(requestTimeoutMs),
+        BOOK_CACHE_MS: '500',
+        KEY_CACHE_MS: '500',
+      },
+      file: {},
+    }),
     redis: gwRedis,
     subscriber,
     logger: silent,
