@@ -15,7 +15,11 @@ export const INTEGRATOR_ID_HEADER = 'x-integrator-id';
 /** The API key's public id (never the key), recorded in the audit trail. */
 export const API_KEY_ID_HEADER = 'x-api-key-id';
 
-const SAFE_TOKEN = /^[A-Za-z0-9._:-]+$/;
+const SAFE_TOKEN_CHARS = 'A-Za-z0-9._:-';
+const SAFE_TOKEN = new RegExp(`^[${SAFE_TOKEN_CHARS}]+$`);
+const REQUEST_ID_MAX_LENGTH = 128;
+/** The request-id rule as a JSON-schema pattern (the OpenAPI document's `X-Request-Id`). */
+export const REQUEST_ID_PATTERN = `^[${SAFE_TOKEN_CHARS}]{1,${REQUEST_ID_MAX_LENGTH}}$`;
 
 /**
  * True for an id that may be echoed in a header, a log line and an error body as it is:
@@ -27,7 +31,7 @@ export function isSafeToken(value: unknown, maxLength: number): value is string 
 
 /** The request-id rule: a caller's `X-Request-Id` is kept when it passes, else replaced by a UUID. */
 export function isRequestId(value: unknown): value is string {
-  return isSafeToken(value, 128);
+  return isSafeToken(value, REQUEST_ID_MAX_LENGTH);
 }
 
 /** The headers of every legacy `/v1` response (docs/decisions.md#legacy-v1), pointing to the successor. */

@@ -68,6 +68,7 @@ export {
   isRequestId,
   isSafeToken,
   REQUEST_ID_HEADER,
+  REQUEST_ID_PATTERN,
   v1DeprecationHeaders,
 } from './headers';
 export {
@@ -112,4 +113,13 @@ export {
   type SwapCallArgs,
 } from './swap-calldata';
 export { encodeSwapDigestPreimage, SWAP_DIGEST_PREIMAGE_BYTES, swapDigest, type SwapQuoteFields } from './swap-digest';
+export {
+  errorEnvelopeSchema,
+  ORDERBOOK_LEVEL_SCHEMA,
+  ORDERBOOK_RESPONSE_SCHEMA,
+  PAIR_ORDERBOOK_SCHEMA,
+  SIGN_RESPONSE_SCHEMA,
+  V1_ORDERBOOK_RESPONSE_SCHEMA,
+  V1_SIGN_REQUEST_SCHEMA,
+} from './wire-schemas';
 export { decodeVerificationData, encodeVerificationData, type VerificationData } from './verification-data';

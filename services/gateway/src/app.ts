@@ -46,6 +46,7 @@ import { securityHeaders } from './http/security-headers';
 import { deprecationHeaders } from './http/deprecation';
 import { loadOpenApiDocument, openApiRoute } from './http/openapi-route';
 import { corsPolicy } from './http/cors-policy';
+import { ROUTES, type PublicRoute } from './http/routes';
 import { gatewayMetrics } from './gateway-metrics';
 
 /** The settings createApp uses (the rest of GatewayConfig is for main.ts). */
@@ -103,16 +104,6 @@ export interface Gateway {
   /** Ends the streams, unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
   close(): Promise<void>;
 }
-
-/** Public paths and their methods: the route table (405 `Allow` comes from it too). */
-const ROUTES = {
-  price: '/v2/price',
-  priceStream: '/v2/price/stream',
-  sign: '/v2/swap/sign',
-  openapi: '/v2/openapi.json',
-  v1Price: '/v1/price',
-  v1Sign: '/v1/swap/sign',
-} as const;
 
 function baseApp(): Express {
   const app = express();
@@ -188,9 +179,8 @@ export function createApp(deps: GatewayDeps): Gateway {
 
   const app = baseApp();
   app.use(frame.middleware);
-  const publicPaths = new Set<string>(
-    v1 ? Object.values(ROUTES) : [ROUTES.price, ROUTES.priceStream, ROUTES.sign, ROUTES.openapi],
-  );
+  const served = (Object.values(ROUTES) as PublicRoute[]).filter((route) => v1 || !route.legacy);
+  const publicPaths = new Set<string>(served.map((route) => route.path));
   const cors = corsPolicy(config.corsOrigins, publicPaths);
   if (cors) app.use(cors);
 
@@ -198,13 +188,13 @@ export function createApp(deps: GatewayDeps): Gateway {
     res.json({ status: 'ok' });
   });
   app
-    .route(ROUTES.price)
+    .route(ROUTES.price.path)
     .get(...authed, priceV2(books, config.servedChains))
-    .all(methodNotAllowed(['GET', 'HEAD']));
+    .all(methodNotAllowed([...ROUTES.price.methods]));
   const streams = new StreamHub(books, gm.streams, config.streamHeartbeatMs);
   const slots = new StreamSlots(redis, config.redisKeyPrefix, config.streamLeaseMs);
   app
-    .route(ROUTES.priceStream)
+    .route(ROUTES.priceStream.path)
     .get(
       ...authed,
       priceStream({
@@ -217,25 +207,25 @@ export function createApp(deps: GatewayDeps): Gateway {
         onRefused: gm.rateLimited,
       }),
     )
-    .all(methodNotAllowed(['GET', 'HEAD']));
+    .all(methodNotAllowed([...ROUTES.priceStream.methods]));
   app
-    .route(ROUTES.sign)
+    .route(ROUTES.sign.path)
     .post(...authed, signBody, proxy.handler)
-    .all(methodNotAllowed(['POST']));
+    .all(methodNotAllowed([...ROUTES.sign.methods]));
   app
-    .route(ROUTES.openapi)
+    .route(ROUTES.openapi.path)
     .get(...authed, openApiRoute(openapi))
-    .all(methodNotAllowed(['GET', 'HEAD']));
+    .all(methodNotAllowed([...ROUTES.openapi.methods]));
   if (v1) {
     app.use('/v1', deprecationHeaders());
     app
-      .route(ROUTES.v1Price)
+      .route(ROUTES.v1Price.path)
       .get(...authed, priceV1(books))
-      .all(methodNotAllowed(['GET', 'HEAD']));
+      .all(methodNotAllowed([...ROUTES.v1Price.methods]));
     app
-      .route(ROUTES.v1Sign)
+      .route(ROUTES.v1Sign.path)
       .post(...authed, signBody, proxy.handler)
-      .all(methodNotAllowed(['POST']));
+      .all(methodNotAllowed([...ROUTES.v1Sign.methods]));
   }
   app.use(notFound());
   app.use(errorHandler());

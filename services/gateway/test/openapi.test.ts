@@ -1,38 +1,22 @@
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { ERROR_STATUS } from '@pmm/protocol';
+import { ERROR_STATUS, type ErrorCode } from '@pmm/protocol';
 import { OPENAPI_PATH, type Gateway } from '@pmm/gateway';
+import { renderOpenApiDocument } from '../src/openapi/document';
+import { ROUTES, type PublicRoute } from '../src/http/routes';
 import { call, harness, type Harness } from './support/harness';
-import { openapi, responsePointer, validateAt } from './support/contract';
+import { deref, escape, nodeAt, openapi, resolve, responsePointer, validateAt } from './support/contract';
 
-/** The parts of an OpenAPI document these tests read. */
-interface Schema {
-  allOf?: Schema[];
-  properties?: Record<string, Schema>;
-  enum?: string[];
-}
-interface Content {
-  schema?: Schema;
-  examples?: Record<string, { value: unknown }>;
-}
-interface ResponseObject {
-  $ref?: string;
-  headers?: Record<string, { required?: boolean }>;
-  content?: Record<string, Content>;
-}
+type Json = Record<string, unknown>;
 interface Operation {
   deprecated?: boolean;
-  responses: Record<string, ResponseObject>;
-  requestBody?: { content: Record<string, Content> };
+  responses: Record<string, Json>;
+  requestBody?: { content: Record<string, { examples?: Record<string, { value: unknown }> }> };
 }
 interface Doc {
   paths: Record<string, Record<string, Operation>>;
   security: unknown;
-  components: {
-    securitySchemes: Record<string, unknown>;
-    schemas: Record<string, Schema>;
-    responses: Record<string, ResponseObject>;
-  };
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Json> };
 }
 
 let h: Harness;
@@ -45,6 +29,42 @@ beforeAll(async () => {
 afterAll(() => h.cleanup());
 
 const doc = openapi as unknown as Doc;
+
+/** Every (path, method, status) of the document with the pointer of its response object. */
+function responses(): { path: string; method: string; status: number; pointer: string }[] {
+  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).flatMap(([method, op]) =>
+      Object.keys(op.responses).map((status) => ({
+        path,
+        method,
+        status: Number(status),
+        pointer: `/paths/${escape(path)}/${method}/responses/${status}`,
+      })),
+    ),
+  );
+}
+
+/** The headers a response object declares, with their `required` flag ($refs followed). */
+function headers(pointer: string): Record<string, boolean> {
+  const target = deref(pointer);
+  const declared = (resolve(target).headers ?? {}) as Json;
+  return Object.fromEntries(
+    Object.keys(declared).map((name) => [name, resolve(`${target}/headers/${escape(name)}`).required === true]),
+  );
+}
+
+/** The error codes a response's JSON schema admits (one `$ref`, or `anyOf` of them). */
+function codes(pointer: string): string[] {
+  const schema = resolve(pointer).content as Record<string, { schema: Json }> | undefined;
+  const s = schema?.['application/json']?.schema;
+  const refs = (s?.anyOf as Json[] | undefined) ?? (s ? [s] : []);
+  return refs.flatMap((ref) => {
+    if (typeof ref.$ref !== 'string') return [];
+    const target = resolve(ref.$ref.slice(1)) as { properties?: { error?: Json } };
+    const code = (target.properties?.error?.properties as { code?: { const?: string } } | undefined)?.code?.const;
+    return code ? [code] : [];
+  });
+}
 
 describe('OpenAPI document', () => {
   it('behavior: served at /v2/openapi.json byte for byte, with an API key', async () => {
@@ -60,98 +80,98 @@ describe('OpenAPI document', () => {
     expect((await call(request(gw.app).get('/v2/openapi.json'))).status).toBe(401);
   });
 
-  it('behavior: documents every public path with its method, and the X-API-KEY scheme', () => {
-    expect(Object.keys(doc.paths).sort()).toEqual([
-      '/v1/price',
-      '/v1/swap/sign',
-      '/v2/openapi.json',
-      '/v2/price',
-      '/v2/price/stream',
-      '/v2/swap/sign',
-    ]);
+  it('behavior: the committed file is the generator output (run `npm run openapi` after a change)', () => {
+    expect(readFileSync(OPENAPI_PATH, 'utf8')).toBe(renderOpenApiDocument());
+  });
+
+  it('behavior: documents every route of the route table with its method, and the X-API-KEY scheme', () => {
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      Object.values(ROUTES)
+        .map((r) => r.path)
+        .sort(),
+    );
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
     expect(doc.security).toEqual([{ ApiKey: [] }]);
     expect(doc.paths['/v1/price']?.get?.deprecated).toBe(true);
     expect(doc.paths['/v1/swap/sign']?.post?.deprecated).toBe(true);
   });
 
-  it('behavior: every error code appears with its status, and the error enum is the core list', () => {
-    expect([...(doc.components.schemas.ErrorResponse?.properties?.error?.properties?.code?.enum ?? [])].sort()).toEqual(
-      Object.keys(ERROR_STATUS).sort(),
-    );
-    const seen = new Map<string, Set<number>>();
-    const visit = (response: ResponseObject | undefined, status: number) => {
-      const schema = response?.content?.['application/json']?.schema;
-      const codes = schema?.allOf?.[1]?.properties?.error?.properties?.code?.enum;
-      for (const code of codes ?? []) seen.set(code, new Set([...(seen.get(code) ?? []), status]));
-    };
-    for (const ops of Object.values(doc.paths)) {
-      for (const op of Object.values(ops)) {
-        for (const [status, response] of Object.entries(op.responses))
-          visit(response.$ref ? undefined : response, Number(status));
-      }
+  it('behavior: every path documents 405 with Allow, and its answer names the methods of the route table', () => {
+    for (const route of Object.values(ROUTES) as PublicRoute[]) {
+      const method = route.methods.includes('POST') ? 'post' : 'get';
+      const pointer = `/paths/${escape(route.path)}/${method}/responses/405`;
+      expect({ path: route.path, codes: codes(pointer), allow: headers(pointer).Allow }).toEqual({
+        path: route.path,
+        codes: ['METHOD_NOT_ALLOWED'],
+        allow: true,
+      });
+      // The shared MethodNotAllowed response, its description overridden per path.
+      const description = String((nodeAt(pointer) as Json).description);
+      expect(description).toContain(route.methods.join(', '));
     }
-    // Shared responses (answered before or without routing) carry their status in x-status.
-    for (const response of Object.values(doc.components.responses)) {
-      const status = (response as { 'x-status'?: number })['x-status'];
-      expect(typeof status).toBe('number');
-      visit(response, status!);
-      expect(response.headers?.['X-Request-Id']?.required).toBe(true);
+  });
+
+  it('behavior: every error code appears, always with its status', () => {
+    const seen = new Map<string, Set<number>>();
+    for (const { status, pointer } of responses()) {
+      for (const code of codes(pointer)) seen.set(code, new Set([...(seen.get(code) ?? []), status]));
     }
     for (const [code, status] of Object.entries(ERROR_STATUS)) {
       expect({ code, statuses: [...(seen.get(code) ?? [])] }).toEqual({ code, statuses: [status] });
     }
+    expect(codes(responsePointer('get', '/v2/price', 400)).sort()).toEqual(
+      (['MALFORMED_REQUEST', 'UNSUPPORTED_CHAIN', 'UNSUPPORTED_FIELD'] as ErrorCode[]).sort(),
+    );
   });
 
-  it('behavior: every documented response requires X-Request-Id; authenticated ones the RateLimit headers; 429 Retry-After; /v1 Deprecation and Link', () => {
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(ops)) {
-        for (const [status, r] of Object.entries(op.responses)) {
-          const headers = Object.entries(r.headers ?? {})
-            .filter(([, hd]) => hd.required === true)
-            .map(([n]) => n);
-          const declared = Object.keys(r.headers ?? {});
-          // 401 comes before the limiter; 500 and 503 may (key store down, request timeout),
-          // and so may 408 (Node's own request timeout answers before any route).
-          if (status !== '401')
-            expect(declared).toEqual(
-              expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
-            );
-          if (!['401', '408', '500', '503'].includes(status))
-            expect(headers).toEqual(expect.arrayContaining(['RateLimit-Limit']));
-          expect({ path, method, status, rid: headers.includes('X-Request-Id') }).toEqual({
-            path,
-            method,
-            status,
-            rid: true,
-          });
-          if (status === '429') expect(headers).toContain('Retry-After');
-          if (path.startsWith('/v1')) expect(headers).toEqual(expect.arrayContaining(['Deprecation', 'Link']));
-        }
+  it('behavior: every response requires X-Request-Id; route answers the RateLimit headers; 429 Retry-After; 503 declares it; /v1 Deprecation and Link', () => {
+    for (const { path, status, pointer } of responses()) {
+      const h = headers(pointer);
+      expect({ path, status, rid: h['X-Request-Id'] }).toEqual({ path, status, rid: true });
+      if (status === 200 || status === 403 || status === 422) {
+        expect({ path, status, limit: h['RateLimit-Limit'], reset: h['RateLimit-Reset'] }).toEqual({
+          path,
+          status,
+          limit: true,
+          reset: true,
+        });
+      }
+      if (status === 429) expect(h['Retry-After']).toBe(true);
+      if (status === 503) expect(h['Retry-After']).toBeDefined();
+      // Answers before routing (the connection is closed) and 404 come before the /v1 prefix: where a
+      // status has such an answer too, Deprecation and Link are declared but not required.
+      if (path.startsWith('/v1') && h.Connection !== true && status !== 404) {
+        expect({ path, status, deprecation: h.Deprecation, link: h.Link }).toEqual({
+          path,
+          status,
+          deprecation: h.Connection === undefined ? true : false,
+          link: h.Connection === undefined ? true : false,
+        });
       }
     }
   });
 
   it('behavior: every example validates against its schema', () => {
     let checked = 0;
+    for (const { path, method, status } of responses()) {
+      const pointer = responsePointer(method, path, status);
+      const content = (resolve(pointer).content as Record<string, { examples?: Record<string, { value: unknown }> }>)?.[
+        'application/json'
+      ];
+      for (const [name, ex] of Object.entries(content?.examples ?? {})) {
+        expect({
+          path,
+          status,
+          name,
+          error: validateAt(`${pointer}/content/application~1json/schema`, ex.value),
+        }).toEqual({ path, status, name, error: undefined });
+        checked++;
+      }
+    }
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
-        for (const [status, r] of Object.entries(op.responses)) {
-          const pointer = responsePointer(method, path, Number(status));
-          const content = r.content?.['application/json'];
-          for (const [name, ex] of Object.entries(content?.examples ?? {})) {
-            expect({
-              path,
-              status,
-              name,
-              error: validateAt(`${pointer}/content/application~1json/schema`, ex.value),
-            }).toEqual({ path, status, name, error: undefined });
-            checked++;
-          }
-        }
-        const reqContent = op.requestBody?.content?.['application/json'];
-        for (const ex of Object.values(reqContent?.examples ?? {})) {
-          const ptr = `/paths/${path.replace(/\//g, '~1')}/${method}/requestBody/content/application~1json/schema`;
+        for (const ex of Object.values(op.requestBody?.content['application/json']?.examples ?? {})) {
+          const ptr = `/paths/${escape(path)}/${method}/requestBody/content/application~1json/schema`;
           expect(validateAt(ptr, ex.value)).toBeUndefined();
           checked++;
         }
@@ -162,32 +182,15 @@ describe('OpenAPI document', () => {
 
   it('error: the contract check rejects a body that breaks the document (it can fail)', () => {
     const pointer = responsePointer('get', '/v2/price', 200);
-    expect(
-      validateAt(`${pointer}/content/application~1json/schema`, {
-        chainId: 8453,
-        blockNumber: 1,
-        blockTime: 1,
-        pairs: [],
-        extra: 1,
-      }),
-    ).toBeDefined();
-    expect(
-      validateAt(`${pointer}/content/application~1json/schema`, {
-        chainId: 1,
-        blockNumber: 1,
-        blockTime: 1,
-        pairs: [],
-      }),
-    ).toBeDefined();
+    const book = { chainId: 8453, blockNumber: 1, blockTime: 1, pairs: [] };
+    expect(validateAt(`${pointer}/content/application~1json/schema`, book)).toBeUndefined();
+    expect(validateAt(`${pointer}/content/application~1json/schema`, { ...book, extra: 1 })).toBeDefined();
+    expect(validateAt(`${pointer}/content/application~1json/schema`, { ...book, chainId: 1 })).toBeDefined();
     const v1 = responsePointer('get', '/v1/price', 200);
-    expect(
-      validateAt(`${v1}/content/application~1json/schema`, { chainId: 8453, blockNumber: 1, blockTime: 1, pairs: [] }),
-    ).toBeDefined();
+    expect(validateAt(`${v1}/content/application~1json/schema`, book)).toBeDefined();
     const err = responsePointer('get', '/v2/price', 422);
-    expect(
-      validateAt(`${err}/content/application~1json/schema`, {
-        error: { code: 'UNSUPPORTED_CHAIN', message: 'x', requestId: 'r' },
-      }),
-    ).toBeDefined();
+    const envelope = (code: string) => ({ error: { code, message: 'x', requestId: 'r' } });
+    expect(validateAt(`${err}/content/application~1json/schema`, envelope('VALIDATION_ERROR'))).toBeUndefined();
+    expect(validateAt(`${err}/content/application~1json/schema`, envelope('UNSUPPORTED_CHAIN'))).toBeDefined();
   });
 });

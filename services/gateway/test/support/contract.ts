@@ -1,11 +1,9 @@
 /**
  * The contract check: every response a test receives is validated against the OpenAPI
- * document (services/gateway/openapi/openapi.json). The schema is picked by path, method and
- * status; an unknown path (404) or an undocumented method (405) uses the document's shared
- * NotFound / MethodNotAllowed responses. Headers the response declares `required` must be present.
- *
- * ajv is a dependency of @pmm/core, not of the gateway: it is loaded from core's
- * node_modules until the gateway lists it as a devDependency.
+ * document (services/gateway/openapi/openapi.json, generated from the protocol's schemas by
+ * src/openapi). The schema is picked by path, method and status; an unknown path (404) or an
+ * undocumented method (405) uses the document's shared NotFound / MethodNotAllowed responses.
+ * Headers the response declares `required` must be present.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -21,10 +19,11 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
 ajv.addSchema(openapi, 'openapi.json');
 
-const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+export const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const cache = new Map<string, ReturnType<typeof ajv.compile>>();
 
-function at(pointer: string): unknown {
+/** The node at a JSON pointer of the document (no `$ref` followed). */
+export function nodeAt(pointer: string): unknown {
   let node: unknown = openapi;
   for (const part of pointer.split('/').slice(1)) {
     node = (node as Json | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
@@ -32,22 +31,27 @@ function at(pointer: string): unknown {
   return node;
 }
 
-/** Follows a `$ref` to components.responses (responses are refs or inline objects). */
-function deref(pointer: string): string {
-  const node = at(pointer) as Json | undefined;
+/** Follows a `$ref` to components (responses and headers are refs or inline objects). */
+export function deref(pointer: string): string {
+  const node = nodeAt(pointer) as Json | undefined;
   if (node && typeof node.$ref === 'string') return node.$ref.slice(1);
   return pointer;
+}
+
+/** The object at a pointer, its `$ref` followed. */
+export function resolve(pointer: string): Json {
+  return nodeAt(deref(pointer)) as Json;
 }
 
 /** The JSON pointer of the response object documented for (method, path, status). */
 export function responsePointer(method: string, urlPath: string, status: number): string {
   const m = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
   const op = `/paths/${escape(urlPath)}/${m}`;
-  if (at(op) !== undefined) {
+  if (nodeAt(op) !== undefined) {
     const p = `${op}/responses/${status}`;
     // A documented path can still be absent from a deployment (e.g. /v1 without chain 8453).
-    if (at(p) === undefined && status === 404) return '/components/responses/NotFound';
-    if (at(p) === undefined) throw new Error(`contract: ${method} ${urlPath} does not document status ${status}`);
+    if (nodeAt(p) === undefined && status === 404) return '/components/responses/NotFound';
+    if (nodeAt(p) === undefined) throw new Error(`contract: ${method} ${urlPath} does not document status ${status}`);
     return deref(p);
   }
   if (status === 404) return '/components/responses/NotFound';
@@ -68,10 +72,11 @@ function validator(pointer: string) {
 export function assertContract(method: string, url: string, res: Response): void {
   const urlPath = url.split('?')[0]!;
   const pointer = responsePointer(method, urlPath, res.status);
-  const response = at(pointer) as Json;
+  const response = nodeAt(pointer) as Json;
   const headers = (response.headers ?? {}) as Json;
-  for (const [name, header] of Object.entries(headers)) {
-    if ((header as Json).required === true && res.headers[name.toLowerCase()] === undefined) {
+  for (const name of Object.keys(headers)) {
+    const header = resolve(`${pointer}/headers/${escape(name)}`);
+    if (header.required === true && res.headers[name.toLowerCase()] === undefined) {
       throw new Error(`contract: ${method} ${urlPath} ${res.status} lacks header ${name}`);
     }
   }
