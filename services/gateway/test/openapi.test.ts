@@ -144,8 +144,8 @@ describe('OpenAPI document', () => {
         expect({ path, status, deprecation: h.Deprecation, link: h.Link }).toEqual({
           path,
           status,
-          deprecation: h.Connection === undefined ? true : false,
-          link: h.Connection === undefined ? true : false,
+          deprecation: h.Connection === undefined,
+          link: h.Connection === undefined,
         });
       }
     }

@@ -7,6 +7,7 @@
  * file differs from this output, and Redocly's `recommended` rules lint it with no warning.
  */
 import {
+  DEFAULT_MAX_FEE,
   KNOWN_CHAIN_IDS,
   ORDERBOOK_LEVEL_SCHEMA,
   ORDERBOOK_RESPONSE_SCHEMA,
@@ -16,10 +17,24 @@ import {
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
 } from '@pmm/protocol';
+import { GATEWAY_SETTINGS } from '../config';
 import { ROUTES, type PublicRoute, type RouteName } from '../http/routes';
 import { ComponentSet, STAGE_HEADERS, type Answer, type HeaderUse } from './responses';
 
 type Json = Record<string, unknown>;
+
+/** A setting's default: the limits the document states are the defaults (a deployment may change them). */
+function defaultOf<T>(setting: { env: string; default?: T }): T {
+  if (setting.default === undefined) throw new Error(`${setting.env} has no default`);
+  return setting.default;
+}
+const TIMEOUT_MS = defaultOf(GATEWAY_SETTINGS.requestTimeoutMs);
+const BODY_LIMIT = defaultOf(GATEWAY_SETTINGS.signBodyLimit);
+const RATE_LIMIT = defaultOf(GATEWAY_SETTINGS.defaultRateLimit);
+const RATE_WINDOW_SECONDS = defaultOf(GATEWAY_SETTINGS.defaultRateWindowSeconds);
+const STREAMS_PER_KEY = defaultOf(GATEWAY_SETTINGS.streamsPerKey);
+const HEARTBEAT_MS = defaultOf(GATEWAY_SETTINGS.streamHeartbeatMs);
+const seconds = (ms: number) => ms / 1000;
 
 /** Adds a `description` to each named property of a schema (the shape stays protocol's). */
 function describe(schema: Json, description: string, fields: Record<string, string>): Json {
@@ -50,8 +65,7 @@ const BEFORE_ROUTING: Answer[] = [
   {
     code: 'REQUEST_TIMEOUT',
     shared: 'RequestTimeout',
-    description:
-      'The request headers did not arrive within the headers timeout (10 s), or the whole request within the request timeout (15 s). Answered by any path.',
+    description: `The request headers did not arrive within the headers timeout (${seconds(TIMEOUT_MS)} s), or the whole request within the request timeout (${seconds(TIMEOUT_MS) + 5} s). Answered by any path.`,
     headers: [...beforeRouting],
     examples: { REQUEST_TIMEOUT: 'request headers or body not received in time' },
   },
@@ -108,7 +122,9 @@ const RATE_LIMITED: Answer = {
   shared: 'RateLimited',
   description: "Over the integrator's rate limit. Retry after `Retry-After` seconds.",
   headers: [...limited],
-  examples: { RATE_LIMITED: 'rate limit of 600 requests per window exceeded; retry in 17 s' },
+  examples: {
+    RATE_LIMITED: `rate limit of ${RATE_LIMIT} requests per window exceeded; retry in 17 s`,
+  },
 };
 
 const INTERNAL_ERROR: Answer = {
@@ -170,15 +186,14 @@ const INVALID_JSON = routeAnswer(
 );
 
 const SIGN_ANSWERS = (v1: boolean): Answer[] => [
-  routeAnswer('PAYLOAD_TOO_LARGE', 'Body larger than 16 KiB (deployment setting SIGN_BODY_LIMIT).', {
-    PAYLOAD_TOO_LARGE: 'body: larger than 16384 bytes',
+  routeAnswer('PAYLOAD_TOO_LARGE', `Body larger than ${BODY_LIMIT / 1024} KiB (deployment setting SIGN_BODY_LIMIT).`, {
+    PAYLOAD_TOO_LARGE: `body: larger than ${BODY_LIMIT} bytes`,
   }),
   {
     code: 'REQUEST_TIMEOUT',
-    description:
-      'The body did not arrive in full within the request timeout (10 s), e.g. shorter than its `Content-Length`. The connection is closed.',
+    description: `The body did not arrive in full within the request timeout (${seconds(TIMEOUT_MS)} s), e.g. shorter than its \`Content-Length\`. The connection is closed.`,
     headers: [...failure],
-    examples: { REQUEST_TIMEOUT_BODY: 'body: not received in full within 10000 ms' },
+    examples: { REQUEST_TIMEOUT_BODY: `body: not received in full within ${TIMEOUT_MS} ms` },
   },
   INVALID_JSON,
   routeAnswer(
@@ -191,7 +206,7 @@ const SIGN_ANSWERS = (v1: boolean): Answer[] => [
     `A field failed validation; the message names the field as sent: \`<field>: <reason>\`.${v1 ? ' On /v1 also an untracked pair.' : ''}`,
     {
       VALIDATION_ERROR: 'userAddress: must be a 0x-prefixed 20-byte hex address',
-      VALIDATION_ERROR_FEE: 'fee: must be at most 10000',
+      VALIDATION_ERROR_FEE: `fee: must be at most ${DEFAULT_MAX_FEE}`,
     },
   ),
   ...(v1
@@ -215,7 +230,7 @@ const SIGN_ANSWERS = (v1: boolean): Answer[] => [
     ENCODING_FAILED: 'encoding failed',
   }),
   unavailableAnswer(
-    `The signer is unreachable or did not answer within the request timeout (10 s)${v1 ? '' : ", or the chain's pair list is not loaded yet (bootstrapping)"}. Retry shortly.`,
+    `The signer is unreachable or did not answer within the request timeout (${seconds(TIMEOUT_MS)} s)${v1 ? '' : ", or the chain's pair list is not loaded yet (bootstrapping)"}. Retry shortly.`,
     { SERVICE_UNAVAILABLE: 'signer unavailable, retry shortly' },
   ),
 ];
@@ -310,8 +325,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
   priceStream: {
     operationId: 'getPriceStream',
     summary: 'Live orderbook of one chain (Server-Sent Events)',
-    description:
-      "The chain's books as a stream of Server-Sent Events instead of polling `/v2/price`. Each new book is one event: `event: book`, `id: <blockNumber>`, `data:` the exact bytes `GET /v2/price` would answer for that block (one line). On connect the current book is sent at once (or `unavailable` when there is none). When the chain's book disappears (node connection lost, bootstrapping) the stream sends `event: unavailable` with the `SERVICE_UNAVAILABLE` error envelope as `data` (no `id`), then books again once one is live. A stream never receives a block older than the last it received; it receives the same block again only right after `unavailable`. Reconnect with `Last-Event-ID` (browsers' EventSource does it for you): the current book is sent only if it is newer than that id. A comment line (`: keep-alive`) comes at least every 15 s. A client that reads too slowly skips to the latest book (books it could not take are dropped, never queued). The stream spends one request of the rate limit when it opens; open streams per API key are limited (default 10, across every gateway instance): one more is 429 RATE_LIMITED. Errors before the stream starts are ordinary JSON responses in the error envelope. The gateway ends streams when it shuts down: reconnect with `Last-Event-ID`. Also answers `HEAD` (headers only, no slot taken).",
+    description: `The chain's books as a stream of Server-Sent Events instead of polling \`/v2/price\`. Each new book is one event: \`event: book\`, \`id: <blockNumber>\`, \`data:\` the exact bytes \`GET /v2/price\` would answer for that block (one line). On connect the current book is sent at once (or \`unavailable\` when there is none). When the chain's book disappears (node connection lost, bootstrapping) the stream sends \`event: unavailable\` with the \`SERVICE_UNAVAILABLE\` error envelope as \`data\` (no \`id\`), then books again once one is live. A stream never receives a block older than the last it received; it receives the same block again only right after \`unavailable\`. Reconnect with \`Last-Event-ID\` (browsers' EventSource does it for you): the current book is sent only if it is newer than that id. A comment line (\`: keep-alive\`) comes at least every ${seconds(HEARTBEAT_MS)} s. A client that reads too slowly skips to the latest book (books it could not take are dropped, never queued). The stream spends one request of the rate limit when it opens; open streams per API key are limited (default ${STREAMS_PER_KEY}, across every gateway instance): one more is 429 RATE_LIMITED. Errors before the stream starts are ordinary JSON responses in the error envelope. The gateway ends streams when it shuts down: reconnect with \`Last-Event-ID\`. Also answers \`HEAD\` (headers only, no slot taken).`,
     parameters: [
       chainIdParameter(''),
       {
@@ -343,7 +357,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
         ...routeAnswer(
           'RATE_LIMITED',
           'The API key already has its limit of open streams (across every gateway instance). Retry after `Retry-After` seconds (the longest a stream of a stopped gateway instance can hold its slot), or close a stream first.',
-          { STREAM_LIMIT: 'open streams limit of 10 per API key reached' },
+          { STREAM_LIMIT: `open streams limit of ${STREAMS_PER_KEY} per API key reached` },
         ),
         headers: [...limited],
       },
@@ -481,6 +495,21 @@ const LEVEL_SCHEMAS = {
   }),
 };
 
+const SIGN_FIELDS: Record<string, string> = {
+  chainId:
+    'Chain of the swap; omitted or 0 means 8453. A JSON integer; any other type, a negative or a fractional number is 422; a well-formed id that is not served is 400 UNSUPPORTED_CHAIN.',
+  tokenIn:
+    "Input token on that chain. Exactly one of tokenIn/tokenOut must be the chain's quote token, the other a tracked base token (else 400 PAIR_NOT_FOUND). Must differ from tokenOut; not the zero address.",
+  tokenOut: 'Output token on that chain.',
+  fee: `Fee in units of 0.1 bps as a canonical base-10 integer string (no sign, no leading zeros, no spaces): \`1\` = 0.1 bps, \`10\` = 1 bps, \`30\` = 3 bps, \`100\` = 10 bps. Range 0 … maxFee (deployment setting MAX_FEE, default ${DEFAULT_MAX_FEE} = ${Number(DEFAULT_MAX_FEE) / 1000}%).`,
+  userAddress:
+    "Address that will submit the swap; must be whitelisted for the API key's integrator (else 403 ADDRESS_NOT_WHITELISTED).",
+  amountIn:
+    'Input amount in wei (canonical base-10 integer string, 1 … 2^256−1). When present, the response has `calldata`.',
+  minAmountOut:
+    "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453).",
+};
+
 /** The whole document (the bytes `npm run openapi` writes: `JSON.stringify(doc, null, 2)`). */
 export function buildOpenApiDocument(): Json {
   const components = new ComponentSet();
@@ -497,8 +526,23 @@ export function buildOpenApiDocument(): Json {
       title: 'PMM quote service',
       version: '2.0.0',
       summary: "Signed swap quotes and per-block orderbooks for a market maker's router on chains 8453, 56 and 4663.",
-      description:
-        'Every route under `/v1/` and `/v2/` needs the header `X-API-KEY` (issued by the operator, who also whitelists your signing addresses and sets your allowed chains and rate limit).\n\n**Errors.** Every error, including 404, 405, 413 and 429, is `{"error":{"code","message","requestId"}}`. Validation messages read `<field>: <reason>` with the field named as you sent it. Checks run in this order, first match wins: unknown route 404 NOT_FOUND · wrong method 405 METHOD_NOT_ALLOWED (with `Allow`) · missing/invalid key 401 UNAUTHORIZED · over the rate limit 429 RATE_LIMITED (with `Retry-After`) · body over 16 KiB 413 PAYLOAD_TOO_LARGE · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED · 500 ENCODING_FAILED · 500 INTERNAL_ERROR. The codes 404, 405, 413, 429 and 403 extend the interface specification.\n\n**Answers before routing.** A request Node\'s HTTP parser rejects, or that arrives too slowly, is answered in the same envelope (with `X-Request-Id`) and the connection is closed: 400 MALFORMED_REQUEST (not valid HTTP/1.1), 408 REQUEST_TIMEOUT (headers not in within 10 s, or the whole request within 15 s; a sign body still arriving after 10 s is 408 too), 413 PAYLOAD_TOO_LARGE (oversized chunk extensions), 417 EXPECTATION_FAILED (`Expect` other than `100-continue`), 431 HEADERS_TOO_LARGE (headers over 16 KiB), 405 METHOD_NOT_ALLOWED for `CONNECT`. These are the shared responses MalformedRequest, RequestTimeout, ChunkExtensionsTooLarge, ExpectationFailed and HeadersTooLarge. No client behaviour is answered with a 5xx.\n\n**Request id.** Every response carries `X-Request-Id` (yours when you send a safe token of 1–128 characters `[A-Za-z0-9._:-]`, else a new UUID); it is also `error.requestId`. Quote it when you contact the operator.\n\n**Rate limit.** Per integrator (all its keys together), shared by every gateway instance: a fixed window aligned to the epoch (default 600 requests per 60 s; the operator sets yours). Every authenticated response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window ends); a refused request is 429 with `Retry-After` (seconds).\n\n**Timeouts and availability.** A request received in full but unanswered after 10 s is 503 SERVICE_UNAVAILABLE; so is a request that cannot reach the signer or the store. 503 is always safe to retry after a short delay.\n\n**Versions.** `/v1` is the earlier form (chain 8453 only, no `chainId`, no UNSUPPORTED_CHAIN / PAIR_NOT_FOUND codes). Its responses carry `Deprecation: true` and a `Link` header to the `/v2` successor.\n\n**Chains.** 8453 (default; quote token USDC, 6 decimals), 56 (USDT, 18 decimals), 4663 (USDG, 6 decimals). Amounts in wei must be scaled with the decimals of the token they are in.\n\n**Swap flow.** 1) `POST /v2/swap/sign` with `amountIn` (and `minAmountOut` for slippage protection); 2) approve the chain\'s router for `amountIn` of `tokenIn`; 3) send `calldata` to the router from `userAddress` (or call `swap(tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData)`), before the quote expires (60 s on the reference router). The signature is bound to `userAddress`, the tokens, the fee and the timestamp, not to the chain.',
+      description: `Every route under \`/v1/\` and \`/v2/\` needs the header \`X-API-KEY\` (issued by the operator, who also whitelists your signing addresses and sets your allowed chains and rate limit).
+
+**Errors.** Every error, including 404, 405, 413 and 429, is \`{"error":{"code","message","requestId"}}\`. Validation messages read \`<field>: <reason>\` with the field named as you sent it. Checks run in this order, first match wins: unknown route 404 NOT_FOUND · wrong method 405 METHOD_NOT_ALLOWED (with \`Allow\`) · missing/invalid key 401 UNAUTHORIZED · over the rate limit 429 RATE_LIMITED (with \`Retry-After\`) · body over ${BODY_LIMIT / 1024} KiB 413 PAYLOAD_TOO_LARGE · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED · 500 ENCODING_FAILED · 500 INTERNAL_ERROR. The codes 404, 405, 413, 429 and 403 extend the interface specification.
+
+**Answers before routing.** A request Node's HTTP parser rejects, or that arrives too slowly, is answered in the same envelope (with \`X-Request-Id\`) and the connection is closed: 400 MALFORMED_REQUEST (not valid HTTP/1.1), 408 REQUEST_TIMEOUT (headers not in within ${seconds(TIMEOUT_MS)} s, or the whole request within ${seconds(TIMEOUT_MS) + 5} s; a sign body still arriving after ${seconds(TIMEOUT_MS)} s is 408 too), 413 PAYLOAD_TOO_LARGE (oversized chunk extensions), 417 EXPECTATION_FAILED (\`Expect\` other than \`100-continue\`), 431 HEADERS_TOO_LARGE (headers over 16 KiB), 405 METHOD_NOT_ALLOWED for \`CONNECT\`. These are the shared responses MalformedRequest, RequestTimeout, ChunkExtensionsTooLarge, ExpectationFailed and HeadersTooLarge. No client behaviour is answered with a 5xx.
+
+**Request id.** Every response carries \`X-Request-Id\` (yours when you send a safe token of 1–128 characters \`[A-Za-z0-9._:-]\`, else a new UUID); it is also \`error.requestId\`. Quote it when you contact the operator.
+
+**Rate limit.** Per integrator (all its keys together), shared by every gateway instance: a fixed window aligned to the epoch (default ${RATE_LIMIT} requests per ${RATE_WINDOW_SECONDS} s; the operator sets yours). Every authenticated response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds until the window ends); a refused request is 429 with \`Retry-After\` (seconds).
+
+**Timeouts and availability.** A request received in full but unanswered after ${seconds(TIMEOUT_MS)} s is 503 SERVICE_UNAVAILABLE; so is a request that cannot reach the signer or the store. 503 is always safe to retry after a short delay.
+
+**Versions.** \`/v1\` is the earlier form (chain 8453 only, no \`chainId\`, no UNSUPPORTED_CHAIN / PAIR_NOT_FOUND codes). Its responses carry \`Deprecation: true\` and a \`Link\` header to the \`/v2\` successor.
+
+**Chains.** 8453 (default; quote token USDC, 6 decimals), 56 (USDT, 18 decimals), 4663 (USDG, 6 decimals). Amounts in wei must be scaled with the decimals of the token they are in.
+
+**Swap flow.** 1) \`POST /v2/swap/sign\` with \`amountIn\` (and \`minAmountOut\` for slippage protection); 2) approve the chain's router for \`amountIn\` of \`tokenIn\`; 3) send \`calldata\` to the router from \`userAddress\` (or call \`swap(tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData)\`), before the quote expires (60 s on the reference router). The signature is bound to \`userAddress\`, the tokens, the fee and the timestamp, not to the chain.`,
       // info-license (Redocly recommended): the service is proprietary; the license says so.
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
@@ -550,34 +594,18 @@ export function buildOpenApiDocument(): Json {
           blockTime: 'Unix time in seconds of that block. 0 before the first book.',
           pairs: 'One entry per tracked pair of the chain. Empty before the first book.',
         }),
-        SignQuoteRequest: describe(SIGN_REQUEST_SCHEMA, 'Unknown fields are rejected with 400 UNSUPPORTED_FIELD.', {
-          chainId:
-            'Chain of the swap; omitted or 0 means 8453. A JSON integer; any other type, a negative or a fractional number is 422; a well-formed id that is not served is 400 UNSUPPORTED_CHAIN.',
-          tokenIn:
-            "Input token on that chain. Exactly one of tokenIn/tokenOut must be the chain's quote token, the other a tracked base token (else 400 PAIR_NOT_FOUND). Must differ from tokenOut; not the zero address.",
-          tokenOut: 'Output token on that chain.',
-          fee: 'Fee in units of 0.1 bps as a canonical base-10 integer string (no sign, no leading zeros, no spaces): `1` = 0.1 bps, `10` = 1 bps, `30` = 3 bps, `100` = 10 bps. Range 0 … maxFee (deployment setting, default 10000 = 10%).',
-          userAddress:
-            "Address that will submit the swap; must be whitelisted for the API key's integrator (else 403 ADDRESS_NOT_WHITELISTED).",
-          amountIn:
-            'Input amount in wei (canonical base-10 integer string, 1 … 2^256−1). When present, the response has `calldata`.',
-          minAmountOut:
-            "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453).",
-        }),
+        SignQuoteRequest: describe(
+          SIGN_REQUEST_SCHEMA,
+          'Unknown fields are rejected with 400 UNSUPPORTED_FIELD.',
+          SIGN_FIELDS,
+        ),
         V1SignQuoteRequest: describe(
           V1_SIGN_REQUEST_SCHEMA,
           'Unknown fields are rejected with 400 UNSUPPORTED_FIELD (including `chainId`, which /v1 does not have).',
           {
+            ...SIGN_FIELDS,
             tokenIn:
-              "Input token on that chain. Exactly one of tokenIn/tokenOut must be the chain's quote token, the other a tracked base token (else 400 PAIR_NOT_FOUND; 422 on /v1). Must differ from tokenOut; not the zero address.",
-            tokenOut: 'Output token on that chain.',
-            fee: 'Fee in units of 0.1 bps as a canonical base-10 integer string (no sign, no leading zeros, no spaces): `1` = 0.1 bps, `10` = 1 bps, `30` = 3 bps, `100` = 10 bps. Range 0 … maxFee (deployment setting, default 10000 = 10%).',
-            userAddress:
-              "Address that will submit the swap; must be whitelisted for the API key's integrator (else 403 ADDRESS_NOT_WHITELISTED).",
-            amountIn:
-              'Input amount in wei (canonical base-10 integer string, 1 … 2^256−1). When present, the response has `calldata`.',
-            minAmountOut:
-              "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453).",
+              "Input token on that chain. Exactly one of tokenIn/tokenOut must be the chain's quote token, the other a tracked base token (else 422 VALIDATION_ERROR on /v1). Must differ from tokenOut; not the zero address.",
           },
         ),
         SignQuoteResponse: describe(SIGN_RESPONSE_SCHEMA, 'A signed quote.', {
