@@ -454,7 +454,14 @@ const V1_HEADERS: HeaderUse[] = [
 ];
 function legacy(answer: Answer): Answer {
   if (BEFORE_ROUTING.includes(answer) || answer === NOT_FOUND) return answer;
-  return { ...answer, shared: undefined, headers: [...answer.headers, ...V1_HEADERS] };
+  const examples =
+    answer === UNAUTHORIZED
+      ? {
+          ...answer.examples,
+          UNAUTHORIZED_CHAIN: 'X-API-KEY: this API key is not enabled for chain 8453, the only chain of /v1',
+        }
+      : answer.examples;
+  return { ...answer, shared: undefined, headers: [...answer.headers, ...V1_HEADERS], examples };
 }
 
 /** The 405 of one path: the shared answer, naming the path's methods. */

@@ -99,10 +99,14 @@ export const STAGE_HEADERS = {
   unavailable: [...required('X-Request-Id'), ...optional(...RATE_LIMIT, 'Retry-After')],
 } as const satisfies Record<string, HeaderUse[]>;
 
-/** `NOT_FOUND` → `NotFoundError`: the component name of a code's envelope schema. */
+/** `NOT_FOUND` → `NotFoundError`, `INTERNAL_ERROR` → `InternalError`: a code's envelope schema. */
 export function errorSchemaName(code: ErrorCode): string {
-  const words = code.toLowerCase().split('_');
-  return `${words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Error`;
+  const name = code
+    .toLowerCase()
+    .split('_')
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
+  return name.endsWith('Error') ? name : `${name}Error`;
 }
 
 /** Components referred to while building; `components()` gives the ones in use. */

@@ -1,0 +1,137 @@
+import fc from 'fast-check';
+import Ajv2020 from 'ajv/dist/2020';
+import { createDigestSigner } from '@pmm/core';
+import { RUNS, testKey } from '@pmm/testkit';
+import { ApiError, ERROR_CODES, toErrorEnvelope, type ErrorEnvelope } from '../src/errors';
+import { levelsFromSamples } from '../src/orderbook-levels';
+import type { OrderbookLevel, OrderbookResponse, PairOrderbook } from '../src/orderbook';
+import { signSwapQuote } from '../src/sign-swap-quote';
+import type { SignSwapResponse } from '../src/sign-wire';
+import {
+  errorEnvelopeSchema,
+  ORDERBOOK_LEVEL_SCHEMA,
+  ORDERBOOK_RESPONSE_SCHEMA,
+  PAIR_ORDERBOOK_SCHEMA,
+  SIGN_RESPONSE_SCHEMA,
+  V1_ORDERBOOK_RESPONSE_SCHEMA,
+  V1_SIGN_REQUEST_SCHEMA,
+} from '../src/wire-schemas';
+import { SIGN_REQUEST_SCHEMA } from '../src/sign-request';
+
+// Compile-time: each schema names exactly the fields of its TypeScript type, and requires
+// exactly the fields the type does not mark optional (tsconfig.test.json type-checks this file).
+type Equal<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
+type Matches<S extends { properties: object; required: readonly string[] }, T> =
+  Equal<keyof S['properties'], keyof T> extends true ? Equal<S['required'][number], RequiredKeys<T>> : false;
+const shapes: [
+  Matches<typeof ORDERBOOK_LEVEL_SCHEMA, OrderbookLevel>,
+  Matches<typeof PAIR_ORDERBOOK_SCHEMA, PairOrderbook>,
+  Matches<typeof ORDERBOOK_RESPONSE_SCHEMA, OrderbookResponse>,
+  Matches<typeof V1_ORDERBOOK_RESPONSE_SCHEMA, Omit<OrderbookResponse, 'chainId'>>,
+  Matches<typeof SIGN_RESPONSE_SCHEMA, SignSwapResponse>,
+] = [true, true, true, true, true];
+
+/** The schemas as the OpenAPI document holds them, so that their `$ref`s resolve. */
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+ajv.addSchema({
+  $id: 'wire',
+  components: {
+    schemas: {
+      OrderbookLevel: ORDERBOOK_LEVEL_SCHEMA,
+      PairOrderbook: PAIR_ORDERBOOK_SCHEMA,
+      OrderbookResponse: ORDERBOOK_RESPONSE_SCHEMA,
+    },
+  },
+});
+const compiled = new Map<object, ReturnType<typeof ajv.compile>>();
+const validate = (schema: object, value: unknown): string | undefined => {
+  const v = compiled.get(schema) ?? ajv.compile(schema);
+  compiled.set(schema, v);
+  return v(value) ? undefined : ajv.errorsText(v.errors);
+};
+const bookSchema = { $ref: 'wire#/components/schemas/OrderbookResponse' };
+
+describe('wire schemas', () => {
+  it('behavior: the schemas and the TypeScript types name the same fields', () => {
+    expect(shapes.every(Boolean)).toBe(true);
+  });
+
+  it('behavior: every level levelsFromSamples makes is a valid OrderbookLevel, in a valid book', () => {
+    const sample = fc.record({
+      amountIn: fc.bigInt({ min: 1n, max: 10n ** 40n }),
+      amountOut: fc.bigInt({ min: 1n, max: 10n ** 40n }),
+    });
+    fc.assert(
+      fc.property(
+        fc.constantFrom('bid' as const, 'ask' as const),
+        fc.array(sample, { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 0, max: 24 }),
+        fc.integer({ min: 0, max: 24 }),
+        (side, raw, baseDecimals, quoteDecimals) => {
+          // Cumulative samples, as the indexer takes them along one ladder.
+          let amountIn = 0n;
+          let amountOut = 0n;
+          const samples = raw.map((s) => ({
+            amountIn: (amountIn += s.amountIn),
+            amountOut: (amountOut += s.amountOut),
+          }));
+          const levels = levelsFromSamples(side, samples, baseDecimals, quoteDecimals);
+          for (const level of levels) expect(validate(ORDERBOOK_LEVEL_SCHEMA, level)).toBeUndefined();
+          const pair = {
+            baseToken: '0x4200000000000000000000000000000000000006',
+            quoteToken: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+            bids: side === 'bid' ? levels : [],
+            asks: side === 'ask' ? levels : [],
+          };
+          const book: OrderbookResponse = { chainId: 8453, blockNumber: 1, blockTime: 1, pairs: [pair] };
+          expect(validate(bookSchema, book)).toBeUndefined();
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  it('error: a book the schema refuses (it can fail)', () => {
+    const book = { chainId: 8453, blockNumber: 1, blockTime: 1, pairs: [] };
+    expect(validate(bookSchema, book)).toBeUndefined();
+    expect(validate(bookSchema, { ...book, chainId: 1 })).toBeDefined();
+    expect(validate(bookSchema, { ...book, pairs: [{ baseToken: '0x00' }] })).toBeDefined();
+    expect(validate(ORDERBOOK_LEVEL_SCHEMA, { price: '1e-5', amount: '1' })).toBeDefined();
+  });
+
+  it('behavior: what signSwapQuote makes fits SignQuoteResponse', () => {
+    const signed = signSwapQuote(createDigestSigner(testKey('wire-schemas')), {
+      tokenIn: '0x4200000000000000000000000000000000000006',
+      tokenOut: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      timestamp: 1_700_000_000n,
+      fee: 30n,
+      originRate: 0n,
+      userAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+    });
+    const body: SignSwapResponse = { verificationData: signed.verificationData, timestamp: 1_700_000_000 };
+    expect(validate(SIGN_RESPONSE_SCHEMA, body)).toBeUndefined();
+    expect(
+      validate(SIGN_RESPONSE_SCHEMA, { ...body, verificationData: signed.verificationData.toUpperCase() }),
+    ).toBeDefined();
+  });
+
+  it('behavior: the envelope toErrorEnvelope renders fits the schema of its code, and no other', () => {
+    for (const code of ERROR_CODES) {
+      const { body } = toErrorEnvelope(new ApiError(code, 'x'), 'req-1');
+      const envelope: ErrorEnvelope = body;
+      expect({ code, error: validate(errorEnvelopeSchema([code]), envelope) }).toEqual({ code, error: undefined });
+      expect(validate(errorEnvelopeSchema(), envelope)).toBeUndefined();
+      const other = ERROR_CODES.find((c) => c !== code)!;
+      expect(validate(errorEnvelopeSchema([other]), envelope)).toBeDefined();
+    }
+  });
+
+  it('behavior: /v1 sign requests are the v2 ones without chainId', () => {
+    expect(Object.keys(V1_SIGN_REQUEST_SCHEMA.properties)).toEqual(
+      Object.keys(SIGN_REQUEST_SCHEMA.properties).filter((name) => name !== 'chainId'),
+    );
+    expect(V1_SIGN_REQUEST_SCHEMA.required).toEqual(SIGN_REQUEST_SCHEMA.required);
+  });
+});
