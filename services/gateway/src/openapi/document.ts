@@ -6,6 +6,7 @@
  * `npm run openapi` writes it to services/gateway/openapi/openapi.json; a test fails when that
  * file differs from this output, and Redocly's `recommended` rules lint it with no warning.
  */
+import { maxHeaderSize } from 'node:http';
 import {
   DEFAULT_MAX_FEE,
   KNOWN_CHAIN_IDS,
@@ -17,7 +18,7 @@ import {
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
 } from '@pmm/protocol';
-import { GATEWAY_SETTINGS } from '../config';
+import { GATEWAY_SETTINGS, gatewayTimeouts } from '../config';
 import { ROUTES, type PublicRoute, type RouteName } from '../http/routes';
 import { ComponentSet, STAGE_HEADERS, type Answer, type HeaderUse } from './responses';
 
@@ -29,6 +30,7 @@ function defaultOf<T>(setting: { env: string; default?: T }): T {
   return setting.default;
 }
 const TIMEOUT_MS = defaultOf(GATEWAY_SETTINGS.requestTimeoutMs);
+const TIMEOUTS = gatewayTimeouts({ requestTimeoutMs: TIMEOUT_MS });
 const BODY_LIMIT = defaultOf(GATEWAY_SETTINGS.signBodyLimit);
 const RATE_LIMIT = defaultOf(GATEWAY_SETTINGS.defaultRateLimit);
 const RATE_WINDOW_SECONDS = defaultOf(GATEWAY_SETTINGS.defaultRateWindowSeconds);
@@ -65,7 +67,7 @@ const BEFORE_ROUTING: Answer[] = [
   {
     code: 'REQUEST_TIMEOUT',
     shared: 'RequestTimeout',
-    description: `The request headers did not arrive within the headers timeout (${seconds(TIMEOUT_MS)} s), or the whole request within the request timeout (${seconds(TIMEOUT_MS) + 5} s). Answered by any path.`,
+    description: `The request headers did not arrive within the headers timeout (${seconds(TIMEOUTS.headersMs)} s), or the whole request within the request timeout (${seconds(TIMEOUTS.requestMs)} s). Answered by any path.`,
     headers: [...beforeRouting],
     examples: { REQUEST_TIMEOUT: 'request headers or body not received in time' },
   },
@@ -86,7 +88,7 @@ const BEFORE_ROUTING: Answer[] = [
   {
     code: 'HEADERS_TOO_LARGE',
     shared: 'HeadersTooLarge',
-    description: 'Request headers larger than 16 KiB in total. Answered by any path, before routing.',
+    description: `Request headers larger than ${maxHeaderSize / 1024} KiB in total (Node's limit). Answered by any path, before routing.`,
     headers: [...beforeRouting],
     examples: { HEADERS_TOO_LARGE: 'request headers larger than the server accepts' },
   },
@@ -339,7 +341,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     ],
     success: {
       description:
-        "The stream: `text/event-stream`, open until the client leaves or the gateway shuts down. Events: `book` (id = blockNumber, data = the `/v2/price` body, see OrderbookResponse) and `unavailable` (data = ErrorResponse with code SERVICE_UNAVAILABLE and this request's id).",
+        "The stream: `text/event-stream`, open until the client leaves or the gateway shuts down. Events: `book` (id = blockNumber, data = the `/v2/price` body, see OrderbookResponse) and `unavailable` (data = the error envelope ServiceUnavailableError, with this request's id).",
       content: {
         'text/event-stream': {
           schema: { type: 'string', description: "Server-Sent Events (see the operation's description)." },
@@ -537,7 +539,7 @@ export function buildOpenApiDocument(): Json {
 
 **Errors.** Every error, including 404, 405, 413 and 429, is \`{"error":{"code","message","requestId"}}\`. Validation messages read \`<field>: <reason>\` with the field named as you sent it. Checks run in this order, first match wins: unknown route 404 NOT_FOUND · wrong method 405 METHOD_NOT_ALLOWED (with \`Allow\`) · missing/invalid key 401 UNAUTHORIZED · over the rate limit 429 RATE_LIMITED (with \`Retry-After\`) · body over ${BODY_LIMIT / 1024} KiB 413 PAYLOAD_TOO_LARGE · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED · 500 ENCODING_FAILED · 500 INTERNAL_ERROR. The codes 404, 405, 413, 429 and 403 extend the interface specification.
 
-**Answers before routing.** A request Node's HTTP parser rejects, or that arrives too slowly, is answered in the same envelope (with \`X-Request-Id\`) and the connection is closed: 400 MALFORMED_REQUEST (not valid HTTP/1.1), 408 REQUEST_TIMEOUT (headers not in within ${seconds(TIMEOUT_MS)} s, or the whole request within ${seconds(TIMEOUT_MS) + 5} s; a sign body still arriving after ${seconds(TIMEOUT_MS)} s is 408 too), 413 PAYLOAD_TOO_LARGE (oversized chunk extensions), 417 EXPECTATION_FAILED (\`Expect\` other than \`100-continue\`), 431 HEADERS_TOO_LARGE (headers over 16 KiB), 405 METHOD_NOT_ALLOWED for \`CONNECT\`. These are the shared responses MalformedRequest, RequestTimeout, ChunkExtensionsTooLarge, ExpectationFailed and HeadersTooLarge. No client behaviour is answered with a 5xx.
+**Answers before routing.** A request Node's HTTP parser rejects, or that arrives too slowly, is answered in the same envelope (with \`X-Request-Id\`) and the connection is closed: 400 MALFORMED_REQUEST (not valid HTTP/1.1), 408 REQUEST_TIMEOUT (headers not in within ${seconds(TIMEOUTS.headersMs)} s, or the whole request within ${seconds(TIMEOUTS.requestMs)} s; a sign body still arriving after ${seconds(TIMEOUT_MS)} s is 408 too), 413 PAYLOAD_TOO_LARGE (oversized chunk extensions), 417 EXPECTATION_FAILED (\`Expect\` other than \`100-continue\`), 431 HEADERS_TOO_LARGE (headers over ${maxHeaderSize / 1024} KiB), 405 METHOD_NOT_ALLOWED for \`CONNECT\`. These are the shared responses MalformedRequest, RequestTimeout, ChunkExtensionsTooLarge, ExpectationFailed and HeadersTooLarge, listed on every path. No client behaviour is answered with a 5xx.
 
 **Request id.** Every response carries \`X-Request-Id\` (yours when you send a safe token of 1–128 characters \`[A-Za-z0-9._:-]\`, else a new UUID); it is also \`error.requestId\`. Quote it when you contact the operator.
 
