@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import Ajv2020 from 'ajv/dist/2020';
 import { createDigestSigner } from '@pmm/core';
-import { RUNS, testKey } from '@pmm/testkit';
+import { addressArb, RUNS, testKey, uint256Arb } from '@pmm/testkit';
 import { ApiError, ERROR_CODES, toErrorEnvelope, type ErrorEnvelope } from '../src/errors';
 import { levelsFromSamples } from '../src/orderbook-levels';
 import type { OrderbookLevel, OrderbookResponse, PairOrderbook } from '../src/orderbook';
@@ -102,19 +102,33 @@ describe('wire schemas', () => {
   });
 
   it('behavior: what signSwapQuote makes fits SignQuoteResponse', () => {
-    const signed = signSwapQuote(createDigestSigner(testKey('wire-schemas')), {
-      tokenIn: '0x4200000000000000000000000000000000000006',
-      tokenOut: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-      timestamp: 1_700_000_000n,
-      fee: 30n,
-      originRate: 0n,
-      userAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+    const signer = createDigestSigner(testKey('wire-schemas'));
+    const fields = fc.record({
+      tokenIn: addressArb,
+      tokenOut: addressArb,
+      timestamp: fc.bigInt({ min: 0n, max: BigInt(Number.MAX_SAFE_INTEGER) }),
+      fee: uint256Arb,
+      originRate: uint256Arb,
+      userAddress: addressArb,
     });
-    const body: SignSwapResponse = { verificationData: signed.verificationData, timestamp: 1_700_000_000 };
+    fc.assert(
+      fc.property(fields, (f) => {
+        const body: SignSwapResponse = {
+          verificationData: signSwapQuote(signer, f).verificationData,
+          timestamp: Number(f.timestamp),
+        };
+        expect(validate(SIGN_RESPONSE_SCHEMA, body)).toBeUndefined();
+      }),
+      { ...RUNS, numRuns: 100 },
+    );
+  });
+
+  it('error: a sign response the schema refuses (it can fail)', () => {
+    const body = { verificationData: '0xab', timestamp: 1 };
     expect(validate(SIGN_RESPONSE_SCHEMA, body)).toBeUndefined();
-    expect(
-      validate(SIGN_RESPONSE_SCHEMA, { ...body, verificationData: signed.verificationData.toUpperCase() }),
-    ).toBeDefined();
+    expect(validate(SIGN_RESPONSE_SCHEMA, { ...body, verificationData: '0xAB' })).toBeDefined();
+    expect(validate(SIGN_RESPONSE_SCHEMA, { ...body, timestamp: -1 })).toBeDefined();
+    expect(validate(SIGN_RESPONSE_SCHEMA, { timestamp: 1 })).toBeDefined();
   });
 
   it('behavior: the envelope toErrorEnvelope renders fits the schema of its code, and no other', () => {
