@@ -5,12 +5,14 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { v1DeprecationHeaders } from '@pmm/protocol';
+import { ROUTES } from './routes';
 
+/** Keyed by the path below the /v1 mount point. */
 const SUCCESSORS: Record<string, Record<string, string>> = {
-  '/price': v1DeprecationHeaders('/v2/price'),
-  '/swap/sign': v1DeprecationHeaders('/v2/swap/sign'),
+  [ROUTES.v1Price.path.slice('/v1'.length)]: v1DeprecationHeaders(ROUTES.price.path),
+  [ROUTES.v1Sign.path.slice('/v1'.length)]: v1DeprecationHeaders(ROUTES.sign.path),
 };
-const OTHER = v1DeprecationHeaders('/v2/openapi.json');
+const OTHER = v1DeprecationHeaders(ROUTES.openapi.path);
 
 export function deprecationHeaders(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {

@@ -21,6 +21,7 @@ import { authenticate } from './api-key-guard';
 import { v1PriceBody, v2PriceBody, sendJson } from './price-routes';
 import { enforceRateLimit, type RateLimitOptions } from './rate-limit';
 import type { RequestFrame } from './request-frame';
+import { ROUTES } from './routes';
 
 export interface FastPathOptions {
   frame: RequestFrame;
@@ -34,9 +35,11 @@ export interface FastPathOptions {
   cors: boolean;
 }
 
-/** Returns a function that answers the request and returns true, or returns false to pass it on. */
-const V1_PRICE_HEADERS = v1DeprecationHeaders('/v2/price');
+const V2_PRICE = ROUTES.price.path;
+const V1_PRICE = ROUTES.v1Price.path;
+const V1_PRICE_HEADERS = v1DeprecationHeaders(V2_PRICE);
 
+/** Returns a function that answers the request and returns true, or returns false to pass it on. */
 export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { frame, keys, rate, books, servedChains } = opts;
   return (req, res) => {
@@ -45,8 +48,8 @@ export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, re
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const v2 = path === '/v2/price';
-    if (!v2 && !(opts.v1 && path === '/v1/price')) return false;
+    const v2 = path === V2_PRICE;
+    if (!v2 && !(opts.v1 && path === V1_PRICE)) return false;
     if (opts.cors && req.headers.origin !== undefined) return false;
 
     const locals = frame.begin(req, res);

@@ -19,6 +19,7 @@ import { authenticate } from './api-key-guard';
 import { readLimitedBody } from './body-limit';
 import { enforceRateLimit, type RateLimitOptions } from './rate-limit';
 import type { RequestFrame } from './request-frame';
+import { ROUTES } from './routes';
 import type { SignForwarder } from './sign-forwarder';
 
 export interface SignFastPathOptions {
@@ -36,12 +37,11 @@ export interface SignFastPathOptions {
   onUpstreamError?: (reason: string) => void;
 }
 
-const V2 = '/v2/swap/sign';
-const V1 = '/v1/swap/sign';
-
-/** Returns a function that answers the request and returns true, or returns false to pass it on. */
+const V2 = ROUTES.sign.path;
+const V1 = ROUTES.v1Sign.path;
 const V1_HEADERS = v1DeprecationHeaders(V2);
 
+/** Returns a function that answers the request and returns true, or returns false to pass it on. */
 export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { frame, keys, rate } = opts;
   return (req, res) => {
