@@ -24,7 +24,7 @@ import {
   readConfigFile,
   type Setting,
 } from '@pmm/core';
-import { UINT256_MAX } from '@pmm/protocol';
+import { DEFAULT_MAX_FEE, UINT256_MAX } from '@pmm/protocol';
 
 function fail(reason: string): never {
   throw new ConfigError(reason);
@@ -72,7 +72,11 @@ export const SIGNER_SETTINGS = {
     'INTERNAL_TOKEN',
     'Shared secret the gateway sends in X-Internal-Token (required; or INTERNAL_TOKEN_FILE).',
   ),
-  maxFee: uint256Setting('MAX_FEE', 'Largest accepted `fee`, in units of 0.1 bps. Default 10000 (10%).', 10_000n),
+  maxFee: uint256Setting(
+    'MAX_FEE',
+    `Largest accepted \`fee\`, in units of 0.1 bps. Default ${DEFAULT_MAX_FEE} (${Number(DEFAULT_MAX_FEE) / 1000}%).`,
+    DEFAULT_MAX_FEE,
+  ),
   auditRetentionDays: settings.int(
     'AUDIT_RETENTION_DAYS',
     'Days the audit trail keeps each signature record (who asked, when, what was signed) before trimming it; `settle` and `audit tx` can only attribute swaps signed within it. Default 180.',
