@@ -3,6 +3,7 @@
  * shell, the secp256k1 signer and `runService()`. What the services share with the SDK
  * (the protocol) is in @pmm/protocol.
  */
+export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './access-cache';
 export { encodeAccessUpdate, parseAccessUpdate, type AccessUpdate } from './access-updates';
 export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
