@@ -1,12 +1,13 @@
 /**
- * ethers Interfaces for the cold path (registry reads, reserves): built once from the
- * compiled reference artifacts, which implement the documented interfaces. The per-block
- * `quote()` and `aggregate3` encodings are hand-written (call-codec.ts).
+ * ethers Interfaces for the registry reads (pair-registry-reader.ts, run when the registry
+ * changes, not per block): built once from the compiled reference artifacts, which implement
+ * the documented interfaces. Everything in the per-block call is encoded by call-codec.ts
+ * (docs/decisions.md#abi-codecs).
  */
 import { Interface } from 'ethers';
 import { PmmHelperArtifact } from '@pmm/contracts';
 
-/** getListedTokens(), getQuoteToken(), getReserveBalances(address[]). */
+/** getListedTokens(), getQuoteToken(). */
 export const helperInterface = new Interface(PmmHelperArtifact.abi);
 
 /** The ERC-20 metadata the registry reads from every token. */
