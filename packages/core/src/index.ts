@@ -51,3 +51,4 @@ export { runService, type RunningService, type ServiceDefinition } from './run-s
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
 export { redactText, registerSecret, SECRET_FIELD } from './secrets';
 export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
+export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
