@@ -3,6 +3,7 @@
  * shell, the secp256k1 signer and `runService()`. What the services share with the SDK
  * (the protocol) is in @pmm/protocol.
  */
+export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './access-cache';
 export { encodeAccessUpdate, parseAccessUpdate, type AccessUpdate } from './access-updates';
 export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
@@ -50,3 +51,4 @@ export { runService, type RunningService, type ServiceDefinition } from './run-s
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
 export { redactText, registerSecret, SECRET_FIELD } from './secrets';
 export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
+export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';

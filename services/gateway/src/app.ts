@@ -72,7 +72,7 @@ export interface GatewayDeps {
   config: GatewayAppConfig;
   /** A fail-fast command connection (core createRedis role 'command'). */
   redis: RedisClient;
-  /** A subscriber connection for `book-updated`; optional (the cache ttl still applies). */
+  /** A subscriber connection for `book-updated` and `access-updated`; optional (the caches' ttls still apply). */
   subscriber?: RedisClient;
   logger: Logger;
   /** Defaults to a fresh per-app registry. */
@@ -141,7 +141,12 @@ export function createApp(deps: GatewayDeps): Gateway {
   const metrics = deps.metrics ?? createMetrics('gateway');
   const gm = gatewayMetrics(metrics);
   const keys = new ApiKeyStore(redis, config.redisKeyPrefix);
-  const keyCache = new ApiKeyCache(keys, config.keyCacheMs);
+  const keyCache = new ApiKeyCache({
+    store: keys,
+    ttlMs: config.keyCacheMs,
+    subscriber: deps.subscriber,
+    keys: redisKeys(config.redisKeyPrefix),
+  });
   const limiter = new RateLimiter(redis, config.redisKeyPrefix, deps.rateLimiter);
   const books = new BookCache({
     redis,
@@ -281,12 +286,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     keys,
     metrics,
     start: async () => {
-      if (deps.subscriber) await keyCache.subscribe(deps.subscriber, redisKeys(config.redisKeyPrefix).accessUpdated());
+      await keyCache.start();
       await books.start();
     },
     closeStreams: () => streams.close(),
     close: async () => {
-      await keyCache.unsubscribe();
+      await keyCache.stop();
       streams.close();
       slots.stop();
       await books.stop();

@@ -18,7 +18,7 @@ export {
   type IntegratorUpdate,
   type ResolvedApiKey,
 } from './store/api-key-store';
-export { ApiKeyCache } from './store/api-key-cache';
+export { ApiKeyCache, type ApiKeyCacheOptions } from './store/api-key-cache';
 export { BookCache, v1BodyFromV2, type BookEntry } from './store/book-cache';
 export { RateLimiter, batchFor, EXACT_UP_TO, type RateDecision, type RateLimiterOptions } from './store/rate-limiter';
 export { seedDevKey, DEV_INTEGRATOR_ID } from './store/dev-key';

@@ -1,5 +1,5 @@
 import { ApiKeyCache, BookCache, type ApiKeyStore, type ResolvedApiKey } from '@pmm/gateway';
-import type { RedisClient } from '@pmm/core';
+import { redisKeys, type RedisClient } from '@pmm/core';
 
 const resolved = (id: string): ResolvedApiKey => ({
   key: { integratorId: id, keyId: 'k', createdAt: 0, disabled: false },
@@ -21,24 +21,26 @@ describe('ApiKeyCache', () => {
     const store = {
       lookupHash: () => (reads++, new Promise<ResolvedApiKey | undefined>((r) => (release = r))),
     } as unknown as ApiKeyStore;
-    const cache = new ApiKeyCache(store, 500, () => now);
-    const a = cache.lookup('h');
-    const b = cache.lookup('h');
+    const cache = new ApiKeyCache({ store, ttlMs: 500, keys: redisKeys('test'), now: () => now });
+    const a = cache.get('h');
+    const b = cache.get('h');
     expect(reads).toBe(1);
     now = 1_300; // the read took 300 ms
     release(resolved('x'));
     expect(await a).toEqual(resolved('x'));
     expect(await b).toEqual(resolved('x'));
     now = 1_499;
-    expect(cache.lookup('h')).toEqual(resolved('x')); // synchronous hit
+    expect(cache.get('h')).toEqual(resolved('x')); // synchronous hit
     now = 1_500; // 500 ms after the read started: expired even though it landed at 1 300
-    const c = cache.lookup('h');
+    const c = cache.get('h');
     expect(c).toBeInstanceOf(Promise);
     expect(reads).toBe(2);
   });
 
   it('error: a ttl above one second is refused', () => {
-    expect(() => new ApiKeyCache({} as ApiKeyStore, 1_001)).toThrow('at most 1000 ms');
+    expect(() => new ApiKeyCache({ store: {} as ApiKeyStore, ttlMs: 1_001, keys: redisKeys('test') })).toThrow(
+      'at most 1000 ms',
+    );
   });
 });
 

@@ -1,26 +1,37 @@
 /**
- * The hand-written per-block encodings, checked byte for byte against viem (an independent
- * ABI implementation): quote() calldata, aggregate3 calldata, aggregate3 results.
+ * The hand-written per-block encodings, checked byte for byte against viem and against ethers'
+ * Interface built from the compiled contracts (two independent ABI implementations): quote()
+ * calldata, getReserveBalances calldata and result, aggregate3 calldata and results.
  */
+import { Interface } from 'ethers';
 import fc from 'fast-check';
+import { Multicall3Artifact, PmmHelperArtifact, PmmRouterArtifact } from '@pmm/contracts';
 import { decodeFunctionResult, encodeFunctionData, encodeFunctionResult, parseAbi, type Hex } from 'viem';
 import {
   AGGREGATE3_SELECTOR,
   QUOTE_SELECTOR,
+  RESERVE_BALANCES_SELECTOR,
   decodeAggregate3,
+  decodeUint256Array,
   decodeUintResult,
   encodeAggregate3,
   quoteCalldataBuilder,
+  reserveBalancesCalldata,
 } from '../src/chain/call-codec';
 
 const routerAbi = parseAbi([
   'function quote(address tokenIn, uint256 amountIn, address tokenOut, uint256 timestampInMilisec, bytes sig) view returns (uint256)',
 ]);
+const helperAbi = parseAbi(['function getReserveBalances(address[] tokens) view returns (uint256[] balances)']);
 const multicallAbi = parseAbi([
   'struct Call3 { address target; bool allowFailure; bytes callData; }',
   'struct Result { bool success; bytes returnData; }',
   'function aggregate3(Call3[] calls) payable returns (Result[] returnData)',
 ]);
+
+const ethersRouter = new Interface(PmmRouterArtifact.abi);
+const ethersHelper = new Interface(PmmHelperArtifact.abi);
+const ethersMulticall = new Interface(Multicall3Artifact.abi);
 
 const address = fc
   .uint8Array({ minLength: 20, maxLength: 20 })
@@ -43,7 +54,7 @@ describe('call codec', () => {
     );
   });
 
-  it('behavior: quote() calldata equals viem for any addresses, amounts, timestamps and 65-byte signatures', () => {
+  it('behavior: quote() calldata equals viem and ethers for any addresses, amounts, timestamps and 65-byte signatures', () => {
     fc.assert(
       fc.property(
         address,
@@ -60,13 +71,14 @@ describe('call codec', () => {
             args: [tokenIn, amountIn, tokenOut, ts, signature],
           });
           expect(ours).toBe(theirs);
+          expect(ours).toBe(ethersRouter.encodeFunctionData('quote', [tokenIn, amountIn, tokenOut, ts, signature]));
         },
       ),
       { numRuns: 200 },
     );
   });
 
-  it('behavior: aggregate3 calldata equals viem (allowFailure true), including empty and odd-length call data', () => {
+  it('behavior: aggregate3 calldata equals viem and ethers (allowFailure true), including empty and odd-length call data', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ target: address, data: bytes(200) }), { maxLength: 12 }), (calls) => {
         const ours = encodeAggregate3(calls);
@@ -76,18 +88,24 @@ describe('call codec', () => {
           args: [calls.map((c) => ({ target: c.target, allowFailure: true, callData: c.data }))],
         });
         expect(ours).toBe(theirs);
+        expect(ours).toBe(
+          ethersMulticall.encodeFunctionData('aggregate3', [calls.map((c) => [c.target, true, c.data])]),
+        );
       }),
       { numRuns: 200 },
     );
   });
 
-  it('behavior: aggregate3 results encoded by viem decode to the same successes and data', () => {
+  it('behavior: aggregate3 results encoded by viem (and ethers) decode to the same successes and data', () => {
     fc.assert(
       fc.property(
         fc.array(fc.record({ success: fc.boolean(), returnData: bytes(100) }), { maxLength: 12 }),
         (results) => {
           const encoded = encodeFunctionResult({ abi: multicallAbi, functionName: 'aggregate3', result: results });
           expect(decodeAggregate3(encoded)).toEqual(results.map((r) => ({ success: r.success, data: r.returnData })));
+          expect(
+            ethersMulticall.encodeFunctionResult('aggregate3', [results.map((r) => [r.success, r.returnData])]),
+          ).toBe(encoded);
           // And viem agrees on the round trip it produced.
           expect(decodeFunctionResult({ abi: multicallAbi, functionName: 'aggregate3', data: encoded })).toEqual(
             results,
@@ -110,6 +128,42 @@ describe('call codec', () => {
     for (const cut of [10, 66, 130, encoded.length - 64])
       expect(() => decodeAggregate3(encoded.slice(0, cut))).toThrow(/abi decode|hex/);
     expect(() => decodeAggregate3('0x' + 'ff'.repeat(32))).toThrow(/too large/);
+  });
+
+  it("default: the getReserveBalances selector is the helper contract's", () => {
+    expect('0x' + RESERVE_BALANCES_SELECTOR).toBe(ethersHelper.getFunction('getReserveBalances')!.selector);
+  });
+
+  it('behavior: getReserveBalances calldata equals ethers and viem for any token list', () => {
+    fc.assert(
+      fc.property(fc.array(address, { maxLength: 60 }), (tokens) => {
+        const ours = reserveBalancesCalldata(tokens);
+        expect(ours).toBe(ethersHelper.encodeFunctionData('getReserveBalances', [tokens]));
+        expect(ours).toBe(encodeFunctionData({ abi: helperAbi, functionName: 'getReserveBalances', args: [tokens] }));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('behavior: getReserveBalances results encoded by ethers (and viem) decode to the same balances', () => {
+    fc.assert(
+      fc.property(fc.array(uint256, { maxLength: 60 }), (balances) => {
+        const encoded = ethersHelper.encodeFunctionResult('getReserveBalances', [balances]);
+        expect(encoded).toBe(
+          encodeFunctionResult({ abi: helperAbi, functionName: 'getReserveBalances', result: balances }),
+        );
+        expect(decodeUint256Array(encoded)).toEqual(balances);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('error: truncated or malformed getReserveBalances results throw instead of returning a partial list', () => {
+    const encoded = ethersHelper.encodeFunctionResult('getReserveBalances', [[1n, 2n, 3n]]);
+    for (const cut of [2, 66, 130, encoded.length - 64])
+      expect(() => decodeUint256Array(encoded.slice(0, cut))).toThrow(/abi decode/);
+    expect(() => decodeUint256Array('0x' + 'ff'.repeat(64))).toThrow(/too large/);
+    expect(() => decodeUint256Array('0xzz')).toThrow(/hex/);
   });
 
   it('behavior: a uint result is read only from a successful one-word answer', () => {

@@ -92,7 +92,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       (closing ??= (async () => {
         await served.close();
         await pairs.close();
-        await integrators.close();
+        await integrators.stop();
         await Promise.allSettled([redis.quit(), subscriber.quit(), auditRedis.quit()]);
       })()),
   };

@@ -8,25 +8,19 @@ import { createRedis, encodeAccessUpdate, redisKeys, redisReady, type RedisClien
 import { IntegratorStore, type IntegratorView } from '../src';
 import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, startFixture, testRegistry } from './support/fixture';
 import request from 'supertest';
+import { until } from '@pmm/testkit';
 
 let redis: RedisClient;
 let subscriber: RedisClient;
 let keys: RedisKeys;
 let store: IntegratorStore;
+/** Announcements arrive within milliseconds; well under the 1 s a ttl alone would take. */
+const ANNOUNCED_WITHIN_MS = 500;
 
 const put = (id: string, extra: Parameters<typeof integrator>[1] = {}) =>
   redis.set(keys.integrator(id), JSON.stringify(integrator(id, extra)));
 const announce = (id: string) => redis.publish(keys.accessUpdated(), encodeAccessUpdate({ kind: 'integrator', id }));
 const view = async (id: string) => (await store.get(id)) as IntegratorView | undefined;
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    // Announcements arrive within milliseconds; well under the 1 s a ttl alone would take.
-    if (Date.now() - started > 500) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 beforeEach(async () => {
   keys = redisKeys(`pmm-test-${randomBytes(6).toString('hex')}`);
@@ -37,7 +31,7 @@ beforeEach(async () => {
   await store.start();
 });
 afterEach(async () => {
-  await store.close();
+  await store.stop();
   const found = await redis.keys(`${keys.integrator('')}*`);
   if (found.length > 0) await redis.del(...found);
   redis.disconnect();
@@ -52,7 +46,12 @@ describe('integrator cache', () => {
     await put('acme', { whitelist: ['0x02'] }); // written without an announcement
     expect([...(await view('acme'))!.whitelist]).toEqual(['0x01']);
     await announce('acme');
-    await until(async () => [...(await view('acme'))!.whitelist][0] === '0x02', 'the new whitelist');
+    await until(
+      async () => [...(await view('acme'))!.whitelist][0] === '0x02',
+      ANNOUNCED_WITHIN_MS,
+      'the new whitelist',
+      5,
+    );
   });
 
   it('behavior: an announcement for another integrator keeps the entry', async () => {
@@ -115,11 +114,11 @@ describe('a revoked integrator does not sign', () => {
       expect((await sign()).status).toBe(200); // from the cache
       await f.putIntegrator(integrator('acme', { disabled: true }));
       await f.redis.publish(f.keys.accessUpdated(), encodeAccessUpdate({ kind: 'integrator', id: 'acme' }));
-      await until(async () => (await sign()).status === 401, 'a 401');
+      await until(async () => (await sign()).status === 401, ANNOUNCED_WITHIN_MS, 'a 401', 5);
       const res = await sign();
       expect(res.body.error.code).toBe('UNAUTHORIZED');
     } finally {
-      await cached.close();
+      await cached.stop();
       await f.close();
     }
   });

@@ -32,7 +32,7 @@ export function authenticate(cache: ApiKeyCache, headers: IncomingHttpHeaders): 
   if (typeof raw !== 'string' || raw.length === 0)
     throw new ApiError('UNAUTHORIZED', 'X-API-KEY: missing API key header');
   if (raw.length > MAX_KEY_LENGTH) throw invalid();
-  const found = cache.lookup(hashApiKey(raw));
+  const found = cache.get(hashApiKey(raw));
   if (found instanceof Promise) {
     return found.then(accept, (err: unknown) => {
       throw err instanceof ApiError ? err : unreachable();

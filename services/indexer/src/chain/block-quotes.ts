@@ -14,8 +14,14 @@
 import { signAmmVerification, type DigestSigner, type PairOrderbook, type TokenInfo } from '@pmm/protocol';
 import type { RawLadder } from '../domain/ladder';
 import { pairBook } from '../domain/pair-book';
-import { decodeUintResult, quoteCalldataBuilder, type Call, type CallResult } from './call-codec';
-import { helperInterface } from './contract-abis';
+import {
+  decodeUint256Array,
+  decodeUintResult,
+  quoteCalldataBuilder,
+  reserveBalancesCalldata,
+  type Call,
+  type CallResult,
+} from './call-codec';
 
 export interface TrackedPair {
   base: TokenInfo;
@@ -65,12 +71,7 @@ export function sideCalls(
 export function planBlockCalls(tracked: TrackedPairs, ctx: QuoteContext, timestampInMilisec: bigint): Call[] {
   const quote = tracked.quote.address;
   const calls: Call[] = [
-    {
-      target: ctx.helper,
-      data: helperInterface.encodeFunctionData('getReserveBalances', [
-        [quote, ...tracked.pairs.map((p) => p.base.address)],
-      ]),
-    },
+    { target: ctx.helper, data: reserveBalancesCalldata([quote, ...tracked.pairs.map((p) => p.base.address)]) },
   ];
   for (const { base, ladder } of tracked.pairs) {
     calls.push(...sideCalls(ctx, quote, base.address, ladder.asks, timestampInMilisec));
@@ -89,9 +90,7 @@ export function decodeBlockResults(tracked: TrackedPairs, results: readonly Call
     throw new Error(`expected ${callCount(tracked)} results, got ${results.length}`);
   const reservesResult = results[0];
   if (!reservesResult?.success) throw new Error('getReserveBalances failed');
-  const reserves = [
-    ...(helperInterface.decodeFunctionResult('getReserveBalances', reservesResult.data)[0] as bigint[]),
-  ];
+  const reserves = decodeUint256Array(reservesResult.data);
   if (reserves.length !== tracked.pairs.length + 1) throw new Error('getReserveBalances: wrong length');
   const quoteReserve = reserves[0] ?? 0n;
   let index = 1;

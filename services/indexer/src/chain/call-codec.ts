@@ -1,9 +1,13 @@
 /**
- * Hand-written ABI encoding for the per-block hot path: `quote()` calldata and Multicall3
- * `aggregate3` in and out. With 50 pairs the block call holds ~1,200 `quote()`s; a generic
- * coder (ethers' Interface) spends tens of ms on that, this spends about one. The layouts are
- * fixed, so they are written word by word as hex (the words: @pmm/protocol's abi-words). Every function here is checked byte for
- * byte against viem in test/call-codec.test.ts.
+ * The ABI codec of the per-block call (block-quotes.ts): `quote()` calldata, the helper's
+ * `getReserveBalances`, and Multicall3 `aggregate3` in and out. With 50 pairs the block call
+ * holds ~1,200 `quote()`s; `npm run bench call-codec` measured ethers' Interface at 70-100
+ * times the CPU of this codec for that work (about 0.8 s against 8 ms of CPU per block
+ * with 50 pairs), so the per-block layouts, which are fixed, are written word by word as hex (the
+ * words: @pmm/protocol's abi-words). Every function here is checked byte for byte against
+ * ethers and viem in test/call-codec.test.ts. The registry reads (once per registry change,
+ * dynamic strings and arrays) use ethers' Interface (contract-abis.ts): see
+ * docs/decisions.md#abi-codecs.
  *
  * Hex strings here are lowercase, `0x`-prefixed at the boundaries, bare inside.
  */
@@ -26,6 +30,7 @@ const selector = (signature: string): string => functionSelector(signature).slic
 
 export const QUOTE_SELECTOR = selector('quote(address,uint256,address,uint256,bytes)');
 export const AGGREGATE3_SELECTOR = selector('aggregate3((address,bool,bytes)[])');
+export const RESERVE_BALANCES_SELECTOR = selector('getReserveBalances(address[])');
 
 const ZERO_WORD = '0'.repeat(64);
 
@@ -50,6 +55,13 @@ export function quoteCalldataBuilder(p: {
     uint256WordHex(sig.length / 2) +
     padHexToWords(sig);
   return (amountIn) => head + uint256WordHex(amountIn) + tail;
+}
+
+/** Calldata of the helper's `getReserveBalances(address[] tokens)`. */
+export function reserveBalancesCalldata(tokens: readonly string[]): string {
+  let out = '0x' + RESERVE_BALANCES_SELECTOR + uint256WordHex(0x20) + uint256WordHex(tokens.length);
+  for (const token of tokens) out += addressWordHex(token);
+  return out;
 }
 
 /**
@@ -109,6 +121,22 @@ export function decodeAggregate3(returnData: string): CallResult[] {
     if (start + length * 2 > hex.length) throw new Error('abi decode: out of bounds');
     out[i] = { success: successWord !== ZERO_WORD, data: '0x' + hex.slice(start, start + length * 2) };
   }
+  return out;
+}
+
+/**
+ * Decodes a `uint256[]` return value (`getReserveBalances`).
+ *
+ * @throws Error on malformed or truncated data
+ */
+export function decodeUint256Array(returnData: string): bigint[] {
+  const hex = bareHex(returnData);
+  const at = readSmall(hex, 0);
+  const n = readSmall(hex, at);
+  const start = (at + 32) * 2;
+  if (start + n * 64 > hex.length) throw new Error('abi decode: out of bounds');
+  const out = new Array<bigint>(n);
+  for (let i = 0; i < n; i++) out[i] = BigInt('0x' + hex.slice(start + i * 64, start + (i + 1) * 64));
   return out;
 }
 

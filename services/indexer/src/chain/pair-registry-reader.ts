@@ -5,11 +5,11 @@
  * Two round trips (addresses, then metadata), each one batch pinned to the same block.
  */
 import { getAddress } from 'ethers';
-import type { Logger } from '@pmm/core';
+import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol, type Logger } from '@pmm/core';
 import type { PairRegistry, TokenInfo } from '@pmm/protocol';
 import { executeCalls } from './call-batch';
 import type { CallResult } from './call-codec';
-import { erc20Bytes32SymbolInterface, erc20Interface, helperInterface } from './contract-abis';
+import { helperInterface } from './contract-abis';
 import type { RpcTransport } from './json-rpc';
 import { numberToHex } from './json-rpc';
 
@@ -27,31 +27,6 @@ export interface RegistryReadOptions {
 function decodeResult(iface: typeof helperInterface, fn: string, r: CallResult | undefined): unknown[] {
   if (!r?.success) throw new Error(`${fn}() failed`);
   return [...iface.decodeFunctionResult(fn, r.data)];
-}
-
-/** symbol(): a string, or a bytes32 of ASCII for the older tokens that return one. */
-function decodeSymbol(r: CallResult | undefined): string | undefined {
-  if (!r?.success) return undefined;
-  try {
-    return String(erc20Interface.decodeFunctionResult('symbol', r.data)[0]);
-  } catch {
-    try {
-      const word = String(erc20Bytes32SymbolInterface.decodeFunctionResult('symbol', r.data)[0]);
-      return Buffer.from(word.slice(2), 'hex').toString('latin1').replace(/\0+$/, '');
-    } catch {
-      return undefined;
-    }
-  }
-}
-
-function decodeDecimals(r: CallResult | undefined): number | undefined {
-  if (!r?.success) return undefined;
-  try {
-    const d = Number(erc20Interface.decodeFunctionResult('decimals', r.data)[0]);
-    return Number.isSafeInteger(d) && d >= 0 && d <= 77 ? d : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -84,19 +59,18 @@ export async function readPairRegistry(rpc: RpcTransport, opts: RegistryReadOpti
   }
 
   const tokens = [quoteAddress, ...bases];
-  const decimalsData = erc20Interface.encodeFunctionData('decimals');
-  const symbolData = erc20Interface.encodeFunctionData('symbol');
   const meta = await executeCalls(
     rpc,
     tokens.flatMap((t) => [
-      { target: t, data: decimalsData },
-      { target: t, data: symbolData },
+      { target: t, data: DECIMALS_CALLDATA },
+      { target: t, data: SYMBOL_CALLDATA },
     ]),
     batch,
   );
   const infos: (TokenInfo | undefined)[] = tokens.map((address, i) => {
-    const decimals = decodeDecimals(meta.results[2 * i]);
-    const symbol = decodeSymbol(meta.results[2 * i + 1]);
+    const [decimalsResult, symbolResult] = [meta.results[2 * i], meta.results[2 * i + 1]];
+    const decimals = decimalsResult?.success ? decodeTokenDecimals(decimalsResult.data) : undefined;
+    const symbol = symbolResult?.success ? decodeTokenSymbol(symbolResult.data) : undefined;
     return decimals === undefined || symbol === undefined ? undefined : { address, symbol, decimals };
   });
   const [quoteToken, ...baseInfos] = infos;

@@ -1,9 +1,10 @@
 /**
  * The on-chain facts the operator commands read (`audit tx`, `settle`): blocks, transactions,
- * standard ERC-20 `Transfer` logs and token metadata, over HTTP JSON-RPC (ethers' provider: a
+ * standard ERC-20 `Transfer` logs and token metadata (read as core's token-metadata.ts reads it), over HTTP JSON-RPC (ethers' provider: a
  * one-shot batch tool, so none of the long-lived subscription pitfalls apply).
  */
 import { Interface, JsonRpcProvider, Network, id, zeroPadValue } from 'ethers';
+import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from '@pmm/core';
 
 /** `Transfer(address,address,uint256)`: the standard ERC-20 event every token emits. */
 export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
@@ -50,19 +51,14 @@ export interface ChainReader {
   close(): void;
 }
 
-const erc20 = new Interface([
-  'function symbol() view returns (string)',
-  'function decimals() view returns (uint8)',
-  'function getQuoteToken() view returns (address)',
-]);
+/** The one helper-contract call the commands make. */
+const helper = new Interface(['function getQuoteToken() view returns (address)']);
 
 export function createChainReader(chainId: number, rpcUrl: string): ChainReader {
   const network = Network.from(chainId);
   const provider = new JsonRpcProvider(rpcUrl, network, { staticNetwork: network });
   const tokens = new Map<string, Promise<TokenMeta>>();
   const times = new Map<number, Promise<number>>();
-  const call = async (to: string, fn: 'symbol' | 'decimals' | 'getQuoteToken') =>
-    erc20.decodeFunctionResult(fn, await provider.call({ to, data: erc20.encodeFunctionData(fn) }))[0] as unknown;
   return {
     chainId,
     latestBlock: () => provider.getBlockNumber(),
@@ -112,17 +108,24 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
       const receipt = await provider.getTransactionReceipt(hash);
       return receipt?.status ?? undefined;
     },
-    async quoteToken(helper) {
-      return String(await call(helper, 'getQuoteToken')).toLowerCase();
+    async quoteToken(helperAddress) {
+      const data = await provider.call({ to: helperAddress, data: helper.encodeFunctionData('getQuoteToken') });
+      return String(helper.decodeFunctionResult('getQuoteToken', data)[0]).toLowerCase();
     },
     token(address) {
       const key = address.toLowerCase();
       let meta = tokens.get(key);
       if (!meta) {
-        meta = Promise.all([call(key, 'symbol'), call(key, 'decimals')]).then(([symbol, decimals]) => ({
-          symbol: String(symbol),
-          decimals: Number(decimals),
-        }));
+        meta = Promise.all([
+          provider.call({ to: key, data: SYMBOL_CALLDATA }),
+          provider.call({ to: key, data: DECIMALS_CALLDATA }),
+        ]).then(([symbolData, decimalsData]) => {
+          const symbol = decodeTokenSymbol(symbolData);
+          const decimals = decodeTokenDecimals(decimalsData);
+          if (symbol === undefined || decimals === undefined)
+            throw new Error(`chain ${chainId}: token ${key}: symbol() or decimals() answer is not an ERC-20's`);
+          return { symbol, decimals };
+        });
         tokens.set(key, meta);
       }
       return meta;
