@@ -55,6 +55,7 @@ export {
   ApiError,
   ERROR_CODES,
   ERROR_STATUS,
+  SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
   toErrorEnvelope,
   validationError,
   type ErrorCode,
