@@ -23,11 +23,14 @@ export interface ViemLocalAccount {
   signTypedData(parameters: TypedDataToSign): Promise<Hex>;
 }
 
-/** A viem WalletClient with an account (`createWalletClient({ account, chain, transport })`). */
+/**
+ * A viem WalletClient created with an account (`createWalletClient({ account, chain, transport })`):
+ * viem then signs and sends with that account and chain without being told.
+ */
 export interface ViemWalletClient {
   readonly type: string;
   readonly account?: { readonly address: Hex } | undefined;
-  signTypedData(parameters: TypedDataToSign & { account: { readonly address: Hex } }): Promise<Hex>;
+  signTypedData(parameters: TypedDataToSign): Promise<Hex>;
 }
 
 /**
@@ -36,8 +39,7 @@ export interface ViemWalletClient {
  */
 export interface ViemSwapClient extends ViemWalletClient {
   call(parameters: { to: Hex; data: Hex }): Promise<{ data?: Hex | undefined }>;
-  sendTransaction(parameters: { account: { readonly address: Hex }; chain: unknown; to: Hex; data: Hex }): Promise<Hex>;
-  readonly chain?: unknown;
+  sendTransaction(parameters: { to: Hex; data: Hex }): Promise<Hex>;
   waitForTransactionReceipt(parameters: { hash: Hex }): Promise<{
     status: 'success' | 'reverted';
     logs: readonly { address: string; topics: readonly Hex[]; data: Hex }[];
@@ -52,6 +54,7 @@ export type SwapWallet = Signer | ViemSwapClient;
 const isEthers = (w: TypedDataWallet): w is Signer => typeof (w as Signer).getAddress === 'function';
 const isViemLocal = (w: TypedDataWallet): w is ViemLocalAccount => (w as ViemLocalAccount).type === 'local';
 
+/** The client's account; viem would sign with none only through a node's own keys, which the SDK does not use. */
 function viemAccount(client: ViemWalletClient): { readonly address: Hex } {
   if (!client.account) throw new Error('the viem WalletClient has no account: create it with `account`');
   return client.account;
@@ -61,7 +64,8 @@ function viemAccount(client: ViemWalletClient): { readonly address: Hex } {
 export function signTypedDataWith(wallet: TypedDataWallet, data: TypedDataToSign): Promise<string> {
   if (isEthers(wallet)) return wallet.signTypedData(data.domain, data.types, data.message);
   if (isViemLocal(wallet)) return wallet.signTypedData(data);
-  return wallet.signTypedData({ ...data, account: viemAccount(wallet) });
+  viemAccount(wallet);
+  return wallet.signTypedData(data);
 }
 
 /** A log as both libraries give it, for ethers' Interface.parseLog. */
@@ -103,7 +107,7 @@ export async function swapAccountOf(wallet: SwapWallet): Promise<SwapAccount> {
     call: async (to, data) => (await wallet.call({ to: to as Hex, data: data as Hex })).data ?? '0x',
     // viem reads the pending nonce for every transaction: no nonce to carry over.
     send: async (to, data) => {
-      const hash = await wallet.sendTransaction({ account, chain: wallet.chain, to: to as Hex, data: data as Hex });
+      const hash = await wallet.sendTransaction({ to: to as Hex, data: data as Hex });
       const receipt = await wallet.waitForTransactionReceipt({ hash });
       if (receipt.status !== 'success') throw new Error(`transaction ${hash} failed`);
       return { hash, logs: receipt.logs };
