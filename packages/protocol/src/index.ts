@@ -21,14 +21,12 @@ export {
 export {
   AMM_VERIFICATION_DOMAIN_NAME,
   AMM_VERIFICATION_DOMAIN_VERSION,
-  ammVerificationDigest,
-  ammVerificationDomainSeparator,
   ammVerificationTypedData,
-  signAmmVerification,
   type AmmVerificationParams,
   type AmmVerificationTypedData,
   type AmmVerificationTypes,
-} from './amm-verification';
+} from './amm-verification-typed-data';
+export { ammVerificationDigest, ammVerificationDomainSeparator, signAmmVerification } from './amm-verification';
 export {
   CANONICAL_MULTICALL3,
   CHAINS,
