@@ -66,7 +66,7 @@ export async function runDemo(
     );
     const result = await executeSwap({
       client,
-      signer,
+      wallet: signer,
       chainId: chain.chainId,
       router: chain.contracts.router,
       tokenIn: chain.quoteToken.address,
@@ -78,7 +78,7 @@ export async function runDemo(
     const received = result.amountOut ?? 0n;
     log(
       `  swapped 1000 ${chain.quoteToken.symbol} for ${formatUnits(received, base.decimals)} ${base.symbol} ` +
-        `(book estimate ${formatUnits(estimate.amountOut, base.decimals)}; tx ${result.receipt.hash})`,
+        `(book estimate ${formatUnits(estimate.amountOut, base.decimals)}; tx ${result.transactionHash})`,
     );
     results.push({ chainId: chain.chainId, received, estimated: estimate.amountOut });
   }

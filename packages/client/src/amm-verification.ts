@@ -1,10 +1,11 @@
 /**
  * Signs the EIP-712 authorisation of the router's on-chain `quote()` (spec 4.3) with any
- * ethers signer whose address the operator has whitelisted. The typed data is the protocol's,
- * the same the services hash.
+ * account whose address the operator has whitelisted: an ethers Signer, a viem WalletClient or
+ * a viem local account. The typed data is the protocol's, the same the services hash.
  */
-import type { Signer, TypedDataDomain, TypedDataField } from 'ethers';
+import type { TypedDataDomain, TypedDataField } from 'ethers';
 import { ammVerificationTypedData, type AmmVerificationParams } from '@pmm/protocol';
+import { signTypedDataWith, type TypedDataWallet } from './wallet';
 
 const SAMPLE_ADDRESS = '0x' + '0'.repeat(40);
 
@@ -29,7 +30,6 @@ export function ammVerificationDomain(chainId: number, verifier: string): TypedD
 }
 
 /** Signs the quote authorization; returns the 65-byte signature as 0x hex. */
-export function signQuoteAuthorization(signer: Signer, p: AmmVerificationParams): Promise<string> {
-  const data = ammVerificationTypedData(p);
-  return signer.signTypedData(data.domain, data.types, data.message);
+export function signQuoteAuthorization(wallet: TypedDataWallet, p: AmmVerificationParams): Promise<string> {
+  return signTypedDataWith(wallet, ammVerificationTypedData(p));
 }

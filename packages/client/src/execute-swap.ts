@@ -1,16 +1,19 @@
 /**
  * The whole swap flow of the spec (4.3): sign through the API, approve the router for
  * `amountIn` when the allowance is short, send the returned calldata to the router, and read
- * the amount received from the router's `Swapped` event.
+ * the amount received from the router's `Swapped` event. The wallet is an ethers Signer or a
+ * viem WalletClient extended with publicActions (wallet.ts).
  */
-import { Contract, Interface, Signer, TransactionReceipt } from 'ethers';
-import type { PmmClient } from './pmm-client';
+import { Interface } from 'ethers';
 import type { SignSwapResponse } from '@pmm/protocol';
+import type { CallOptions } from './http-request';
+import type { PmmClient } from './pmm-client';
+import { swapAccountOf, type SwapWallet } from './wallet';
 
-const ERC20 = [
+const ERC20 = new Interface([
   'function allowance(address owner, address spender) view returns (uint256)',
   'function approve(address spender, uint256 amount) returns (bool)',
-];
+]);
 
 /** The reference router's event; the production router emits the same signed fields. */
 export const SWAPPED_EVENT = new Interface([
@@ -19,8 +22,8 @@ export const SWAPPED_EVENT = new Interface([
 
 export interface ExecuteSwapParams {
   client: PmmClient;
-  /** The integrator's whitelisted account; it submits the transaction. */
-  signer: Signer;
+  /** The integrator's whitelisted account; it submits the transactions. */
+  wallet: SwapWallet;
   chainId: number;
   router: string;
   tokenIn: string;
@@ -28,48 +31,52 @@ export interface ExecuteSwapParams {
   amountIn: bigint;
   minAmountOut?: bigint;
   fee: string | number | bigint;
+  /** Timeout, abort signal and retries of the sign call. */
+  signOptions?: CallOptions;
 }
 
 export interface ExecuteSwapResult {
   quote: SignSwapResponse;
-  receipt: TransactionReceipt;
+  /** The swap transaction's hash. */
+  transactionHash: string;
   /** From the `Swapped` event; undefined if the router emitted none we recognise. */
   amountOut?: bigint;
 }
 
 export async function executeSwap(p: ExecuteSwapParams): Promise<ExecuteSwapResult> {
-  const user = await p.signer.getAddress();
-  const token = new Contract(p.tokenIn, ERC20, p.signer);
-  const allowance = (await token.getFunction('allowance')(user, p.router)) as bigint;
+  const account = await swapAccountOf(p.wallet);
+  const allowanceData = await account.call(
+    p.tokenIn,
+    ERC20.encodeFunctionData('allowance', [account.address, p.router]),
+  );
+  const [allowance] = ERC20.decodeFunctionResult('allowance', allowanceData) as unknown as [bigint];
   let nonce: number | undefined;
   if (allowance < p.amountIn) {
-    const approval = (await token.getFunction('approve')(p.router, p.amountIn)) as {
-      nonce: number;
-      wait(): Promise<unknown>;
-    };
-    await approval.wait();
+    const approval = await account.send(p.tokenIn, ERC20.encodeFunctionData('approve', [p.router, p.amountIn]));
     // The swap goes right after the approval: ethers caches an identical eth_getTransactionCount
     // for 250 ms, so on fast chains it would reuse the approval's nonce. Say it explicitly.
-    nonce = approval.nonce + 1;
+    if (approval.nonce !== undefined) nonce = approval.nonce + 1;
   }
   // Sign after the approval so that the quote is as fresh as possible when the swap lands.
-  const quote = await p.client.signSwap({
-    chainId: p.chainId,
-    tokenIn: p.tokenIn,
-    tokenOut: p.tokenOut,
-    fee: p.fee,
-    userAddress: user,
-    amountIn: p.amountIn,
-    minAmountOut: p.minAmountOut ?? 0n,
-  });
+  const quote = await p.client.signSwap(
+    {
+      chainId: p.chainId,
+      tokenIn: p.tokenIn,
+      tokenOut: p.tokenOut,
+      fee: p.fee,
+      userAddress: account.address,
+      amountIn: p.amountIn,
+      minAmountOut: p.minAmountOut ?? 0n,
+    },
+    p.signOptions,
+  );
   if (!quote.calldata) throw new Error('the API answered without calldata although amountIn was sent');
-  const tx = await p.signer.sendTransaction({ to: p.router, data: quote.calldata, nonce });
-  const receipt = await tx.wait();
-  if (!receipt || receipt.status !== 1) throw new Error(`swap transaction ${tx.hash} failed`);
+  const swap = await account.send(p.router, quote.calldata, nonce);
   let amountOut: bigint | undefined;
-  for (const log of receipt.logs) {
-    const parsed = SWAPPED_EVENT.parseLog(log);
-    if (parsed && log.address.toLowerCase() === p.router.toLowerCase()) amountOut = parsed.args.amountOut as bigint;
+  for (const log of swap.logs) {
+    if (log.address.toLowerCase() !== p.router.toLowerCase()) continue;
+    const parsed = SWAPPED_EVENT.parseLog({ topics: [...log.topics], data: log.data });
+    if (parsed) amountOut = parsed.args.amountOut as bigint;
   }
-  return { quote, receipt, amountOut };
+  return { quote, transactionHash: swap.hash, amountOut };
 }

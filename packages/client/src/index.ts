@@ -11,8 +11,19 @@ export type {
   AmmVerificationParams,
 } from '@pmm/protocol';
 export { PmmApiError } from './pmm-api-error';
+export type { ClientErrorCode } from './pmm-api-error';
 export { PmmClient } from './pmm-client';
 export type { PmmClientOptions } from './pmm-client';
+export type { CallOptions, RetryOptions } from './http-request';
+export type { RateLimitInfo } from './rate-limit-info';
+export type {
+  SwapWallet,
+  TypedDataToSign,
+  TypedDataWallet,
+  ViemLocalAccount,
+  ViemSwapClient,
+  ViemWalletClient,
+} from './wallet';
 export { subscribeOrderbook } from './subscribe-orderbook';
 export type { OrderbookSubscription, SubscribeOrderbookOptions } from './subscribe-orderbook';
 export { SseParser } from './sse-parser';

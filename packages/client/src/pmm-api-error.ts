@@ -1,14 +1,21 @@
 import { ERROR_CODES, type ErrorCode as ApiErrorCode } from '@pmm/protocol';
+import { rateLimitFromHeaders, type RateLimitInfo } from './rate-limit-info';
+import { retryAfterMs } from './retry-after';
 
-/** An error answered by the API, typed by the spec's code. */
+/** Codes of failures the SDK sees itself, with status 0: no answer was read. */
+export type ClientErrorCode = 'NETWORK_ERROR' | 'BAD_RESPONSE' | 'TIMEOUT' | 'ABORTED';
+
+/** An error answered by the API, typed by the spec's code, or a client-side failure (status 0). */
 export class PmmApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: ApiErrorCode | 'NETWORK_ERROR' | 'BAD_RESPONSE',
+    readonly code: ApiErrorCode | ClientErrorCode,
     message: string,
     readonly requestId?: string,
-    /** Seconds to wait, from `Retry-After` on 429 and 503. */
-    readonly retryAfter?: number,
+    /** The wait the server asked for (`Retry-After`, on 429 and 503), in ms. */
+    readonly retryAfterMs?: number,
+    /** The answer's `RateLimit-*` figures, when it carried them. */
+    readonly rateLimit?: RateLimitInfo,
   ) {
     super(`${code}: ${message}`);
     this.name = 'PmmApiError';
@@ -25,12 +32,12 @@ export function apiErrorFromResponse(
   json: unknown,
 ): PmmApiError {
   const e = (json as { error?: { code?: unknown; message?: unknown; requestId?: unknown } } | null)?.error;
-  const retryAfter = res.headers.get('retry-after');
   return new PmmApiError(
     res.status,
     isCode(e?.code) ? e.code : 'BAD_RESPONSE',
     typeof e?.message === 'string' ? e.message : `HTTP ${res.status}`,
     typeof e?.requestId === 'string' ? e.requestId : (res.headers.get('x-request-id') ?? undefined),
-    retryAfter ? Number(retryAfter) : undefined,
+    retryAfterMs(res.headers.get('retry-after')),
+    rateLimitFromHeaders(res.headers),
   );
 }

@@ -1,29 +1,45 @@
 /**
- * HTTP client of the public API. Uses the global fetch (Node >= 18). Every non-2xx answer
- * becomes a PmmApiError carrying the spec's code and the request id.
+ * HTTP client of the public API. Uses the global fetch (Node >= 20, browsers). Every non-2xx
+ * answer becomes a PmmApiError carrying the spec's code and the request id; 429 and 503 are
+ * retried as http-request.ts describes.
  */
 import type { OrderbookResponse as Orderbook, SignSwapRequest, SignSwapResponse } from '@pmm/protocol';
-import { PmmApiError, apiErrorFromResponse } from './pmm-api-error';
+import { requestJson, type CallOptions, type RetryOptions } from './http-request';
+import type { RateLimitInfo } from './rate-limit-info';
 import { subscribeOrderbook, type OrderbookSubscription, type SubscribeOrderbookOptions } from './subscribe-orderbook';
 
 export interface PmmClientOptions {
   /** Base URL of the gateway, e.g. http://127.0.0.1:8080 */
   baseUrl: string;
   apiKey: string;
-  /** Per-request timeout; default 10 s (the service's own limit). */
+  /** Default deadline of a call, retries included, ms (default 10 000: the service's own limit). */
   timeoutMs?: number;
+  /** Default retry policy of 429 and 503 (default 3 attempts). */
+  retry?: RetryOptions;
 }
+
+const DEFAULT_RETRY: Required<RetryOptions> = { attempts: 3, minDelayMs: 200, maxDelayMs: 5_000 };
 
 export class PmmClient {
   private readonly baseUrl: string;
+  private rateLimit: RateLimitInfo | undefined;
+
   constructor(private readonly opts: PmmClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
   }
 
-  /** The chain's live orderbook (`GET /v2/price`). Throws SERVICE_UNAVAILABLE while it has none. */
-  getOrderbook(chainId?: number): Promise<Orderbook> {
+  /**
+   * The `RateLimit-*` figures of the latest answer that carried them (any call of this
+   * client, failed ones included), or undefined before the first.
+   */
+  get lastRateLimit(): RateLimitInfo | undefined {
+    return this.rateLimit;
+  }
+
+  /** The chain's live orderbook (`GET /v2/price`). Throws SERVICE_UNAVAILABLE while it has none (after retries). */
+  getOrderbook(chainId?: number, options: CallOptions = {}): Promise<Orderbook> {
     const query = chainId === undefined ? '' : `?chainId=${chainId}`;
-    return this.request<Orderbook>('GET', `/v2/price${query}`);
+    return this.request<Orderbook>('GET', `/v2/price${query}`, undefined, options);
   }
 
   /**
@@ -40,7 +56,7 @@ export class PmmClient {
   }
 
   /** A signed swap quote (`POST /v2/swap/sign`); amounts and fee are sent as decimal strings. */
-  signSwap(req: SignSwapRequest): Promise<SignSwapResponse> {
+  signSwap(req: SignSwapRequest, options: CallOptions = {}): Promise<SignSwapResponse> {
     const body: Record<string, unknown> = {
       tokenIn: req.tokenIn,
       tokenOut: req.tokenOut,
@@ -50,29 +66,20 @@ export class PmmClient {
     if (req.chainId !== undefined) body.chainId = req.chainId;
     if (req.amountIn !== undefined) body.amountIn = String(req.amountIn);
     if (req.minAmountOut !== undefined) body.minAmountOut = String(req.minAmountOut);
-    return this.request<SignSwapResponse>('POST', '/v2/swap/sign', body);
+    return this.request<SignSwapResponse>('POST', '/v2/swap/sign', body, options);
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.baseUrl}${path}`, {
-        method,
-        headers: { 'X-API-KEY': this.opts.apiKey, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
-      });
-    } catch (err) {
-      throw new PmmApiError(0, 'NETWORK_ERROR', err instanceof Error ? err.message : String(err));
-    }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new PmmApiError(res.status, 'BAD_RESPONSE', `non-JSON answer (HTTP ${res.status})`);
-    }
-    if (res.ok) return json as T;
-    throw apiErrorFromResponse(res, json);
+  private request<T>(method: string, path: string, body: unknown, options: CallOptions): Promise<T> {
+    const headers: Record<string, string> = { 'X-API-KEY': this.opts.apiKey };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    return requestJson<T>(
+      { url: `${this.baseUrl}${path}`, method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
+      {
+        timeoutMs: options.timeoutMs ?? this.opts.timeoutMs ?? 10_000,
+        signal: options.signal,
+        retry: { ...DEFAULT_RETRY, ...this.opts.retry, ...options.retry },
+      },
+      (info) => (this.rateLimit = info),
+    );
   }
 }

@@ -95,8 +95,8 @@ export function subscribeOrderbook(
     }
   };
 
-  /** One connection; resolves when it ends (a delay hint in seconds from Retry-After, if any). */
-  const connect = async (): Promise<{ connected: boolean; retryAfter?: number }> => {
+  /** One connection; resolves when it ends (a delay hint in ms from Retry-After, if any). */
+  const connect = async (): Promise<{ connected: boolean; retryAfterMs?: number }> => {
     const controller = (current = new AbortController());
     let streaming = false;
     let idle: ReturnType<typeof setTimeout> | undefined;
@@ -121,7 +121,7 @@ export function subscribeOrderbook(
         const fatal = isFatal(res.status);
         if (fatal) stopped = true;
         options.onError?.(error, !fatal);
-        return { connected: false, retryAfter: error.retryAfter };
+        return { connected: false, retryAfterMs: error.retryAfterMs };
       }
       streaming = true;
       const parser = new SseParser(onEvent);
@@ -148,10 +148,10 @@ export function subscribeOrderbook(
   const done = (async () => {
     let delay = minDelay;
     while (!stopped) {
-      const { connected, retryAfter } = await connect();
+      const { connected, retryAfterMs } = await connect();
       if (stopped) break;
       if (connected) delay = minDelay;
-      await sleep(retryAfter !== undefined ? retryAfter * 1_000 : delay);
+      await sleep(retryAfterMs ?? delay);
       delay = Math.min(maxDelay, delay * 2);
     }
     options.signal?.removeEventListener('abort', stop);

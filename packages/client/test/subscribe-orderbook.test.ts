@@ -112,7 +112,7 @@ describe('PmmClient.subscribeOrderbook', () => {
     });
     try {
       await until(() => errors.length >= 1);
-      expect(errors[0]).toMatchObject({ status: 429, code: 'RATE_LIMITED', retryAfter: 1 });
+      expect(errors[0]).toMatchObject({ status: 429, code: 'RATE_LIMITED', retryAfterMs: 1_000 });
       a.close();
       await a.done;
       await until(() => second.length === 1, 5_000);

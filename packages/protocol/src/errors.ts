@@ -41,16 +41,30 @@ export interface ErrorEnvelope {
  */
 export class ApiError extends Error {
   readonly status: number;
+  /** Extra headers for the response (e.g. `Retry-After`). */
+  readonly headers: Record<string, string>;
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Extra headers for the response (e.g. `Retry-After`). */
-    readonly headers: Record<string, string> = {},
+    headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'ApiError';
     this.status = ERROR_STATUS[code];
+    this.headers = this.status === 503 ? withRetryAfter(headers) : headers;
   }
+}
+
+/**
+ * Seconds a client is told to wait after a 503 that names no better figure: every 503 is
+ * transient (no live book yet, a store or the signer unreachable) and a new block comes within
+ * a few seconds. Set here, on the error type, so that no 503 can go out without `Retry-After`.
+ */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
+function withRetryAfter(headers: Record<string, string>): Record<string, string> {
+  if (Object.keys(headers).some((name) => name.toLowerCase() === 'retry-after')) return headers;
+  return { ...headers, 'Retry-After': String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) };
 }
 
 /** A `VALIDATION_ERROR` in the spec's `<field>: <reason>` form. */

@@ -21,14 +21,12 @@ export {
 export {
   AMM_VERIFICATION_DOMAIN_NAME,
   AMM_VERIFICATION_DOMAIN_VERSION,
-  ammVerificationDigest,
-  ammVerificationDomainSeparator,
   ammVerificationTypedData,
-  signAmmVerification,
   type AmmVerificationParams,
   type AmmVerificationTypedData,
   type AmmVerificationTypes,
-} from './amm-verification';
+} from './amm-verification-typed-data';
+export { ammVerificationDigest, ammVerificationDomainSeparator, signAmmVerification } from './amm-verification';
 export {
   CANONICAL_MULTICALL3,
   CHAINS,
@@ -55,6 +53,7 @@ export {
   ApiError,
   ERROR_CODES,
   ERROR_STATUS,
+  SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
   toErrorEnvelope,
   validationError,
   type ErrorCode,

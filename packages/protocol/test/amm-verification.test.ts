@@ -3,13 +3,8 @@ import { TypedDataEncoder, Wallet } from 'ethers';
 import { getTypesForEIP712Domain, hashDomain, hashTypedData, recoverTypedDataAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { bytesToHex } from '../src/abi-words';
-import {
-  ammVerificationDigest,
-  ammVerificationDomainSeparator,
-  ammVerificationTypedData,
-  signAmmVerification,
-  type AmmVerificationParams,
-} from '../src/amm-verification';
+import { ammVerificationDigest, ammVerificationDomainSeparator, signAmmVerification } from '../src/amm-verification';
+import { ammVerificationTypedData, type AmmVerificationParams } from '../src/amm-verification-typed-data';
 import { createDigestSigner } from '@pmm/core';
 import { MAX_UINT256, RUNS, addressArb, testKey, uint256Arb } from '@pmm/testkit';
 

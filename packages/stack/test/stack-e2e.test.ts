@@ -4,13 +4,10 @@
  * indexer per chain, the signer and the gateway; the demo flow then runs on every chain
  * through the SDK (book → sign → approve → swap); SIGINT must stop every process it started.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { runDemo } from '../../client/examples/demo';
-
-const root = path.resolve(__dirname, '..', '..', '..');
+import { startStack, type StartedStack } from './support/started-stack';
 
 function descendants(pid: number): number[] {
   let out: string;
@@ -46,40 +43,14 @@ const alive = (pid: number) => {
 
 describe('the stack started as the README says', () => {
   let stack: ChildProcess;
-  let output = '';
-  const stackFile = path.join(mkdtempSync(path.join(tmpdir(), 'pmm-stack-')), 'stack.json');
+  let started: StartedStack;
+  const output = () => started.output();
+  let stackFile: string;
 
   beforeAll(async () => {
-    stack = spawn(process.execPath, [path.join(root, 'scripts/start.mjs')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        STACK_PORTS: 'free',
-        STACK_FILE: stackFile,
-        // Fast blocks keep the test short; the defaults are the real chains' periods.
-        DEVNET_BLOCK_MS_8453: '500',
-        DEVNET_BLOCK_MS_56: '500',
-        DEVNET_BLOCK_MS_4663: '500',
-        REDIS_URL: '', // a private Redis, as on a fresh machine
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    stack.stdout!.on('data', (d) => (output += String(d)));
-    stack.stderr!.on('data', (d) => (output += String(d)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`stack not up after 150 s:\n${output}`)), 150_000);
-      const check = () => {
-        if (output.includes('The stack is up')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      stack.stdout!.on('data', check);
-      stack.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`stack exited with ${code}:\n${output}`));
-      });
-    });
+    started = await startStack();
+    stack = started.process;
+    stackFile = started.stackFile;
   }, 180_000);
 
   afterAll(() => {
@@ -96,9 +67,9 @@ describe('the stack started as the README says', () => {
       'signer ready',
       'gateway ready',
     ])
-      expect(output).toContain(part);
-    expect(output).toMatch(/Development API key .*: pmm_dev_/);
-    expect(output).toContain("curl -s -H 'X-API-KEY:");
+      expect(output()).toContain(part);
+    expect(output()).toMatch(/Development API key .*: pmm_dev_/);
+    expect(output()).toContain("curl -s -H 'X-API-KEY:");
   });
 
   it('behavior: the demo swap succeeds on every chain and pays at least the book estimate', async () => {
@@ -145,12 +116,12 @@ describe('the stack started as the README says', () => {
       const [p, s] = await Promise.all([price(), sign()]).catch(() => [undefined, undefined]);
       last = `price ${p?.status}, sign ${s?.status}`;
       if (p?.status === 200 && s?.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`not serving again after 30 s (${last}):\n${output}`);
+      if (Date.now() > deadline) throw new Error(`not serving again after 30 s (${last}):\n${output()}`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    expect(output).toMatch(/signer exited unexpectedly \(SIGKILL\); restarting/);
-    expect(output).toMatch(/redis exited unexpectedly \(SIGKILL\); restarting/);
-    expect(output).not.toContain('stopping');
+    expect(output()).toMatch(/signer exited unexpectedly \(SIGKILL\); restarting/);
+    expect(output()).toMatch(/redis exited unexpectedly \(SIGKILL\); restarting/);
+    expect(output()).not.toContain('stopping');
   }, 60_000);
 
   it('behavior: SIGINT stops every process it started within 10 seconds', async () => {

@@ -129,6 +129,7 @@ describe('GET /v2/price', () => {
     await h.dropBook(4663);
     const res = await get('?chainId=4663');
     expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
     expect(res.body).toEqual({
       error: {
         code: 'SERVICE_UNAVAILABLE',

@@ -241,6 +241,7 @@ describe('signer down', () => {
     );
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'signer unavailable, retry shortly' });
+    expect(res.headers['retry-after']).toBe('1');
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 

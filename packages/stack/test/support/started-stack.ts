@@ -1,0 +1,58 @@
+/**
+ * The stack as the README starts it (scripts/start.mjs), on free ports, with its own stack
+ * file, a private Redis and fast blocks: for tests that need the whole system from outside.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+
+export interface StartedStack {
+  process: ChildProcess;
+  /** The stack description (gateway URL and key, chains, test accounts). */
+  stackFile: string;
+  /** Everything the start script printed so far. */
+  output(): string;
+}
+
+/** Starts the stack and resolves once it announces itself up (rejects after `timeoutMs`). */
+export async function startStack(timeoutMs = 150_000): Promise<StartedStack> {
+  const stackFile = path.join(mkdtempSync(path.join(tmpdir(), 'pmm-stack-')), 'stack.json');
+  let output = '';
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/start.mjs')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      STACK_PORTS: 'free',
+      STACK_FILE: stackFile,
+      // Fast blocks keep the tests short; the defaults are the real chains' periods.
+      DEVNET_BLOCK_MS_8453: '500',
+      DEVNET_BLOCK_MS_56: '500',
+      DEVNET_BLOCK_MS_4663: '500',
+      REDIS_URL: '', // a private Redis, as on a fresh machine
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (output += String(d)));
+  child.stderr!.on('data', (d) => (output += String(d)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`stack not up after ${timeoutMs / 1_000} s:\n${output}`)),
+      timeoutMs,
+    );
+    const check = () => {
+      if (output.includes('The stack is up')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`stack exited with ${code}:\n${output}`));
+    });
+  });
+  return { process: child, stackFile, output: () => output };
+}
