@@ -173,8 +173,16 @@ describe('headers of every response', () => {
       .set('Access-Control-Request-Method', 'POST')
       .set('Access-Control-Request-Headers', 'content-type,x-api-key');
     expect(preflight.status).toBe(204);
-    expect(preflight.headers['access-control-allow-headers']).toBe('Content-Type,X-API-KEY,X-Request-Id');
+    expect(preflight.headers['access-control-allow-headers']).toBe('Content-Type,X-API-KEY,X-Request-Id,Last-Event-ID');
     expect(preflight.headers['x-request-id']).toBeDefined();
+    // A browser's EventSource reconnects with Last-Event-ID: its preflight must pass.
+    const streamPreflight = await request(corsGw.app)
+      .options('/v2/price/stream')
+      .set('Origin', 'https://app.example')
+      .set('Access-Control-Request-Method', 'GET')
+      .set('Access-Control-Request-Headers', 'last-event-id,x-api-key');
+    expect(streamPreflight.status).toBe(204);
+    expect(streamPreflight.headers['access-control-allow-headers']).toContain('Last-Event-ID');
     const unknown = await call(request(corsGw.app).options('/v2/nothing').set('Origin', 'https://app.example'));
     expect(unknown.status).toBe(404);
   });

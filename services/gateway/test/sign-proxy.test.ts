@@ -139,12 +139,15 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
           kind: 'status',
           status,
           body: envelope(code, message),
-          headers: { 'Cache-Control': 'no-store' },
+          // As the real signer does: every 503 names its wait (ApiError sets Retry-After).
+          headers:
+            status === 503 ? { 'Cache-Control': 'no-store', 'Retry-After': '1' } : { 'Cache-Control': 'no-store' },
         });
         const res = await sign(path, BODY);
         expect(res.status).toBe(status);
         expect(res.text).toBe(envelope(code, message));
         expect(res.headers['cache-control']).toBe('no-store');
+        if (status === 503) expect(res.headers['retry-after']).toBe('1');
       }
     });
 

@@ -22,7 +22,8 @@ export function corsPolicy(origins: readonly string[], paths: ReadonlySet<string
   const handler = cors({
     origin: origins.includes('*') ? '*' : [...origins],
     methods: ['GET', 'HEAD', 'POST'],
-    allowedHeaders: ['Content-Type', 'X-API-KEY', 'X-Request-Id'],
+    // Last-Event-ID: a browser's EventSource sends it when it reconnects to /v2/price/stream.
+    allowedHeaders: ['Content-Type', 'X-API-KEY', 'X-Request-Id', 'Last-Event-ID'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });

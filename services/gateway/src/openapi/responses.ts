@@ -95,8 +95,8 @@ export const STAGE_HEADERS = {
   route: required('X-Request-Id', ...RATE_LIMIT),
   /** A failure that may come before or after the limiter (key store down, timeout, bug). */
   failure: [...required('X-Request-Id'), ...optional(...RATE_LIMIT)],
-  /** 503: as failure, with `Retry-After` (not yet sent on every 503, hence optional). */
-  unavailable: [...required('X-Request-Id'), ...optional(...RATE_LIMIT, 'Retry-After')],
+  /** 503: as failure, with `Retry-After` (every 503 is an ApiError, which sets it). */
+  unavailable: [...required('X-Request-Id', 'Retry-After'), ...optional(...RATE_LIMIT)],
 } as const satisfies Record<string, HeaderUse[]>;
 
 /** `NOT_FOUND` → `NotFoundError`, `INTERNAL_ERROR` → `InternalError`: a code's envelope schema. */
