@@ -15,6 +15,8 @@
  * 9. POST /v2/swap/sign through gateway and signer in SEPARATE processes, as deployed (each
  *    its own child), and the signer of that pair alone.
  * Then the cost floor of a signed quote (sign-floor.ts): the unavoidable steps measured alone.
+ * BENCH_PROFILE=1 adds, for each sign row, where each server process's CPU goes per request
+ * (profile-breakdown.ts); BENCH_ONLY=sign runs the sign rows only.
  * Prints req/s, p50/p99, the ratio to its bare twin and the servers' CPU per request. Goals:
  * (2) ≥ 40 % of (1); (7) ≥ 25 % of (5) with p99 < 20 ms.
  *
@@ -23,6 +25,7 @@
  * and Redis the other; in the separate topology gateway, signer, autocannon and Redis share both.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { Session, type Profiler } from 'node:inspector';
 import { Agent, createServer, request as httpRequest, type RequestListener } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -39,6 +42,7 @@ import {
 } from '@pmm/core';
 import { createApp, generateApiKey, hashApiKey, loadGatewayConfig } from '@pmm/gateway';
 import { loadSignerConfig, startSigner } from '@pmm/signer';
+import { profileBreakdown, type StepCost } from './profile-breakdown';
 import { measureSignFloor } from './sign-floor';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -231,10 +235,27 @@ async function serve(role: string, prefix: string, signerUrl?: string): Promise<
   // figure that survives a machine shared with other work; req/s does not).
   // A clean exit on SIGTERM, so that --cpu-prof writes its profile.
   process.once('SIGTERM', () => process.exit(0));
+  // BENCH_PROFILE=1: the parent also asks for a CPU profile of each case (profile-breakdown.ts).
+  let session: Session | undefined;
+  const inspect = <T>(method: string) =>
+    new Promise<T>((resolve, reject) =>
+      session!.post(method, (err, result) => (err ? reject(err) : resolve(result as T))),
+    );
   process.on('message', (m) => {
     if (m === 'cpu') {
       const u = process.cpuUsage();
       process.send!({ cpu: u.user + u.system });
+    } else if (m === 'profile-start') {
+      session = new Session();
+      session.connect();
+      void inspect('Profiler.enable')
+        .then(() => inspect('Profiler.start'))
+        .then(() => process.send!({ profiling: true }));
+    } else if (m === 'profile-stop') {
+      void inspect<{ profile: Profiler.Profile }>('Profiler.stop').then(({ profile }) => {
+        session!.disconnect();
+        process.send!({ profile });
+      });
     }
   });
   process.send!(ports);
@@ -256,42 +277,55 @@ interface Figures {
   cpuUs: number;
   /** The same, per process, in the order they were given. */
   cpuUsEach: number[];
+  /** With BENCH_PROFILE=1: CPU µs per request by step, per process. */
+  breakdown?: StepCost[][];
   p50: number;
   p99: number;
   non2xx: number;
   errors: number;
 }
 
-function childCpu(child: ChildProcess): Promise<number> {
+/** Sends `request` to a server child and resolves with the `key` field of its answer. */
+function ask<T>(child: ChildProcess, request: string, key: string): Promise<T> {
   return new Promise((resolve) => {
     const on = (m: unknown) => {
-      if (typeof m === 'object' && m !== null && 'cpu' in m) {
+      if (typeof m === 'object' && m !== null && key in m) {
         child.off('message', on);
-        resolve((m as { cpu: number }).cpu);
+        resolve((m as Record<string, T>)[key]!);
       }
     };
     child.on('message', on);
-    child.send('cpu');
+    child.send(request);
   });
 }
 
+const childCpu = (child: ChildProcess) => ask<number>(child, 'cpu', 'cpu');
+const PROFILE = process.env.BENCH_PROFILE === '1';
+
 async function load(name: string, opts: autocannon.Options, servers: ChildProcess[]): Promise<Figures> {
+  if (PROFILE) await Promise.all(servers.map((c) => ask(c, 'profile-start', 'profiling')));
   const before = await Promise.all(servers.map(childCpu));
   const r = await autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...opts });
   const after = await Promise.all(servers.map(childCpu));
   const total = r.requests.total || 1;
   const cpuUsEach = after.map((cpu, i) => (cpu - before[i]!) / total);
+  const profiles = PROFILE
+    ? await Promise.all(servers.map((c) => ask<Profiler.Profile>(c, 'profile-stop', 'profile')))
+    : undefined;
   return {
     name,
     rps: r.requests.average,
     cpuUs: cpuUsEach.reduce((a, b) => a + b, 0),
     cpuUsEach,
+    breakdown: profiles?.map((p) => profileBreakdown(p, total)),
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
   };
 }
+
+const children = new Set<ChildProcess>();
 
 /** Forks a server child (this file, `serve …`) and waits for its ports. */
 async function startChild(args: string[]): Promise<{ child: ChildProcess; ports: Ports }> {
@@ -306,6 +340,8 @@ async function startChild(args: string[]): Promise<{ child: ChildProcess; ports:
     ],
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   const ports = await new Promise<Ports>((resolve, reject) => {
     child.once('message', (m) => resolve(m as Ports));
     child.once('exit', (code) => reject(new Error(`server process exited (${code})`)));
@@ -476,6 +512,17 @@ async function main(): Promise<void> {
     `[separate processes] CPU µs/req by process: gateway ${split.cpuUsEach[0]!.toFixed(1)}, signer ${split.cpuUsEach[1]!.toFixed(1)}`,
   );
 
+  // BENCH_PROFILE=1: where each sign row's CPU goes, per process.
+  for (const r of results) {
+    if (!r.breakdown || !r.name.includes('/v2/swap/sign')) continue;
+    const processes = r.name.includes('gateway') ? ['gateway', 'signer'] : ['signer'];
+    r.breakdown.forEach((steps, i) => {
+      const who = r.name.startsWith('[one process]') ? 'the one process' : `the ${processes[i]} process`;
+      console.log(`\n${r.name}: CPU µs per request in ${who}, by step (profiled, so slower than the table):`);
+      for (const s of steps) if (s.us >= 0.5) console.log(`  ${s.name.padEnd(48)} ${col(s.us.toFixed(1), 7)}`);
+    });
+  }
+
   // The floor: what a signed quote costs at the least, step by step.
   const hop = named('bare POST → one keep-alive hop')!;
   const steps = [
@@ -516,5 +563,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(err);
+  // The server children must not outlive a failed run.
+  for (const child of children) child.kill('SIGTERM');
   process.exit(1);
 });
