@@ -43,14 +43,14 @@ const STEPS: Step[] = [
   { name: 'garbage collection', test: (_u, fn) => fn === '(garbage collector)' },
   { name: 'socket writes (syscalls)', test: (u, fn) => u === '' && SYSCALL_WRITES.has(fn) },
   { name: 'secp256k1 signing (native)', test: within('secp256k1') },
-  { name: 'keccak-256 (js-sha3)', test: within('js-sha3', 'protocol/src/keccak256', 'protocol/dist/keccak256') },
+  { name: 'keccak-256 (js-sha3)', test: within('js-sha3', 'protocol/src/keccak256') },
   {
     name: 'ioredis',
     test: within('ioredis', 'standard-as-callback', 'redis-parser', 'cluster-key-slot', 'denque'),
   },
   {
     name: 'metrics (prom-client)',
-    test: within('prom-client', 'core/src/http/http-metrics', 'core/dist/http/http-metrics'),
+    test: within('prom-client', 'core/src/http/http-metrics'),
   },
   { name: 'logging (winston)', test: within('winston', 'logform') },
   // ajv's compiled validators have no URL: they are charged to the protocol code that calls them.
@@ -59,8 +59,8 @@ const STEPS: Step[] = [
   { name: 'Node HTTP, streams, buffers, events, timers', test: nodeHttp },
   { name: 'protocol (parse, validate, ABI, EIP-712)', test: within('packages/protocol/') },
   { name: 'core (service kit)', test: within('packages/core/') },
-  { name: 'gateway code', test: within('services/gateway/src', 'services/gateway/dist') },
-  { name: 'signer code', test: within('services/signer/src', 'services/signer/dist') },
+  { name: 'gateway code', test: within('services/gateway/src') },
+  { name: 'signer code', test: within('services/signer/src') },
 ];
 
 export interface StepCost {
