@@ -434,30 +434,15 @@ async function main(): Promise<void> {
   // Warm up the sign path too (JIT, keep-alive sockets to the signer, caches).
   await autocannon({ url: url(p.gateway, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
   await autocannon({ url: url(p.bareHop, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
-  results.push(
-    await load(
-      'bare node:http POST, same bytes as a signed quote',
-      { url: url(p.bareSign, '/v2/swap/sign'), ...post },
-      one,
-    ),
-  );
-  results.push(
-    await load('bare POST → one keep-alive hop → bare POST', { url: url(p.bareHop, '/v2/swap/sign'), ...post }, one),
-  );
-  results.push(
-    await load(
-      '[one process] gateway POST /v2/swap/sign → signer',
-      { url: url(p.gateway, '/v2/swap/sign'), ...post },
-      one,
-    ),
-  );
-  results.push(
-    await load(
-      '[one process] signer POST /v2/swap/sign direct',
-      { url: url(p.signer, '/v2/swap/sign'), ...signerPost },
-      one,
-    ),
-  );
+  const signRows: [string, number | undefined, Omit<autocannon.Options, 'url'>][] = [
+    ['bare node:http POST, same bytes as a signed quote', p.bareSign, post],
+    ['bare POST → one keep-alive hop → bare POST', p.bareHop, post],
+    ['[one process] gateway POST /v2/swap/sign → signer', p.gateway, post],
+    ['[one process] signer POST /v2/swap/sign direct', p.signer, signerPost],
+  ];
+  for (const [name, port, request] of signRows) {
+    results.push(await load(name, { ...request, url: url(port, '/v2/swap/sign') }, one));
+  }
   await stopChild(all.child);
 
   // Separate processes, as deployed: the signer in one child, the gateway in another.

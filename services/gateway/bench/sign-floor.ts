@@ -12,9 +12,10 @@
  * CPU time (process.cpuUsage) rather than wall time: it is what a shared machine disturbs least.
  */
 import { randomBytes } from 'node:crypto';
-import { createDigestSigner, createRedis, redisKeys, redisReady, type AuditRecord } from '@pmm/core';
+import { createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { swapDigest, type SwapQuoteFields } from '@pmm/protocol';
 import { DAY_MS, RedisAuditTrail } from '@pmm/signer';
+import { sampleAuditRecord } from '@pmm/testkit';
 
 export interface FloorStep {
   name: string;
@@ -65,27 +66,7 @@ export async function measureSignFloor(redisUrl: string, prefix: string): Promis
   const redis = createRedis(redisUrl, { role: 'command', name: 'bench-floor', autoPipelining: true });
   await redisReady(redis);
   const trail = new RedisAuditTrail({ redis, keys: redisKeys(prefix), retentionMs: DAY_MS });
-  const signature = `0x${'cd'.repeat(65)}`;
-  const record = (i: number): AuditRecord => ({
-    time: Date.now(),
-    chainId: 8453,
-    integratorId: 'bench',
-    keyId: 'pmm_0123456789',
-    requestId: `bench-floor-${i}`,
-    userAddress: fields.userAddress,
-    tokenIn: fields.tokenIn.toLowerCase(),
-    tokenOut: fields.tokenOut.toLowerCase(),
-    fee: '30',
-    originRate: '0',
-    amountIn: '1000000',
-    minAmountOut: '0',
-    timestamp: Math.floor(Date.now() / 1000),
-    digest: `0x${'ef'.repeat(32)}`,
-    // Distinct signatures, as real ones are (each gets its own index entry).
-    signature: `${signature.slice(0, -8)}${(i >>> 0).toString(16).padStart(8, '0')}`,
-    signer: fields.userAddress,
-  });
-  const audit = await cpuPerAsyncCall(20000, 50, (i) => trail.record(record(i)));
+  const audit = await cpuPerAsyncCall(20000, 50, (i) => trail.record(sampleAuditRecord(i)));
   redis.disconnect();
   return [
     { name: 'secp256k1 signature (libsecp256k1)', cpuUs: sign },
