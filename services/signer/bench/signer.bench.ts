@@ -36,6 +36,7 @@ import {
   redisReady,
 } from '@pmm/core';
 import { keccak256, toBytes } from 'viem';
+import { sampleAuditRecord } from '@pmm/testkit';
 import {
   DAY_MS,
   IntegratorStore,
@@ -260,29 +261,12 @@ async function main(): Promise<void> {
     const none: AuditSink = { record: () => Promise.resolve() };
 
     // The trail alone: records written per second, 50 at a time (what one signer can record).
-    const sample = {
-      time: Date.now(),
-      chainId: CHAIN,
-      integratorId: 'bench',
-      keyId: 'pmm_benchkey',
-      requestId: '6205fb94-d2d2-4d13-9751-699135465800',
-      userAddress: user,
-      tokenIn: registry.quoteToken.address,
-      tokenOut: registry.baseTokens[0]!.address,
-      fee: '30',
-      originRate: '0',
-      amountIn: '1000000000',
-      minAmountOut: '0',
-      timestamp: Math.floor(Date.now() / 1000),
-      digest: `0x${'ab'.repeat(32)}`,
-      signer: signer.address,
-    };
     let written = 0;
     const until = Date.now() + 2_000;
     await Promise.all(
       Array.from({ length: 50 }, async (_, k) => {
         while (Date.now() < until) {
-          await trail.record({ ...sample, signature: `0x${(written++ * 50 + k).toString(16).padStart(130, '0')}` });
+          await trail.record(sampleAuditRecord(written++ * 50 + k, { chainId: CHAIN }));
         }
       }),
     );
