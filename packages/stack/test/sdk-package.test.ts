@@ -71,7 +71,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (stack) await stopProcess(stack.process, 'SIGINT');
   rmSync(work, { recursive: true, force: true });
-  if (stack) rmSync(path.dirname(stack.stackFile), { recursive: true, force: true });
 }, 30_000);
 
 describe('the packed SDK in a fresh npm project', () => {

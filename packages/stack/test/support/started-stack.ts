@@ -3,7 +3,7 @@
  * file, a private Redis and fast blocks: for tests that need the whole system from outside.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -19,7 +19,8 @@ export interface StartedStack {
 
 /** Starts the stack and resolves once it announces itself up (rejects after `timeoutMs`). */
 export async function startStack(timeoutMs = 150_000): Promise<StartedStack> {
-  const stackFile = path.join(mkdtempSync(path.join(tmpdir(), 'pmm-stack-')), 'stack.json');
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmm-stack-'));
+  const stackFile = path.join(dir, 'stack.json');
   let output = '';
   const child = spawn(process.execPath, [path.join(ROOT, 'scripts/start.mjs')], {
     cwd: ROOT,
@@ -35,6 +36,8 @@ export async function startStack(timeoutMs = 150_000): Promise<StartedStack> {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // The stack file lives as long as the stack: removed when the start script exits.
+  child.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   child.stdout!.on('data', (d) => (output += String(d)));
   child.stderr!.on('data', (d) => (output += String(d)));
   await new Promise<void>((resolve, reject) => {
