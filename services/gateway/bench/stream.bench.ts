@@ -1,5 +1,5 @@
 /**
- * `npm run bench stream.bench`: 1,000 concurrent `/v2/price/stream` subscribers on one gateway.
+ * `npm run bench stream`: 1,000 concurrent `/v2/price/stream` subscribers on one gateway.
  *
  * - The gateway is the production process (services/gateway/dist/main.js, the service V8
  *   flags), on this machine's Redis (REDIS_URL, else the private one `npm run bench` starts).
