@@ -16,8 +16,12 @@ for (const group of ['packages', 'services']) {
     for (const f of readdirSync(dir)) if (f.endsWith('.bench.ts')) files.push(path.join(dir, f));
   }
 }
-// The soak (a million requests, many minutes) runs only when asked for by name.
-const selected = files.filter((f) => f.includes(filter) && (filter !== '' || !path.basename(f).startsWith('soak.')));
+// The soak (a million requests, many minutes) runs only when asked for by name. The filter
+// matches the path inside the repository (a checkout under /work/wt-stream would otherwise
+// match "stream" in every benchmark's path).
+const selected = files.filter(
+  (f) => path.relative(root, f).includes(filter) && (filter !== '' || !path.basename(f).startsWith('soak.')),
+);
 if (selected.length === 0) {
   console.error(`no benchmark matches "${filter}"`);
   process.exit(1);

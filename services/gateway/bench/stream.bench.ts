@@ -6,13 +6,29 @@
  * - Books are written with the indexer's own book store (the same Lua write-and-publish the
  *   indexer runs on every block), a realistic body (3 pairs × 20 levels per side, about
  *   5 KB), every BENCH_BLOCK_MS (default 500 ms) for BENCH_SECONDS (default 20 s).
- * - The subscribers are raw TCP clients split over two child processes (so that the load
- *   generator does not share one event loop with the clock it measures).
+ * - The subscribers are real HTTP/1.1 requests through the gateway, on raw TCP sockets, split
+ *   over BENCH_CLIENT_PROCESSES child processes (default 2), so that the load generator does
+ *   not share an event loop with the gateway or with the clock of the writes.
+ *
+ * How arrival is measured. A subscriber's arrival time is taken first thing in the socket's
+ * read callback (`onread`: node hands over the bytes the kernel has for that socket, without
+ * a stream, an event or an allocation per read), and it is the time of the read that holds
+ * the event's `id:` line (the event's first bytes; an id cut between two reads counts at the
+ * second, later one). The callback only scans for that line; nothing is decoded. The
+ * subscribers of one process are still read one after another, so a slow client adds its
+ * own queueing to what it measures: the processes' CPU per book, and the part spent in the
+ * read callbacks, are printed so that this share is visible, not hidden.
  *
  * Prints the delay from the book's write in Redis (the moment the write is sent) to its arrival
  * at each subscriber: p50, p99 and max over every (book, subscriber) pair, the deliveries
- * missing, and the gateway's CPU (share of one core over the run) and resident memory, idle and
- * with the subscribers, read from its own /metrics. Goal: p99 under 50 ms.
+ * missing, and the gateway's CPU (share of one core over the run, and per book) and resident
+ * memory, idle and with the subscribers, read from its own /metrics. Then where the time goes:
+ * the first subscriber's delay (pub/sub notice, the book's read, one write), the spread from
+ * the first subscriber to the last, the gateway's own time to write a book to every socket
+ * (gateway_stream_fanout_seconds) and the subscriber processes' CPU. Goal: p99 under 50 ms.
+ *
+ * The figures share the machine with everything else on it (two cores here): compare runs
+ * back to back, and prefer the CPU figures when the machine is busy.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,12 +43,14 @@ import { createBookStore } from '@pmm/indexer';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1_000);
-const CLIENT_PROCESSES = 2;
+const CLIENT_PROCESSES = Number(process.env.BENCH_CLIENT_PROCESSES ?? 2);
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 500);
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 20);
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHAIN = 8453;
 const ID_MARKER = Buffer.from('\nid: ');
+/** Longest `\nid: <n>\n` line (a block number has at most 16 digits). */
+const ID_LINE_MAX = ID_MARKER.length + 17;
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes. */
 const wallMs = () => performance.timeOrigin + performance.now();
@@ -56,8 +74,41 @@ function bookBody(blockNumber: number): string {
 interface ClientReport {
   /** [blockNumber, arrival wall ms] per received book event, for every stream. */
   arrivals: [number, number][];
+  /** CPU (user + system, ms) the process spent from its ready message to its report. */
+  cpuMs: number;
+  /** Time spent inside the read callbacks over the same span (ms). */
+  callbackMs: number;
   opened: number;
   failed: number;
+}
+
+/** One subscriber's scan of its byte stream for `\nid: <n>\n`, across reads. */
+class IdScanner {
+  /** The last bytes of the previous read, when an id line may straddle two reads. */
+  private tail = Buffer.alloc(0);
+
+  /** Calls `found` with each complete id in `bytes` (which the caller may reuse afterwards). */
+  scan(bytes: Buffer, found: (id: number) => void): void {
+    // The few bytes before this read and the start of it: an id line cut in two by the reads.
+    if (this.tail.length > 0) {
+      const joint = Buffer.concat([this.tail, bytes.subarray(0, ID_LINE_MAX)]);
+      const at = joint.indexOf(ID_MARKER);
+      const eol = at === -1 ? -1 : joint.indexOf(10, at + ID_MARKER.length);
+      if (eol !== -1 && at < this.tail.length) found(Number(joint.toString('latin1', at + ID_MARKER.length, eol)));
+    }
+    let from = 0;
+    let done = 0;
+    for (;;) {
+      const at = bytes.indexOf(ID_MARKER, from);
+      if (at === -1) break;
+      const eol = bytes.indexOf(10, at + ID_MARKER.length);
+      if (eol === -1) break;
+      found(Number(bytes.toString('latin1', at + ID_MARKER.length, eol)));
+      from = done = eol + 1;
+    }
+    // Keep only what may begin an id line completed by the next read (a copy: the read buffer is reused).
+    this.tail = Buffer.from(bytes.subarray(Math.max(done, bytes.length - ID_LINE_MAX)));
+  }
 }
 
 async function clients(base: string, apiKey: string, count: number): Promise<void> {
@@ -72,22 +123,52 @@ async function clients(base: string, apiKey: string, count: number): Promise<voi
   let failed = 0;
   let firstBooks = 0;
   let readySent = false;
+  let cpuAtReady = process.cpuUsage();
+  let callbackMs = 0;
   // Ready once every stream has its first book (or failed).
   const checkReady = () => {
     if (readySent || firstBooks + failed < count) return;
     readySent = true;
+    cpuAtReady = process.cpuUsage();
+    callbackMs = 0;
     process.send!({ ready: true, opened, failed });
   };
-  // Raw TCP on purpose: the subscribers share two cores with the gateway, and node:http's
-  // response streams cost several times more per chunk than a socket's 'data'. The bytes are
-  // scanned for `\nid: <n>\n` without decoding (chunked framing does not matter for that);
-  // only a few bytes are kept across chunks.
+  // One read buffer for every socket of the process: each read is consumed before the next.
+  const readBuffer = Buffer.alloc(64 * 1024);
   for (let i = 0; i < count; i++) {
-    const socket = connect(Number(port), hostname);
-    sockets.push(socket);
     let status: boolean | undefined;
-    let pending: Buffer | undefined;
     let first = true;
+    const scanner = new IdScanner();
+    const socket = connect({
+      port: Number(port),
+      host: hostname,
+      onread: {
+        buffer: readBuffer,
+        callback: (nread: number, buf: Buffer) => {
+          const t = wallMs();
+          const bytes = buf.subarray(0, nread);
+          if (status === undefined) {
+            status = bytes.subarray(0, 12).toString('latin1') === 'HTTP/1.1 200';
+            if (status) opened++;
+            else {
+              failed++;
+              socket.destroy();
+              checkReady();
+              return false;
+            }
+          }
+          scanner.scan(bytes, (id) => {
+            if (!first) return void arrivals.push([id, t]);
+            first = false;
+            firstBooks++;
+            checkReady();
+          });
+          callbackMs += wallMs() - t;
+          return true;
+        },
+      },
+    });
+    sockets.push(socket);
     socket.on('connect', () => socket.write(head));
     socket.on('error', () => {
       if (status === undefined) {
@@ -96,41 +177,11 @@ async function clients(base: string, apiKey: string, count: number): Promise<voi
         checkReady();
       }
     });
-    socket.on('data', (chunk: Buffer) => {
-      const t = wallMs();
-      if (status === undefined) {
-        status = chunk.subarray(0, 12).toString('latin1') === 'HTTP/1.1 200';
-        if (status) opened++;
-        else {
-          failed++;
-          socket.destroy();
-          return checkReady();
-        }
-      }
-      const data = pending ? Buffer.concat([pending, chunk]) : chunk;
-      let from = 0;
-      let scanned = 0;
-      for (;;) {
-        const at = data.indexOf(ID_MARKER, from);
-        if (at === -1) break;
-        const eol = data.indexOf(10, at + ID_MARKER.length);
-        if (eol === -1) break;
-        const id = Number(data.toString('latin1', at + ID_MARKER.length, eol));
-        from = scanned = eol + 1;
-        if (first) {
-          first = false;
-          firstBooks++;
-          checkReady();
-        } else {
-          arrivals.push([id, t]);
-        }
-      }
-      pending = Buffer.from(data.subarray(Math.max(scanned, data.length - 32)));
-    });
   }
   process.on('message', (m) => {
     if (m !== 'report') return;
-    const report: ClientReport = { arrivals, opened, failed };
+    const cpu = process.cpuUsage(cpuAtReady);
+    const report: ClientReport = { arrivals, cpuMs: (cpu.user + cpu.system) / 1e3, callbackMs, opened, failed };
     process.send!(report, () => {
       for (const socket of sockets) socket.destroy();
       process.exit(0);
@@ -319,10 +370,22 @@ async function main(): Promise<void> {
       `heap used ${heapMb(idle).toFixed(0)} → ${heapMb(after).toFixed(0)} MB`,
   );
   console.log(
+    `gateway CPU per book (everything the gateway did during the run, over the books written): ${(
+      (1e3 * (cpuSeconds(after) - cpuSeconds(connected))) /
+      written.size
+    ).toFixed(1)} ms`,
+  );
+  console.log(
     `gateway /metrics: gateway_stream_events_total{event="book"} = ${after['gateway_stream_events_total{event="book"}'] ?? 'n/a'}`,
   );
   console.log(
     `per book: first subscriber p50 ${percentile(firsts, 50).toFixed(1)} ms; first → last subscriber p50 ${percentile(spreads, 50).toFixed(1)} ms, max ${spreads.at(-1)!.toFixed(1)} ms`,
+  );
+  const clientCpu = reports.map((r) => r.cpuMs / written.size);
+  const clientCallbacks = reports.map((r) => r.callbackMs / written.size);
+  console.log(
+    `subscriber processes per book: CPU ${clientCpu.map((c) => c.toFixed(1)).join(' + ')} ms, ` +
+      `of which in their read callbacks ${clientCallbacks.map((c) => c.toFixed(1)).join(' + ')} ms`,
   );
   const fanSum = (after.gateway_stream_fanout_seconds_sum ?? 0) - (connected.gateway_stream_fanout_seconds_sum ?? 0);
   const fanCount =

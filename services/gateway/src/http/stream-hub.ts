@@ -9,8 +9,9 @@
  * INVARIANTS
  * - A stream never receives a block older than the last one it received (or than its
  *   `Last-Event-ID`); it receives the same block again only right after an `unavailable`.
- * - An event's bytes are built once per book and shared by every stream.
- * - A stream holds at most ONE undelivered event of ours: when `res.write()` reports a full
+ * - An event's bytes (with their HTTP chunk framing) are built once per book and shared by
+ *   every stream; each stream gets them with one socket write (see stream-writer.ts).
+ * - A stream holds at most ONE undelivered event of ours: when a write reports a full
  *   buffer, later events replace the waiting one until 'drain' (a slow client skips to the
  *   latest book); nothing grows with the number of books it cannot take.
  */
@@ -18,6 +19,7 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, toErrorEnvelope } from '@pmm/protocol';
 import type { BookCache, BookEntry } from '../store/book-cache';
 import { SSE_KEEPALIVE, sseEvent } from './sse-event';
+import { StreamPayload, streamWriter, type StreamWriter } from './stream-writer';
 
 /** How often a chain with streams is re-read to notice a book that expired without a notice. */
 export const CHECK_MS = 1_000;
@@ -33,6 +35,7 @@ export interface StreamMetrics {
 
 interface Subscriber {
   res: ServerResponse;
+  writer: StreamWriter;
   requestId: string;
   /** Last block sent, or the client's Last-Event-ID; -1 for none. */
   lastId: number;
@@ -45,7 +48,7 @@ interface Subscriber {
 }
 
 interface Outgoing {
-  bytes: Buffer;
+  payload: StreamPayload;
   /** Counted in the metrics once written; undefined for the keep-alive comment. */
   kind?: 'book' | 'unavailable';
 }
@@ -53,11 +56,13 @@ interface Outgoing {
 interface ChainState {
   subscribers: Set<Subscriber>;
   /** The newest book seen, with its event bytes. */
-  book?: { blockNumber: number; event: Buffer };
+  book?: { blockNumber: number; event: StreamPayload };
   /** Whether that book is still live. */
   live: boolean;
   stopWatching: () => void;
 }
+
+const KEEPALIVE = new StreamPayload(SSE_KEEPALIVE);
 
 export class StreamHub {
   private readonly chains = new Map<number, ChainState>();
@@ -101,6 +106,7 @@ export class StreamHub {
     }
     const sub: Subscriber = {
       res,
+      writer: streamWriter(res),
       requestId: opts.requestId,
       lastId: opts.lastEventId ?? -1,
       gone: false,
@@ -157,7 +163,10 @@ export class StreamHub {
       chain.book =
         book?.blockNumber === entry.blockNumber
           ? book
-          : { blockNumber: entry.blockNumber, event: sseEvent('book', entry.v2, entry.blockNumber) };
+          : {
+              blockNumber: entry.blockNumber,
+              event: new StreamPayload(sseEvent('book', entry.v2, entry.blockNumber)),
+            };
     }
     chain.live = true;
     const { blockNumber, event } = chain.book!;
@@ -167,7 +176,7 @@ export class StreamHub {
       if (blockNumber > sub.lastId || (sub.gone && blockNumber === sub.lastId)) {
         sub.lastId = blockNumber;
         sub.gone = false;
-        this.send(sub, { bytes: event, kind: 'book' });
+        this.send(sub, { payload: event, kind: 'book' });
         sent++;
       }
     }
@@ -186,7 +195,10 @@ export class StreamHub {
       if (sub.gone) continue;
       sub.gone = true;
       const { body } = toErrorEnvelope(new ApiError('SERVICE_UNAVAILABLE', message), sub.requestId);
-      this.send(sub, { bytes: sseEvent('unavailable', JSON.stringify(body)), kind: 'unavailable' });
+      this.send(sub, {
+        payload: new StreamPayload(sseEvent('unavailable', JSON.stringify(body))),
+        kind: 'unavailable',
+      });
     }
   }
 
@@ -198,11 +210,11 @@ export class StreamHub {
       if (out.kind || !sub.pending) sub.pending = out;
       return;
     }
-    const ok = sub.res.write(out.bytes);
+    const ok = sub.writer.write(out.payload);
     if (out.kind) this.metrics.sent(out.kind);
     if (ok) return;
     sub.blocked = true;
-    sub.res.once('drain', () => {
+    sub.writer.onceDrain(() => {
       sub.blocked = false;
       const next = sub.pending;
       sub.pending = undefined;
@@ -213,7 +225,7 @@ export class StreamHub {
   private keepAlive(): void {
     for (const chain of this.chains.values()) {
       // A blocked stream is not idle (the client is behind), and a comment would only queue.
-      for (const sub of chain.subscribers) if (!sub.blocked) this.send(sub, { bytes: SSE_KEEPALIVE });
+      for (const sub of chain.subscribers) if (!sub.blocked) this.send(sub, { payload: KEEPALIVE });
     }
   }
 }
