@@ -93,8 +93,8 @@ export function buildOpenApiDocument(): Json {
 **Chains.** 8453 (default; quote token USDC, 6 decimals), 56 (USDT, 18 decimals), 4663 (USDG, 6 decimals). Amounts in wei must be scaled with the decimals of the token they are in.
 
 **Swap flow.** 1) \`POST /v2/swap/sign\` with \`amountIn\` (and \`minAmountOut\` for slippage protection); 2) approve the chain's router for \`amountIn\` of \`tokenIn\`; 3) send \`calldata\` to the router from \`userAddress\` (or call \`swap(tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData)\`), before the quote expires (60 s on the reference router). The signature is bound to \`userAddress\`, the tokens, the fee and the timestamp, not to the chain.`,
-      // info-license (Redocly recommended): the service is proprietary; the license says so.
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      // info-license (Redocly recommended): the repository's license (LICENSE), the SDK's too.
+      license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [
       {
