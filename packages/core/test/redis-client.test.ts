@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
 import { createRedis, redisReady } from '@pmm/core';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -21,5 +22,10 @@ describe('createRedis', () => {
     await expect(redisReady(r, 300)).rejects.toThrow('redis not ready after 300 ms');
     expect(Date.now() - started).toBeLessThan(3_000);
     r.disconnect();
+    // disconnect() of a client between reconnection attempts arms ioredis' disconnectTimeout
+    // (2 s by default) for the socket that has already closed, and nothing clears it: it would
+    // keep the jest worker alive after the run ("failed to exit gracefully"). Wait it out.
+    const { disconnectTimeout } = (r as Redis).options;
+    await new Promise((resolve) => setTimeout(resolve, (disconnectTimeout ?? 2_000) + 100));
   });
 });
