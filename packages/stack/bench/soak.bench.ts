@@ -1,10 +1,10 @@
 /**
  * `npm run bench soak`: one million mixed requests against the local stack, started as
- * `npm start` starts it (scripts/start.mjs, free ports, a temporary stack file): half
- * GET /v2/price on the three chains, three tenths valid POST /v2/swap/sign with `amountIn`, and
- * a fifth bad input (unknown query parameter, malformed or duplicated-key JSON, a gzip body
- * that does not decode, an unknown field, an invalid value, a wrong or fresh random API key,
- * an unknown path, an oversized body).
+ * `npm start` starts it (the stack tests' startStack: scripts/start.mjs, free ports, 500 ms
+ * blocks, a private Redis): half GET /v2/price on the three chains, three tenths valid
+ * POST /v2/swap/sign with `amountIn`, and a fifth bad input (unknown query parameter,
+ * malformed or duplicated-key JSON, a gzip body that does not decode, an unknown field, an
+ * invalid value, a wrong or fresh random API key, an unknown path, an oversized body).
  *
  * Every 100,000 requests it prints the RSS and V8 heap used of the gateway and the signer
  * (their own /metrics: process_resident_memory_bytes, nodejs_heap_size_used_bytes, and the
@@ -15,15 +15,13 @@
  *
  * SOAK_REQUESTS (default 1,000,000), SOAK_CONNECTIONS (default 32) change the run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { freePort } from '@pmm/testkit';
+import { startStack } from '../test/support/started-stack';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 const TOTAL = Number(process.env.SOAK_REQUESTS ?? 1_000_000);
 const STEP = 100_000;
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 32);
@@ -123,25 +121,19 @@ function slope(points: [number, number][]): number {
   return den === 0 ? 0 : num / den;
 }
 
-async function startStack(): Promise<{
+/** The stack as the README starts it, on free ports, with the soak's key and a limit nothing reaches. */
+async function startSoakStack(): Promise<{
   child: ChildProcess;
-  dir: string;
   gatewayUrl: string;
   apiKey: string;
   gatewayMetrics: string;
   signerMetrics: string;
   chains: ChainInfo[];
 }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'pmm-soak-'));
-  const stackFile = path.join(dir, 'stack.json');
   const [gatewayPort, signerPort, opsPort] = [await freePort(), await freePort(), await freePort()];
   const apiKey = `pmm_soak_${randomBytes(16).toString('hex')}`;
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/start.mjs')], {
-    cwd: ROOT,
+  const started = await startStack({
     env: {
-      ...process.env,
-      STACK_PORTS: 'free',
-      STACK_FILE: stackFile,
       GATEWAY_PORT: String(gatewayPort),
       SIGNER_PORT: String(signerPort),
       OPS_PORT: String(opsPort),
@@ -150,22 +142,10 @@ async function startStack(): Promise<{
       DEFAULT_RATE_LIMIT: '1000000000',
       LOG_LEVEL: 'error',
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('The stack is up')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`stack exited (${code}) before it was up:\n${out}`)));
-  });
-  child.stdout!.resume();
-  if (!existsSync(stackFile)) throw new Error('no stack file');
-  const stack = JSON.parse(readFileSync(stackFile, 'utf8')) as { chains: Record<string, ChainInfo> };
+  const stack = JSON.parse(readFileSync(started.stackFile, 'utf8')) as { chains: Record<string, ChainInfo> };
   return {
-    child,
-    dir,
+    child: started.process,
     gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
     apiKey,
     gatewayMetrics: `http://127.0.0.1:${opsPort}/metrics`,
@@ -176,7 +156,7 @@ async function startStack(): Promise<{
 
 async function main(): Promise<void> {
   console.log(`soak: starting the local stack (scripts/start.mjs, free ports)`);
-  const stack = await startStack();
+  const stack = await startSoakStack();
   const stop = () =>
     new Promise<void>((resolve) => {
       if (stack.child.exitCode !== null) return resolve();
@@ -186,10 +166,7 @@ async function main(): Promise<void> {
   // Interrupted: stop the stack (start.mjs stops everything it started), then exit.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      void stop().then(() => {
-        rmSync(stack.dir, { recursive: true, force: true });
-        process.exit(130);
-      });
+      void stop().then(() => process.exit(130));
     });
   }
   try {
@@ -255,8 +232,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await stop();
-    rmSync(stack.dir, { recursive: true, force: true });
+    await stop(); // the stack's temp dir goes with it (startStack)
   }
 }
 

@@ -17,8 +17,15 @@ export interface StartedStack {
   output(): string;
 }
 
-/** Starts the stack and resolves once it announces itself up (rejects after `timeoutMs`). */
-export async function startStack(timeoutMs = 150_000): Promise<StartedStack> {
+export interface StartStackOptions {
+  /** Rejects when the stack has not announced itself up by then. */
+  timeoutMs?: number;
+  /** Settings over the test defaults below (the soak bench sets its ports, key and limits). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Starts the stack and resolves once it announces itself up. */
+export async function startStack({ timeoutMs = 150_000, env = {} }: StartStackOptions = {}): Promise<StartedStack> {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-stack-'));
   const stackFile = path.join(dir, 'stack.json');
   let output = '';
@@ -33,6 +40,7 @@ export async function startStack(timeoutMs = 150_000): Promise<StartedStack> {
       DEVNET_BLOCK_MS_56: '500',
       DEVNET_BLOCK_MS_4663: '500',
       REDIS_URL: '', // a private Redis, as on a fresh machine
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
