@@ -159,14 +159,12 @@ export class StreamHub {
     const book = chain.book;
     // Reads can land out of order; a live chain never moves back (a stale read is dropped).
     if (chain.live && book && entry.blockNumber < book.blockNumber) return;
-    if (!book || book.blockNumber !== entry.blockNumber || !chain.live) {
-      chain.book =
-        book?.blockNumber === entry.blockNumber
-          ? book
-          : {
-              blockNumber: entry.blockNumber,
-              event: new StreamPayload(sseEvent('book', entry.v2, entry.blockNumber)),
-            };
+    // The event bytes are built once per block (a re-read of the same block reuses them).
+    if (book?.blockNumber !== entry.blockNumber) {
+      chain.book = {
+        blockNumber: entry.blockNumber,
+        event: new StreamPayload(sseEvent('book', entry.v2, entry.blockNumber)),
+      };
     }
     chain.live = true;
     const { blockNumber, event } = chain.book!;
