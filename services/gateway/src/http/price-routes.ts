@@ -34,9 +34,14 @@ export function sendJson(res: ServerResponse, body: Buffer): void {
 
 const unreachable = () => new ApiError('SERVICE_UNAVAILABLE', 'orderbook store unreachable, retry shortly');
 
-/** Throws UNSUPPORTED_CHAIN when the key's integrator may not use `chainId` (empty list = all). */
+/** Whether the key's integrator may use `chainId` (an empty list enables every chain). */
+function chainEnabled(chains: readonly number[], chainId: number): boolean {
+  return chains.length === 0 || chains.includes(chainId);
+}
+
+/** Throws UNSUPPORTED_CHAIN when the key's integrator may not use `chainId`. */
 export function assertChainEnabled(chains: readonly number[], chainId: number): void {
-  if (chains.length > 0 && !chains.includes(chainId)) {
+  if (!chainEnabled(chains, chainId)) {
     throw new ApiError('UNSUPPORTED_CHAIN', `chainId: ${chainId} is not enabled for this API key`);
   }
 }
@@ -86,7 +91,7 @@ export function v2PriceBody(
 /** The `/v1/price` body, or a thrown/rejected ApiError. Only when chain 8453 is served. */
 export function v1PriceBody(books: BookCache, integrator: IntegratorRecord): MaybePromise<Buffer> {
   // v1 has no UNSUPPORTED_CHAIN: a key without chain 8453 has no access to the only chain of v1.
-  if (integrator.chains.length > 0 && !integrator.chains.includes(DEFAULT_CHAIN_ID)) {
+  if (!chainEnabled(integrator.chains, DEFAULT_CHAIN_ID)) {
     throw new ApiError(
       'UNAUTHORIZED',
       `X-API-KEY: this API key is not enabled for chain ${DEFAULT_CHAIN_ID}, the only chain of /v1`,
