@@ -14,49 +14,31 @@
 import { andThen, type MaybePromise, sendError } from '@pmm/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { v1DeprecationHeaders } from '@pmm/protocol';
 import type { BookCache } from '../store/book-cache';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { authenticate } from './api-key-guard';
+import { fastRoute, type FastRouteOptions } from './fast-route';
 import { v1PriceBody, v2PriceBody, sendJson } from './price-routes';
 import { enforceRateLimit, type RateLimitOptions } from './rate-limit';
-import type { RequestFrame } from './request-frame';
 import { ROUTES } from './routes';
 
-export interface FastPathOptions {
-  frame: RequestFrame;
+export interface FastPathOptions extends FastRouteOptions {
   keys: ApiKeyCache;
   rate: RateLimitOptions;
   books: BookCache;
   servedChains: readonly number[];
-  /** /v1 exists (chain 8453 served). */
-  v1: boolean;
-  /** CORS configured: requests with an Origin header go through Express's CORS handling. */
-  cors: boolean;
 }
-
-const V2_PRICE = ROUTES.price.path;
-const V1_PRICE = ROUTES.v1Price.path;
-const V1_PRICE_HEADERS = v1DeprecationHeaders(V2_PRICE);
 
 /** Returns a function that answers the request and returns true, or returns false to pass it on. */
 export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { frame, keys, rate, books, servedChains } = opts;
+  const take = fastRoute(ROUTES.price.path, ROUTES.v1Price.path, opts);
   return (req, res) => {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') return false;
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const v2 = path === V2_PRICE;
-    if (!v2 && !(opts.v1 && path === V1_PRICE)) return false;
-    if (opts.cors && req.headers.origin !== undefined) return false;
-
-    const locals = frame.begin(req, res);
-    locals.route = path;
-    if (!v2) {
-      for (const [name, value] of Object.entries(V1_PRICE_HEADERS)) res.setHeader(name, value);
-    }
+    const taken = take(req, res);
+    if (!taken) return false;
+    const { locals, v2, query } = taken;
     let result: MaybePromise<Buffer>;
     try {
       result = andThen(authenticate(keys, req.headers), (auth) => {
@@ -64,7 +46,7 @@ export function createFastPath(opts: FastPathOptions): (req: IncomingMessage, re
         return andThen(enforceRateLimit(rate, auth.integrator, res), () =>
           // Same query semantics as Express's "simple" parser (node:querystring).
           v2
-            ? v2PriceBody(books, servedChains, auth.integrator, q === -1 ? undefined : parseQuery(url.slice(q + 1)))
+            ? v2PriceBody(books, servedChains, auth.integrator, query === undefined ? undefined : parseQuery(query))
             : v1PriceBody(books, auth.integrator),
         );
       });

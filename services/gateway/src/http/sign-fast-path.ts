@@ -11,54 +11,37 @@
  * and adds the CORS headers), which then go through http-proxy-middleware.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, v1DeprecationHeaders } from '@pmm/protocol';
+import { ApiError } from '@pmm/protocol';
 import { andThen, type MaybePromise, sendError } from '@pmm/core';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import type { ResolvedApiKey } from '../store/api-key-store';
 import { authenticate } from './api-key-guard';
 import { readLimitedBody } from './body-limit';
+import { fastRoute, type FastRouteOptions } from './fast-route';
 import { enforceRateLimit, type RateLimitOptions } from './rate-limit';
-import type { RequestFrame } from './request-frame';
 import { ROUTES } from './routes';
 import type { SignForwarder } from './sign-forwarder';
 
-export interface SignFastPathOptions {
-  frame: RequestFrame;
+export interface SignFastPathOptions extends FastRouteOptions {
   keys: ApiKeyCache;
   rate: RateLimitOptions;
   forward: SignForwarder;
   internalToken: string;
   bodyLimit: number;
-  /** /v1 exists (chain 8453 served). */
-  v1: boolean;
-  /** CORS configured: requests with an Origin header go through Express's CORS handling. */
-  cors: boolean;
   /** Called with a short reason on every upstream failure (metrics). */
   onUpstreamError?: (reason: string) => void;
 }
 
-const V2 = ROUTES.sign.path;
-const V1 = ROUTES.v1Sign.path;
-const V1_HEADERS = v1DeprecationHeaders(V2);
-
 /** Returns a function that answers the request and returns true, or returns false to pass it on. */
 export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { frame, keys, rate } = opts;
+  const take = fastRoute(ROUTES.sign.path, ROUTES.v1Sign.path, opts);
   return (req, res) => {
     if (req.method !== 'POST') return false;
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const v2 = path === V2;
-    if (!v2 && !(opts.v1 && path === V1)) return false;
-    if (opts.cors && req.headers.origin !== undefined) return false;
-
-    const locals = frame.begin(req, res);
-    locals.route = path;
+    const taken = take(req, res);
+    if (!taken) return false;
+    const { locals, path } = taken;
     frame.armTimeout(req, res, locals);
-    if (!v2) {
-      for (const [name, value] of Object.entries(V1_HEADERS)) res.setHeader(name, value);
-    }
     const proceed = (auth: ResolvedApiKey) =>
       readLimitedBody(req, res, opts.bodyLimit, (body) =>
         opts.forward(
