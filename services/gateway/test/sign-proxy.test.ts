@@ -46,6 +46,30 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
   const sign = (path: string, body: string | Buffer, k = key) =>
     call(request(target()).post(path).set('X-API-KEY', k).set('Content-Type', 'application/json').send(body));
 
+  /** A chunked upload (no Content-Length), one write per piece; the answer's status and text. */
+  const postChunked = async (path: string, pieces: string[]) => {
+    const base = new URL(await h.listen(target()));
+    return new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: base.hostname,
+          port: base.port,
+          path,
+          method: 'POST',
+          headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      for (const piece of pieces) req.write(piece);
+      req.end();
+    });
+  };
+
   describe.each(['/v2/swap/sign', '/v1/swap/sign'])('POST %s through the proxy', (path) => {
     const v1 = path.startsWith('/v1');
 
@@ -88,25 +112,7 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
     });
 
     it('behavior: a chunked upload (no Content-Length) is forwarded with its exact bytes', async () => {
-      const base = new URL(await h.listen(target()));
-      const status = await new Promise<number>((resolve, reject) => {
-        const req = httpRequest(
-          {
-            host: base.hostname,
-            port: base.port,
-            path,
-            method: 'POST',
-            headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
-          },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          },
-        );
-        req.on('error', reject);
-        req.write(BODY.slice(0, 10));
-        req.end(BODY.slice(10));
-      });
+      const { status } = await postChunked(path, [BODY.slice(0, 10), BODY.slice(10)]);
       expect(status).toBe(200);
       expect(signer.requests[0]!.body.toString('utf8')).toBe(BODY);
       expect(signer.requests[0]!.headers['content-length']).toBe(String(Buffer.byteLength(BODY)));
@@ -171,26 +177,10 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
     });
 
     it('error: a chunked body over the limit is 413 by counting bytes', async () => {
-      const base = new URL(await h.listen(target()));
-      const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpRequest(
-          {
-            host: base.hostname,
-            port: base.port,
-            path,
-            method: 'POST',
-            headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
-          },
-          (res) => {
-            let t = '';
-            res.on('data', (c: Buffer) => (t += c.toString()));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: t }));
-          },
-        );
-        req.on('error', reject);
-        for (let i = 0; i < 20; i++) req.write('x'.repeat(1024));
-        req.end();
-      });
+      const { status, text } = await postChunked(
+        path,
+        Array.from({ length: 20 }, () => 'x'.repeat(1024)),
+      );
       expect(status).toBe(413);
       expect(JSON.parse(text).error.code).toBe('PAYLOAD_TOO_LARGE');
       expect(signer.requests).toHaveLength(0);
