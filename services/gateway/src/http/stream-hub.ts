@@ -203,9 +203,9 @@ export class StreamHub {
   private send(sub: Subscriber, out: Outgoing): void {
     if (sub.res.writableEnded || sub.res.destroyed) return;
     if (sub.blocked) {
+      // Only events get here: keepAlive() skips blocked streams.
       if (sub.pending?.kind === 'book') this.metrics.skipped();
-      // The keep-alive never replaces an event.
-      if (out.kind || !sub.pending) sub.pending = out;
+      sub.pending = out;
       return;
     }
     const ok = sub.writer.write(out.payload);
