@@ -58,7 +58,7 @@ function read(books: BookCache, chainId: number, use: (entry: BookEntry | null) 
 const PRICE_QUERY = new Set(['chainId']);
 
 /** Throws UNSUPPORTED_FIELD for the first query parameter that `/v2/price` does not define. */
-export function assertKnownQuery(query: Record<string, unknown>): void {
+function assertKnownQuery(query: Record<string, unknown>): void {
   for (const name of Object.keys(query)) {
     if (!PRICE_QUERY.has(name)) {
       const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
@@ -68,19 +68,30 @@ export function assertKnownQuery(query: Record<string, unknown>): void {
 }
 
 /**
- * The `/v2/price` body for the parsed query string (node:querystring's shape; undefined when
- * the URL has none), or a thrown/rejected ApiError.
+ * The chain a `/v2/price` or `/v2/price/stream` query asks for, checked in the routes' order:
+ * unknown parameter 400, malformed chainId 422, not served or not enabled for the key 400.
+ * `query` is node:querystring's shape (undefined when the URL has none).
  */
+export function priceChainOf(
+  served: readonly number[],
+  integrator: IntegratorRecord,
+  query: Record<string, unknown> | undefined,
+): number {
+  if (query) assertKnownQuery(query);
+  const chainId = chainIdFromQuery(query?.chainId);
+  assertServedChain(chainId, served);
+  assertChainEnabled(integrator.chains, chainId);
+  return chainId;
+}
+
+/** The `/v2/price` body for the parsed query string, or a thrown/rejected ApiError. */
 export function v2PriceBody(
   books: BookCache,
   served: readonly number[],
   integrator: IntegratorRecord,
   query: Record<string, unknown> | undefined,
 ): MaybePromise<Buffer> {
-  if (query) assertKnownQuery(query);
-  const chainId = chainIdFromQuery(query?.chainId);
-  assertServedChain(chainId, served);
-  assertChainEnabled(integrator.chains, chainId);
+  const chainId = priceChainOf(served, integrator, query);
   return read(books, chainId, (entry) => {
     if (!entry)
       throw new ApiError('SERVICE_UNAVAILABLE', `chainId: ${chainId} has no live orderbook yet, retry shortly`);

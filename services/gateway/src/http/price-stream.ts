@@ -9,12 +9,12 @@
  * gateway shuts down.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, assertServedChain, chainIdFromQuery, validationError } from '@pmm/protocol';
+import { ApiError, validationError } from '@pmm/protocol';
 import type { StreamSlots } from '../store/stream-slots';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import { authenticate } from './api-key-guard';
 import { authOf } from './auth-context';
-import { assertChainEnabled, assertKnownQuery } from './price-routes';
+import { assertChainEnabled, priceChainOf } from './price-routes';
 import { parseLastEventId } from './sse-event';
 import type { StreamHub } from './stream-hub';
 import type { RequestLocals } from './request-frame';
@@ -67,10 +67,7 @@ export function priceStream(opts: PriceStreamOptions): RequestHandler {
     let chainId: number;
     let lastEventId: number | undefined;
     try {
-      assertKnownQuery(req.query as Record<string, unknown>);
-      chainId = chainIdFromQuery(req.query.chainId);
-      assertServedChain(chainId, servedChains);
-      assertChainEnabled(auth.integrator.chains, chainId);
+      chainId = priceChainOf(servedChains, auth.integrator, req.query as Record<string, unknown>);
       const last = parseLastEventId(req.headers['last-event-id']);
       if (last === null) throw validationError('Last-Event-ID', 'must be the id of an event of this stream');
       lastEventId = last;
