@@ -10,9 +10,9 @@
  * INVARIANT: any change here must be mirrored in contracts/PmmRouter.sol (and vice versa); the
  * devnet's on-chain tests compare the two.
  */
+// The router's fee denominator (a fee of 1 is 0.1 bps) is the protocol's.
 import { FEE_DENOMINATOR } from '@pmm/protocol';
 
-// The router's fee denominator (a fee of 1 is 0.1 bps) is the protocol's.
 const PPM = 1_000_000n;
 const X18 = 10n ** 18n;
 

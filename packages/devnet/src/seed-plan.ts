@@ -80,7 +80,7 @@ const QUOTE_ROUTER_RESERVE = 2_000_000n;
 const QUOTE_TEST_USER_BALANCE = 1_000_000n;
 
 /**
- * The seed plan of a chain known to @pmm/core's registry (quote token symbol and decimals come
+ * The seed plan of a chain known to @pmm/protocol's registry (quote token symbol and decimals come
  * from there). Throws for an unknown chain id.
  */
 export function seedPlan(chainId: number): SeedPlan {

@@ -4,11 +4,10 @@
  */
 import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
-import type { OrderbookResponse } from '@pmm/protocol';
 import { startDevnet, type Devnet } from '@pmm/devnet';
 import { startIndexer, type RunningIndexer } from '../src';
 import { indexerConfig } from './support/indexer-env';
-import { privateRedis, until, type PrivateRedis } from '@pmm/testkit';
+import { privateRedis, type PrivateRedis } from '@pmm/testkit';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
 import { readBook, waitFor, waitForBook } from './support/wait';
 
@@ -64,18 +63,12 @@ it('behavior: stopping the node removes the book within the staleness; restartin
   // on reconnect may see only some of the pairs. The periodic refresh (REGISTRY_REFRESH_MS, 3 s
   // here) completes it: wait for the book with every pair, not for the first book.
   const pairsBefore = before.pairs.map((p) => p.baseToken);
-  let after: OrderbookResponse | undefined;
-  await until(
-    async () => {
-      after = await readBook(redis, keys.book(4663));
-      return after !== undefined && after.pairs.map((p) => p.baseToken).join() === pairsBefore.join();
-    },
-    30_000,
-    'the book of the restarted chain with every pair',
-  );
-  expect(after!.pairs.map((p) => p.baseToken)).toEqual(pairsBefore);
+  const after = await waitFor('the book of the restarted chain with every pair', 30_000, async () => {
+    const book = await readBook(redis, keys.book(4663));
+    return book?.pairs.map((p) => p.baseToken).join() === pairsBefore.join() ? book : undefined;
+  });
   // It keeps following the new chain.
-  await waitForBook(redis, keys.book(4663), after!.blockNumber + 3, 10_000);
+  await waitForBook(redis, keys.book(4663), after.blockNumber + 3, 10_000);
   const metrics = await (await fetch(`http://127.0.0.1:${ix.served.port}/metrics`)).text();
   expect(metrics).toMatch(/indexer_node_reconnects_total(\{[^}]*\})? [1-9]/);
   expect(metrics).toMatch(/indexer_eth_calls_per_block_bucket\{le="1"[^}]*\} [1-9]/);

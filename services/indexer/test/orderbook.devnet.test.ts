@@ -271,6 +271,11 @@ describe('orderbook on the devnet', () => {
       const written = events.find((e) => e.outcome === 'written');
       expect(written?.ethCalls).toBe(1 + 2 * 24);
       expect(ix.blockSource.rpc.kind).toBe('http');
+      // The deepest ladder points revert (DepthExceeded, InsufficientReserve): with their revert
+      // data, so none is counted as a failure without data (the out-of-gas sign, CALL_GAS).
+      const metrics = await (await fetch(`http://127.0.0.1:${ix.served.port}/metrics`)).text();
+      expect(metrics).toMatch(/^indexer_quote_calls_per_block(\{[^}]*\})? 48$/m);
+      expect(metrics).toMatch(/^indexer_calls_failed_without_data_total(\{[^}]*\})? 0$/m);
     } finally {
       await deleteKeys(redis, fallbackPrefix);
     }

@@ -8,7 +8,7 @@ import { redisKeys } from '@pmm/core';
 import { startDevnet, type Devnet } from '@pmm/devnet';
 import { indexerEnv } from './support/indexer-env';
 import { spawnIndexer, type IndexerProcess } from './support/indexer-process';
-import { stopProcess, until } from '@pmm/testkit';
+import { stopProcess } from '@pmm/testkit';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
 import { readBook, waitFor, waitForBook } from './support/wait';
 
@@ -52,9 +52,10 @@ it('behavior: two replicas compute each block once; after SIGKILL of one, the bo
   // book and the line reaches us through a pipe later, and under load a replica skips a block
   // whose successor it has already seen (LIFO, see block-queue.ts), so a book 15 blocks further
   // on does not mean 15 lines have arrived.
-  const computedByBoth = () => [...a.computed(), ...b.computed()];
-  await until(() => computedByBoth().length >= 15, 30_000, '15 blocks computed by the two replicas');
-  const together = computedByBoth();
+  const together = await waitFor('15 blocks computed by the two replicas', 30_000, async () => {
+    const computed = [...a.computed(), ...b.computed()];
+    return computed.length >= 15 ? computed : undefined;
+  });
   expect(duplicates(together)).toEqual([]);
 
   // Kill the replica that computed the newest block (the active worker), without warning.

@@ -5,7 +5,7 @@
  * Either way every call sees the same state, and a failing call fails alone.
  */
 import { decodeAggregate3, encodeAggregate3, type Call, type CallResult } from './call-codec';
-import type { RpcTransport } from './json-rpc';
+import type { RpcError, RpcTransport } from './json-rpc';
 
 export interface CallBatchOptions {
   /** `0x`-hex block number (never "latest": the book must describe one block). */
@@ -24,6 +24,19 @@ export interface CallBatchOutcome {
 }
 
 const gasField = (gas: number | undefined) => (gas ? { gas: '0x' + gas.toString(16) } : {});
+
+const HEX_BYTES = /^0x([0-9a-fA-F]{2})*$/;
+
+/**
+ * The revert data of a failed `eth_call`, as the node puts it in the JSON-RPC error: geth and
+ * most nodes as `error.data` (hex), Hardhat as `error.data.data`. `0x` when there is none, so
+ * that a revert with a reason is not mistaken for a call that failed without one (out of gas).
+ */
+function revertData(err: RpcError): string {
+  const data = err.data;
+  const hex = typeof data === 'object' && data !== null ? (data as { data?: unknown }).data : data;
+  return typeof hex === 'string' && HEX_BYTES.test(hex) ? hex : '0x';
+}
 
 /**
  * @throws RpcError / RpcTimeoutError / RpcConnectionError when the round trip fails as a
@@ -55,8 +68,9 @@ export async function executeCalls(
     })),
     opts.timeoutMs,
   );
-  const results = outcomes.map((o): CallResult =>
-    o.ok && typeof o.result === 'string' ? { success: true, data: o.result } : { success: false, data: '0x' },
-  );
+  const results = outcomes.map((o): CallResult => {
+    if (o.ok) return typeof o.result === 'string' ? { success: true, data: o.result } : { success: false, data: '0x' };
+    return { success: false, data: revertData(o.error) };
+  });
   return { results, ethCalls: calls.length };
 }

@@ -33,6 +33,8 @@ export const AGGREGATE3_SELECTOR = selector('aggregate3((address,bool,bytes)[])'
 export const RESERVE_BALANCES_SELECTOR = selector('getReserveBalances(address[])');
 
 const ZERO_WORD = '0'.repeat(64);
+/** `allowFailure = true` and the offset of `callData` (3 head words): the same in every Call3 tuple. */
+const CALL3_FIXED_WORDS = uint256WordHex(1) + uint256WordHex(0x60);
 
 /**
  * A `quote()` calldata builder for one (tokenIn, tokenOut, timestamp, signature): only
@@ -78,11 +80,7 @@ export function encodeAggregate3(calls: readonly Call[]): string {
   for (const call of calls) {
     const data = bareHex(call.data);
     const tuple =
-      addressWordHex(call.target) +
-      uint256WordHex(1) +
-      uint256WordHex(0x60) +
-      uint256WordHex(data.length / 2) +
-      padHexToWords(data);
+      addressWordHex(call.target) + CALL3_FIXED_WORDS + uint256WordHex(data.length / 2) + padHexToWords(data);
     offsets.push(uint256WordHex(offset));
     tuples.push(tuple);
     offset += tuple.length / 2;

@@ -8,7 +8,7 @@
  * can never move the book backwards.
  */
 import type { Logger } from '@pmm/core';
-import { callCount, decodeBlockResults, planBlockCalls, type QuoteContext } from '../chain/block-quotes';
+import { decodeBlockResults, planBlockCalls, type QuoteContext } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
 import { executeCalls } from '../chain/call-batch';
 import { numberToHex, type RpcTransport } from '../chain/json-rpc';
@@ -67,7 +67,7 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
     try {
       const tracked = await deps.registry.ensure();
       const calls = planBlockCalls(tracked, deps.ctx, BigInt(job.timestamp) * 1000n);
-      metrics.quoteCallsPerBlock.set(callCount(tracked) - 1);
+      metrics.quoteCallsPerBlock.set(calls.length - 1); // every call but getReserveBalances
       let batch;
       const callStarted = Date.now();
       try {

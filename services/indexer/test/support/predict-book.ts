@@ -1,7 +1,7 @@
 /**
  * The orderbook a pair SHOULD have, computed without the indexer: samples from the reference
  * replica of the router's pricing (@pmm/contracts reference-curve), bounded by the reserves
- * exactly as the router bounds them, then core's levelsFromSamples.
+ * exactly as the router bounds them, then the protocol's levelsFromSamples.
  */
 import { CurveError, quoteOut, type RouterCurve } from '@pmm/contracts';
 import { levelsFromSamples, type PairOrderbook, type QuoteSample } from '@pmm/protocol';
