@@ -16,11 +16,14 @@ for (const group of ['packages', 'services']) {
     for (const f of readdirSync(dir)) if (f.endsWith('.bench.ts')) files.push(path.join(dir, f));
   }
 }
-// The soak (a million requests, many minutes) runs only when asked for by name. The filter
+// The soak (a million requests, many minutes) runs only when its own name is the filter
+// (`npm run bench soak`), not when another filter (say `stack`) matches its path. The filter
 // matches the path inside the repository (a checkout under /work/wt-stream would otherwise
 // match "stream" in every benchmark's path).
+const isSoak = (f) => path.basename(f).startsWith('soak.');
 const selected = files.filter(
-  (f) => path.relative(root, f).includes(filter) && (filter !== '' || !path.basename(f).startsWith('soak.')),
+  (f) =>
+    path.relative(root, f).includes(filter) && (!isSoak(f) || (path.basename(f).includes(filter) && filter !== '')),
 );
 if (selected.length === 0) {
   console.error(`no benchmark matches "${filter}"`);
