@@ -21,7 +21,9 @@ export {
 export {
   AMM_VERIFICATION_DOMAIN_NAME,
   AMM_VERIFICATION_DOMAIN_VERSION,
+  ammVerificationDomain,
   ammVerificationTypedData,
+  ammVerificationTypes,
   type AmmVerificationParams,
   type AmmVerificationTypedData,
   type AmmVerificationTypes,
