@@ -108,6 +108,20 @@ describe('PmmClient retries', () => {
     }
   });
 
+  it('error: an answer that is not JSON is BAD_RESPONSE; a proxy page keeps its status and Retry-After', async () => {
+    const page = '<html>bad gateway</html>';
+    script = [reply(503, page, { 'content-type': 'text/html', 'Retry-After': '0' }), reply(502, page)];
+    expect(await failure(client().getOrderbook(56))).toMatchObject({
+      status: 502,
+      code: 'BAD_RESPONSE',
+      message: 'BAD_RESPONSE: HTTP 502',
+    });
+    expect(seen).toHaveLength(2);
+
+    script = [reply(200, 'not json')];
+    expect(await failure(client().getOrderbook(56))).toMatchObject({ status: 200, code: 'BAD_RESPONSE' });
+  });
+
   it('behavior: a Retry-After beyond the call deadline is not waited for: the 429 is thrown at once', async () => {
     script = [reply(429, envelope('RATE_LIMITED'), { 'Retry-After': '30' })];
     const started = Date.now();
