@@ -1,6 +1,6 @@
 /**
  * `GET /v2/price/stream` for integrators: each new book of a chain, pushed, with automatic
- * reconnect. Uses the global fetch (Node >= 18, browsers) and reads the event stream itself,
+ * reconnect. Uses the global fetch (Node >= 20, browsers) and reads the event stream itself,
  * so that it can send `X-API-KEY` (a browser EventSource cannot).
  *
  * - `onBook` gets every `book` event's orderbook, the current one first, never an older block
