@@ -21,7 +21,7 @@ const reply =
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(body);
   };
-const BOOK = JSON.stringify({ chainId: 56, blockNumber: 7, timestamp: 1, pairs: [] });
+const BOOK = JSON.stringify({ chainId: 56, blockNumber: 7, blockTime: 1, pairs: [] });
 const limits = (remaining: number) => ({
   'RateLimit-Limit': '10',
   'RateLimit-Remaining': String(remaining),
