@@ -8,7 +8,7 @@
  *   pass it is not started (the last error is thrown at once).
  * - The caller's `AbortSignal` stops the attempt in flight and any wait.
  */
-import { PmmApiError, apiErrorFromResponse } from './pmm-api-error';
+import { PmmApiError, apiErrorFromText } from './pmm-api-error';
 import { rateLimitFromHeaders, type RateLimitInfo } from './rate-limit-info';
 
 export interface RetryOptions {
@@ -107,13 +107,10 @@ async function attemptOnce<T>(
   }
   const rateLimit = rateLimitFromHeaders(res.headers);
   if (rateLimit) onRateLimit(rateLimit);
-  let json: unknown;
+  if (!res.ok) return apiErrorFromText(res, text);
   try {
-    json = JSON.parse(text);
+    return { value: JSON.parse(text) as T };
   } catch {
-    // Not JSON (a proxy's page): a non-2xx keeps its status and Retry-After.
-    if (!res.ok) return apiErrorFromResponse(res, null);
     return new PmmApiError(res.status, 'BAD_RESPONSE', `non-JSON answer (HTTP ${res.status})`);
   }
-  return res.ok ? { value: json as T } : apiErrorFromResponse(res, json);
 }

@@ -41,3 +41,17 @@ export function apiErrorFromResponse(
     rateLimitFromHeaders(res.headers),
   );
 }
+
+/** The PmmApiError of a non-2xx answer from its body text, which may not be JSON (a proxy's page: BAD_RESPONSE). */
+export function apiErrorFromText(
+  res: { status: number; headers: { get(name: string): string | null } },
+  text: string,
+): PmmApiError {
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Not the envelope: apiErrorFromResponse keeps the status and Retry-After.
+  }
+  return apiErrorFromResponse(res, json);
+}

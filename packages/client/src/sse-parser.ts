@@ -5,6 +5,9 @@
  * joined with LF; an event without data is not dispatched; `id` persists across events.
  */
 
+/** A line ending; global so that exec searches from `lastIndex` (set before every use). */
+const LINE_END = /\r\n|\r|\n/g;
+
 export interface ServerSentEvent {
   event: string;
   data: string;
@@ -29,9 +32,8 @@ export class SseParser {
     this.buffer += text;
     let start = 0;
     for (;;) {
-      const m = /\r\n|\r|\n/g;
-      m.lastIndex = start;
-      const found = m.exec(this.buffer);
+      LINE_END.lastIndex = start;
+      const found = LINE_END.exec(this.buffer);
       if (!found) break;
       // A CR at the very end may be the first half of a CRLF split across chunks.
       if (found[0] === '\r' && found.index === this.buffer.length - 1) this.skipLf = true;

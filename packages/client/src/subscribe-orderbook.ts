@@ -1,6 +1,6 @@
 /**
  * `GET /v2/price/stream` for integrators: each new book of a chain, pushed, with automatic
- * reconnect. Uses the global fetch (Node >= 18, browsers) and reads the event stream itself,
+ * reconnect. Uses the global fetch (Node >= 20, browsers) and reads the event stream itself,
  * so that it can send `X-API-KEY` (a browser EventSource cannot).
  *
  * - `onBook` gets every `book` event's orderbook, the current one first, never an older block
@@ -18,7 +18,7 @@
  *   is told, and the subscription stops.
  */
 import type { OrderbookResponse as Orderbook } from '@pmm/protocol';
-import { PmmApiError, apiErrorFromResponse } from './pmm-api-error';
+import { PmmApiError, apiErrorFromResponse, apiErrorFromText } from './pmm-api-error';
 import { SseParser, type ServerSentEvent } from './sse-parser';
 
 export interface SubscribeOrderbookOptions {
@@ -110,14 +110,7 @@ export function subscribeOrderbook(
       if (lastEventId !== undefined) headers['Last-Event-ID'] = String(lastEventId);
       const res = await fetch(url, { headers, signal: controller.signal });
       if (!res.ok || !res.body) {
-        const text = await res.text();
-        let json: unknown = null;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          // Not the envelope (a proxy's page): BAD_RESPONSE below.
-        }
-        const error = apiErrorFromResponse(res, json);
+        const error = apiErrorFromText(res, await res.text());
         const fatal = isFatal(res.status);
         if (fatal) stopped = true;
         options.onError?.(error, !fatal);

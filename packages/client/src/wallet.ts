@@ -63,8 +63,7 @@ function viemAccount(client: ViemWalletClient): { readonly address: Hex } {
 /** The 65-byte signature of `data`, as 0x hex. */
 export function signTypedDataWith(wallet: TypedDataWallet, data: TypedDataToSign): Promise<string> {
   if (isEthers(wallet)) return wallet.signTypedData(data.domain, data.types, data.message);
-  if (isViemLocal(wallet)) return wallet.signTypedData(data);
-  viemAccount(wallet);
+  if (!isViemLocal(wallet)) viemAccount(wallet); // a WalletClient must carry an account
   return wallet.signTypedData(data);
 }
 

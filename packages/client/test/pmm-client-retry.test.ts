@@ -21,7 +21,7 @@ const reply =
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(body);
   };
-const BOOK = JSON.stringify({ chainId: 56, blockNumber: 7, timestamp: 1, pairs: [] });
+const BOOK = JSON.stringify({ chainId: 56, blockNumber: 7, blockTime: 1, pairs: [] });
 const limits = (remaining: number) => ({
   'RateLimit-Limit': '10',
   'RateLimit-Remaining': String(remaining),
@@ -106,6 +106,20 @@ describe('PmmClient retries', () => {
       expect(await failure(client().getOrderbook(56))).toMatchObject({ status, code });
       expect(seen).toHaveLength(1);
     }
+  });
+
+  it('error: an answer that is not JSON is BAD_RESPONSE; a proxy page keeps its status and Retry-After', async () => {
+    const page = '<html>bad gateway</html>';
+    script = [reply(503, page, { 'content-type': 'text/html', 'Retry-After': '0' }), reply(502, page)];
+    expect(await failure(client().getOrderbook(56))).toMatchObject({
+      status: 502,
+      code: 'BAD_RESPONSE',
+      message: 'BAD_RESPONSE: HTTP 502',
+    });
+    expect(seen).toHaveLength(2);
+
+    script = [reply(200, 'not json')];
+    expect(await failure(client().getOrderbook(56))).toMatchObject({ status: 200, code: 'BAD_RESPONSE' });
   });
 
   it('behavior: a Retry-After beyond the call deadline is not waited for: the 429 is thrown at once', async () => {

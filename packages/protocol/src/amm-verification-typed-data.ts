@@ -53,26 +53,36 @@ function asHexAddress(value: string, field: string): HexAddress {
   return value as HexAddress;
 }
 
+/** The EIP-712 domain of the authorisation on one chain; throws a plain Error on a malformed verifier. */
+export function ammVerificationDomain(chainId: number, verifier: string): AmmVerificationTypedData['domain'] {
+  return {
+    name: AMM_VERIFICATION_DOMAIN_NAME,
+    version: AMM_VERIFICATION_DOMAIN_VERSION,
+    chainId,
+    verifyingContract: asHexAddress(verifier, 'verifier'),
+  };
+}
+
+/** The EIP-712 types of the authorisation, a fresh object per call (ethers may mutate what it is given). */
+export function ammVerificationTypes(): AmmVerificationTypes {
+  return {
+    AmmVerification: [
+      { name: 'tokenIn', type: 'address' },
+      { name: 'tokenOut', type: 'address' },
+      { name: 'timestampInMilisec', type: 'uint256' },
+    ],
+  };
+}
+
 /**
  * The typed data of one `quote()` authorisation, for ethers/viem signers and for wallets.
- * A fresh object per call (ethers may mutate what it is given). Addresses are passed
- * through in their given case; throws a plain Error on a malformed one.
+ * A fresh object per call. Addresses are passed through in their given case; throws a plain
+ * Error on a malformed one.
  */
 export function ammVerificationTypedData(p: AmmVerificationParams): AmmVerificationTypedData {
   return {
-    domain: {
-      name: AMM_VERIFICATION_DOMAIN_NAME,
-      version: AMM_VERIFICATION_DOMAIN_VERSION,
-      chainId: p.chainId,
-      verifyingContract: asHexAddress(p.verifier, 'verifier'),
-    },
-    types: {
-      AmmVerification: [
-        { name: 'tokenIn', type: 'address' },
-        { name: 'tokenOut', type: 'address' },
-        { name: 'timestampInMilisec', type: 'uint256' },
-      ],
-    },
+    domain: ammVerificationDomain(p.chainId, p.verifier),
+    types: ammVerificationTypes(),
     primaryType: 'AmmVerification',
     message: {
       tokenIn: asHexAddress(p.tokenIn, 'tokenIn'),

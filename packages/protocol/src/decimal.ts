@@ -3,7 +3,8 @@
  * every value is a bigint scaled by a power of ten.
  */
 
-function assertDecimals(decimals: number, what: string): void {
+/** Throws a RangeError unless `decimals` is a non-negative safe integer (a count of decimal places). */
+export function assertDecimals(decimals: number, what: string): void {
   if (!Number.isSafeInteger(decimals) || decimals < 0)
     throw new RangeError(`${what} must be a non-negative integer, got ${decimals}`);
 }

@@ -13,30 +13,20 @@ export {
   paddedLength,
   padHexToWords,
   uint256WordHex,
-  WORD_BYTES,
   writeAddressWord,
   writeLengthWord,
   writeUint256Word,
 } from './abi-words';
 export {
-  AMM_VERIFICATION_DOMAIN_NAME,
-  AMM_VERIFICATION_DOMAIN_VERSION,
+  ammVerificationDomain,
   ammVerificationTypedData,
+  ammVerificationTypes,
   type AmmVerificationParams,
   type AmmVerificationTypedData,
   type AmmVerificationTypes,
 } from './amm-verification-typed-data';
 export { ammVerificationDigest, ammVerificationDomainSeparator, signAmmVerification } from './amm-verification';
-export {
-  CANONICAL_MULTICALL3,
-  CHAINS,
-  DEFAULT_CHAIN_ID,
-  findChain,
-  KNOWN_CHAIN_IDS,
-  resolveChainId,
-  type ChainContracts,
-  type ChainInfo,
-} from './chains';
+export { CHAINS, DEFAULT_CHAIN_ID, findChain, KNOWN_CHAIN_IDS, type ChainContracts, type ChainInfo } from './chains';
 export {
   compareDecimals,
   formatRatio,
@@ -82,7 +72,6 @@ export { findDuplicateKey } from './json-duplicate-key';
 export { keccak256 } from './keccak256';
 export { type OrderbookLevel, type OrderbookResponse, type PairOrderbook } from './orderbook';
 export {
-  DEFAULT_PRICE_DIGITS,
   levelsFromSamples,
   summarizeLevels,
   type BookSide,
@@ -91,16 +80,10 @@ export {
   type QuoteSample,
 } from './orderbook-levels';
 export { type PairRegistry, type TokenInfo } from './pair-registry';
-export { ADDRESS_FORMAT_REASON, ADDRESS_PATTERN, parseAddress } from './parse-address';
-export {
-  assertServedChain,
-  CHAIN_ID_NEGATIVE_REASON,
-  chainIdFromBody,
-  chainIdFromQuery,
-  OUT_OF_RANGE_CHAIN_ID,
-} from './parse-chain-id';
+export { ADDRESS_PATTERN, parseAddress } from './parse-address';
+export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAIN_ID } from './parse-chain-id';
 export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';
-export { isUint256String, parseUintString, UINT_FORMAT_REASON, UINT_STRING_PATTERN, UINT256_MAX } from './parse-uint';
+export { isUint256String, parseUintString, UINT256_MAX } from './parse-uint';
 export { parseSignRequest, SIGN_REQUEST_SCHEMA, type ParsedSignRequest, type SignRequestOptions } from './sign-request';
 export { signSwapQuote, type SignedSwapQuote } from './sign-swap-quote';
 export { type SignSwapRequest, type SignSwapResponse } from './sign-wire';

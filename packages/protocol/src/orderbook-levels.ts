@@ -7,6 +7,7 @@
  */
 import type { OrderbookLevel } from './orderbook';
 import {
+  assertDecimals,
   compareDecimals,
   formatUnits,
   parseDecimal,
@@ -34,11 +35,6 @@ export interface LevelOptions {
  * does not show as noise, and a relative error below 1e-11 per level.
  */
 export const DEFAULT_PRICE_DIGITS = 12;
-
-function assertDecimals(value: number, what: string): void {
-  if (!Number.isSafeInteger(value) || value < 0)
-    throw new RangeError(`${what} must be a non-negative integer, got ${value}`);
-}
 
 /** A run of consecutive ladder steps, in raw units. */
 interface Step {
