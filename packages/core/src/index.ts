@@ -21,7 +21,13 @@ export {
 export { errorHandler, methodNotAllowed, normalizeError, notFound, sendErrorEnvelope } from './http/error-handler';
 export { healthRoutes } from './http/health-routes';
 export { httpMetrics, httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics';
-export { contextOf, requestContext, requestIdOf, type RequestContext } from './http/request-context';
+export {
+  contextOf,
+  LazyRequestContext,
+  requestContext,
+  requestIdOf,
+  type RequestContext,
+} from './http/request-context';
 export { sendError } from './http/send-error';
 export { listen, shutdownOnSignals, type HttpTimeouts, type ListenOptions, type Served } from './http/serve';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
