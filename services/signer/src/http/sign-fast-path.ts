@@ -43,7 +43,7 @@ const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', 'body: larger than the 
  * or the bytes received exceed the limit (the rest of the upload is then discarded), 400
  * when fewer bytes than announced arrive or the upload is aborted.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
   if (length !== undefined && length > limit) {
