@@ -4,7 +4,7 @@
  * (the protocol) is in @pmm/protocol.
  */
 export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './access-cache';
-export { encodeAccessUpdate, parseAccessUpdate, type AccessUpdate } from './access-updates';
+export { encodeAccessUpdate, type AccessUpdate } from './access-updates';
 export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export { ChainUpdates, type ChainUpdatesOptions } from './chain-updates';
@@ -18,24 +18,21 @@ export {
   type ConfigSources,
   type Setting,
 } from './config';
-export { answerAndCloseResponse, answerClientErrors, clientErrorOf, rawErrorResponse } from './http/client-errors';
 export { errorHandler, methodNotAllowed, normalizeError, notFound, sendErrorEnvelope } from './http/error-handler';
 export { healthRoutes } from './http/health-routes';
 export { httpMetrics, httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics';
-export { contextOf, requestContext, requestIdOf, type RequestContext } from './http/request-context';
-export { sendError } from './http/send-error';
 export {
-  checkingIntervalMs,
-  DEFAULT_HTTP_TIMEOUTS,
-  listen,
-  shutdownOnSignals,
-  type HttpTimeouts,
-  type ListenOptions,
-  type Served,
-} from './http/serve';
+  contextOf,
+  LazyRequestContext,
+  requestContext,
+  requestIdOf,
+  type RequestContext,
+} from './http/request-context';
+export { sendError } from './http/send-error';
+export { listen, shutdownOnSignals, type HttpTimeouts, type ListenOptions, type Served } from './http/serve';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
-export { createMetrics, LATENCY_BUCKETS, type Metrics } from './metrics';
+export { createMetrics, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
@@ -43,12 +40,11 @@ export {
   checkRedisDurability,
   checkRedisDurabilityWhenReady,
   durabilityWarnings,
-  readDurability,
   type RedisDurability,
 } from './redis-durability';
-export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
+export { redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
-export { redactText, registerSecret, SECRET_FIELD } from './secrets';
-export { chainsSetting, LOG_LEVELS, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
+export { redactText, registerSecret } from './secrets';
+export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';

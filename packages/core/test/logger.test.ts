@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, registerSecret } from '@pmm/core';
+import { createLogger, LazyRequestContext, registerSecret } from '@pmm/core';
 
 function capture() {
   const lines: string[] = [];
@@ -72,5 +72,22 @@ describe('logger field names', () => {
       internalToken: 'x',
     });
     expect(JSON.parse(lines[0]!)).toMatchObject({ tokenIn: '0xabc', quoteToken: '0xdef', internalToken: '[redacted]' });
+  });
+});
+
+describe('LazyRequestContext', () => {
+  it('behavior: makes no child logger until something logs, and its lines carry the request id and bound fields', () => {
+    const { lines, logger } = capture();
+    const child = jest.spyOn(logger, 'child');
+    const ctx = new LazyRequestContext('rid-1', 0n, logger);
+    ctx.bind({ integratorId: 'acme' });
+    expect(child).not.toHaveBeenCalled();
+    ctx.log.info('first');
+    ctx.bind({ chainId: 56 });
+    ctx.log.info('second');
+    const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(first).toMatchObject({ message: 'first', requestId: 'rid-1', integratorId: 'acme' });
+    expect(first).not.toHaveProperty('chainId');
+    expect(second).toMatchObject({ message: 'second', requestId: 'rid-1', integratorId: 'acme', chainId: 56 });
   });
 });

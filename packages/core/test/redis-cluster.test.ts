@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Cluster } from 'ioredis';
-import { freePort, stopAll, waitForPort } from '@pmm/testkit';
+import { freePort, sampleAuditRecord, stopAll, waitForPort } from '@pmm/testkit';
 import { createRedis, redisKeys, redisReady } from '@pmm/core';
 import { AuditReader, DAY_MS, RedisAuditTrail } from '@pmm/signer';
 
@@ -94,22 +94,7 @@ describe('createRedis with a Cluster URL', () => {
       const timestamp = Math.floor(Date.now() / 1000);
       for (const chainId of [8453, 56, 4663]) {
         const signature = `0x${chainId.toString(16).padStart(130, '0')}`;
-        await trail.record({
-          time: Date.now(),
-          chainId,
-          integratorId: 'acme',
-          keyId: 'pmm_k',
-          requestId: `r-${chainId}`,
-          userAddress: '0x00000000000000000000000000000000000000aa',
-          tokenIn: '0x00000000000000000000000000000000000000c1',
-          tokenOut: '0x00000000000000000000000000000000000000e1',
-          fee: '30',
-          originRate: '0',
-          timestamp,
-          digest: `0x${'00'.repeat(32)}`,
-          signature,
-          signer: '0x0000000000000000000000000000000000000001',
-        });
+        await trail.record(sampleAuditRecord(0, { chainId, requestId: `r-${chainId}`, timestamp, signature }));
         const found = await reader.bySignature(chainId, signature, timestamp);
         expect(found.map((e) => e.record.requestId)).toEqual([`r-${chainId}`]);
       }

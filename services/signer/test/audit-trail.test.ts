@@ -8,8 +8,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
-import { AUDIT_FIELDS, createRedis, redisReady, type AuditRecord, type RedisClient } from '@pmm/core';
-import { privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { AUDIT_FIELDS, createRedis, redisReady, type RedisClient } from '@pmm/core';
+import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
 import { AuditReader, DAY_MS, MAX_INDEXED_IDS, RedisAuditTrail, auditDay, runAuditCommand } from '../src';
 import {
   INTERNAL_TOKEN,
@@ -232,31 +232,11 @@ describe('audit list and audit export', () => {
   });
 });
 
-/** A record written straight to a trail (not through the app), for the store's own rules. */
-function sampleRecord(over: Partial<AuditRecord>): AuditRecord {
-  return {
-    time: NOW_MS,
-    chainId: 8453,
-    integratorId: 'acme',
-    keyId: '',
-    requestId: 'r',
-    userAddress: USER.toLowerCase(),
-    tokenIn: WETH.toLowerCase(),
-    tokenOut: USDC.toLowerCase(),
-    fee: '1',
-    originRate: '0',
-    timestamp: NOW_S,
-    digest: `0x${'00'.repeat(32)}`,
-    signature: `0x${'aa'.repeat(65)}`,
-    signer: '0x0000000000000000000000000000000000000001',
-    ...over,
-  };
-}
-
 describe('retention', () => {
   it('behavior: a write trims records older than the retention; the day index expires a retention after its day', async () => {
     const retentionMs = 30 * DAY_MS;
-    const record = (signature: string) => sampleRecord({ time: Date.now(), chainId: 4663, signature });
+    const record = (signature: string) =>
+      sampleAuditRecord(0, { time: Date.now(), chainId: 4663, timestamp: NOW_S, signature });
     await new RedisAuditTrail({ redis: f.redis, keys: f.keys, retentionMs }).record(record(`0x${'aa'.repeat(65)}`));
     const index = f.keys.auditSignatures(4663, auditDay(NOW_S));
     const expectedExpiry = (auditDay(NOW_S) + 1) * DAY_MS + retentionMs;
@@ -286,7 +266,7 @@ describe('a flood of one identical request', () => {
     };
     const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
     const signature = `0x${'cc'.repeat(65)}`;
-    const base = sampleRecord({ signature });
+    const base = sampleAuditRecord(0, { timestamp: NOW_S, signature });
     for (let i = 0; i < MAX_INDEXED_IDS + 5; i++) await trail.record({ ...base, requestId: `flood-${i}` });
     expect(await f.redis.xlen(keys.audit(8453))).toBe(MAX_INDEXED_IDS + 5);
     const found = await new AuditReader(f.redis, keys).bySignature(8453, signature, NOW_S);

@@ -19,6 +19,8 @@ beforeAll(async () => {
   await f.putIntegrator(integrator('bsc-only', { chains: [56] }));
   await f.putIntegrator('{"id":"broken", not json', 'broken');
 });
+// A failed count must not leave its spy on for the next case.
+afterEach(() => jest.restoreAllMocks());
 afterAll(async () => {
   for (const s of servers) await new Promise<void>((r) => s.close(() => r()));
   await f.close();
@@ -86,6 +88,9 @@ async function send(port: number, c: Case) {
   });
 }
 
+/** Counts the requests the Express part answers (`app(req, res)` calls `app.handle`). */
+const spyOnExpress = () => jest.spyOn(f.app.express as unknown as { handle(): void }, 'handle');
+
 const weth = testRegistry(8453).baseTokens[0]!.address;
 const usdc = testRegistry(8453).quoteToken.address;
 const valid = (extra: Record<string, unknown> = {}) =>
@@ -125,7 +130,11 @@ const CASES: Case[] = [
 describe('fast path and Express answer alike', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('behavior: %s', async (_name, c) => {
     const [fast, reference] = [await serve(f.app), await serve(f.app.express)];
+    // Which side answered on the fast server: without this, a fast path that passed every
+    // request on to Express would pass the comparison.
+    const handledByExpress = spyOnExpress();
     const a = await send(fast, c);
+    expect(handledByExpress).toHaveBeenCalledTimes(c.name.includes('(handed to Express)') ? 1 : 0);
     const b = await send(reference, c);
     if (c.headers?.['X-Request-Id'] === 'bad id!') {
       // A generated id differs per request: compare the rest.
@@ -142,7 +151,9 @@ describe('fast path and Express answer alike', () => {
   });
 
   it('behavior: the fast path answers a valid request with a signed quote', async () => {
+    const handledByExpress = spyOnExpress();
     const r = await send(await serve(f.app), { name: 'ok', body: valid() });
+    expect(handledByExpress).not.toHaveBeenCalled();
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toHaveProperty('verificationData');
     expect(r.headers).toContain('cache-control: no-store');

@@ -15,28 +15,19 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
-import { requestIdOf, type Logger, type Metrics, sendError, httpRequestMetrics } from '@pmm/core';
+import { LazyRequestContext, requestIdOf, type Logger, type Metrics, sendError, httpRequestMetrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
 import { abortUpstream } from './sign-proxy';
 import type { HeaderList } from './security-headers';
 
-/** `res.locals` of a request: what core's contextOf expects, with a lazily created logger. */
-export class RequestLocals {
+/** `res.locals` of a request: core's lazy context, plus what the gateway's steps share. */
+export class RequestLocals extends LazyRequestContext {
   auth?: ResolvedApiKey;
   /** Route pattern for metrics and logs; set by the fast path, else read from Express. */
   route?: string;
   timer?: NodeJS.Timeout;
   /** The request to the signer while it runs (the timeout aborts it; see abortUpstream). */
   upstream?: ClientRequest;
-  private child?: Logger;
-  constructor(
-    readonly requestId: string,
-    readonly startedAt: bigint,
-    private readonly logger: Logger,
-  ) {}
-  get log(): Logger {
-    return (this.child ??= this.logger.child({ requestId: this.requestId }));
-  }
 }
 
 export interface RequestFrameOptions {

@@ -7,7 +7,7 @@ import { Interface, JsonRpcProvider, Network, id, zeroPadValue } from 'ethers';
 import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from '@pmm/core';
 
 /** `Transfer(address,address,uint256)`: the standard ERC-20 event every token emits. */
-export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
+const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
 
 export interface TransferLog {
   txHash: string;

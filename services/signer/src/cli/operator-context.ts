@@ -16,7 +16,7 @@ import {
 import { createChainReader, type ChainReader } from '../chain/chain-reader';
 import { AuditReader } from '../store/audit-reader';
 
-export const OPERATOR_SETTINGS = {
+const OPERATOR_SETTINGS = {
   redisUrl: SHARED_SETTINGS.redisUrl,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
 };

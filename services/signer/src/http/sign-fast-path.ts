@@ -18,6 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, INTEGRATOR_ID_HEADER } from '@pmm/protocol';
 import {
   andThen,
+  LazyRequestContext,
   requestIdOf,
   sendErrorEnvelope,
   type HttpRequestMetrics,
@@ -35,29 +36,6 @@ export interface SignFastPathOptions {
   v1: boolean;
 }
 
-/** `res.locals` in the shape core's contextOf and sendErrorEnvelope read; the logger is made on first use. */
-class Locals {
-  private child?: Logger;
-  constructor(
-    readonly requestId: string,
-    readonly startedAt: bigint,
-    private readonly logger: Logger,
-    private integratorId?: string,
-  ) {}
-  get log(): Logger {
-    if (!this.child) {
-      this.child = this.logger.child({ requestId: this.requestId });
-      if (this.integratorId !== undefined) this.child = this.child.child({ integratorId: this.integratorId });
-    }
-    return this.child;
-  }
-  /** From now on logs carry the integrator (as requireIntegrator does). */
-  withIntegrator(id: string): void {
-    this.integratorId = id;
-    if (this.child) this.child = this.child.child({ integratorId: id });
-  }
-}
-
 const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', 'body: larger than the size limit');
 
 /**
@@ -65,7 +43,7 @@ const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', 'body: larger than the 
  * or the bytes received exceed the limit (the rest of the upload is then discarded), 400
  * when fewer bytes than announced arrive or the upload is aborted.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
   if (length !== undefined && length > limit) {
@@ -122,7 +100,7 @@ export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMes
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
 
     const requestId = requestIdOf(req);
-    const locals = new Locals(requestId, process.hrtime.bigint(), logger);
+    const locals = new LazyRequestContext(requestId, process.hrtime.bigint(), logger);
     (res as { locals?: unknown }).locals = locals;
     res.setHeader('X-Request-Id', requestId);
     if (legacy) setDeprecationHeaders(res);
@@ -135,7 +113,7 @@ export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMes
       result = andThen(
         steps.integrator(req.headers, () => locals.log),
         (integrator) => {
-          locals.withIntegrator(req.headers[INTEGRATOR_ID_HEADER] as string);
+          locals.bind({ integratorId: req.headers[INTEGRATOR_ID_HEADER] as string });
           return readBody(req, steps.bodyLimit).then((body) =>
             steps.sign(parseJsonBody(body), integrator, legacy, {
               headers: req.headers,

@@ -55,7 +55,7 @@ function invalidReason(chainId: number, v: unknown): string | undefined {
 /** How long start() waits for the subscription before going on without it. */
 const SUBSCRIBE_WAIT_MS = 2_000;
 /** Delay before a failed read of one chain is tried again. */
-export const RETRY_MS = 1_000;
+const RETRY_MS = 1_000;
 
 export class PairRegistryCache {
   private readonly registries = new Map<number, PairRegistry>();
