@@ -18,7 +18,14 @@ export {
   type ConfigSources,
   type Setting,
 } from './config';
-export { errorHandler, methodNotAllowed, normalizeError, notFound, sendErrorEnvelope } from './http/error-handler';
+export {
+  errorHandler,
+  methodNotAllowed,
+  normalizeError,
+  notFound,
+  sendErrorEnvelope,
+  type EnvelopeTarget,
+} from './http/error-handler';
 export { healthRoutes } from './http/health-routes';
 export { httpMetrics, httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics';
 export {
@@ -34,6 +41,16 @@ export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { createMetrics, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
+export { SignLinkClient, SignLinkError, type SignLinkClientOptions, type SignLinkExchange } from './sign-link/link-client';
+export {
+  SIGN_LINK_PATH,
+  SIGN_LINK_PROTOCOL,
+  type LinkAnswer,
+  type LinkAnswerHead,
+  type LinkRequest,
+  type LinkRequestHead,
+} from './sign-link/link-protocol';
+export { serveSignLink, type SignLinkServer, type SignLinkServerOptions } from './sign-link/link-server';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
 export {

@@ -8,8 +8,11 @@
  * 4. the same at LOG_LEVEL debug (a log line for every request);
  * 5. a bare node:http server that reads a POST body and answers the bytes of a signed quote
  *    (the ceiling of 6-9);
- * 6. a bare node:http server that forwards each POST over one keep-alive hop to (5) and answers
- *    its bytes: what one HTTP hop costs, with nothing else done;
+ * 6. a bare node:http server that forwards each POST over one keep-alive HTTP hop to (5) and
+ *    answers its bytes: what one HTTP hop costs, with nothing else done (the way the gateway
+ *    reached the signer before the sign link; kept for comparison);
+ * 6b. the same over the sign link (core sign-link/) to a link server answering those bytes:
+ *    what the gateway's way to the signer costs, with nothing else done;
  * 7. POST /v2/swap/sign through gateway and signer, both in the same child process;
  * 8. the signer alone (the headers the gateway adds), same process;
  * 9. POST /v2/swap/sign through gateway and signer in SEPARATE processes, as deployed (each
@@ -33,11 +36,13 @@ import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import {
   SERVICE_NODE_FLAGS,
+  SignLinkClient,
   createLogger,
   createRedis,
   listen,
   redisKeys,
   redisReady,
+  serveSignLink,
   type RedisClient,
 } from '@pmm/core';
 import { createApp, generateApiKey, hashApiKey, loadGatewayConfig } from '@pmm/gateway';
@@ -85,6 +90,7 @@ interface Ports {
   bare?: number;
   bareSign?: number;
   bareHop?: number;
+  bareLinkHop?: number;
   signer?: number;
   gateway?: number;
   gatewayExact?: number;
@@ -154,6 +160,43 @@ function forwardTo(port: number): RequestListener {
   };
 }
 
+/** A sign-link server answering every request with `body`, and a bare node:http server forwarding each POST to it. */
+async function linkHopTo(body: Buffer): Promise<number> {
+  const server = createServer((_req, res) => res.end());
+  serveSignLink(server, {
+    authorize: () => undefined,
+    handle: () => ({
+      status: 200,
+      headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length) },
+      body,
+    }),
+    maxBodyBytes: 16 * 1024,
+    logger: createLogger({ service: 'bench-link', silent: true }),
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const link = new SignLinkClient({
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    headers: {},
+    maxAnswerBytes: 1024 * 1024,
+  });
+  return listenOn((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      link.request({ path: req.url ?? '/', headers: {} }, Buffer.concat(chunks)).answer.then(
+        (answer) => {
+          res.writeHead(answer.status, answer.headers);
+          res.end(answer.body);
+        },
+        () => {
+          res.statusCode = 502;
+          res.end();
+        },
+      );
+    });
+  });
+}
+
 async function startBenchSigner(prefix: string): Promise<number> {
   const config = loadSignerConfig({
     env: {
@@ -211,11 +254,13 @@ async function serveAll(prefix: string): Promise<Ports> {
   // The bare twin of the sign route answers the bytes the signer answers for the bench's body.
   const signed = await fetch(`${signerUrl}/v2/swap/sign`, { method: 'POST', headers: SIGNER_HEADERS, body: SIGN_BODY });
   if (signed.status !== 200) throw new Error(`bench sign request: ${signed.status} ${await signed.text()}`);
-  const bareSign = await listenOn(answerWith(Buffer.from(await signed.arrayBuffer())));
+  const signedBytes = Buffer.from(await signed.arrayBuffer());
+  const bareSign = await listenOn(answerWith(signedBytes));
   return {
     bare,
     bareSign,
     bareHop: await listenOn(forwardTo(bareSign)),
+    bareLinkHop: await linkHopTo(signedBytes),
     signer,
     gateway: await startBenchGateway(prefix, signerUrl, 'info'),
     gatewayExact: await startBenchGateway(prefix, signerUrl, 'info', Infinity),
@@ -434,9 +479,11 @@ async function main(): Promise<void> {
   // Warm up the sign path too (JIT, keep-alive sockets to the signer, caches).
   await autocannon({ url: url(p.gateway, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
   await autocannon({ url: url(p.bareHop, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
+  await autocannon({ url: url(p.bareLinkHop, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
   const signRows: [string, number | undefined, Omit<autocannon.Options, 'url'>][] = [
     ['bare node:http POST, same bytes as a signed quote', p.bareSign, post],
-    ['bare POST → one keep-alive hop → bare POST', p.bareHop, post],
+    ['bare POST → one keep-alive HTTP hop → bare POST', p.bareHop, post],
+    ['bare POST → sign link → bare link answer', p.bareLinkHop, post],
     ['[one process] gateway POST /v2/swap/sign → signer', p.gateway, post],
     ['[one process] signer POST /v2/swap/sign direct', p.signer, signerPost],
   ];
@@ -509,10 +556,10 @@ async function main(): Promise<void> {
   }
 
   // The floor: what a signed quote costs at the least, step by step.
-  const hop = named('bare POST → one keep-alive hop')!;
+  const hop = named('bare POST → sign link')!;
   const steps = [
     { name: 'bare node:http POST answer (its row above)', cpuUs: barePost.cpuUs },
-    { name: 'one keep-alive HTTP hop (hop row − bare POST row)', cpuUs: hop.cpuUs - barePost.cpuUs },
+    { name: 'one sign-link hop (link row − bare POST row)', cpuUs: hop.cpuUs - barePost.cpuUs },
     ...(await measureSignFloor(REDIS_URL, prefix)),
   ];
   const floor = steps.reduce((a, s) => a + s.cpuUs, 0);

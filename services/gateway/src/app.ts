@@ -12,7 +12,7 @@
 import { request as httpRequest, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { DEFAULT_CHAIN_ID } from '@pmm/protocol';
+import { DEFAULT_CHAIN_ID, INTERNAL_TOKEN_HEADER } from '@pmm/protocol';
 import {
   createMetrics,
   errorHandler,
@@ -21,6 +21,7 @@ import {
   notFound,
   redisKeys,
   requestContext,
+  SignLinkClient,
   type Logger,
   type Metrics,
   type RedisClient,
@@ -35,7 +36,6 @@ import { rateLimit } from './http/rate-limit';
 import { bodyLimit } from './http/body-limit';
 import { signProxy, signerAgent } from './http/sign-proxy';
 import { createSignFastPath } from './http/sign-fast-path';
-import { createSignForwarder } from './http/sign-forwarder';
 import { priceV1, priceV2 } from './http/price-routes';
 import { priceStream } from './http/price-stream';
 import { StreamHub } from './http/stream-hub';
@@ -101,9 +101,12 @@ export interface Gateway {
   start(): Promise<void>;
   /** Ends every open price stream (graceful shutdown: before closing the server). */
   closeStreams(): void;
-  /** Ends the streams, unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
+  /** Ends the streams, unsubscribes and closes the signer connections and sign link (not the Redis clients: the caller owns them). */
   close(): Promise<void>;
 }
+
+/** A signed quote is a few KiB; anything far larger on the sign link is a broken signer. */
+const SIGN_ANSWER_LIMIT_BYTES = 1024 * 1024;
 
 function baseApp(): Express {
   const app = express();
@@ -163,6 +166,16 @@ export function createApp(deps: GatewayDeps): Gateway {
     timeoutMs: config.requestTimeoutMs,
     agent,
     onUpstreamError: gm.upstreamError,
+  });
+  const link = new SignLinkClient({
+    url: config.signerUrl,
+    headers: { [INTERNAL_TOKEN_HEADER]: config.internalToken },
+    maxAnswerBytes: SIGN_ANSWER_LIMIT_BYTES,
+    onLinkEvent: (event, detail) => {
+      // A refused link is a deployment fault (wrong INTERNAL_TOKEN, an older signer): loud.
+      if (event === 'refused') logger.error('sign link refused by the signer', detail);
+      else logger.info(`sign link ${event}`, detail);
+    },
   });
   const openapi = deps.openapiDocument ?? loadOpenApiDocument();
   const v1 = config.servedChains.includes(DEFAULT_CHAIN_ID);
@@ -267,8 +280,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     frame,
     keys: keyCache,
     rate,
-    forward: createSignForwarder({ signerUrl: config.signerUrl, agent }),
-    internalToken: config.internalToken,
+    link,
     bodyLimit: config.signBodyLimit,
     v1,
     cors: cors !== undefined,
@@ -296,6 +308,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       slots.stop();
       await books.stop();
       agent.destroy();
+      link.close();
     },
   };
 }

@@ -33,16 +33,19 @@ beforeEach(() => {
 });
 
 /**
- * Every case runs through both forwarders: the fast path's node:http forwarder (`gw.app`) and
- * the Express route with http-proxy-middleware (`gw.expressApp`, what the fast path hands
- * over), so the library keeps pinning the forwarder's behaviour.
+ * Every case runs both ways to the signer: the fast path over the sign link (`gw.app`) and the
+ * Express route with http-proxy-middleware (`gw.expressApp`, what the fast path hands over),
+ * so the library keeps pinning what the client sees.
  */
 const ROUTES = [
-  ['node:http forwarder', () => gw.app],
-  ['http-proxy-middleware', () => gw.expressApp],
+  ['sign link', () => gw.app, 'link'],
+  ['http-proxy-middleware', () => gw.expressApp, 'http'],
 ] as const;
 
-describe.each(ROUTES)('via the %s', (_name, target) => {
+/** The only headers the signer gets on the link: the request's identity (signer-headers.ts). */
+const IDENTITY_HEADERS = ['x-api-key-id', 'x-integrator-id', 'x-request-id'];
+
+describe.each(ROUTES)('via the %s', (_name, target, via) => {
   const sign = (path: string, body: string | Buffer, k = key) =>
     call(request(target()).post(path).set('X-API-KEY', k).set('Content-Type', 'application/json').send(body));
 
@@ -95,13 +98,20 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
       expect(got.method).toBe('POST');
       expect(got.url).toBe(path);
       expect(got.body.equals(body)).toBe(true);
-      expect(got.headers['x-internal-token']).toBe('test-internal-token-0123456789');
+      expect(got.via).toBe(via);
+      if (via === 'http') {
+        expect(got.headers['x-internal-token']).toBe('test-internal-token-0123456789');
+        expect(got.headers['content-length']).toBe(String(body.length));
+        expect(got.headers['content-type']).toBe('application/json');
+      } else {
+        // The token opened the link; each request carries its identity and nothing else.
+        expect(signer.linkTokens.at(-1)).toBe('test-internal-token-0123456789');
+        expect(Object.keys(got.headers).sort()).toEqual(IDENTITY_HEADERS);
+      }
       expect(got.headers['x-request-id']).toBe('trace-123');
       expect(got.headers['x-integrator-id']).toBe('acme');
       expect(got.headers['x-api-key-id']).toBe(key.slice(0, (got.headers['x-api-key-id'] as string).length));
       expect(got.headers['x-api-key-id']).not.toBe('spoofed');
-      expect(got.headers['content-length']).toBe(String(body.length));
-      expect(got.headers['content-type']).toBe('application/json');
       expect(got.headers['x-api-key']).toBeUndefined();
       expect(res.headers['x-request-id']).toBe('trace-123');
       expect(res.headers['ratelimit-limit']).toBe('100000');
@@ -115,7 +125,7 @@ describe.each(ROUTES)('via the %s', (_name, target) => {
       const { status } = await postChunked(path, [BODY.slice(0, 10), BODY.slice(10)]);
       expect(status).toBe(200);
       expect(signer.requests[0]!.body.toString('utf8')).toBe(BODY);
-      expect(signer.requests[0]!.headers['content-length']).toBe(String(Buffer.byteLength(BODY)));
+      if (via === 'http') expect(signer.requests[0]!.headers['content-length']).toBe(String(Buffer.byteLength(BODY)));
       expect(signer.requests[0]!.headers['transfer-encoding']).toBeUndefined();
     });
 
@@ -258,8 +268,14 @@ describe('signer down', () => {
   });
 });
 
-describe('the forwarder against http-proxy-middleware, byte for byte', () => {
-  /** One request, as the signer receives it and as the client receives it (Date aside). */
+describe('the sign link against http-proxy-middleware', () => {
+  /**
+   * One request, as the signer receives it (path, body bytes, the request's identity) and as
+   * the client receives it (status, headers, body). Header names are compared without case and
+   * in sorted order, and the ones that only frame the message (Content-Length or chunked,
+   * Connection, Keep-Alive, Date) or differ between two requests (the rate-limit budget and
+   * reset, a generated X-Request-Id) are left out.
+   */
   async function exchange(app: Gateway['app'], path: string, headers: Record<string, string>, body: string) {
     signer.requests.length = 0;
     const base = new URL(await h.listen(app));
@@ -274,13 +290,18 @@ describe('the forwarder against http-proxy-middleware, byte for byte', () => {
               resolve({
                 status: res.statusCode ?? 0,
                 message: res.statusMessage ?? '',
-                // Raw pairs in order, without what differs between two requests: Date, the
-                // rate-limit budget and reset, a generated X-Request-Id.
-                headers: res.rawHeaders.reduce<string[]>((acc, v, i, all) => {
-                  if (i % 2 === 0 && !/^(date|x-request-id|keep-alive|ratelimit-remaining|ratelimit-reset)$/i.test(v))
-                    acc.push(`${v}: ${all[i + 1]}`);
-                  return acc;
-                }, []),
+                headers: res.rawHeaders
+                  .reduce<string[]>((acc, v, i, all) => {
+                    if (
+                      i % 2 === 0 &&
+                      !/^(date|x-request-id|keep-alive|connection|content-length|transfer-encoding|ratelimit-remaining|ratelimit-reset)$/i.test(
+                        v,
+                      )
+                    )
+                      acc.push(`${v.toLowerCase()}: ${all[i + 1]}`);
+                    return acc;
+                  }, [])
+                  .sort(),
                 body: text,
               }),
             );
@@ -296,11 +317,7 @@ describe('the forwarder against http-proxy-middleware, byte for byte', () => {
       upstream: got && {
         method: got.method,
         url: got.url,
-        // Sorted: the order of distinct fields carries no meaning (RFC 9110 5.3), and the
-        // library happens to reverse the client's.
-        headers: Object.entries(got.headers)
-          .filter(([k]) => k !== 'connection')
-          .sort(([a], [b]) => a.localeCompare(b)),
+        identity: IDENTITY_HEADERS.map((name) => got.headers[name]),
         body: got.body.toString('latin1'),
       },
     };
@@ -334,10 +351,11 @@ describe('the forwarder against http-proxy-middleware, byte for byte', () => {
     ];
     for (const [path, headers, body, behavior] of cases) {
       signer.behave(behavior);
-      const viaForwarder = await exchange(gw.app, path, headers, body);
+      const viaLink = await exchange(gw.app, path, headers, body);
       const viaLibrary = await exchange(gw.expressApp, path, headers, body);
-      expect(viaForwarder.upstream).toBeDefined();
-      expect(viaForwarder).toEqual(viaLibrary);
+      expect(viaLink.upstream).toBeDefined();
+      expect(viaLink.upstream!.identity.every((v) => typeof v === 'string' && v.length > 0)).toBe(true);
+      expect(viaLink).toEqual(viaLibrary);
     }
   });
 });

@@ -2,18 +2,32 @@
  * `createApp(deps)`: the signer's HTTP handler from explicit dependencies. main.ts wires the
  * real ones; tests pass real Redis-backed stores or fakes.
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import { DEFAULT_CHAIN_ID } from '@pmm/protocol';
-import { errorHandler, healthRoutes, httpMetrics, httpRequestMetrics, notFound, requestContext } from '@pmm/core';
+import {
+  errorHandler,
+  healthRoutes,
+  httpMetrics,
+  httpRequestMetrics,
+  notFound,
+  requestContext,
+  serveSignLink,
+  type SignLinkServer,
+} from '@pmm/core';
 import { signRoutes, signSteps } from './http/sign-routes';
 import { createSignFastPath } from './http/sign-fast-path';
+import { signLinkHandler } from './http/sign-link-handler';
 import type { SignerDeps } from './signer-deps';
 
 export type { SignerDeps } from './signer-deps';
 
-/** The signer's node:http listener; `express` is the Express part (everything but the fast path). */
-export type SignerApp = RequestListener & { express: Express };
+/**
+ * The signer's node:http listener; `express` is the Express part (everything but the fast
+ * path); `serveSignLink(server)` adds the gateway's sign link (core sign-link/) to the server
+ * that serves this listener.
+ */
+export type SignerApp = RequestListener & { express: Express; serveSignLink(server: Server): SignLinkServer };
 
 /**
  * Builds the handler: the sign fast path (http/sign-fast-path.ts) in front of the Express app
@@ -32,14 +46,19 @@ export function createApp(deps: SignerDeps): SignerApp {
   app.use(signRoutes(deps, steps));
   app.use(notFound());
   app.use(errorHandler());
-  const fast = createSignFastPath({
-    steps,
-    logger: deps.logger,
-    http,
-    v1: deps.servedChains.includes(DEFAULT_CHAIN_ID),
-  });
+  const paths = { steps, logger: deps.logger, http, v1: deps.servedChains.includes(DEFAULT_CHAIN_ID) };
+  const fast = createSignFastPath(paths);
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     if (!fast(req, res)) app(req, res);
   };
-  return Object.assign(handler, { express: app });
+  return Object.assign(handler, {
+    express: app,
+    serveSignLink: (server: Server) =>
+      serveSignLink(server, {
+        authorize: steps.checkToken,
+        handle: signLinkHandler(paths),
+        maxBodyBytes: steps.bodyLimit,
+        logger: deps.logger,
+      }),
+  });
 }

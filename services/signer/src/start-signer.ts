@@ -82,6 +82,8 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     timeouts: { headersMs: config.requestTimeoutMs, requestMs: config.requestTimeoutMs },
     logger,
   });
+  // The gateway's sign requests arrive on the sign link, on the same port (core sign-link/).
+  const link = app.serveSignLink(served.server);
   logger.info('signer listening', { host: config.host, port: served.port, chains: config.servedChains });
   let closing: Promise<void> | undefined;
   return {
@@ -90,7 +92,8 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     pairs,
     close: () =>
       (closing ??= (async () => {
-        await served.close();
+        // The link drains its in-flight requests and ends; the server then closes once idle.
+        await Promise.all([link.close(), served.close()]);
         await pairs.close();
         await integrators.stop();
         await Promise.allSettled([redis.quit(), subscriber.quit(), auditRedis.quit()]);

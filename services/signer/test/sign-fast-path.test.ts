@@ -8,6 +8,7 @@ import { request as httpRequest, type RequestListener } from 'node:http';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { SignLinkClient } from '@pmm/core';
 import { INTERNAL_TOKEN, USER, integrator, startFixture, testRegistry, type Fixture } from './support/fixture';
 
 let f: Fixture;
@@ -157,5 +158,81 @@ describe('fast path and Express answer alike', () => {
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toHaveProperty('verificationData');
     expect(r.headers).toContain('cache-control: no-store');
+  });
+});
+
+/**
+ * The sign link (src/http/sign-link-handler.ts) against the same Express reference: each case
+ * that can travel on the link (the transport's own cases, token, chunking, encodings, methods,
+ * stay on HTTP) gets the same status, headers and body.
+ */
+describe('the sign link and Express answer alike', () => {
+  const linkCases = CASES.filter(
+    (c) =>
+      c.method === undefined &&
+      !c.chunked &&
+      c.headers?.['X-Internal-Token'] === undefined &&
+      c.headers?.['Content-Encoding'] === undefined &&
+      !(c.path ?? '').includes('?'),
+  );
+  let link: SignLinkClient;
+  let linkUrl: string;
+  let reference: number;
+  let signLink: { close(): Promise<void> };
+  beforeAll(async () => {
+    const server = createServer(f.app);
+    servers.push(server);
+    signLink = f.app.serveSignLink(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    linkUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    link = new SignLinkClient({
+      url: linkUrl,
+      headers: { 'x-internal-token': INTERNAL_TOKEN },
+      maxAnswerBytes: 1 << 20,
+    });
+    reference = await serve(f.app.express);
+  });
+  afterAll(async () => {
+    link.close();
+    await signLink.close();
+  });
+
+  it('behavior: the link carries every case but the transport’s own', () => {
+    expect(linkCases.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(linkCases.map((c) => [c.name, c] as const))('behavior: %s', async (_name, c) => {
+    const headers: Record<string, string> = { 'x-request-id': 'rid-same', 'x-integrator-id': 'acme' };
+    for (const [name, value] of Object.entries(c.headers ?? {})) headers[name.toLowerCase()] = value;
+    const answer = await link.request({ path: c.path ?? '/v2/swap/sign', headers }, Buffer.from(c.body ?? '')).answer;
+    const viaLink = {
+      status: answer.status,
+      headers: Object.entries(answer.headers)
+        .map(([name, value]) => `${name.toLowerCase()}: ${value}`)
+        .sort(),
+      body: answer.body.toString('utf8'),
+    };
+    const viaExpress = await send(reference, c);
+    if (c.headers?.['X-Request-Id'] === 'bad id!') {
+      const strip = (r: typeof viaLink) => ({
+        ...r,
+        headers: r.headers.filter((h) => !h.startsWith('x-request-id')),
+        body: r.body.replace(/"requestId":"[^"]+"/, ''),
+      });
+      expect(strip(viaLink)).toEqual(strip(viaExpress));
+    } else {
+      expect(viaLink).toEqual(viaExpress);
+    }
+  });
+
+  it('error: a link opened with a wrong internal token is refused, and nothing is signed', async () => {
+    const wrong = new SignLinkClient({
+      url: linkUrl,
+      headers: { 'x-internal-token': 'nope' },
+      maxAnswerBytes: 1 << 20,
+    });
+    await expect(
+      wrong.request({ path: '/v2/swap/sign', headers: { 'x-integrator-id': 'acme' } }, Buffer.from(valid())).answer,
+    ).rejects.toMatchObject({ code: 'LINK_REFUSED' });
   });
 });

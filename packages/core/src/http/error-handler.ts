@@ -3,7 +3,6 @@
  * failures map to INVALID_JSON / PAYLOAD_TOO_LARGE; anything unknown is INTERNAL_ERROR with
  * a generic message (never the exception text); rendered and logged by sendError.
  */
-import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, toErrorEnvelope } from '@pmm/protocol';
 import type { RequestContext } from './request-context';
@@ -41,11 +40,21 @@ export function normalizeError(err: unknown): unknown {
 }
 
 /**
+ * What the envelope writer needs of a response: node:http's ServerResponse, or the signer's
+ * answer on the sign link (signer http/link-answer.ts), which is not a socket.
+ */
+export interface EnvelopeTarget {
+  statusCode: number;
+  setHeader(name: string, value: string | number): unknown;
+  end(text: string): unknown;
+}
+
+/**
  * Writes `err` as the envelope on a response not yet started, with the request's context
  * (`res.locals`), and logs it (4xx info, 5xx error). The same bytes whether called by
  * {@link errorHandler} or by a node:http fast path.
  */
-export function sendErrorEnvelope(res: ServerResponse, err: unknown): void {
+export function sendErrorEnvelope(res: EnvelopeTarget, err: unknown): void {
   const ctx = ((res as { locals?: Partial<RequestContext> }).locals ?? {}) as Partial<RequestContext>;
   const { status, body, headers } = toErrorEnvelope(normalizeError(err), ctx.requestId ?? 'unknown');
   if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });

@@ -5,7 +5,7 @@
  * body, and carried by the child logger of the request.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isRequestId, REQUEST_ID_HEADER } from '@pmm/protocol';
 import type { Logger } from '../logger';
@@ -44,7 +44,7 @@ export class LazyRequestContext implements RequestContext {
 }
 
 /** The caller's `X-Request-Id` when it is a safe token, else a new UUID. */
-export function requestIdOf(req: IncomingMessage): string {
+export function requestIdOf(req: { headers: IncomingHttpHeaders }): string {
   const incoming = req.headers[REQUEST_ID_HEADER];
   return isRequestId(incoming) ? incoming : randomUUID();
 }

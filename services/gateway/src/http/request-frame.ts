@@ -12,12 +12,12 @@
  *   as core's httpMetrics: route PATTERN, never the raw URL) and the access log line (info for
  *   errors, debug for successes; never the API key).
  */
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
 import { LazyRequestContext, requestIdOf, type Logger, type Metrics, sendError, httpRequestMetrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
-import { abortUpstream } from './sign-proxy';
+import { abortUpstream, type Upstream } from './sign-proxy';
 import type { HeaderList } from './security-headers';
 
 /** `res.locals` of a request: core's lazy context, plus what the gateway's steps share. */
@@ -27,7 +27,7 @@ export class RequestLocals extends LazyRequestContext {
   route?: string;
   timer?: NodeJS.Timeout;
   /** The request to the signer while it runs (the timeout aborts it; see abortUpstream). */
-  upstream?: ClientRequest;
+  upstream?: Upstream;
 }
 
 export interface RequestFrameOptions {

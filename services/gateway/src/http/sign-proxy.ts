@@ -1,14 +1,12 @@
 /**
  * `POST /v2/swap/sign` and `POST /v1/swap/sign` → the signer, through http-proxy-middleware,
- * on the Express route. Most sign requests take the fast path instead (sign-fast-path.ts and
- * sign-forwarder.ts, which mirror this file); this one serves the requests the fast path
- * hands to Express (browser requests when CORS is on) and is the reference the forwarder is
- * tested against.
+ * on the Express route. Most sign requests take the fast path over the sign link instead
+ * (sign-fast-path.ts); this one serves the requests the fast path hands to Express (browser
+ * requests when CORS is on, compressed bodies) and is the reference the link is tested against.
  *
  * - The body forwarded is exactly the bytes read by bodyLimit (never parsed here).
  * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`,
- *   `X-Api-Key-Id` (the key's public id, for the audit trail), as listed by sign-forwarder.ts
- *   `signerRequestHeaders`; the client's own values of those headers and its `X-API-KEY`
+ *   `X-Api-Key-Id` (the key's public id, for the audit trail), as listed by signer-headers.ts; the client's own values of those headers and its `X-API-KEY`
  *   never reach the signer.
  * - The signer's answer (status, headers, body) is passed through.
  * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the
@@ -25,7 +23,7 @@ import { ApiError } from '@pmm/protocol';
 import { contextOf, sendError } from '@pmm/core';
 import { authOf } from './auth-context';
 import { rawBodyOf } from './body-limit';
-import { DROPPED_REQUEST_HEADERS, signerRequestHeaders } from './sign-forwarder';
+import { DROPPED_REQUEST_HEADERS, signerRequestHeaders } from './signer-headers';
 
 export interface SignProxyOptions {
   signerUrl: string;
@@ -37,17 +35,23 @@ export interface SignProxyOptions {
   onUpstreamError?: (reason: string) => void;
 }
 
+/** What runs upstream for a request: an HTTP request to the signer, or a sign-link exchange. */
+export interface Upstream {
+  destroy(): void;
+}
+
 /** Aborts the upstream request of a response, if one is running (used by the request timeout). */
 export function abortUpstream(res: Response): void {
-  const upstream = res.locals.upstream as ClientRequest | undefined;
-  if (upstream && !upstream.destroyed) upstream.destroy();
+  const upstream = res.locals.upstream as Upstream | undefined;
+  res.locals.upstream = undefined;
+  upstream?.destroy();
 }
 
 function isResponse(x: Response | Socket): x is Response {
   return typeof (x as Response).writeHead === 'function';
 }
 
-/** The connection pool to the signer, shared by the proxy and the forwarder. */
+/** The connection pool of the proxy to the signer. */
 export function signerAgent(signerUrl: string): Agent | HttpsAgent {
   // Keep-alive to the signer: a TCP handshake per sign request would cost more than signing.
   return signerUrl.startsWith('https:')
@@ -71,12 +75,12 @@ export function signProxy(opts: SignProxyOptions): { handler: RequestHandler } {
         for (const name of DROPPED_REQUEST_HEADERS) proxyReq.removeHeader(name);
         const auth = authOf(res);
         const headers = {
-          internalToken: opts.internalToken,
           requestId: contextOf(res).requestId,
           integratorId: auth.integrator.id,
           apiKeyId: auth.key.keyId,
         };
-        for (const [name, value] of signerRequestHeaders(headers, body.length)) proxyReq.setHeader(name, value);
+        for (const [name, value] of signerRequestHeaders(headers, opts.internalToken, body.length))
+          proxyReq.setHeader(name, value);
         // The client's stream was consumed by bodyLimit; http-proxy's `req.pipe(proxyReq)`
         // then only ends the request after these bytes.
         if (body.length > 0) proxyReq.write(body);

@@ -1,16 +1,19 @@
 /**
- * A stand-in for the signer: records every request (method, path, headers, exact body bytes)
- * and answers as told: a valid SignQuoteResponse, an error envelope, never (accept and hang),
- * or a dropped connection.
+ * A stand-in for the signer, on both ways the gateway reaches it (HTTP for the library route,
+ * the sign link for the fast path; the link served by core's own serveSignLink): records every
+ * request (method, path, headers, exact body bytes, which way it came) and answers as told: a
+ * valid SignQuoteResponse, an error envelope, never (accept and hang), or a dropped connection.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { createLogger, serveSignLink, type LinkAnswer } from '@pmm/core';
 
 export interface Recorded {
   method: string;
   url: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  via: 'http' | 'link';
 }
 
 export type Behavior =
@@ -25,6 +28,8 @@ export interface FakeSigner {
   url: string;
   port: number;
   requests: Recorded[];
+  /** The internal token each sign link was opened with, in order. */
+  linkTokens: string[];
   behave(b: Behavior): void;
   close(): Promise<void>;
 }
@@ -42,6 +47,7 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
         url: req.url ?? '',
         headers: req.headers,
         body: Buffer.concat(chunks),
+        via: 'http',
       });
       const b = behavior;
       if (b.kind === 'hang') return;
@@ -58,6 +64,33 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
       res.end(b.body);
     });
   });
+  const linkTokens: string[] = [];
+  serveSignLink(server, {
+    authorize: (headers) => void linkTokens.push(String(headers['x-internal-token'])),
+    maxBodyBytes: 64 * 1024,
+    logger: createLogger({ silent: true, service: 'fake-signer' }),
+    handle: (request) => {
+      requests.push({ method: 'POST', url: request.path, headers: request.headers, body: request.body, via: 'link' });
+      const b = behavior;
+      const answer = (status: number, headers: Record<string, string>, body: string): LinkAnswer => ({
+        status,
+        headers: {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': String(Buffer.byteLength(body)),
+          ...headers,
+        },
+        body: Buffer.from(body),
+      });
+      if (b.kind === 'hang') return new Promise<LinkAnswer>(() => undefined);
+      if (b.kind === 'drop') {
+        for (const s of sockets) s.destroy();
+        return new Promise<LinkAnswer>(() => undefined);
+      }
+      if (b.kind === 'ok')
+        return answer(200, { 'X-Request-Id': String(request.headers['x-request-id']) }, b.body ?? SIGN_OK_BODY);
+      return answer(b.status, b.headers ?? {}, b.body);
+    },
+  });
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -68,6 +101,7 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
     url: `http://127.0.0.1:${actual}`,
     port: actual,
     requests,
+    linkTokens,
     behave: (b) => {
       behavior = b;
     },

@@ -15,9 +15,8 @@
  * (body-parser inflates those).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, INTEGRATOR_ID_HEADER } from '@pmm/protocol';
+import { ApiError } from '@pmm/protocol';
 import {
-  andThen,
   LazyRequestContext,
   requestIdOf,
   sendErrorEnvelope,
@@ -25,8 +24,8 @@ import {
   type Logger,
   type MaybePromise,
 } from '@pmm/core';
-import { V1_SIGN_PATH, V2_SIGN_PATH, sendSigned, setDeprecationHeaders, type SignSteps } from './sign-routes';
-import { parseJsonBody } from './json-body';
+import { V1_SIGN_PATH, V2_SIGN_PATH, setDeprecationHeaders, type SignSteps } from './sign-routes';
+import { answerSignExchange, runSignExchange, tooLarge } from './sign-exchange';
 
 export interface SignFastPathOptions {
   steps: SignSteps;
@@ -35,9 +34,6 @@ export interface SignFastPathOptions {
   /** /v1 is served (chain 8453 is). */
   v1: boolean;
 }
-
-const tooLarge = () => new ApiError('PAYLOAD_TOO_LARGE', 'body: larger than the size limit');
-
 /**
  * The body's bytes, at most `limit`, with body-parser's answers: 413 when `Content-Length`
  * or the bytes received exceed the limit (the rest of the upload is then discarded), 400
@@ -110,35 +106,18 @@ export function createSignFastPath(opts: SignFastPathOptions): (req: IncomingMes
     let result: MaybePromise<string>;
     try {
       steps.checkToken(req.headers);
-      result = andThen(
-        steps.integrator(req.headers, () => locals.log),
-        (integrator) => {
-          locals.bind({ integratorId: req.headers[INTEGRATOR_ID_HEADER] as string });
-          return readBody(req, steps.bodyLimit).then((body) =>
-            steps.sign(parseJsonBody(body), integrator, legacy, {
-              headers: req.headers,
-              requestId,
-              log: () => locals.log,
-            }),
-          );
-        },
-      );
+      result = runSignExchange(steps, {
+        headers: req.headers,
+        legacy,
+        locals,
+        body: (limit) => readBody(req, limit),
+      });
     } catch (err) {
       req.resume();
       sendErrorEnvelope(res, err);
       return true;
     }
-    if (result instanceof Promise) {
-      result.then(
-        (json) => sendSigned(res, json),
-        (err: unknown) => {
-          if (res.headersSent) return;
-          sendErrorEnvelope(res, err);
-        },
-      );
-    } else {
-      sendSigned(res, result);
-    }
+    void answerSignExchange(res, result);
     return true;
   };
 }

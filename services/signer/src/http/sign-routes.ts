@@ -4,7 +4,7 @@
  * parse (400 UNSUPPORTED_FIELD, 422) · the domain checks and signing (sign-quote.ts).
  * Wrong methods on these paths are 405, before the token check (404 and 405 come first).
  */
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Router, type RequestHandler } from 'express';
 import {
   API_KEY_ID_HEADER,
@@ -14,7 +14,7 @@ import {
   parseSignRequest,
   v1DeprecationHeaders,
 } from '@pmm/protocol';
-import { methodNotAllowed, type Logger, type MaybePromise, type Metrics } from '@pmm/core';
+import { methodNotAllowed, type EnvelopeTarget, type Logger, type MaybePromise, type Metrics } from '@pmm/core';
 import { signQuote, type SignQuoteContext } from '../domain/sign-quote';
 import { signatureRecord } from '../domain/signature-record';
 import type { IntegratorView } from '../store/integrator-store';
@@ -28,7 +28,7 @@ export const V1_SIGN_PATH = '/v1/swap/sign';
 
 /** Headers of every /v1 response (docs/decisions.md#legacy-v1). */
 const V1_HEADERS = v1DeprecationHeaders(V2_SIGN_PATH);
-export function setDeprecationHeaders(res: ServerResponse): void {
+export function setDeprecationHeaders(res: EnvelopeTarget): void {
   for (const [name, value] of Object.entries(V1_HEADERS)) res.setHeader(name, value);
 }
 const deprecationHeaders: RequestHandler = (_req, res, next) => {
@@ -159,7 +159,7 @@ export function signSteps(deps: SignerDeps): SignSteps {
 }
 
 /** Headers of a signed quote (what Express's res.json writes, plus no-store). */
-export function sendSigned(res: ServerResponse, json: string): void {
+export function sendSigned(res: EnvelopeTarget, json: string): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(json));

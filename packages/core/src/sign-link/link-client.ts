@@ -1,0 +1,183 @@
+/**
+ * The gateway's end of the sign link (README.md in this folder): one connection to the
+ * signer, opened on the first request and again after it breaks, carrying every sign request
+ * as a frame. Requests written in the same turn of the event loop leave in one write.
+ *
+ * Failure semantics, as with one HTTP request per quote:
+ * - the signer cannot be reached, refuses the upgrade, or the link breaks: every request
+ *   waiting on that connection rejects with a {@link SignLinkError} (the gateway answers 503);
+ * - the caller gives up on a request (its timeout): `cancel()`; a late answer is dropped. If
+ *   nothing at all arrived on the link since that request was written, the link is presumed
+ *   stuck and is closed, so the next request opens a fresh one.
+ */
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import { FrameReader, encodeFrame } from './frames';
+import {
+  SIGN_LINK_PATH,
+  SIGN_LINK_PROTOCOL,
+  type LinkAnswer,
+  type LinkAnswerHead,
+  type LinkRequestHead,
+} from './link-protocol';
+
+/** `code`: a Node socket error code (ECONNREFUSED, ECONNRESET…), or one of the link's own. */
+export class SignLinkError extends Error {
+  constructor(
+    readonly code: 'LINK_REFUSED' | 'LINK_CLOSED' | 'LINK_MALFORMED' | string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface SignLinkClientOptions {
+  /** The signer's base URL (http or https). */
+  url: string;
+  /** Headers of the upgrade request (the internal token). */
+  headers: Record<string, string>;
+  /** The largest answer frame accepted. */
+  maxAnswerBytes: number;
+  /** Told once per link that opens or fails to (logs). */
+  onLinkEvent?: (event: 'open' | 'refused' | 'closed', detail: { status?: number; code?: string }) => void;
+}
+
+export interface SignLinkExchange {
+  answer: Promise<LinkAnswer>;
+  /** Stop waiting (the caller answered already); a late answer is dropped. */
+  cancel(): void;
+}
+
+interface Waiting {
+  resolve(answer: LinkAnswer): void;
+  reject(err: SignLinkError): void;
+  /** Bytes received on the link when the request was written. */
+  receivedAtSend: number;
+}
+
+/** One connection attempt and, once upgraded, the link it became. */
+class Link {
+  socket?: Socket;
+  readonly waiting = new Map<number, Waiting>();
+  private out: Buffer[] = [];
+  private flushScheduled = false;
+  received = 0;
+  ended = false;
+  private readonly upgrade: ClientRequest;
+
+  constructor(
+    private readonly opts: SignLinkClientOptions,
+    private readonly onEnd: (link: Link) => void,
+  ) {
+    const target = new URL(SIGN_LINK_PATH, opts.url);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    this.upgrade = send(target, {
+      method: 'GET',
+      agent: false,
+      headers: { ...opts.headers, Connection: 'Upgrade', Upgrade: SIGN_LINK_PROTOCOL },
+    });
+    this.upgrade.on('upgrade', (_res: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (this.ended) return void socket.destroy();
+      this.socket = socket;
+      socket.setNoDelay(true);
+      socket.setKeepAlive(true, 30_000);
+      const reader = new FrameReader(opts.maxAnswerBytes);
+      const onData = (chunk: Buffer) => {
+        this.received += chunk.length;
+        try {
+          for (const frame of reader.push(chunk)) {
+            const entry = this.waiting.get(frame.id);
+            if (!entry) continue; // cancelled
+            this.waiting.delete(frame.id);
+            const head = JSON.parse(frame.head) as LinkAnswerHead;
+            entry.resolve({ status: head.status, headers: head.headers, body: frame.body });
+          }
+        } catch (err) {
+          this.fail(new SignLinkError('LINK_MALFORMED', `malformed answer frame: ${(err as Error).message}`));
+        }
+      };
+      socket.on('data', onData);
+      socket.on('error', (err: NodeJS.ErrnoException) =>
+        this.fail(new SignLinkError(err.code ?? 'LINK_CLOSED', err.message)),
+      );
+      socket.on('close', () => this.fail(new SignLinkError('LINK_CLOSED', 'the signer closed the sign link')));
+      opts.onLinkEvent?.('open', {});
+      if (head.length > 0) onData(head);
+      this.flush();
+    });
+    this.upgrade.on('response', (res: IncomingMessage) => {
+      // Not upgraded: the signer said why (401 wrong internal token, 404 an older signer…).
+      res.resume();
+      opts.onLinkEvent?.('refused', { status: res.statusCode });
+      this.fail(new SignLinkError('LINK_REFUSED', `the signer refused the sign link (HTTP ${res.statusCode})`));
+    });
+    this.upgrade.on('error', (err: NodeJS.ErrnoException) =>
+      this.fail(new SignLinkError(err.code ?? 'LINK_CLOSED', err.message)),
+    );
+    this.upgrade.end();
+  }
+
+  send(id: number, frame: Buffer, entry: Waiting): void {
+    this.waiting.set(id, entry);
+    this.out.push(frame);
+    if (this.socket && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (!this.socket || this.ended || this.out.length === 0) return;
+    const frames = this.out;
+    this.out = [];
+    this.socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+  }
+
+  /** Ends the link: every request still waiting rejects with `err`. */
+  fail(err: SignLinkError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd(this);
+    if (this.socket) this.opts.onLinkEvent?.('closed', { code: err.code });
+    this.upgrade.destroy();
+    this.socket?.destroy();
+    this.out = [];
+    for (const entry of this.waiting.values()) entry.reject(err);
+    this.waiting.clear();
+  }
+}
+
+export class SignLinkClient {
+  private link?: Link;
+  private nextId = 0;
+
+  constructor(private readonly opts: SignLinkClientOptions) {}
+
+  request(head: LinkRequestHead, body: Buffer): SignLinkExchange {
+    const link = (this.link ??= new Link(this.opts, (ended) => {
+      if (this.link === ended) this.link = undefined;
+    }));
+    // Ids wrap at 2^32; far more than can be in flight at once.
+    const id = (this.nextId = (this.nextId + 1) >>> 0);
+    let entry!: Waiting;
+    const answer = new Promise<LinkAnswer>((resolve, reject) => {
+      entry = { resolve, reject, receivedAtSend: link.received };
+    });
+    link.send(id, encodeFrame(id, JSON.stringify(head), body), entry);
+    return {
+      answer,
+      cancel: () => {
+        if (!link.waiting.delete(id)) return;
+        if (link.received === entry.receivedAtSend)
+          link.fail(new SignLinkError('LINK_CLOSED', 'the sign link answered nothing within the request timeout'));
+      },
+    };
+  }
+
+  /** Closes the link; requests still waiting reject. */
+  close(): void {
+    this.link?.fail(new SignLinkError('LINK_CLOSED', 'the gateway closed the sign link'));
+  }
+}
