@@ -54,6 +54,7 @@ export type GatewayAppConfig = Pick<
   GatewayConfig,
   | 'redisKeyPrefix'
   | 'signerUrl'
+  | 'signerLinks'
   | 'internalToken'
   | 'servedChains'
   | 'corsOrigins'
@@ -171,6 +172,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     url: config.signerUrl,
     headers: { [INTERNAL_TOKEN_HEADER]: config.internalToken },
     maxAnswerBytes: SIGN_ANSWER_LIMIT_BYTES,
+    links: config.signerLinks,
     onLinkEvent: (event, detail) => {
       // A refused link is a deployment fault (wrong INTERNAL_TOKEN, an older signer): loud.
       if (event === 'refused') logger.error('sign link refused by the signer', detail);

@@ -228,6 +228,48 @@ describe.each(ROUTES)('via the %s', (_name, target, via) => {
   });
 });
 
+describe('sign links', () => {
+  it('behavior: requests are spread over SIGNER_LINKS links, each opened with the internal token', async () => {
+    const s = await fakeSigner();
+    try {
+      const gw3 = await h.gateway({ signerUrl: s.url, signerLinks: 3 });
+      for (let i = 0; i < 6; i++) {
+        const res = await call(
+          request(gw3.app)
+            .post('/v2/swap/sign')
+            .set('X-API-KEY', key)
+            .set('Content-Type', 'application/json')
+            .send(BODY),
+        );
+        expect(res.status).toBe(200);
+      }
+      expect(s.linkTokens).toEqual(Array.from({ length: 3 }, () => 'test-internal-token-0123456789'));
+      expect(s.requests.map((r) => r.via)).toEqual(Array.from({ length: 6 }, () => 'link'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('error: a signer refusing the link (wrong internal token) is 503 to the client, never its 401', async () => {
+    const s = await fakeSigner();
+    s.refuseLinks();
+    try {
+      const gw4 = await h.gateway({ signerUrl: s.url });
+      const res = await call(
+        request(gw4.app).post('/v2/swap/sign').set('X-API-KEY', key).set('Content-Type', 'application/json').send(BODY),
+      );
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'signer unavailable, retry shortly',
+      });
+      expect(s.requests).toHaveLength(0);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('signer down', () => {
   it('error: nothing listening at SIGNER_URL is 503 at once (connection refused)', async () => {
     const down = await fakeSigner();

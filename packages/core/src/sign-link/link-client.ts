@@ -1,7 +1,7 @@
 /**
- * The gateway's end of the sign link (README.md in this folder): one connection to the
- * signer, opened on the first request and again after it breaks, carrying every sign request
- * as a frame. Requests written in the same turn of the event loop leave in one write.
+ * The gateway's end of the sign link (README.md in this folder): one connection to the signer
+ * (or a few, `links`), opened on first use and again after it breaks, carrying every sign
+ * request as a frame. Requests written in the same turn of the event loop leave in one write.
  *
  * Failure semantics, as with one HTTP request per quote:
  * - the signer cannot be reached, refuses the upgrade, or the link breaks: every request
@@ -39,6 +39,11 @@ export interface SignLinkClientOptions {
   headers: Record<string, string>;
   /** The largest answer frame accepted. */
   maxAnswerBytes: number;
+  /**
+   * Links kept open, requests spread over them in turn (default 1). More than one lets a load
+   * balancer or DNS name in front of several signers spread the gateway's requests.
+   */
+  links?: number;
   /** Told once per link that opens or fails to (logs). */
   onLinkEvent?: (event: 'open' | 'refused' | 'closed', detail: { status?: number; code?: string }) => void;
 }
@@ -150,14 +155,18 @@ class Link {
 }
 
 export class SignLinkClient {
-  private link?: Link;
+  private readonly links: (Link | undefined)[];
   private nextId = 0;
+  private turn = 0;
 
-  constructor(private readonly opts: SignLinkClientOptions) {}
+  constructor(private readonly opts: SignLinkClientOptions) {
+    this.links = new Array<Link | undefined>(Math.max(1, opts.links ?? 1)).fill(undefined);
+  }
 
   request(head: LinkRequestHead, body: Buffer): SignLinkExchange {
-    const link = (this.link ??= new Link(this.opts, (ended) => {
-      if (this.link === ended) this.link = undefined;
+    const slot = (this.turn = (this.turn + 1) % this.links.length);
+    const link = (this.links[slot] ??= new Link(this.opts, (ended) => {
+      if (this.links[slot] === ended) this.links[slot] = undefined;
     }));
     // Ids wrap at 2^32; far more than can be in flight at once.
     const id = (this.nextId = (this.nextId + 1) >>> 0);
@@ -176,8 +185,8 @@ export class SignLinkClient {
     };
   }
 
-  /** Closes the link; requests still waiting reject. */
+  /** Closes the links; requests still waiting reject. */
   close(): void {
-    this.link?.fail(new SignLinkError('LINK_CLOSED', 'the gateway closed the sign link'));
+    for (const link of this.links) link?.fail(new SignLinkError('LINK_CLOSED', 'the gateway closed the sign link'));
   }
 }

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { ApiError } from '@pmm/protocol';
 import { createLogger, serveSignLink, type LinkAnswer } from '@pmm/core';
 
 export interface Recorded {
@@ -30,6 +31,8 @@ export interface FakeSigner {
   requests: Recorded[];
   /** The internal token each sign link was opened with, in order. */
   linkTokens: string[];
+  /** From now on, refuse sign links with 401 (as a signer with another INTERNAL_TOKEN would). */
+  refuseLinks(): void;
   behave(b: Behavior): void;
   close(): Promise<void>;
 }
@@ -65,8 +68,12 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
     });
   });
   const linkTokens: string[] = [];
+  let refuse = false;
   serveSignLink(server, {
-    authorize: (headers) => void linkTokens.push(String(headers['x-internal-token'])),
+    authorize: (headers) => {
+      if (refuse) throw new ApiError('UNAUTHORIZED', 'internal token required');
+      linkTokens.push(String(headers['x-internal-token']));
+    },
     maxBodyBytes: 64 * 1024,
     logger: createLogger({ silent: true, service: 'fake-signer' }),
     handle: (request) => {
@@ -102,6 +109,9 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
     port: actual,
     requests,
     linkTokens,
+    refuseLinks: () => {
+      refuse = true;
+    },
     behave: (b) => {
       behavior = b;
     },

@@ -74,6 +74,7 @@ export function baseConfig(prefix: string, over: Partial<GatewayAppConfig> = {})
   return {
     redisKeyPrefix: prefix,
     signerUrl: 'http://127.0.0.1:9',
+    signerLinks: 2,
     internalToken: 'test-internal-token-0123456789',
     servedChains: [8453, 56, 4663],
     corsOrigins: [],
