@@ -41,7 +41,12 @@ export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { createMetrics, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
-export { SignLinkClient, SignLinkError, type SignLinkClientOptions, type SignLinkExchange } from './sign-link/link-client';
+export {
+  SignLinkClient,
+  SignLinkError,
+  type SignLinkClientOptions,
+  type SignLinkExchange,
+} from './sign-link/link-client';
 export {
   SIGN_LINK_PATH,
   SIGN_LINK_PROTOCOL,
