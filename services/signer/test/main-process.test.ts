@@ -7,7 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
-import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { SignLinkClient, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { privateKeyToAddress } from 'viem/accounts';
 import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, testKey, testRegistry } from './support/fixture';
 
@@ -139,6 +139,42 @@ describe('main process', () => {
       expect(await p.exited).toBe(0);
       expect(p.output()).toContain('"message":"stopped"');
       for (const s of SECRETS) expect(p.output()).not.toContain(s);
+    } finally {
+      if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  // What a draining link does with requests in flight is core's sign-link.test.ts; here, that
+  // an open link does not keep the process alive.
+  it('behavior: SIGTERM with a sign link open closes the link and exits 0 promptly', async () => {
+    const p = startMain(baseEnv());
+    try {
+      const port = Number((await waitForLine(p, /"message":"signer listening".*?"port":(\d+)/))[1]);
+      const link = new SignLinkClient({
+        url: `http://127.0.0.1:${port}`,
+        headers: { 'x-internal-token': INTERNAL_TOKEN },
+        maxAnswerBytes: 1 << 20,
+      });
+      const ask = () =>
+        link.request(
+          { path: '/v2/swap/sign', headers: { 'x-integrator-id': 'acme', 'x-request-id': 'link-drain' } },
+          Buffer.from(
+            JSON.stringify({
+              tokenIn: testRegistry(8453).baseTokens[0]!.address,
+              tokenOut: testRegistry(8453).quoteToken.address,
+              fee: '30',
+              userAddress: USER,
+            }),
+          ),
+        ).answer;
+      expect((await ask()).status).toBe(200);
+      const started = Date.now();
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toBe(0);
+      // Well inside the 10 s drain timeout: the open link does not hold the server open.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(p.output()).toContain('"message":"stopped"');
+      link.close();
     } finally {
       if (p.child.exitCode === null) p.child.kill('SIGKILL');
     }
