@@ -10,7 +10,7 @@
  * `ENCODING_FAILED`; a bad value could be anything, including a mistyped secret).
  */
 import { keccak256 } from './keccak256';
-import { ADDRESS_PATTERN } from './parse-address';
+import { isAddress } from './parse-address';
 import { UINT256_MAX } from './parse-uint';
 
 /** Size of one ABI word in bytes. */
@@ -136,7 +136,6 @@ export function bytesToHex(bytes: Uint8Array): string {
 // ~1,200 `quote()` calls, where string concatenation beats filling buffers). Bare hex here:
 // lowercase, no `0x`.
 
-const ADDRESS_HEX = new RegExp(ADDRESS_PATTERN);
 const BYTES_HEX = /^0x([0-9a-fA-F]{2})*$/;
 
 /** The 4-byte selector of a canonical function signature (`name(type,…)`), as `0x` + 8 hex digits. */
@@ -153,7 +152,7 @@ export function uint256WordHex(value: bigint | number): string {
 
 /** An address word as 64 bare hex digits: 24 zeros, then the 40 lowercase address digits. */
 export function addressWordHex(address: string): string {
-  if (!ADDRESS_HEX.test(address)) throw new Error('address: expected 0x followed by 40 hex digits');
+  if (!isAddress(address)) throw new Error('address: expected 0x followed by 40 hex digits');
   return '000000000000000000000000' + address.slice(2).toLowerCase();
 }
 
