@@ -72,7 +72,7 @@ export const FALLBACK_BID_AMOUNTS: readonly string[] = Object.freeze([
 ]);
 
 /** Most points per side: each point is one `quote()` inside the per-block call. */
-export const MAX_LADDER_POINTS = 64;
+const MAX_LADDER_POINTS = 64;
 
 const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
