@@ -31,8 +31,8 @@ export function findDuplicateKey(text: string, parsed: unknown): string | undefi
  * False when `text` cannot repeat a key. Every key in the text is followed by a colon, and
  * `parsed` holds one key per distinct key of each object; so when the text has no more
  * colons than `parsed` has keys, no key was written twice. Colons inside strings only make
- * the count larger, which sends the text to the scan: never a wrong "clean". Costs about a
- * fifth of the scan on a sign request body (signer benchmark, "body text" row).
+ * the count larger, which sends the text to the scan: never a wrong "clean". On a sign request
+ * body it costs about a tenth of the scan (signer benchmark, "body text" row: 0.1 against 1.1 us).
  */
 function mayRepeatAKey(text: string, parsed: unknown): boolean {
   const keys = keyCount(parsed);
