@@ -6,7 +6,7 @@
  * the spec; it is part of the type hash.) Apart from the digest (amm-verification.ts) so that
  * what only signs with a wallet, like the SDK, does not load a keccak implementation.
  */
-import { ADDRESS_PATTERN } from './parse-address';
+import { isAddress } from './parse-address';
 
 export interface AmmVerificationParams {
   chainId: number;
@@ -46,10 +46,8 @@ export interface AmmVerificationTypedData {
   message: { tokenIn: HexAddress; tokenOut: HexAddress; timestampInMilisec: bigint };
 }
 
-const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
-
 function asHexAddress(value: string, field: string): HexAddress {
-  if (!ADDRESS_RE.test(value)) throw new Error(`${field}: expected 0x followed by 40 hex digits`);
+  if (!isAddress(value)) throw new Error(`${field}: expected 0x followed by 40 hex digits`);
   return value as HexAddress;
 }
 

@@ -80,7 +80,7 @@ export {
   type QuoteSample,
 } from './orderbook-levels';
 export { type PairRegistry, type TokenInfo } from './pair-registry';
-export { ADDRESS_PATTERN, parseAddress } from './parse-address';
+export { isAddress, parseAddress } from './parse-address';
 export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAIN_ID } from './parse-chain-id';
 export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';
 export { isUint256String, parseUintString, UINT256_MAX } from './parse-uint';

@@ -14,6 +14,16 @@ export const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 export const ADDRESS_FORMAT_REASON = 'must be a 0x-prefixed 20-byte hex address';
 
 const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
+
+/**
+ * Whether `value` has the address shape ({@link ADDRESS_PATTERN}); says nothing of the checksum
+ * or the zero address ({@link parseAddress} judges those). The one compiled form of the pattern,
+ * for every check that only needs the shape.
+ */
+export function isAddress(value: unknown): value is string {
+  return typeof value === 'string' && ADDRESS_RE.test(value);
+}
+
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 /**
@@ -48,7 +58,7 @@ function checksumOf(lowerHex: string): string {
  */
 export function parseAddress(field: string, value: unknown): string {
   if (typeof value !== 'string') throw validationError(field, 'must be a string');
-  if (!ADDRESS_RE.test(value)) throw validationError(field, ADDRESS_FORMAT_REASON);
+  if (!isAddress(value)) throw validationError(field, ADDRESS_FORMAT_REASON);
   const hex = value.slice(2);
   const checksummed = checksumOf(hex.toLowerCase());
   const singleCase = hex === hex.toLowerCase() || hex === hex.toUpperCase();

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { getAddress as viemGetAddress } from 'viem';
 import { ApiError } from '../src/errors';
-import { parseAddress } from '../src/parse-address';
+import { isAddress, parseAddress } from '../src/parse-address';
 
 function caught(fn: () => unknown): ApiError {
   try {
@@ -96,4 +96,19 @@ describe('parseAddress', () => {
       { numRuns: 300 },
     );
   });
+});
+
+describe('isAddress', () => {
+  it('behavior: the shape only; a wrong checksum and the zero address still have it', () => {
+    expect(isAddress(USDC)).toBe(true);
+    expect(isAddress(USDC.replace('fCD6', 'FCD6'))).toBe(true);
+    expect(isAddress('0x0000000000000000000000000000000000000000')).toBe(true);
+  });
+
+  it.each([['0X833589fcd6edb6e08f4c7c32d4f71b54bda02913'], [` ${USDC}`], [`${USDC}\n`], [''], [null], [123], [[USDC]]])(
+    'behavior: %p is not an address',
+    (value) => {
+      expect(isAddress(value)).toBe(false);
+    },
+  );
 });

@@ -14,9 +14,7 @@ import {
   SIGN_PATH_SETTINGS,
   type Setting,
 } from '@pmm/core';
-import { ADDRESS_PATTERN } from '@pmm/protocol';
-
-const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
+import { isAddress } from '@pmm/protocol';
 
 function stringList(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map(String);
@@ -30,7 +28,7 @@ function stringList(raw: unknown): string[] {
 function addressList(raw: unknown): string[] {
   const list = stringList(raw);
   for (const a of list)
-    if (!ADDRESS_RE.test(a)) throw new ConfigError('must be a comma-separated list of 0x addresses');
+    if (!isAddress(a)) throw new ConfigError('must be a comma-separated list of 0x addresses');
   return list.map((a) => a.toLowerCase());
 }
 

@@ -6,8 +6,7 @@
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger } from '@pmm/core';
 import { startBlockSource, type BlockHead, type BlockSource } from '../src/chain/block-source';
-import { freePort } from '@pmm/testkit';
-import { waitFor } from './support/wait';
+import { freePort, until } from '@pmm/testkit';
 
 interface FakeNode {
   server: WebSocketServer;
@@ -109,11 +108,11 @@ it('behavior: reports the current head on connect, then each newHeads header, on
   const heads: BlockHead[] = [];
   const states: string[] = [];
   source = start(port, heads, states);
-  await waitFor('the first head', 3_000, async () => (heads.length > 0 ? true : undefined));
+  await until(() => heads.length > 0, 3_000, 'the first head');
   node.pushHead(6);
   node.pushHead(6);
   node.pushHead(7);
-  await waitFor('head 7', 3_000, async () => (heads.some((h) => h.number === 7) ? true : undefined));
+  await until(() => heads.some((h) => h.number === 7), 3_000, 'head 7');
   expect(heads.map((h) => h.number)).toEqual([5, 6, 7]);
   expect(heads[2]).toMatchObject({ timestamp: 1_700_000_007 });
   expect(states).toEqual(['up']);
@@ -127,12 +126,12 @@ it('behavior: a refused handshake does not crash the process; the source connect
   const states: string[] = [];
   const reconnects = { n: 0 };
   source = start(port, heads, states, reconnects);
-  await waitFor('a few failed attempts', 3_000, async () => (reconnects.n >= 2 ? true : undefined));
+  await until(() => reconnects.n >= 2, 3_000, 'a few failed attempts');
   expect(source.isUp()).toBe(false);
   await expect(source.rpc.request('eth_blockNumber', [], 100)).rejects.toThrow(/down/);
   node = await fakeNode(port);
-  await waitFor('the connection', 3_000, async () => (source!.isUp() ? true : undefined));
-  await waitFor('a head', 3_000, async () => (heads.length > 0 ? true : undefined));
+  await until(() => source!.isUp(), 3_000, 'the connection');
+  await until(() => heads.length > 0, 3_000, 'a head');
 });
 
 it('behavior: a node that stops answering is detected by the heartbeat and replaced by a new connection', async () => {
@@ -141,16 +140,16 @@ it('behavior: a node that stops answering is detected by the heartbeat and repla
   const heads: BlockHead[] = [];
   const states: string[] = [];
   source = start(port, heads, states);
-  await waitFor('up', 3_000, async () => (source!.isUp() ? true : undefined));
+  await until(() => source!.isUp(), 3_000, 'up');
   const first = node.connections[0]!;
   node.silent = true;
-  await waitFor('down', 3_000, async () => (states.includes('down') ? true : undefined));
+  await until(() => states.includes('down'), 3_000, 'down');
   node.silent = false;
-  await waitFor('up again', 3_000, async () => (states.length >= 3 ? true : undefined));
+  await until(() => states.length >= 3, 3_000, 'up again');
   expect(states).toEqual(['up', 'down', 'up']);
   // A new socket, the old one closed by the indexer.
   expect(node.connections.length).toBeGreaterThanOrEqual(2);
-  await waitFor('the old socket to close', 2_000, async () => (first.readyState === first.CLOSED ? true : undefined));
+  await until(() => first.readyState === first.CLOSED, 2_000, 'the old socket to close');
 });
 
 it('error: a node serving another chain is refused', async () => {
@@ -172,10 +171,10 @@ it('behavior: close() stops reconnecting and closes the socket', async () => {
   const states: string[] = [];
   const reconnects = { n: 0 };
   source = start(port, heads, states, reconnects);
-  await waitFor('up', 3_000, async () => (source!.isUp() ? true : undefined));
+  await until(() => source!.isUp(), 3_000, 'up');
   await source.close();
   const ws = node.connections[0]!;
-  await waitFor('socket closed', 2_000, async () => (ws.readyState === ws.CLOSED ? true : undefined));
+  await until(() => ws.readyState === ws.CLOSED, 2_000, 'socket closed');
   const before = reconnects.n;
   await new Promise((r) => setTimeout(r, 400));
   expect(reconnects.n).toBe(before);

@@ -7,7 +7,7 @@ import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
 import { bookBlockKey, createBookStore } from '../src/store/book-store';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
-import { waitFor } from './support/wait';
+import { until } from '@pmm/testkit';
 
 const prefix = randomPrefix();
 const keys = redisKeys(prefix);
@@ -47,7 +47,7 @@ it('behavior: a book is written only if no higher block is stored; equal blocks 
     expect(ttl).toBeGreaterThan(4_000);
     expect(ttl).toBeLessThanOrEqual(5_000);
   }
-  await waitFor('3 announcements', 2_000, async () => (messages.length >= 3 ? true : undefined));
+  await until(() => messages.length >= 3, 2_000, '3 announcements');
   expect(messages.map((m) => JSON.parse(m))).toEqual([
     { type: 'book', chainId: 8453, blockNumber: 10 },
     { type: 'book', chainId: 8453, blockNumber: 10 },

@@ -18,8 +18,8 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { createLogger } from '@pmm/core';
 import { startDevnet, type Devnet } from '@pmm/devnet';
+import { until } from '@pmm/testkit';
 import { startBlockSource, type BlockSource } from '../src/chain/block-source';
-import { waitFor } from './support/wait';
 
 jest.setTimeout(120_000);
 
@@ -90,24 +90,20 @@ async function startViemProbe(reconnect: { attempts: number; delay: number }): P
 it('behavior: a frozen node goes unnoticed by viem (socket open, no error) while the block source declares it down', async () => {
   const states: string[] = [];
   source = followWithBlockSource(states);
-  await waitFor('the block source up', 10_000, async () => (states.includes('up') ? true : undefined));
+  await until(() => states.includes('up'), 10_000, 'the block source up');
   probe = await startViemProbe({ attempts: 100, delay: 100 });
   expect(await probe.ask('subscribe', 'head')).toEqual({ event: 'head' });
 
   devnet.pauseChain(CHAIN);
   try {
-    await waitFor('the block source to declare the node down', 10_000, async () =>
-      states.includes('down') ? true : undefined,
-    );
+    await until(() => states.includes('down'), 10_000, 'the block source to declare the node down');
     // Ten of viem's keep-alive intervals later, its socket is still "open" and nothing was reported.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(await probe.ask('state', 'state')).toEqual({ event: 'state', readyState: OPEN, errors: 0 });
   } finally {
     devnet.resumeChain(CHAIN);
   }
-  await waitFor('the block source up again', 10_000, async () =>
-    states.lastIndexOf('up') > states.indexOf('down') ? true : undefined,
-  );
+  await until(() => states.lastIndexOf('up') > states.indexOf('down'), 10_000, 'the block source up again');
   probe.child.kill('SIGKILL');
   probe = undefined;
   await source.close();
@@ -117,7 +113,7 @@ it('behavior: a frozen node goes unnoticed by viem (socket open, no error) while
 it('behavior: after viem runs out of reconnect attempts, a new viem transport for the same URL still fails; the block source recovers', async () => {
   const states: string[] = [];
   source = followWithBlockSource(states);
-  await waitFor('the block source up', 10_000, async () => (states.includes('up') ? true : undefined));
+  await until(() => states.includes('up'), 10_000, 'the block source up');
   probe = await startViemProbe({ attempts: 2, delay: 100 });
   expect(await probe.ask('request', 'request')).toEqual({ event: 'request', ok: true });
 
@@ -126,9 +122,7 @@ it('behavior: after viem runs out of reconnect attempts, a new viem transport fo
   await new Promise((r) => setTimeout(r, 2_000));
   await devnet.startChain(CHAIN);
 
-  await waitFor('the block source up after the restart', 20_000, async () =>
-    states.lastIndexOf('up') > states.indexOf('down') ? true : undefined,
-  );
+  await until(() => states.lastIndexOf('up') > states.indexOf('down'), 20_000, 'the block source up after the restart');
   const after = await probe.ask('request', 'request');
   expect(after).toMatchObject({ event: 'request', ok: false });
   expect(after).toEqual({ event: 'request', ok: false, error: 'WebSocketRequestError', cause: 'SocketClosedError' });

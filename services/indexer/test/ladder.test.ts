@@ -48,7 +48,11 @@ describe('ladder config', () => {
     [{ default: { asks: ['1e3'] } }, /positive decimal/],
     [{ default: { mids: ['1'] } }, /unknown field/],
     [{ '0x4200000000000000000000000000000000000O06': { asks: ['1'] } }, null],
-    [{ '0x833589fcD6eDb6E08f4c7C32D4f71b54bdA02913': { asks: ['1'] } }, /checksum/],
+    [
+      { '0x833589fcD6eDb6E08f4c7C32D4f71b54bdA02913': { asks: ['1'] } },
+      /^0x833589fcD6eDb6E08f4c7C32D4f71b54bdA02913: invalid checksum$/,
+    ],
+    [{ '0x0000000000000000000000000000000000000000': { asks: ['1'] } }, /^0x0{40}: zero address not allowed$/],
   ])('error: invalid LADDER %j is rejected naming the entry', (value, message) => {
     if (message === null) expect(() => parseLadderConfig(value)).not.toThrow();
     else expect(() => parseLadderConfig(value)).toThrow(message);

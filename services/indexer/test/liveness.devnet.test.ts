@@ -7,9 +7,9 @@ import { redisKeys } from '@pmm/core';
 import { startDevnet, type Devnet } from '@pmm/devnet';
 import { startIndexer, type RunningIndexer } from '../src';
 import { indexerConfig } from './support/indexer-env';
-import { privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { privateRedis, until, type PrivateRedis } from '@pmm/testkit';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
-import { readBook, waitFor, waitForBook } from './support/wait';
+import { readBook, waitForBook } from './support/stored-book';
 
 jest.setTimeout(120_000);
 
@@ -47,14 +47,14 @@ it('behavior: stopping the node removes the book within the staleness; restartin
 
   await devnet.stopChain(4663);
   const stoppedAt = Date.now();
-  await waitFor('the book to disappear', BOOK_TTL_MS + 3_000, async () =>
-    (await redis.exists(keys.book(4663))) === 0 ? true : undefined,
-  );
+  await until(async () => (await redis.exists(keys.book(4663))) === 0, BOOK_TTL_MS + 3_000, 'the book to disappear');
   expect(Date.now() - stoppedAt).toBeLessThanOrEqual(BOOK_TTL_MS + 1_000);
-  await waitFor('readyz to report the node down', 5_000, async () => {
-    const res = await fetch(`http://127.0.0.1:${ix.served.port}/readyz`);
-    return res.status === 503 ? true : undefined;
-  });
+  await until(
+    async () => (await fetch(`http://127.0.0.1:${ix.served.port}/readyz`)).status === 503,
+    5_000,
+    'readyz to report the node down',
+    50,
+  );
 
   // Same port, redeployed (a fresh chain: block numbers start again from 0).
   await devnet.startChain(4663);
@@ -63,10 +63,15 @@ it('behavior: stopping the node removes the book within the staleness; restartin
   // on reconnect may see only some of the pairs. The periodic refresh (REGISTRY_REFRESH_MS, 3 s
   // here) completes it: wait for the book with every pair, not for the first book.
   const pairsBefore = before.pairs.map((p) => p.baseToken);
-  const after = await waitFor('the book of the restarted chain with every pair', 30_000, async () => {
-    const book = await readBook(redis, keys.book(4663));
-    return book?.pairs.map((p) => p.baseToken).join() === pairsBefore.join() ? book : undefined;
-  });
+  const after = await until(
+    async () => {
+      const book = await readBook(redis, keys.book(4663));
+      return book?.pairs.map((p) => p.baseToken).join() === pairsBefore.join() && book;
+    },
+    30_000,
+    'the book of the restarted chain with every pair',
+    50,
+  );
   // It keeps following the new chain.
   await waitForBook(redis, keys.book(4663), after.blockNumber + 3, 10_000);
   const metrics = await (await fetch(`http://127.0.0.1:${ix.served.port}/metrics`)).text();
@@ -93,9 +98,7 @@ it('behavior: a Redis restart under a running indexer is survived without interv
   // The new Redis is empty; the indexer fills it again on its own: book, then registry.
   const again = await waitForBook(own, keys.book(4663), first.blockNumber + 1, 20_000);
   expect(again.pairs).toHaveLength(2);
-  await waitFor('the pair registry to be rewritten', 10_000, async () =>
-    (await own.get(keys.pairs(4663))) !== null ? true : undefined,
-  );
+  await until(async () => (await own.get(keys.pairs(4663))) !== null, 10_000, 'the pair registry to be rewritten');
   // And keeps advancing.
   const later = await waitForBook(own, keys.book(4663), again.blockNumber + 3, 10_000);
   expect((await readBook(own, keys.book(4663)))!.blockNumber).toBeGreaterThanOrEqual(later.blockNumber);

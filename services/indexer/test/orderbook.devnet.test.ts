@@ -16,7 +16,7 @@ import { askLadder, resolveLadder, toRawAmounts } from '../src/domain/ladder';
 import { indexerConfig } from './support/indexer-env';
 import { predictPairBook, predictSamples } from './support/predict-book';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
-import { waitForBook } from './support/wait';
+import { waitForBook } from './support/stored-book';
 
 jest.setTimeout(120_000);
 

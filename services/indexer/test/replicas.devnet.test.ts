@@ -8,9 +8,9 @@ import { redisKeys } from '@pmm/core';
 import { startDevnet, type Devnet } from '@pmm/devnet';
 import { indexerEnv } from './support/indexer-env';
 import { spawnIndexer, type IndexerProcess } from './support/indexer-process';
-import { stopProcess } from '@pmm/testkit';
+import { stopProcess, until } from '@pmm/testkit';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
-import { readBook, waitFor, waitForBook } from './support/wait';
+import { readBook, waitForBook } from './support/stored-book';
 
 jest.setTimeout(120_000);
 
@@ -52,10 +52,14 @@ it('behavior: two replicas compute each block once; after SIGKILL of one, the bo
   // book and the line reaches us through a pipe later, and under load a replica skips a block
   // whose successor it has already seen (LIFO, see block-queue.ts), so a book 15 blocks further
   // on does not mean 15 lines have arrived.
-  const together = await waitFor('15 blocks computed by the two replicas', 30_000, async () => {
-    const computed = [...a.computed(), ...b.computed()];
-    return computed.length >= 15 ? computed : undefined;
-  });
+  const together = await until(
+    () => {
+      const computed = [...a.computed(), ...b.computed()];
+      return computed.length >= 15 && computed;
+    },
+    30_000,
+    '15 blocks computed by the two replicas',
+  );
   expect(duplicates(together)).toEqual([]);
 
   // Kill the replica that computed the newest block (the active worker), without warning.
@@ -72,9 +76,7 @@ it('behavior: two replicas compute each block once; after SIGKILL of one, the bo
   expect(takeoverMs).toBeLessThan(4_000);
   // And keeps going: 10 more blocks.
   await waitForBook(redis, keys.book(8453), next.blockNumber + 10, 20_000);
-  await waitFor('the survivor to compute', 5_000, async () =>
-    survivor.computed().some((n) => n > atKill) ? true : undefined,
-  );
+  await until(() => survivor.computed().some((n) => n > atKill), 5_000, 'the survivor to compute');
 
   const all = [...victim.computed(), ...survivor.computed()];
   expect(duplicates(all)).toEqual([]);

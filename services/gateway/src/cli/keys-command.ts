@@ -6,7 +6,7 @@
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
 import { ConfigError, type RedisClient } from '@pmm/core';
-import { ADDRESS_PATTERN, isUint256String, KNOWN_CHAIN_IDS } from '@pmm/protocol';
+import { isAddress, isUint256String, KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { assertIntegratorId, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
 import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';
@@ -32,8 +32,6 @@ export const KEYS_USAGE = `usage: keys <command> [options]
                             integrator id or key hash are replaced, nothing else is touched.
 
 Changes take effect on every gateway within 1 s.`;
-
-const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
 
 class UsageError extends Error {}
 
@@ -83,7 +81,7 @@ function addresses(text: string | undefined): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  for (const a of list) if (!ADDRESS_RE.test(a)) throw new UsageError(`not an address: "${a}"`);
+  for (const a of list) if (!isAddress(a)) throw new UsageError(`not an address: "${a}"`);
   return list.map((a) => a.toLowerCase());
 }
 

@@ -90,8 +90,9 @@ export function openStream(base: string, path: string, headers: Record<string, s
           await stream.until((s) => s.events.length >= n, timeoutMs);
           return events.slice(0, n);
         },
-        until: (pred, timeoutMs = 5_000) =>
-          until(() => pred(stream), timeoutMs, `sse condition (events: ${JSON.stringify(events).slice(0, 300)})`),
+        until: async (pred, timeoutMs = 5_000) => {
+          await until(() => pred(stream), timeoutMs, `sse condition (events: ${JSON.stringify(events).slice(0, 300)})`);
+        },
         pause: () => res.pause(),
         resume: () => res.resume(),
         close: () => {

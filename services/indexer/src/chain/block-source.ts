@@ -63,7 +63,7 @@ interface RawHeader {
 }
 
 /** Parses a `newHeads` notification or an `eth_getBlockByNumber` result. */
-export function parseHeader(raw: unknown, seenAt: number): BlockHead {
+function parseHeader(raw: unknown, seenAt: number): BlockHead {
   const h = (raw ?? {}) as RawHeader;
   if (typeof h.hash !== 'string') throw new RpcConnectionError('block header without hash');
   return {

@@ -27,9 +27,7 @@
  *   both sides of the book reach the same quote depth. When no probe price is available (the
  *   ask side is empty or failing) the bids use {@link FALLBACK_BID_AMOUNTS} base units.
  */
-import { ADDRESS_PATTERN, parseAddress, parseUnits, type TokenInfo } from '@pmm/protocol';
-
-const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
+import { isAddress, parseAddress, parseUnits, type TokenInfo } from '@pmm/protocol';
 
 /** One pair's ladder, human units of each side's input token. */
 export interface LadderSpec {
@@ -74,7 +72,7 @@ export const FALLBACK_BID_AMOUNTS: readonly string[] = Object.freeze([
 ]);
 
 /** Most points per side: each point is one `quote()` inside the per-block call. */
-export const MAX_LADDER_POINTS = 64;
+const MAX_LADDER_POINTS = 64;
 
 const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
@@ -114,11 +112,12 @@ export function parseLadderConfig(value: unknown): LadderConfig {
   const out: LadderConfig = {};
   for (const [rawKey, spec] of Object.entries(value as Record<string, unknown>)) {
     let key = rawKey;
-    if (ADDRESS_RE.test(rawKey)) {
+    if (isAddress(rawKey)) {
       try {
         key = parseAddress(rawKey, rawKey).toLowerCase();
-      } catch {
-        fail(`${rawKey}: not a valid address (checksum)`);
+      } catch (err) {
+        // parseAddress names the entry and the reason (a wrong checksum or the zero address).
+        fail((err as Error).message);
       }
     }
     if (spec === null || typeof spec !== 'object' || Array.isArray(spec))

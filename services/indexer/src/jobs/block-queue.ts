@@ -23,7 +23,7 @@ import type { BlockHead } from '../chain/block-source';
 import type { BlockOutcome } from '../metrics';
 import { outageLog } from '../outage-log';
 
-export const BLOCK_QUEUE_NAME = 'blocks';
+const BLOCK_QUEUE_NAME = 'blocks';
 
 /** What a block job carries: the head as the first replica saw it. */
 export type BlockJobData = Pick<BlockHead, 'number' | 'timestamp' | 'hash' | 'seenAt'>;
@@ -32,7 +32,7 @@ export type BlockJobData = Pick<BlockHead, 'number' | 'timestamp' | 'hash' | 'se
 const KEEP_FINISHED = { age: 120, count: 2_000 };
 
 /** Deduplication id of a block job: `block-<number>-<first 12 hex digits of the hash>`. */
-export function blockJobId(head: Pick<BlockHead, 'number' | 'hash'>): string {
+function blockJobId(head: Pick<BlockHead, 'number' | 'hash'>): string {
   return `block-${head.number}-${head.hash.replace(/^0x/, '').slice(0, 12).toLowerCase()}`;
 }
 

@@ -10,7 +10,6 @@
  * Both keys expire together, so once a book has gone stale nothing is left to compare with,
  * and a restarted chain (block numbers from 0 again) is accepted after one staleness period.
  */
-import { createHash } from 'node:crypto';
 import type { RedisClient } from '@pmm/core';
 
 const WRITE_SCRIPT = `
@@ -29,10 +28,21 @@ if stored and stored > tonumber(ARGV[1]) then return 0 end
 return redis.call('DEL', KEYS[1], KEYS[2])
 `;
 
-/** SHA-1 of a script, as Redis names it in EVALSHA. */
-const script = (text: string) => ({ text, sha: createHash('sha1').update(text).digest('hex') });
-const WRITE = script(WRITE_SCRIPT);
-const DELETE = script(DELETE_SCRIPT);
+const WRITE_COMMAND = 'pmmBookWrite';
+const DELETE_COMMAND = 'pmmBookDelete';
+
+/** A script defined on the client: (book key, block key, ...args) => the script's number. */
+type BookCommand = (book: string, block: string, ...args: string[]) => Promise<number>;
+
+/**
+ * The client's command for `lua`, defined on first use (one client serves every chain's store).
+ * defineCommand sends EVALSHA and falls back to EVAL after a Redis restart (NOSCRIPT).
+ */
+function bookCommand(redis: RedisClient, name: string, lua: string): BookCommand {
+  const client = redis as RedisClient & Record<string, unknown>;
+  if (typeof client[name] !== 'function') redis.defineCommand(name, { numberOfKeys: 2, lua });
+  return (client[name] as BookCommand).bind(client);
+}
 
 export interface BookStoreKeys {
   book: string;
@@ -66,27 +76,21 @@ export function createBookStore(
 ): BookStore {
   const blockKey = bookBlockKey(opts.keys.book);
   const ttl = String(opts.ttlMs);
-  const keys = [opts.keys.book, blockKey];
-  // EVALSHA with a fallback to EVAL: after a Redis restart the script cache is empty.
-  const run = async (script: { text: string; sha: string }, args: string[]): Promise<number> => {
-    try {
-      return Number(await redis.evalsha(script.sha, keys.length, ...keys, ...args));
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      return Number(await redis.eval(script.text, keys.length, ...keys, ...args));
-    }
-  };
+  const writeBook = bookCommand(redis, WRITE_COMMAND, WRITE_SCRIPT);
+  const deleteBook = bookCommand(redis, DELETE_COMMAND, DELETE_SCRIPT);
   return {
     async write(blockNumber, body) {
       const message = JSON.stringify({ type: 'book', chainId: opts.chainId, blockNumber });
-      return (await run(WRITE, [String(blockNumber), body, ttl, opts.keys.updates, message])) === 1;
+      return (
+        (await writeBook(opts.keys.book, blockKey, String(blockNumber), body, ttl, opts.keys.updates, message)) === 1
+      );
     },
     async storedBlock() {
       const raw = await redis.get(blockKey);
       return raw === null ? null : Number(raw);
     },
     async deleteIfNotAbove(notAbove) {
-      return (await run(DELETE, [String(notAbove)])) > 0;
+      return (await deleteBook(opts.keys.book, blockKey, String(notAbove))) > 0;
     },
   };
 }

@@ -3,7 +3,7 @@
  * plus the few value types they take (chain lists, UTC times, months).
  */
 import { parseArgs } from 'node:util';
-import { ADDRESS_PATTERN, KNOWN_CHAIN_IDS, findChain } from '@pmm/protocol';
+import { KNOWN_CHAIN_IDS, findChain, isAddress } from '@pmm/protocol';
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
 export class UsageError extends Error {}
@@ -74,6 +74,6 @@ export function monthArg(text: string): [number, number] {
 
 export function addressArg(name: string, text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
-  if (!new RegExp(ADDRESS_PATTERN).test(text)) throw new UsageError(`--${name}: "${text}" is not an address`);
+  if (!isAddress(text)) throw new UsageError(`--${name}: "${text}" is not an address`);
   return text.toLowerCase();
 }

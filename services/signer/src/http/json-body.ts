@@ -31,7 +31,7 @@ export function parseJsonBody(body: Buffer): unknown {
   } catch {
     throw new ApiError('INVALID_JSON', 'body: malformed JSON');
   }
-  const duplicate = findDuplicateKey(text);
+  const duplicate = findDuplicateKey(text, value);
   if (duplicate !== undefined)
     throw new ApiError('INVALID_JSON', `body: duplicate key ${JSON.stringify(clip(duplicate))}`);
   return value;

@@ -14,9 +14,7 @@
  * answer of "no such key" removes it (the chain is then not bootstrapped: 503).
  */
 import { ChainUpdates, type Logger, type RedisClient, type RedisKeys } from '@pmm/core';
-import { ADDRESS_PATTERN, type PairRegistry, type TokenInfo } from '@pmm/protocol';
-
-const ADDRESS_RE = new RegExp(ADDRESS_PATTERN);
+import { isAddress, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 
 export interface PairRegistryCacheOptions {
   /** Command connection (GET). */
@@ -35,8 +33,7 @@ function isTokenInfo(v: unknown): v is TokenInfo {
   return (
     typeof t === 'object' &&
     t !== null &&
-    typeof t.address === 'string' &&
-    ADDRESS_RE.test(t.address) &&
+    isAddress(t.address) &&
     typeof t.symbol === 'string' &&
     typeof t.decimals === 'number'
   );

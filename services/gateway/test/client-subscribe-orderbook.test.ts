@@ -1,15 +1,16 @@
 /**
- * The SDK's subscribeOrderbook against the real gateway stream (createApp, real Redis): the
- * current book and the next ones, reconnect with Last-Event-ID after the server drops the
- * connection (no book delivered twice), `unavailable`, a refused key (no retry), and a 429
- * over the stream limit retried after Retry-After.
+ * The SDK's subscribeOrderbook (@pmm/client) against the real gateway stream (createApp, real
+ * Redis): the current book and the next ones, reconnect with Last-Event-ID after the server
+ * drops the connection (no book delivered twice), `unavailable`, a refused key (no retry), and
+ * a 429 over the stream limit retried after Retry-After. Among the gateway's tests because it
+ * runs on the gateway's harness; a package's tests do not reach into a service.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PmmClient, type Orderbook, type PmmApiError } from '@pmm/client';
 import type { Gateway } from '@pmm/gateway';
 import { until } from '@pmm/testkit';
-import { bookBody, harness, type Harness } from '../../../services/gateway/test/support/harness';
+import { bookBody, harness, type Harness } from './support/harness';
 
 let h: Harness;
 let gw: Gateway;

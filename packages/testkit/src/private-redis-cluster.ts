@@ -1,0 +1,50 @@
+/**
+ * A throw-away three-master Redis Cluster on free ports, for tests of the `redis-cluster://`
+ * URL form and of scripts that must keep a chain's keys in one slot.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { freePort, waitForPort } from './ports';
+import { stopAll } from './processes';
+
+export interface PrivateRedisCluster {
+  /** `redis-cluster://127.0.0.1:<port>,…`, the form createRedis takes. */
+  url: string;
+  /** Stops every node and waits until they are gone. */
+  stop(): Promise<void>;
+}
+
+export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
+  // Cluster bus ports are port + 10000: pick ports whose bus port is free too.
+  const ports: number[] = [];
+  while (ports.length < 3) {
+    const p = await freePort();
+    if (p + 10_000 < 65_536 && !ports.includes(p)) ports.push(p);
+  }
+  const children: ChildProcess[] = ports.map((port) => {
+    const dir = mkdtempSync(`${tmpdir()}/cluster-${port}-`);
+    return spawn(
+      'redis-server',
+      [
+        ...['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes'],
+        ...['--cluster-config-file', `${dir}/nodes.conf`, '--save', '', '--appendonly', 'no', '--dir', dir],
+      ],
+      { stdio: 'ignore' },
+    );
+  });
+  const stop = () => stopAll(children);
+  try {
+    await Promise.all(ports.map((p) => waitForPort(p)));
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    if (create.status !== 0) throw new Error(`cluster create failed: ${create.stdout} ${create.stderr}`);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, stop };
+}
