@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { ApiError } from '@pmm/protocol';
+import { until } from '@pmm/testkit';
 import {
   SIGN_LINK_PATH,
   SIGN_LINK_PROTOCOL,
@@ -217,12 +218,3 @@ describe('the sign link', () => {
     c.close();
   });
 });
-
-/** Polls `check` every 5 ms for up to 2 s. */
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 2_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 2 s');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
