@@ -27,8 +27,7 @@ function stringList(raw: unknown): string[] {
 
 function addressList(raw: unknown): string[] {
   const list = stringList(raw);
-  for (const a of list)
-    if (!isAddress(a)) throw new ConfigError('must be a comma-separated list of 0x addresses');
+  for (const a of list) if (!isAddress(a)) throw new ConfigError('must be a comma-separated list of 0x addresses');
   return list.map((a) => a.toLowerCase());
 }
 
