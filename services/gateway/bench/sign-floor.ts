@@ -1,13 +1,14 @@
 /**
  * The cost floor of one signed quote: the CPU time of the steps no implementation of the sign
  * path can skip, each measured alone in this process (used by gateway.bench.ts, which adds the
- * HTTP steps it measures under load: the bare server's answer and one keep-alive hop).
+ * steps it measures under load: the bare server's answer and one sign-link hop).
  *
  * - one secp256k1 signature of a 32-byte digest (the native libsecp256k1 backend the signer uses);
  * - the swap digest: the 192-byte ABI preimage and its keccak-256 (the only hash of a quote);
- * - one audit record written by the signer's own RedisAuditTrail (one EVALSHA, auto-pipelined,
- *   50 writes in flight as under the bench's 50 connections): the client's CPU per record,
- *   which is what the signer's process pays (Redis's own CPU is not counted here).
+ * - one audit record written by the signer's own RedisAuditTrail (50 writes in flight as under
+ *   the bench's 50 connections, so records share script calls as they do on the sign path):
+ *   the client's CPU per record, which is what the signer's process pays (Redis's own CPU is
+ *   not counted here).
  *
  * CPU time (process.cpuUsage) rather than wall time: it is what a shared machine disturbs least.
  */
@@ -71,6 +72,6 @@ export async function measureSignFloor(redisUrl: string, prefix: string): Promis
   return [
     { name: 'secp256k1 signature (libsecp256k1)', cpuUs: sign },
     { name: 'swap digest (ABI preimage + keccak-256)', cpuUs: digest },
-    { name: 'audit record to Redis (ioredis, EVALSHA, 50 in flight)', cpuUs: audit },
+    { name: 'audit record (ioredis, batched script, 50 in flight)', cpuUs: audit },
   ];
 }

@@ -10,7 +10,15 @@ import request from 'supertest';
 import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
 import { AUDIT_FIELDS, createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
-import { AuditReader, DAY_MS, MAX_INDEXED_IDS, RedisAuditTrail, auditDay, runAuditCommand } from '../src';
+import {
+  AuditReader,
+  DAY_MS,
+  MAX_BATCH_RECORDS,
+  MAX_INDEXED_IDS,
+  RedisAuditTrail,
+  auditDay,
+  runAuditCommand,
+} from '../src';
 import {
   INTERNAL_TOKEN,
   REDIS_URL,
@@ -273,6 +281,36 @@ describe('a flood of one identical request', () => {
     expect(found.map((e) => e.record.requestId)).toEqual(
       Array.from({ length: MAX_INDEXED_IDS }, (_, i) => `flood-${i}`),
     );
+  });
+});
+
+describe('records of one turn share a script call', () => {
+  it('behavior: one call per chain and day, at most MAX_BATCH_RECORDS each; every record stored, in order, and indexed', async () => {
+    const keys = {
+      ...f.keys,
+      audit: (c: number) => `${f.prefix}:{${c}}:batch`,
+      auditSignatures: (c: number, d: number) => `${f.prefix}:{${c}}:batch-sig:${d}`,
+    };
+    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const sent = jest.spyOn(f.redis, 'sendCommand');
+    try {
+      const sig = (i: number) => `0x${i.toString(16).padStart(130, '0')}`;
+      const on8453 = Array.from({ length: MAX_BATCH_RECORDS + 6 }, (_, i) =>
+        sampleAuditRecord(0, { timestamp: NOW_S, signature: sig(i), requestId: `b-${i}` }),
+      );
+      const on56 = [sampleAuditRecord(0, { chainId: 56, timestamp: NOW_S, signature: sig(999), requestId: 'b-56' })];
+      await Promise.all([...on8453, ...on56].map((r) => trail.record(r)));
+      const scriptCalls = sent.mock.calls.filter(([c]) => /^eval/.test((c as { name: string }).name));
+      // 70 records of 8453: a full call of 64 and one of 6; one call for 56.
+      expect(scriptCalls).toHaveLength(3);
+      const stored = (await f.redis.xrange(keys.audit(8453), '-', '+')) as [string, string[]][];
+      expect(stored.map(([, fields]) => JSON.parse(fields[1]!).requestId)).toEqual(on8453.map((r) => r.requestId));
+      expect(await f.redis.xlen(keys.audit(56))).toBe(1);
+      const found = await new AuditReader(f.redis, keys).bySignature(8453, sig(MAX_BATCH_RECORDS + 3), NOW_S);
+      expect(found.map((e) => e.record.requestId)).toEqual([`b-${MAX_BATCH_RECORDS + 3}`]);
+    } finally {
+      sent.mockRestore();
+    }
   });
 });
 
