@@ -139,7 +139,12 @@ export function serveSignLink(server: Server, opts: SignLinkServerOptions): Sign
       if (socket.destroyed) return void (out = []);
       const frames = out;
       out = [];
-      socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+      // A gateway that does not read its answers: read no more requests until it has, or
+      // their answers would pile up here without bound.
+      if (!socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames)) && !socket.isPaused()) {
+        socket.pause();
+        socket.once('drain', () => socket.resume());
+      }
     };
     // Answers that complete in the same turn of the event loop leave in one write.
     const flushSoon = () => {
