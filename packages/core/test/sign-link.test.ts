@@ -234,4 +234,17 @@ describe('the sign link', () => {
     await until(() => answered === count, 20_000);
     socket.destroy();
   });
+
+  it('behavior: closing ends a link whose gateway never closes its side (gone, or stuck) instead of waiting for it', async () => {
+    const socket = connect({ port: s.port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.write(
+      `GET ${SIGN_LINK_PATH} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: ${SIGN_LINK_PROTOCOL}\r\nx-internal-token: ${TOKEN}\r\n\r\n`,
+    );
+    await new Promise((r) => socket.once('data', r));
+    socket.resume();
+    const startedAt = Date.now();
+    await stop(s);
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    socket.destroy();
+  });
 });
