@@ -16,7 +16,7 @@ import {
   type LinkRequest,
   type SignLinkServer,
 } from '../src';
-import { encodeFrame } from '../src/sign-link/frames';
+import { FrameReader, encodeFrame } from '../src/sign-link/frames';
 
 const TOKEN = 'link-test-token';
 const logger = createLogger({ service: 'link-test', silent: true });
@@ -216,5 +216,35 @@ describe('the sign link', () => {
     await closing;
     await until(() => s.link.open === 0);
     c.close();
+  });
+  it('behavior: a gateway that does not read its answers stops the signer reading its requests; nothing is lost', async () => {
+    const { socket } = await rawLink(s.port);
+    socket.pause();
+    // 20 MB of requests, each answered with its own 1000 bytes: far more than the kernel's buffers.
+    const count = 20_000;
+    const frame = encodeFrame(1, '{"path":"/v2/swap/sign","headers":{}}', Buffer.alloc(1000, 'a'));
+    for (let i = 0; i < count; i++) socket.write(frame);
+    await new Promise((r) => setTimeout(r, 1000));
+    // Had the signer read on, the answers (as large as the requests) would pile up in its memory.
+    expect(socket.writableLength).toBeGreaterThan(frame.length * count * 0.5);
+    const reader = new FrameReader(4096);
+    let answered = 0;
+    socket.on('data', (chunk: Buffer) => (answered += reader.push(chunk).length));
+    socket.resume();
+    await until(() => answered === count, 20_000);
+    socket.destroy();
+  });
+
+  it('behavior: closing ends a link whose gateway never closes its side (gone, or stuck) instead of waiting for it', async () => {
+    const socket = connect({ port: s.port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.write(
+      `GET ${SIGN_LINK_PATH} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: ${SIGN_LINK_PROTOCOL}\r\nx-internal-token: ${TOKEN}\r\n\r\n`,
+    );
+    await new Promise((r) => socket.once('data', r));
+    socket.resume();
+    const startedAt = Date.now();
+    await stop(s);
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    socket.destroy();
   });
 });

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import type { Gateway } from '@pmm/gateway';
+import { until } from '@pmm/testkit';
 import { call, harness, type Harness } from './support/harness';
 import { SIGN_OK_BODY, fakeSigner, type Behavior, type FakeSigner } from './support/fake-signer';
 
@@ -264,6 +265,38 @@ describe('sign links', () => {
         message: 'signer unavailable, retry shortly',
       });
       expect(s.requests).toHaveLength(0);
+    } finally {
+      await s.close();
+    }
+  });
+  it('error: a link that answers nothing is closed at the request timeout even when the client left before it', async () => {
+    const s = await fakeSigner();
+    try {
+      const gw5 = await h.gateway({ signerUrl: s.url, requestTimeoutMs: 1_000, signerLinks: 1 });
+      const base = new URL(await h.listen(gw5.app));
+      s.behave({ kind: 'hang' });
+      // A client whose own timeout is shorter than the gateway's (the SDK's is the same 10 s).
+      const gone = httpRequest({
+        host: base.hostname,
+        port: base.port,
+        path: '/v2/swap/sign',
+        method: 'POST',
+        headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' },
+      });
+      gone.on('error', () => undefined);
+      gone.end(BODY);
+      await until(() => s.requests.length === 1);
+      gone.destroy();
+      await new Promise((r) => setTimeout(r, 1_500));
+      // Nothing came back on the link within the timeout: presumed stuck (a wedged signer, a
+      // dropped flow), it is closed, and the next request opens a fresh one. Else every later
+      // request on it would wait, and with clients that give up first, nobody would close it.
+      s.behave({ kind: 'ok' });
+      const res = await call(
+        request(gw5.app).post('/v2/swap/sign').set('X-API-KEY', key).set('Content-Type', 'application/json').send(BODY),
+      );
+      expect(res.status).toBe(200);
+      expect(s.linkTokens).toHaveLength(2);
     } finally {
       await s.close();
     }

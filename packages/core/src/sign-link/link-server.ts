@@ -45,6 +45,8 @@ export interface SignLinkServer {
 const HEAD_ALLOWANCE_BYTES = 16 * 1024;
 /** TCP keep-alive probes: a gateway that vanished without closing is noticed. */
 const KEEPALIVE_MS = 30_000;
+/** How long a link the signer ended while draining may stay open before it is destroyed. */
+const END_GRACE_MS = 2_000;
 
 /** An HTTP answer written on a socket that was never handed to node:http's response machinery. */
 function refuse(socket: Socket, err: ApiError, requestId: string): void {
@@ -96,7 +98,13 @@ export function serveSignLink(server: Server, opts: SignLinkServerOptions): Sign
 
   const settleDrain = () => {
     if (!closing || inFlightTotal > 0) return;
-    for (const link of links) link.end();
+    for (const link of links) {
+      link.end();
+      // node:http's closeAllConnections (the drain timeout) does not reach upgraded sockets: a
+      // gateway that never closes its side (gone without a FIN, or stuck) would hold the server's
+      // close for ever. A live one closes within a round trip of the end.
+      setTimeout(() => link.destroy(), END_GRACE_MS).unref();
+    }
     for (const done of drained) done();
     drained.clear();
   };
@@ -139,7 +147,12 @@ export function serveSignLink(server: Server, opts: SignLinkServerOptions): Sign
       if (socket.destroyed) return void (out = []);
       const frames = out;
       out = [];
-      socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+      // A gateway that does not read its answers: read no more requests until it has, or
+      // their answers would pile up here without bound.
+      if (!socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames)) && !socket.isPaused()) {
+        socket.pause();
+        socket.once('drain', () => socket.resume());
+      }
     };
     // Answers that complete in the same turn of the event loop leave in one write.
     const flushSoon = () => {

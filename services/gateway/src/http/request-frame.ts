@@ -86,6 +86,8 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
   const armTimeout = (req: IncomingMessage, res: ServerResponse, locals: RequestLocals) => {
     if (locals.timer) return;
     locals.timer = setTimeout(() => {
+      // The client left before its answer: nobody to answer, but the upstream is still given up.
+      if (res.destroyed && !res.headersSent) return abortUpstream(res as Response);
       if (res.headersSent) return;
       if (!req.complete) {
         // The rest of the body may still come: this connection cannot be reused.
@@ -97,7 +99,11 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
       sendError(res, new ApiError('SERVICE_UNAVAILABLE', `request timed out after ${timeoutMs} ms`));
       abortUpstream(res as Response);
     }, timeoutMs);
-    res.once('close', () => clearTimeout(locals.timer));
+    res.once('close', () => {
+      // Kept while an upstream runs: the timeout is what gives up on it (the sign link closes a
+      // link that answered nothing within it), whether or not the client waited that long.
+      if (!locals.upstream) clearTimeout(locals.timer);
+    });
   };
 
   return {
