@@ -247,4 +247,23 @@ describe('the sign link', () => {
     expect(Date.now() - startedAt).toBeLessThan(5_000);
     socket.destroy();
   });
+
+  it('error: an answer head that is not {status, headers} fails the link (LINK_MALFORMED), never reaches a client', async () => {
+    const bad = createServer();
+    let upgraded: Socket | undefined;
+    bad.on('upgrade', (_req: unknown, socket: Socket) => {
+      upgraded = socket;
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${SIGN_LINK_PROTOCOL}\r\n\r\n`);
+      const reader = new FrameReader(4096);
+      socket.on('data', (chunk: Buffer) => {
+        for (const frame of reader.push(chunk)) socket.write(encodeFrame(frame.id, '{"status":99}', Buffer.from('x')));
+      });
+    });
+    await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r));
+    const c = client(`http://127.0.0.1:${(bad.address() as AddressInfo).port}`);
+    await expect(ask(c, 'x').answer).rejects.toMatchObject({ code: 'LINK_MALFORMED' });
+    c.close();
+    upgraded?.destroy();
+    await new Promise((r) => bad.close(r));
+  });
 });

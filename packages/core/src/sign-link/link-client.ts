@@ -61,6 +61,26 @@ interface Waiting {
   receivedAtSend: number;
 }
 
+/**
+ * An answer's head, checked: the gateway writes it to its client, and a status node:http
+ * rejects (or headers that are not strings) would throw there, with the client left waiting.
+ */
+function parseAnswerHead(text: string): LinkAnswerHead {
+  const head = JSON.parse(text) as Partial<LinkAnswerHead> | null;
+  if (
+    typeof head !== 'object' ||
+    head === null ||
+    !Number.isInteger(head.status) ||
+    head.status! < 100 ||
+    head.status! > 999 ||
+    typeof head.headers !== 'object' ||
+    head.headers === null ||
+    !Object.values(head.headers).every((v) => typeof v === 'string')
+  )
+    throw new Error('answer head is not {status, headers}');
+  return head as LinkAnswerHead;
+}
+
 /** One connection attempt and, once upgraded, the link it became. */
 class Link {
   socket?: Socket;
@@ -94,8 +114,9 @@ class Link {
           for (const frame of reader.push(chunk)) {
             const entry = this.waiting.get(frame.id);
             if (!entry) continue; // cancelled
+            // Before it leaves the waiting map: a malformed answer fails its own request too.
+            const head = parseAnswerHead(frame.head);
             this.waiting.delete(frame.id);
-            const head = JSON.parse(frame.head) as LinkAnswerHead;
             entry.resolve({ status: head.status, headers: head.headers, body: frame.body });
           }
         } catch (err) {
