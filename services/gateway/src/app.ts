@@ -260,7 +260,12 @@ export function createApp(deps: GatewayDeps): Gateway {
         redis: async () => {
           await redis.ping();
         },
-        signer: () => probe(config.signerUrl),
+        // Its HTTP health, then a sign link it accepts (what sign requests need: a signer with
+        // another INTERNAL_TOKEN is healthy but refuses the link).
+        signer: async () => {
+          await probe(config.signerUrl);
+          await link.ready();
+        },
       },
       registry: metrics.registry,
     }),

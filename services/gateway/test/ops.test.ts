@@ -35,6 +35,19 @@ describe('operator port', () => {
     expect(ready.body.checks.signer).toMatch(/^fail: /);
   });
 
+  it('error: /readyz is 503 when the signer is up but refuses the sign link (another INTERNAL_TOKEN)', async () => {
+    const refusing = await fakeSigner();
+    refusing.refuseLinks();
+    try {
+      const gw3 = await h.gateway({ signerUrl: refusing.url });
+      const ready = await request(gw3.opsApp).get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body.checks.signer).toMatch(/^fail: .*refused the sign link \(HTTP 401\)/);
+    } finally {
+      await refusing.close();
+    }
+  });
+
   it('behavior: /metrics counts requests by route pattern and code, has latency histograms and book age per chain', async () => {
     const key = await h.apiKey();
     await h.putBook(

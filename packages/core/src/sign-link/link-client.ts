@@ -89,12 +89,20 @@ class Link {
   private flushScheduled = false;
   received = 0;
   ended = false;
+  /** Settles once: resolved when the signer upgrades, rejected when the link ends before that. */
+  readonly opened: Promise<void>;
+  private settleOpened!: (err?: SignLinkError) => void;
   private readonly upgrade: ClientRequest;
 
   constructor(
     private readonly opts: SignLinkClientOptions,
     private readonly onEnd: (link: Link) => void,
   ) {
+    this.opened = new Promise<void>((resolve, reject) => {
+      this.settleOpened = (err) => (err ? reject(err) : resolve());
+    });
+    // Only readiness checks wait on it; requests learn of a failure through their own promise.
+    this.opened.catch(() => undefined);
     const target = new URL(SIGN_LINK_PATH, opts.url);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     this.upgrade = send(target, {
@@ -129,6 +137,7 @@ class Link {
       );
       socket.on('close', () => this.fail(new SignLinkError('LINK_CLOSED', 'the signer closed the sign link')));
       opts.onLinkEvent?.('open', {});
+      this.settleOpened();
       if (head.length > 0) onData(head);
       this.flush();
     });
@@ -165,6 +174,7 @@ class Link {
   fail(err: SignLinkError): void {
     if (this.ended) return;
     this.ended = true;
+    this.settleOpened(err);
     this.onEnd(this);
     if (this.socket) this.opts.onLinkEvent?.('closed', { code: err.code });
     this.upgrade.destroy();
@@ -184,11 +194,24 @@ export class SignLinkClient {
     this.links = new Array<Link | undefined>(Math.max(1, opts.links ?? 1)).fill(undefined);
   }
 
-  request(head: LinkRequestHead, body: Buffer): SignLinkExchange {
-    const slot = (this.turn = (this.turn + 1) % this.links.length);
-    const link = (this.links[slot] ??= new Link(this.opts, (ended) => {
+  /** The link of `slot`, opened if there is none. */
+  private linkAt(slot: number): Link {
+    return (this.links[slot] ??= new Link(this.opts, (ended) => {
       if (this.links[slot] === ended) this.links[slot] = undefined;
     }));
+  }
+
+  /**
+   * Resolves once a link is open, opening one if none is; rejects with why the signer cannot
+   * be reached or refuses (the gateway's readiness check: a wrong INTERNAL_TOKEN shows there).
+   */
+  ready(): Promise<void> {
+    const open = this.links.find((link) => link?.socket && !link.ended);
+    return open ? Promise.resolve() : this.linkAt(0).opened;
+  }
+
+  request(head: LinkRequestHead, body: Buffer): SignLinkExchange {
+    const link = this.linkAt((this.turn = (this.turn + 1) % this.links.length));
     // Ids wrap at 2^32; far more than can be in flight at once.
     const id = (this.nextId = (this.nextId + 1) >>> 0);
     let entry!: Waiting;
