@@ -265,13 +265,16 @@ describe('retention', () => {
   });
 });
 
+/** The trail's keys under their own name, so that a case counts only its own records. */
+const trailKeys = (name: string) => ({
+  ...f.keys,
+  audit: (c: number) => `${f.prefix}:{${c}}:${name}`,
+  auditSignatures: (c: number, d: number) => `${f.prefix}:{${c}}:${name}-sig:${d}`,
+});
+
 describe('a flood of one identical request', () => {
   it('boundary: every request is in the stream; the index keeps the first MAX_INDEXED_IDS under the signature', async () => {
-    const keys = {
-      ...f.keys,
-      audit: (c: number) => `${f.prefix}:{${c}}:flood`,
-      auditSignatures: (c: number, d: number) => `${f.prefix}:{${c}}:flood-sig:${d}`,
-    };
+    const keys = trailKeys('flood');
     const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
     const signature = `0x${'cc'.repeat(65)}`;
     const base = sampleAuditRecord(0, { timestamp: NOW_S, signature });
@@ -286,11 +289,7 @@ describe('a flood of one identical request', () => {
 
 describe('records of one turn share a script call', () => {
   it('behavior: one call per chain and day, at most MAX_BATCH_RECORDS each; every record stored, in order, and indexed', async () => {
-    const keys = {
-      ...f.keys,
-      audit: (c: number) => `${f.prefix}:{${c}}:batch`,
-      auditSignatures: (c: number, d: number) => `${f.prefix}:{${c}}:batch-sig:${d}`,
-    };
+    const keys = trailKeys('batch');
     const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
     const sent = jest.spyOn(f.redis, 'sendCommand');
     try {
