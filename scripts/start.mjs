@@ -49,6 +49,7 @@ function startProcess(name, script, env, readyUrl) {
     },
     ready: () => waitReady(name, readyUrl, 60_000, false),
     log,
+    shuttingDown: () => stopping,
   });
   parts.push(part);
   return part;
@@ -112,6 +113,7 @@ async function main() {
       options: { stdio: 'ignore' },
       ready: () => waitForRedis(redisPort),
       log,
+      shuttingDown: () => stopping,
     });
     parts.push(redis);
     await redis.ready();

@@ -14,6 +14,9 @@ import { spawn } from 'node:child_process';
  *        resolves once a (re)started process is ready (e.g. answers /readyz)
  * @param {(line: string) => void} part.log
  * @param {{ minMs?: number, maxMs?: number, stableMs?: number, killAfterMs?: number }} [part.timing]
+ * @param {() => boolean} [part.shuttingDown]
+ *        true once the whole stack is stopping: a part that exits then is neither reported nor
+ *        restarted (Ctrl-C reaches every process of the terminal at once, before stop() does)
  */
 export function supervise(part) {
   const { minMs = 500, maxMs = 15_000, stableMs = 30_000, killAfterMs = 8_000 } = part.timing ?? {};
@@ -27,7 +30,7 @@ export function supervise(part) {
     const startedAt = Date.now();
     child = spawn(part.command, part.args, part.options ?? {});
     child.once('exit', (code, signal) => {
-      if (stopped) return;
+      if (stopped || part.shuttingDown?.()) return;
       if (Date.now() - startedAt >= stableMs) delay = minMs;
       restarts++;
       part.log(
@@ -35,7 +38,7 @@ export function supervise(part) {
       );
       timer = setTimeout(() => {
         timer = undefined;
-        if (stopped) return;
+        if (stopped || part.shuttingDown?.()) return;
         launch();
         part
           .ready?.(child)

@@ -84,4 +84,35 @@ describe('stack supervisor', () => {
     await new Promise<void>((resolve) => (driver.exitCode !== null ? resolve() : driver.once('exit', () => resolve())));
     expect(driver.exitCode).toBe(0);
   });
+
+  it('behavior: a part that exits while the stack shuts down is neither reported nor restarted (Ctrl-C reaches it first)', async () => {
+    const shutdownDriver = `
+import { supervise } from '${supervisorUrl}';
+let down = false;
+const part = supervise({
+  name: 'sleeper',
+  command: process.execPath,
+  args: ['-e', 'setInterval(() => {}, 1000)'],
+  options: { stdio: 'ignore' },
+  log: (line) => console.log('log ' + line),
+  timing: { minMs: 50, maxMs: 50, stableMs: 60000 },
+  shuttingDown: () => down,
+});
+down = true;
+part.child.kill('SIGINT');
+setTimeout(() => {
+  console.log('restarts ' + part.restarts + ' pid-alive ' + (part.child.exitCode === null && part.child.signalCode === null));
+  process.exit(0);
+}, 400);
+`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', shutdownDriver], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += String(d)));
+    child.stderr!.on('data', (d) => (out += String(d)));
+    await new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    expect(out).toContain('restarts 0 pid-alive false');
+    expect(out).not.toContain('exited unexpectedly');
+  });
 });
