@@ -45,6 +45,8 @@ export interface SignLinkServer {
 const HEAD_ALLOWANCE_BYTES = 16 * 1024;
 /** TCP keep-alive probes: a gateway that vanished without closing is noticed. */
 const KEEPALIVE_MS = 30_000;
+/** Answers not yet taken by the kernel beyond which the signer stops reading that link's requests. */
+const UNSENT_LIMIT_BYTES = 1024 * 1024;
 /** How long a link the signer ended while draining may stay open before it is destroyed. */
 const END_GRACE_MS = 2_000;
 
@@ -148,8 +150,10 @@ export function serveSignLink(server: Server, opts: SignLinkServerOptions): Sign
       const frames = out;
       out = [];
       // A gateway that does not read its answers: read no more requests until it has, or
-      // their answers would pile up here without bound.
-      if (!socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames)) && !socket.isPaused()) {
+      // their answers would pile up here without bound. Only past UNSENT_LIMIT_BYTES: one
+      // turn's answers often exceed the socket's 16 KiB mark while the kernel takes them at once.
+      const accepted = socket.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+      if (!accepted && socket.writableLength > UNSENT_LIMIT_BYTES && !socket.isPaused()) {
         socket.pause();
         socket.once('drain', () => socket.resume());
       }
