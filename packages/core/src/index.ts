@@ -47,15 +47,8 @@ export {
   type SignLinkClientOptions,
   type SignLinkExchange,
 } from './sign-link/link-client';
-export {
-  SIGN_LINK_PATH,
-  SIGN_LINK_PROTOCOL,
-  type LinkAnswer,
-  type LinkAnswerHead,
-  type LinkRequest,
-  type LinkRequestHead,
-} from './sign-link/link-protocol';
-export { serveSignLink, type SignLinkServer, type SignLinkServerOptions } from './sign-link/link-server';
+export { SIGN_LINK_PATH, SIGN_LINK_PROTOCOL, type LinkAnswer, type LinkRequest } from './sign-link/link-protocol';
+export { serveSignLink, type SignLinkServer } from './sign-link/link-server';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
 export {

@@ -62,7 +62,7 @@ export function rawErrorResponse(err: ApiError, requestId: string): Buffer {
 }
 
 /** Writes `bytes` and closes; the socket is destroyed once flushed, or after 1 s at the latest. */
-function answerAndClose(socket: Duplex, bytes: Buffer): void {
+export function answerAndClose(socket: Duplex, bytes: Buffer): void {
   const force = setTimeout(() => socket.destroy(), 1_000);
   force.unref();
   socket.end(bytes, () => {

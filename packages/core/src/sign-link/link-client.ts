@@ -22,10 +22,10 @@ import {
   type LinkRequestHead,
 } from './link-protocol';
 
-/** `code`: a Node socket error code (ECONNREFUSED, ECONNRESET…), or one of the link's own. */
+/** `code`: a Node socket error code (ECONNREFUSED, ECONNRESET…), or the link's own LINK_REFUSED, LINK_CLOSED, LINK_MALFORMED. */
 export class SignLinkError extends Error {
   constructor(
-    readonly code: 'LINK_REFUSED' | 'LINK_CLOSED' | 'LINK_MALFORMED' | string,
+    readonly code: string,
     message: string,
   ) {
     super(message);

@@ -13,8 +13,10 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { ApiError, REQUEST_ID_HEADER, toErrorEnvelope } from '@pmm/protocol';
+import { ApiError, toErrorEnvelope } from '@pmm/protocol';
 import type { Logger } from '../logger';
+import { answerAndClose, rawErrorResponse } from '../http/client-errors';
+import { requestIdOf } from '../http/request-context';
 import { FrameError, FrameReader, encodeFrame } from './frames';
 import {
   SIGN_LINK_PATH,
@@ -50,20 +52,6 @@ const UNSENT_LIMIT_BYTES = 1024 * 1024;
 /** How long a link the signer ended while draining may stay open before it is destroyed. */
 const END_GRACE_MS = 2_000;
 
-/** An HTTP answer written on a socket that was never handed to node:http's response machinery. */
-function refuse(socket: Socket, err: ApiError, requestId: string): void {
-  const { status, body, headers } = toErrorEnvelope(err, requestId);
-  const text = JSON.stringify(body);
-  const lines = [
-    `HTTP/1.1 ${status} ${err.code}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(text)}`,
-    'Connection: close',
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-  ];
-  socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
-}
-
 /** An error as a link answer: the envelope and its headers (Retry-After on a 503). */
 function envelopeAnswer(err: ApiError, requestId: string): LinkAnswer {
   const { status, body, headers } = toErrorEnvelope(err, requestId);
@@ -73,8 +61,6 @@ function envelopeAnswer(err: ApiError, requestId: string): LinkAnswer {
     body: Buffer.from(JSON.stringify(body)),
   };
 }
-
-const requestIdOf = (request: LinkRequestHead) => request.headers[REQUEST_ID_HEADER] ?? 'sign-link';
 
 function parseHead(text: string): LinkRequestHead {
   const head = JSON.parse(text) as Partial<LinkRequestHead> | null;
@@ -112,22 +98,19 @@ export function serveSignLink(server: Server, opts: SignLinkServerOptions): Sign
   };
 
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    const requestId = String(req.headers[REQUEST_ID_HEADER] ?? 'sign-link');
+    const requestId = requestIdOf(req);
+    // Refused upgrades get the envelope over HTTP, as Node's parser errors do, then the socket closes.
+    const refuse = (err: ApiError) => answerAndClose(socket, rawErrorResponse(err, requestId));
     socket.on('error', () => socket.destroy());
-    if (req.url !== SIGN_LINK_PATH)
-      return refuse(socket, new ApiError('NOT_FOUND', `no route for ${req.url}`), requestId);
+    if (req.url !== SIGN_LINK_PATH) return refuse(new ApiError('NOT_FOUND', `no route for ${req.url}`));
     if (req.headers.upgrade?.toLowerCase() !== SIGN_LINK_PROTOCOL)
-      return refuse(socket, new ApiError('MALFORMED_REQUEST', `Upgrade: only ${SIGN_LINK_PROTOCOL}`), requestId);
-    if (closing) return refuse(socket, new ApiError('SERVICE_UNAVAILABLE', 'shutting down'), requestId);
+      return refuse(new ApiError('MALFORMED_REQUEST', `Upgrade: only ${SIGN_LINK_PROTOCOL}`));
+    if (closing) return refuse(new ApiError('SERVICE_UNAVAILABLE', 'shutting down'));
     try {
       opts.authorize(req.headers);
     } catch (err) {
       opts.logger.warn('sign link refused', { code: err instanceof ApiError ? err.code : 'INTERNAL_ERROR' });
-      return refuse(
-        socket,
-        err instanceof ApiError ? err : new ApiError('INTERNAL_ERROR', 'internal error'),
-        requestId,
-      );
+      return refuse(err instanceof ApiError ? err : new ApiError('INTERNAL_ERROR', 'internal error'));
     }
     socket.setNoDelay(true);
     socket.setKeepAlive(true, KEEPALIVE_MS);
