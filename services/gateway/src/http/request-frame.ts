@@ -17,8 +17,19 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
 import { LazyRequestContext, requestIdOf, type Logger, type Metrics, sendError, httpRequestMetrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
-import { abortUpstream, type Upstream } from './sign-proxy';
 import type { HeaderList } from './security-headers';
+
+/** What runs upstream for a request: an HTTP request to the signer, or a sign-link exchange. */
+export interface Upstream {
+  destroy(): void;
+}
+
+/** Gives up the request's upstream, if one is running (the request timeout). */
+function abortUpstream(locals: RequestLocals): void {
+  const upstream = locals.upstream;
+  locals.upstream = undefined;
+  upstream?.destroy();
+}
 
 /** `res.locals` of a request: core's lazy context, plus what the gateway's steps share. */
 export class RequestLocals extends LazyRequestContext {
@@ -87,7 +98,7 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
     if (locals.timer) return;
     locals.timer = setTimeout(() => {
       // The client left before its answer: nobody to answer, but the upstream is still given up.
-      if (res.destroyed && !res.headersSent) return abortUpstream(res as Response);
+      if (res.destroyed && !res.headersSent) return abortUpstream(locals);
       if (res.headersSent) return;
       if (!req.complete) {
         // The rest of the body may still come: this connection cannot be reused.
@@ -97,7 +108,7 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
       }
       opts.onTimeout?.();
       sendError(res, new ApiError('SERVICE_UNAVAILABLE', `request timed out after ${timeoutMs} ms`));
-      abortUpstream(res as Response);
+      abortUpstream(locals);
     }, timeoutMs);
     res.once('close', () => {
       // Kept while an upstream runs: the timeout is what gives up on it (the sign link closes a

@@ -12,7 +12,7 @@
  * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the
  *   envelope (never http-proxy's default 504 text page). The request timeout (request-frame.ts)
  *   answers first when the signer accepts but does not answer; it then aborts the upstream
- *   request through `abortUpstream`.
+ *   request (request-frame.ts).
  */
 import { Agent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -33,18 +33,6 @@ export interface SignProxyOptions {
   agent: Agent | HttpsAgent;
   /** Called with a short reason on every upstream failure (metrics). */
   onUpstreamError?: (reason: string) => void;
-}
-
-/** What runs upstream for a request: an HTTP request to the signer, or a sign-link exchange. */
-export interface Upstream {
-  destroy(): void;
-}
-
-/** Aborts the upstream request of a response, if one is running (used by the request timeout). */
-export function abortUpstream(res: Response): void {
-  const upstream = res.locals.upstream as Upstream | undefined;
-  res.locals.upstream = undefined;
-  upstream?.destroy();
 }
 
 function isResponse(x: Response | Socket): x is Response {
