@@ -1,5 +1,5 @@
 // Compiles packages/contracts/contracts/*.sol with solc-js (the `solc` npm package: WebAssembly,
-// no compiler download) and writes src/generated/artifacts.ts: per contract
+// no compiler download) and writes the module src/generated/artifacts (git-ignored): per contract
 // `export const <Name>Artifact = { contractName, abi: [...] as const, bytecode: '0x...' } as const`.
 //
 // Cheap when nothing changed: the first line of the generated file stores a SHA-256 of the

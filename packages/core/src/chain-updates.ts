@@ -4,18 +4,48 @@
  * write), a callback per message, and a callback on every (re)connection of the subscriber,
  * because Redis pub/sub keeps no backlog: what was published while it was away is lost, so a
  * cache must re-read (or drop) everything then. Used by the gateway's BookCache and the
- * signer's PairRegistryCache; each decides what a message means for it.
+ * signer's PairRegistryCache; each decides what an update means for it.
+ *
+ * The message is one small JSON object, written by the indexer's book and registry stores with
+ * {@link encodeChainUpdate} and read here with {@link decodeChainUpdate}: the one definition of
+ * the format.
  */
 import type { RedisClient } from './redis-client';
 import type { RedisKeys } from './redis-keys';
+
+/** What the indexer announces on a chain's channel: a new book, or a new pair registry. */
+export interface ChainUpdate {
+  type: 'book' | 'pairs';
+  chainId: number;
+  blockNumber: number;
+}
+
+export function encodeChainUpdate(update: ChainUpdate): string {
+  return JSON.stringify({ type: update.type, chainId: update.chainId, blockNumber: update.blockNumber });
+}
+
+/** The update a message carries, or undefined for anything else (a reader never throws on one). */
+export function decodeChainUpdate(message: string): ChainUpdate | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { type, chainId, blockNumber } = value as Record<string, unknown>;
+  if (type !== 'book' && type !== 'pairs') return undefined;
+  if (!Number.isSafeInteger(chainId) || !Number.isSafeInteger(blockNumber)) return undefined;
+  return { type, chainId: chainId as number, blockNumber: blockNumber as number };
+}
 
 export interface ChainUpdatesOptions {
   /** A dedicated connection in subscriber mode; the caller owns (and closes) it. */
   subscriber: RedisClient;
   keys: RedisKeys;
   chains: readonly number[];
-  /** A message published on a chain's channel. */
-  onMessage(chainId: number, message: string): void;
+  /** An update announced on a served chain's channel (messages that are not one are ignored). */
+  onUpdate(update: ChainUpdate): void;
   /** The subscriber is (again) ready; ioredis has resubscribed by then. */
   onReconnect(): void;
 }
@@ -24,7 +54,9 @@ export class ChainUpdates {
   private readonly channels: Map<string, number>;
   private readonly handleMessage = (channel: string, message: string) => {
     const chainId = this.channels.get(channel);
-    if (chainId !== undefined) this.opts.onMessage(chainId, message);
+    const update = chainId === undefined ? undefined : decodeChainUpdate(message);
+    // The channel names the chain: a message claiming another one is not trusted.
+    if (update && update.chainId === chainId) this.opts.onUpdate(update);
   };
   private readonly handleReady = () => this.opts.onReconnect();
 

@@ -7,7 +7,13 @@ export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from '.
 export { encodeAccessUpdate, type AccessUpdate } from './access-updates';
 export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
-export { ChainUpdates, type ChainUpdatesOptions } from './chain-updates';
+export {
+  ChainUpdates,
+  decodeChainUpdate,
+  encodeChainUpdate,
+  type ChainUpdate,
+  type ChainUpdatesOptions,
+} from './chain-updates';
 export {
   ConfigError,
   describeConfig,
@@ -27,8 +33,10 @@ export {
   type EnvelopeTarget,
 } from './http/error-handler';
 export { healthRoutes } from './http/health-routes';
+export { readLimitedBody } from './http/limited-body';
 export { httpMetrics, httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics';
 export {
+  beginRequest,
   contextOf,
   LazyRequestContext,
   requestContext,
@@ -39,16 +47,9 @@ export { sendError } from './http/send-error';
 export { listen, shutdownOnSignals, type HttpTimeouts, type ListenOptions, type Served } from './http/serve';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
+export { commandsDir, luaCommand, type LuaCommand } from './lua-command';
 export { createMetrics, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
-export {
-  SignLinkClient,
-  SignLinkError,
-  type SignLinkClientOptions,
-  type SignLinkExchange,
-} from './sign-link/link-client';
-export { SIGN_LINK_PATH, SIGN_LINK_PROTOCOL, type LinkAnswer, type LinkRequest } from './sign-link/link-protocol';
-export { serveSignLink, type SignLinkServer } from './sign-link/link-server';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
 export {

@@ -14,6 +14,14 @@ export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
 export const INTEGRATOR_ID_HEADER = 'x-integrator-id';
 /** The API key's public id (never the key), recorded in the audit trail. */
 export const API_KEY_ID_HEADER = 'x-api-key-id';
+/**
+ * The auth scheme of the signer's `WWW-Authenticate` challenge on a 401 for a missing or wrong
+ * internal token. It tells the gateway that the signer refused the GATEWAY (a deployment fault,
+ * answered 503 to the client), not the integrator (a key revoked meanwhile, passed on as 401).
+ */
+export const INTERNAL_TOKEN_SCHEME = 'X-Internal-Token';
+/** The signer's path that answers 204 when the internal token is accepted (the gateway's /readyz). */
+export const SIGNER_ACCESS_PATH = '/internal/access';
 
 const SAFE_TOKEN_CHARS = 'A-Za-z0-9._:-';
 const SAFE_TOKEN = new RegExp(`^[${SAFE_TOKEN_CHARS}]+$`);

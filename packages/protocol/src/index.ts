@@ -54,10 +54,12 @@ export {
   API_KEY_ID_HEADER,
   INTEGRATOR_ID_HEADER,
   INTERNAL_TOKEN_HEADER,
+  INTERNAL_TOKEN_SCHEME,
   isRequestId,
   isSafeToken,
   REQUEST_ID_HEADER,
   REQUEST_ID_PATTERN,
+  SIGNER_ACCESS_PATH,
   v1DeprecationHeaders,
 } from './headers';
 export {

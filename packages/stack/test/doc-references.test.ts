@@ -4,7 +4,8 @@
  * - Markdown documents named in capitals (`DECISIONS.md`), which must be files of the repository;
  * - `docs/<name>.md` and `docs/<name>.md#<anchor>`, whose file and heading must exist;
  * - relative Markdown links `](path#anchor)` in .md files, whose target and heading must exist;
- * - source files named in comments (`request-timeout.ts`), which must exist somewhere in the tree.
+ * - source files named in comments (`request-timeout.ts`), which must exist somewhere in the tree,
+ *   and paths with folders (`http/link-answer.ts`), which must resolve to a file.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -47,8 +48,13 @@ describe('the reference checker itself', () => {
     expect(found.map((d) => d.target)).toEqual(['request-timeout.ts']);
   });
 
+  it('error: reports a relative path in a comment whose file does not exist', () => {
+    const found = findDanglingReferences(root, files, citing('// the answer is written by signer http/link-answer.ts'));
+    expect(found.map((d) => d.target)).toEqual(['http/link-answer.ts']);
+  });
+
   it('default: accepts references that resolve', () => {
-    const text = '// docs/decisions.md#error-precedence and main.ts';
+    const text = '// docs/decisions.md#error-precedence, main.ts and signer src/main.ts';
     expect(findDanglingReferences(root, files, citing(text))).toEqual([]);
     const link = {
       scanned: ['docs/x.md'],

@@ -12,7 +12,7 @@
 import { request as httpRequest, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { DEFAULT_CHAIN_ID, INTERNAL_TOKEN_HEADER } from '@pmm/protocol';
+import { DEFAULT_CHAIN_ID, INTERNAL_TOKEN_HEADER, SIGNER_ACCESS_PATH } from '@pmm/protocol';
 import {
   createMetrics,
   errorHandler,
@@ -21,7 +21,6 @@ import {
   notFound,
   redisKeys,
   requestContext,
-  SignLinkClient,
   type Logger,
   type Metrics,
   type RedisClient,
@@ -33,9 +32,8 @@ import { BookCache } from './store/book-cache';
 import { RateLimiter, type RateLimiterOptions } from './store/rate-limiter';
 import { apiKeyGuard } from './http/api-key-guard';
 import { rateLimit } from './http/rate-limit';
-import { bodyLimit } from './http/body-limit';
 import { signProxy, signerAgent } from './http/sign-proxy';
-import { createSignFastPath } from './http/sign-fast-path';
+import { createSignRoute } from './http/sign-route';
 import { priceV1, priceV2 } from './http/price-routes';
 import { priceStream } from './http/price-stream';
 import { StreamHub } from './http/stream-hub';
@@ -54,7 +52,6 @@ export type GatewayAppConfig = Pick<
   GatewayConfig,
   | 'redisKeyPrefix'
   | 'signerUrl'
-  | 'signerLinks'
   | 'internalToken'
   | 'servedChains'
   | 'corsOrigins'
@@ -86,12 +83,12 @@ export interface GatewayDeps {
 
 export interface Gateway {
   /**
-   * The public API as a node:http request listener: the fast paths for GET /v2/price and
-   * /v1/price (http/fast-path.ts) and POST /v2/swap/sign and /v1/swap/sign
-   * (http/sign-fast-path.ts), Express for everything else. Serve THIS (http.createServer).
+   * The public API as a node:http request listener: the fast path for GET /v2/price and
+   * /v1/price (http/fast-path.ts), the sign route for POST /v2/swap/sign and /v1/swap/sign
+   * (http/sign-route.ts), Express for everything else. Serve THIS (http.createServer).
    */
   app: RequestListener;
-  /** The Express part of the public API (everything but the fast path). */
+  /** The Express part of the public API (everything but the price fast path and the sign route). */
   expressApp: Express;
   /** /healthz, /readyz, /metrics for the operator port. */
   opsApp: Express;
@@ -102,12 +99,9 @@ export interface Gateway {
   start(): Promise<void>;
   /** Ends every open price stream (graceful shutdown: before closing the server). */
   closeStreams(): void;
-  /** Ends the streams, unsubscribes and closes the signer connections and sign link (not the Redis clients: the caller owns them). */
+  /** Ends the streams, unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
   close(): Promise<void>;
 }
-
-/** A signed quote is a few KiB; anything far larger on the sign link is a broken signer. */
-const SIGN_ANSWER_LIMIT_BYTES = 1024 * 1024;
 
 function baseApp(): Express {
   const app = express();
@@ -123,15 +117,15 @@ const lateErrors: ErrorRequestHandler = (_err, _req, res, _next) => {
   if (!res.writableEnded) res.destroy();
 };
 
-/** GET `${base}/healthz` with a 1 s timeout; resolves on 200. */
-function probe(base: string): Promise<void> {
-  const url = new URL('/healthz', base);
+/** GET `${base}${path}` with a 1 s timeout; resolves on `expected`. */
+function probe(base: string, path: string, expected: number, headers: Record<string, string> = {}): Promise<void> {
+  const url = new URL(path, base);
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', timeout: 1_000 }, (res) => {
+    const req = request(url, { method: 'GET', timeout: 1_000, headers }, (res) => {
       res.resume();
-      if (res.statusCode === 200) resolve();
-      else reject(new Error(`status ${res.statusCode}`));
+      if (res.statusCode === expected) resolve();
+      else reject(new Error(`${path}: status ${res.statusCode}`));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (err) => reject(new Error((err as NodeJS.ErrnoException).code ?? 'unreachable')));
@@ -166,18 +160,8 @@ export function createApp(deps: GatewayDeps): Gateway {
     internalToken: config.internalToken,
     timeoutMs: config.requestTimeoutMs,
     agent,
+    logger,
     onUpstreamError: gm.upstreamError,
-  });
-  const link = new SignLinkClient({
-    url: config.signerUrl,
-    headers: { [INTERNAL_TOKEN_HEADER]: config.internalToken },
-    maxAnswerBytes: SIGN_ANSWER_LIMIT_BYTES,
-    links: config.signerLinks,
-    onLinkEvent: (event, detail) => {
-      // A refused link is a deployment fault (wrong INTERNAL_TOKEN, an older signer): loud.
-      if (event === 'refused') logger.error('sign link refused by the signer', detail);
-      else logger.info(`sign link ${event}`, detail);
-    },
   });
   const openapi = deps.openapiDocument ?? loadOpenApiDocument();
   const v1 = config.servedChains.includes(DEFAULT_CHAIN_ID);
@@ -195,7 +179,6 @@ export function createApp(deps: GatewayDeps): Gateway {
     headers: securityHeaders(),
     onTimeout: gm.timeout,
   });
-  const signBody = bodyLimit(config.signBodyLimit);
 
   const app = baseApp();
   app.use(frame.middleware);
@@ -228,10 +211,8 @@ export function createApp(deps: GatewayDeps): Gateway {
       }),
     )
     .all(methodNotAllowed([...ROUTES.priceStream.methods]));
-  app
-    .route(ROUTES.sign.path)
-    .post(...authed, signBody, proxy.handler)
-    .all(methodNotAllowed([...ROUTES.sign.methods]));
+  // POST is the sign route's (http/sign-route.ts): only the other methods reach Express.
+  app.route(ROUTES.sign.path).all(methodNotAllowed([...ROUTES.sign.methods]));
   app
     .route(ROUTES.openapi.path)
     .get(...authed, openApiRoute(openapi))
@@ -242,10 +223,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       .route(ROUTES.v1Price.path)
       .get(...authed, priceV1(books))
       .all(methodNotAllowed([...ROUTES.v1Price.methods]));
-    app
-      .route(ROUTES.v1Sign.path)
-      .post(...authed, signBody, proxy.handler)
-      .all(methodNotAllowed([...ROUTES.v1Sign.methods]));
+    app.route(ROUTES.v1Sign.path).all(methodNotAllowed([...ROUTES.v1Sign.methods]));
   }
   app.use(notFound());
   app.use(errorHandler());
@@ -260,11 +238,17 @@ export function createApp(deps: GatewayDeps): Gateway {
         redis: async () => {
           await redis.ping();
         },
-        // Its HTTP health, then a sign link it accepts (what sign requests need: a signer with
-        // another INTERNAL_TOKEN is healthy but refuses the link).
+        // Its HTTP health, then whether it accepts our internal token (what sign requests need:
+        // a signer with another INTERNAL_TOKEN is healthy but refuses every one).
         signer: async () => {
-          await probe(config.signerUrl);
-          await link.ready();
+          await probe(config.signerUrl, '/healthz', 200);
+          await probe(config.signerUrl, SIGNER_ACCESS_PATH, 204, {
+            [INTERNAL_TOKEN_HEADER]: config.internalToken,
+          }).catch((err: Error) => {
+            throw err.message.endsWith('status 401')
+              ? new Error('the signer refused the internal token (HTTP 401)')
+              : err;
+          });
         },
       },
       registry: metrics.registry,
@@ -283,18 +267,17 @@ export function createApp(deps: GatewayDeps): Gateway {
     v1,
     cors: cors !== undefined,
   });
-  const fastSign = createSignFastPath({
+  const sign = createSignRoute({
     frame,
     keys: keyCache,
     rate,
-    link,
     bodyLimit: config.signBodyLimit,
     v1,
-    cors: cors !== undefined,
-    onUpstreamError: gm.upstreamError,
+    cors,
+    forward: proxy,
   });
   const handler: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!fast(req, res) && !fastSign(req, res)) app(req, res);
+    if (!fast(req, res) && !sign(req, res)) app(req, res);
   };
 
   return {
@@ -315,7 +298,6 @@ export function createApp(deps: GatewayDeps): Gateway {
       slots.stop();
       await books.stop();
       agent.destroy();
-      link.close();
     },
   };
 }

@@ -61,12 +61,6 @@ export const GATEWAY_SETTINGS = {
   ),
   opsHost: settings.string('OPS_HOST', 'Interface of the operator port.', '127.0.0.1'),
   signerUrl: settings.url('SIGNER_URL', 'Base URL of the internal signer.', 'http://127.0.0.1:8081', ['http', 'https']),
-  signerLinks: settings.int(
-    'SIGNER_LINKS',
-    'Sign-link connections to SIGNER_URL, used in turn; at least the number of signers behind it when a load balancer or DNS name spreads them.',
-    2,
-    [1, 64],
-  ),
   internalToken: longSecret(
     settings.secret(
       'INTERNAL_TOKEN',

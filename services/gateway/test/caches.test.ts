@@ -1,5 +1,5 @@
 import { ApiKeyCache, BookCache, type ApiKeyStore, type ResolvedApiKey } from '@pmm/gateway';
-import { redisKeys, type RedisClient } from '@pmm/core';
+import { encodeChainUpdate, redisKeys, type RedisClient } from '@pmm/core';
 
 const resolved = (id: string): ResolvedApiKey => ({
   key: { integratorId: id, keyId: 'k', createdAt: 0, disabled: false },
@@ -64,9 +64,9 @@ describe('BookCache', () => {
       ['p:{56}:book', '{"chainId":56,"blockNumber":1,"blockTime":1,"pairs":[]}'],
     ]);
     const r = fakeRedis(values);
-    const handlers: ((channel: string) => void)[] = [];
+    const handlers: ((channel: string, message: string) => void)[] = [];
     const subscriber = {
-      on: (ev: string, fn: (channel: string) => void) => ev === 'message' && handlers.push(fn),
+      on: (ev: string, fn: (channel: string, message: string) => void) => ev === 'message' && handlers.push(fn),
       off: () => undefined,
       subscribe: async () => 1,
       status: 'ready',
@@ -85,7 +85,7 @@ describe('BookCache', () => {
     const first = cache.get(56) as Promise<unknown>;
     // The indexer writes block 2 and announces it while the first read is in flight.
     values.set('p:{56}:book', '{"chainId":56,"blockNumber":2,"blockTime":2,"pairs":[]}');
-    handlers.forEach((h) => h('p:{56}:book-updated'));
+    handlers.forEach((h) => h('p:{56}:book-updated', encodeChainUpdate({ type: 'book', chainId: 56, blockNumber: 2 })));
     r.hold(false);
     const second = await cache.get(56);
     r.flush();

@@ -13,7 +13,6 @@ describe('gateway config', () => {
       redisUrl: 'redis://127.0.0.1:6379',
       redisKeyPrefix: 'pmm',
       signerUrl: 'http://127.0.0.1:8081',
-      signerLinks: 2,
       internalToken: 'a-long-internal-token',
       servedChains: [8453, 56, 4663],
       corsOrigins: [],
@@ -75,6 +74,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(25);
+    expect(lines).toHaveLength(24);
   });
 });

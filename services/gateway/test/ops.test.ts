@@ -35,14 +35,14 @@ describe('operator port', () => {
     expect(ready.body.checks.signer).toMatch(/^fail: /);
   });
 
-  it('error: /readyz is 503 when the signer is up but refuses the sign link (another INTERNAL_TOKEN)', async () => {
+  it('error: /readyz is 503 when the signer is up but refuses the internal token (another INTERNAL_TOKEN)', async () => {
     const refusing = await fakeSigner();
-    refusing.refuseLinks();
+    refusing.refuseToken();
     try {
       const gw3 = await h.gateway({ signerUrl: refusing.url });
       const ready = await request(gw3.opsApp).get('/readyz');
       expect(ready.status).toBe(503);
-      expect(ready.body.checks.signer).toMatch(/^fail: .*refused the sign link \(HTTP 401\)/);
+      expect(ready.body.checks.signer).toMatch(/^fail: the signer refused the internal token \(HTTP 401\)/);
     } finally {
       await refusing.close();
     }

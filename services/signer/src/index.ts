@@ -3,7 +3,10 @@
  * exports serve tests, benchmarks and the gateway's end-to-end tests.
  */
 export { createApp } from './app';
-export type { SignerApp, SignerDeps } from './app';
+export type { SignerDeps } from './app';
+export { createSignUseCase } from './domain/sign-use-case';
+export type { SignCommand, SignUseCase, SignUseCaseDeps } from './domain/sign-use-case';
+export { signMetrics } from './domain/sign-metrics';
 export { SIGNER_SETTINGS, chainSettings, loadSignerConfig, missingKeyMessage } from './config';
 export type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 export { loadSigningKeys } from './load-signing-keys';
@@ -32,3 +35,4 @@ export type { OnChainSwap } from './settlement/scan-swaps';
 export { buildSettlement } from './settlement/settlement-report';
 export type { SettlementReport, SwapLine, SummaryLine } from './settlement/settlement-report';
 export { csvLine } from './domain/csv';
+export { parseJsonBody } from './http/json-body';

@@ -77,20 +77,11 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       },
     },
   });
-  const http = await listen(app, config.port, config.host, {
+  const served = await listen(app, config.port, config.host, {
     // End-to-end limit of one request (docs/decisions.md#body-size-and-time-limits).
     timeouts: { headersMs: config.requestTimeoutMs, requestMs: config.requestTimeoutMs },
     logger,
   });
-  // The gateway's sign requests arrive on the sign link, on the same port (core sign-link/).
-  const link = app.serveSignLink(http.server);
-  // Draining the server includes the links: node:http's close waits for every socket, and an
-  // upgraded one only closes once the link has answered what it carries.
-  let draining: Promise<void> | undefined;
-  const served: Served = {
-    ...http,
-    close: () => (draining ??= Promise.all([link.close(), http.close()]).then(() => undefined)),
-  };
   logger.info('signer listening', { host: config.host, port: served.port, chains: config.servedChains });
   let closing: Promise<void> | undefined;
   return {

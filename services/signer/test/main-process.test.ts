@@ -7,7 +7,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
-import { SignLinkClient, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { Agent, request as httpRequest } from 'node:http';
+import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { privateKeyToAddress } from 'viem/accounts';
 import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, testKey, testRegistry } from './support/fixture';
 
@@ -144,38 +145,52 @@ describe('main process', () => {
     }
   }, 30_000);
 
-  // What a draining link does with requests in flight is core's sign-link.test.ts; here, that
-  // an open link does not keep the process alive.
-  it('behavior: SIGTERM with a sign link open closes the link and exits 0 promptly', async () => {
+  // The gateway holds keep-alive connections to the signer: an idle one must not hold SIGTERM.
+  it("behavior: SIGTERM with the gateway's keep-alive connection open exits 0 promptly", async () => {
     const p = startMain(baseEnv());
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const port = Number((await waitForLine(p, /"message":"signer listening".*?"port":(\d+)/))[1]);
-      const link = new SignLinkClient({
-        url: `http://127.0.0.1:${port}`,
-        headers: { 'x-internal-token': INTERNAL_TOKEN },
-        maxAnswerBytes: 1 << 20,
+      const body = JSON.stringify({
+        tokenIn: testRegistry(8453).baseTokens[0]!.address,
+        tokenOut: testRegistry(8453).quoteToken.address,
+        fee: '30',
+        userAddress: USER,
       });
-      const ask = () =>
-        link.request(
-          { path: '/v2/swap/sign', headers: { 'x-integrator-id': 'acme', 'x-request-id': 'link-drain' } },
-          Buffer.from(
-            JSON.stringify({
-              tokenIn: testRegistry(8453).baseTokens[0]!.address,
-              tokenOut: testRegistry(8453).quoteToken.address,
-              fee: '30',
-              userAddress: USER,
-            }),
-          ),
-        ).answer;
-      expect((await ask()).status).toBe(200);
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/v2/swap/sign',
+            method: 'POST',
+            agent,
+            headers: {
+              'x-internal-token': INTERNAL_TOKEN,
+              'x-integrator-id': 'acme',
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(status).toBe(200);
+      // The socket is now idle in the agent's pool, as between two quotes.
+      expect(Object.values(agent.freeSockets).flat()).toHaveLength(1);
       const started = Date.now();
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);
-      // Well inside the 10 s drain timeout: the open link does not hold the server open.
+      // Well inside the 10 s drain timeout: the idle connection does not hold the server open.
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(p.output()).toContain('"message":"stopped"');
-      link.close();
     } finally {
+      agent.destroy();
       if (p.child.exitCode === null) p.child.kill('SIGKILL');
     }
   }, 30_000);

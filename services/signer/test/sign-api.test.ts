@@ -316,7 +316,7 @@ describe('body', () => {
     const exact = json + ' '.repeat(16 * 1024 - json.length);
     expect(Buffer.byteLength(exact)).toBe(16384);
     expect((await post(null, { raw: exact })).status).toBe(200);
-    expectError(await post(null, { raw: exact + ' ' }), 413, 'PAYLOAD_TOO_LARGE', 'body: larger than the size limit');
+    expectError(await post(null, { raw: exact + ' ' }), 413, 'PAYLOAD_TOO_LARGE', 'body: larger than 16384 bytes');
   });
 
   it('error: empty, malformed and non-object bodies are 400 INVALID_JSON', async () => {

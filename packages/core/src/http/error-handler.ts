@@ -39,10 +39,7 @@ export function normalizeError(err: unknown): unknown {
   return err;
 }
 
-/**
- * What the envelope writer needs of a response: node:http's ServerResponse, or the signer's
- * answer on the sign link (signer http/link-answer.ts), which is not a socket.
- */
+/** What the envelope writer needs of a response (node:http's ServerResponse has it). */
 export interface EnvelopeTarget {
   statusCode: number;
   setHeader(name: string, value: string | number): unknown;

@@ -18,6 +18,9 @@ const REPO_PATH = /(?<![\w/.-])((?:docs|packages|services|scripts)\/[\w./-]*[\w-
 const MARKDOWN_LINK = /\]\(([^)\s]+)\)/g;
 const COMMENT = /^\s*(\/\/|\/\*|\*|#)/;
 const SOURCE_NAME = /(?<![\w/.-])([a-z][\w-]*\.(?:ts|mjs|cjs|js))\b/g;
+/** A path with folders in a comment (`http/sign-route.ts`, `../store/x.ts`), outside the repository roots. */
+const RELATIVE_PATH = /(?<![\w/.-])((?:\.\.?\/)*[\w-]+(?:\/[\w.-]+)*\/[\w-]+\.(?:ts|mjs|cjs|js|lua))\b/g;
+const ROOTED = /^(docs|packages|services|scripts)\//;
 /** Names that look like files in prose but are products or patterns. */
 const NOT_FILES = new Set(['node.js', 'express.js', 'hardhat.config.js', 'next.js']);
 
@@ -87,6 +90,15 @@ export function findDanglingReferences(
         if (isMarkdown)
           for (const [, link] of text.matchAll(MARKDOWN_LINK))
             if (!/^[a-z]+:/i.test(link!) && !resolves(link!, file)) report(link!);
+        if (SOURCE.test(file) && COMMENT.test(text))
+          for (const [, target] of text.matchAll(RELATIVE_PATH)) {
+            // Rooted paths are checked above; `x.ts` and the like are examples of a pattern.
+            if (ROOTED.test(target!) || /\/x\.\w+$/.test(target!)) continue;
+            // From the citing file, its package or src folder, or any folder that ends so
+            // ("signer http/x.ts" names services/signer/src/http/x.ts).
+            const tail = `/${target!.replace(/^(\.\.?\/)+/, '')}`;
+            if (!resolves(target!, file) && ![...known].some((k) => k.endsWith(tail))) report(target!);
+          }
         if (SOURCE.test(file) && COMMENT.test(text))
           for (const [, name] of text.matchAll(SOURCE_NAME)) {
             if (NOT_FILES.has(name!.toLowerCase()) || basenames.has(name!)) continue;

@@ -4,8 +4,11 @@
  * API routes only, so that a preflight of an unknown path still gets 404. Exposes the
  * headers a browser client needs to read (request id, rate-limit headers, deprecation).
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from 'cors';
+
+/** A CORS step: connect-style, so both Express and the node:http sign route (sign-route.ts) run it. */
+export type CorsStep = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 export const EXPOSED_HEADERS = [
   'X-Request-Id',
@@ -17,7 +20,7 @@ export const EXPOSED_HEADERS = [
   'Link',
 ];
 
-export function corsPolicy(origins: readonly string[], paths: ReadonlySet<string>): RequestHandler | undefined {
+export function corsPolicy(origins: readonly string[], paths: ReadonlySet<string>): CorsStep | undefined {
   if (origins.length === 0) return undefined;
   const handler = cors({
     origin: origins.includes('*') ? '*' : [...origins],
@@ -27,8 +30,10 @@ export function corsPolicy(origins: readonly string[], paths: ReadonlySet<string
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });
-  return (req: Request, res: Response, next: NextFunction) => {
-    if (!paths.has(req.path)) return next();
+  return (req, res, next) => {
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    if (!paths.has(q === -1 ? url : url.slice(0, q))) return next();
     handler(req, res, next);
   };
 }

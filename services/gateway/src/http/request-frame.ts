@@ -19,7 +19,7 @@ import { LazyRequestContext, requestIdOf, type Logger, type Metrics, sendError, 
 import type { ResolvedApiKey } from '../store/api-key-store';
 import type { HeaderList } from './security-headers';
 
-/** What runs upstream for a request: an HTTP request to the signer, or a sign-link exchange. */
+/** What runs upstream for a request: its HTTP request to the signer. */
 export interface Upstream {
   destroy(): void;
 }
@@ -39,6 +39,8 @@ export class RequestLocals extends LazyRequestContext {
   timer?: NodeJS.Timeout;
   /** The request to the signer while it runs (the timeout aborts it; see abortUpstream). */
   upstream?: Upstream;
+  /** A sign request's body bytes, as read (forwarded to the signer untouched). */
+  body?: Buffer;
 }
 
 export interface RequestFrameOptions {
@@ -97,8 +99,6 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
   const armTimeout = (req: IncomingMessage, res: ServerResponse, locals: RequestLocals) => {
     if (locals.timer) return;
     locals.timer = setTimeout(() => {
-      // The client left before its answer: nobody to answer, but the upstream is still given up.
-      if (res.destroyed && !res.headersSent) return abortUpstream(locals);
       if (res.headersSent) return;
       if (!req.complete) {
         // The rest of the body may still come: this connection cannot be reused.
@@ -110,11 +110,8 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
       sendError(res, new ApiError('SERVICE_UNAVAILABLE', `request timed out after ${timeoutMs} ms`));
       abortUpstream(locals);
     }, timeoutMs);
-    res.once('close', () => {
-      // Kept while an upstream runs: the timeout is what gives up on it (the sign link closes a
-      // link that answered nothing within it), whether or not the client waited that long.
-      if (!locals.upstream) clearTimeout(locals.timer);
-    });
+    // A client that leaves needs no timeout: http-proxy aborts the upstream request itself.
+    res.once('close', () => clearTimeout(locals.timer));
   };
 
   return {

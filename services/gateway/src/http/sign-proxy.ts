@@ -1,29 +1,33 @@
 /**
- * `POST /v2/swap/sign` and `POST /v1/swap/sign` → the signer, through http-proxy-middleware,
- * on the Express route. Most sign requests take the fast path over the sign link instead
- * (sign-fast-path.ts); this one serves the requests the fast path hands to Express (browser
- * requests when CORS is on, compressed bodies) and is the reference the link is tested against.
+ * A sign request → the signer: the gateway's one way to it, http-proxy-middleware over a
+ * keep-alive agent (docs/decisions.md#gateway-to-signer-one-http-hop). sign-route.ts runs the
+ * public steps first and leaves the request's key and body bytes in its `res.locals`.
  *
- * - The body forwarded is exactly the bytes read by bodyLimit (never parsed here).
- * - Added headers: `X-Internal-Token` (the shared secret), `X-Request-Id`, `X-Integrator-Id`,
- *   `X-Api-Key-Id` (the key's public id, for the audit trail), as listed by signer-headers.ts; the client's own values of those headers and its `X-API-KEY`
- *   never reach the signer.
- * - The signer's answer (status, headers, body) is passed through.
+ * - The body forwarded is exactly the bytes the route read (never parsed here).
+ * - Headers: the client's, less its `X-API-KEY` and the hop-by-hop headers (RFC 9110 §7.6.1:
+ *   `Connection` and the headers it names, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`,
+ *   `Upgrade`, `Proxy-*`: a client must not steer the gateway's connections to the signer),
+ *   plus `X-Internal-Token`, `X-Request-Id`, `X-Integrator-Id` and `X-Api-Key-Id`
+ *   (signer-headers.ts); the client's own values of those are replaced.
+ * - The signer's answer (status, end-to-end headers, body) is passed through, except a 401
+ *   carrying the internal-token challenge (protocol INTERNAL_TOKEN_SCHEME): the signer refused
+ *   the GATEWAY (another INTERNAL_TOKEN), so the client gets 503 and the operator an error log
+ *   and `gateway_upstream_errors_total{reason="TOKEN_REFUSED"}`.
  * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the
- *   envelope (never http-proxy's default 504 text page). The request timeout (request-frame.ts)
- *   answers first when the signer accepts but does not answer; it then aborts the upstream
- *   request (request-frame.ts).
+ *   envelope (never http-proxy's default 504 text page). The request timeout
+ *   (request-frame.ts) answers first when the signer accepts but does not answer; it then
+ *   aborts the upstream request.
  */
-import { Agent, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
-import type { Request, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { ApiError } from '@pmm/protocol';
-import { contextOf, sendError } from '@pmm/core';
-import { authOf } from './auth-context';
-import { rawBodyOf } from './body-limit';
-import { DROPPED_REQUEST_HEADERS, signerRequestHeaders } from './signer-headers';
+import { API_KEY_HEADER, ApiError, INTERNAL_TOKEN_SCHEME } from '@pmm/protocol';
+import { sendError, type Logger } from '@pmm/core';
+import type { RequestLocals } from './request-frame';
+import { signerRequestHeaders } from './signer-headers';
+import { hopByHopHeaders } from './hop-by-hop';
 
 export interface SignProxyOptions {
   signerUrl: string;
@@ -31,58 +35,94 @@ export interface SignProxyOptions {
   timeoutMs: number;
   /** Keep-alive pool to the signer (see signerAgent). */
   agent: Agent | HttpsAgent;
+  logger: Logger;
   /** Called with a short reason on every upstream failure (metrics). */
   onUpstreamError?: (reason: string) => void;
 }
 
-function isResponse(x: Response | Socket): x is Response {
-  return typeof (x as Response).writeHead === 'function';
+function isResponse(x: ServerResponse | Socket): x is ServerResponse {
+  return typeof (x as ServerResponse).writeHead === 'function';
 }
+
+const localsOf = (res: ServerResponse) => (res as ServerResponse & { locals: RequestLocals }).locals;
+
+/** An idle pooled socket is dropped after this unless the signer announces less (Keep-Alive: timeout=…). */
+const IDLE_SOCKET_MS = 60_000;
 
 /** The connection pool of the proxy to the signer. */
 export function signerAgent(signerUrl: string): Agent | HttpsAgent {
-  // Keep-alive to the signer: a TCP handshake per sign request would cost more than signing.
-  return signerUrl.startsWith('https:')
-    ? new HttpsAgent({ keepAlive: true, maxSockets: 512 })
-    : new Agent({ keepAlive: true, maxSockets: 512 });
+  // Keep-alive: a TCP handshake per sign request would cost more than signing. The timeout
+  // matters: without one, Node's agent ignores the signer's Keep-Alive hint and reuses sockets
+  // the signer is about to close (an ECONNRESET, so a 503, on the next request).
+  // noDelay: a request written in two segments (head, then body) must not wait for the
+  // signer's delayed ACK (Nagle's algorithm): up to 40 ms on Linux, seen as the sign path's p99.
+  const options = { keepAlive: true, maxSockets: 512, timeout: IDLE_SOCKET_MS, noDelay: true };
+  return signerUrl.startsWith('https:') ? new HttpsAgent(options) : new Agent(options);
 }
 
-/** The proxy middleware; mount it on the two sign routes (the upstream path is the route's). */
-export function signProxy(opts: SignProxyOptions): { handler: RequestHandler } {
-  const agent = opts.agent;
-  const proxy = createProxyMiddleware<Request, Response>({
+/** The signer's answer headers a client gets: the end-to-end ones (Node frames the body itself). */
+function endToEnd(proxyRes: IncomingMessage): OutgoingHttpHeaders {
+  const drop = hopByHopHeaders(proxyRes.headers);
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(proxyRes.headers)) if (!drop.has(name)) headers[name] = value;
+  return headers;
+}
+
+/** The forwarder of sign-route.ts (the upstream path is the route's, without the query). */
+export function signProxy(opts: SignProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { agent, logger } = opts;
+  const proxy = createProxyMiddleware<IncomingMessage, ServerResponse>({
     target: opts.signerUrl,
     changeOrigin: true,
     xfwd: false,
     agent,
     proxyTimeout: opts.timeoutMs,
+    selfHandleResponse: true,
     on: {
-      proxyReq: (proxyReq: ClientRequest, _req: Request, res: Response) => {
-        res.locals.upstream = proxyReq;
-        const body = rawBodyOf(res);
-        for (const name of DROPPED_REQUEST_HEADERS) proxyReq.removeHeader(name);
-        const auth = authOf(res);
+      proxyReq: (proxyReq: ClientRequest, _req: IncomingMessage, res: ServerResponse) => {
+        const locals = localsOf(res);
+        locals.upstream = proxyReq;
+        const body = locals.body!;
+        const auth = locals.auth!;
         const headers = {
-          requestId: contextOf(res).requestId,
+          requestId: locals.requestId,
           integratorId: auth.integrator.id,
           apiKeyId: auth.key.keyId,
         };
         for (const [name, value] of signerRequestHeaders(headers, opts.internalToken, body.length))
           proxyReq.setHeader(name, value);
-        // The client's stream was consumed by bodyLimit; http-proxy's `req.pipe(proxyReq)`
+        // The client's stream was consumed by the route; http-proxy's `req.pipe(proxyReq)`
         // then only ends the request after these bytes.
         if (body.length > 0) proxyReq.write(body);
       },
-      proxyRes: (_proxyRes: IncomingMessage, _req: Request, res: Response) => {
-        res.locals.upstream = undefined;
+      proxyRes: (proxyRes: IncomingMessage, _req: IncomingMessage, res: ServerResponse) => {
+        localsOf(res).upstream = undefined;
+        if (res.headersSent || res.destroyed) return void proxyRes.resume();
+        const challenge = proxyRes.headers['www-authenticate'];
+        if (proxyRes.statusCode === 401 && challenge?.startsWith(INTERNAL_TOKEN_SCHEME)) {
+          proxyRes.resume();
+          opts.onUpstreamError?.('TOKEN_REFUSED');
+          logger.error('the signer refused the internal token: INTERNAL_TOKEN differs between gateway and signer');
+          return sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'signer unavailable, retry shortly'));
+        }
+        // A signed quote is a few KiB: read whole, then written with its head in one write
+        // (piping costs a second write syscall per answer, measured with npm run bench gateway).
+        const chunks: Buffer[] = [];
+        proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+        proxyRes.once('end', () => {
+          if (res.headersSent || res.destroyed) return;
+          res.writeHead(proxyRes.statusCode ?? 502, endToEnd(proxyRes));
+          res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+        });
+        // The signer failed mid-answer: the client cannot get a valid body any more.
+        proxyRes.once('aborted', () => res.destroy());
       },
-      error: (err: Error, _req: Request, res: Response | Socket) => {
+      error: (err: Error, _req: IncomingMessage, res: ServerResponse | Socket) => {
         const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
         opts.onUpstreamError?.(code);
         if (!isResponse(res)) return void res.destroy();
-        contextOf(res).log?.warn('signer unreachable', { code });
+        localsOf(res).log.warn('signer unreachable', { code });
         if (res.headersSent) {
-          // The signer failed mid-answer: the client cannot get a valid body any more.
           if (!res.writableEnded) res.destroy();
           return;
         }
@@ -90,10 +130,15 @@ export function signProxy(opts: SignProxyOptions): { handler: RequestHandler } {
       },
     },
   });
-  const handler: RequestHandler = (req, res, next) => {
+  return (req, res) => {
     // The upstream path is the route's own path; the client's query string is not forwarded.
-    req.url = req.path;
-    void proxy(req, res, next);
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    if (q !== -1) req.url = url.slice(0, q);
+    // Removed before http-proxy copies the headers: Node's client acts on a `Connection` header
+    // it is given (a client's "close" would end the pooled connection), even if removed later.
+    for (const name of hopByHopHeaders(req.headers)) delete req.headers[name];
+    delete req.headers[API_KEY_HEADER];
+    void proxy(req, res, () => undefined);
   };
-  return { handler };
 }

@@ -18,7 +18,7 @@
  *   latest notice); while a chain has watchers, a notice starts that read at once, so one
  *   subscription and one read per notice serve every stream of this gateway.
  */
-import { ChainUpdates, redisKeys, type Logger, type RedisClient } from '@pmm/core';
+import { ChainUpdates, redisKeys, type ChainUpdate, type Logger, type RedisClient } from '@pmm/core';
 
 export interface BookEntry {
   /** The exact bytes of the stored `GET /v2/price` body. */
@@ -88,13 +88,18 @@ export class BookCache {
   private readonly watchers = new Map<number, Set<BookWatcher>>();
   private readonly updates: ChainUpdates | undefined;
   private readonly now: () => number;
-  private readonly onUpdate = (chainId: number) => {
+  private readonly onUpdate = ({ type, chainId }: ChainUpdate) => {
+    // A new pair registry changes no book.
+    if (type === 'book') this.invalidate(chainId);
+  };
+
+  private invalidate(chainId: number): void {
     this.generation.set(chainId, (this.generation.get(chainId) ?? 0) + 1);
     this.slots.delete(chainId);
     // A read already running may predate the notice: later requests start their own.
     this.inflight.delete(chainId);
     if (this.watchers.get(chainId)?.size) this.read(chainId).catch(() => undefined);
-  };
+  }
 
   constructor(private readonly opts: BookCacheOptions) {
     if (opts.ttlMs > 1_000) throw new Error('book cache ttl must be at most 1000 ms');
@@ -107,7 +112,7 @@ export class BookCache {
           subscriber: opts.subscriber,
           keys: this.keys,
           chains: opts.chains,
-          onMessage: this.onUpdate,
+          onUpdate: this.onUpdate,
           onReconnect: () => this.dropAll(),
         })
       : undefined;
@@ -137,7 +142,7 @@ export class BookCache {
   }
 
   private dropAll(): void {
-    for (const chainId of this.opts.chains) this.onUpdate(chainId);
+    for (const chainId of this.opts.chains) this.invalidate(chainId);
   }
 
   /**

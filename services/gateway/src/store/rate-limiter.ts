@@ -20,7 +20,7 @@
  * Once Redis reports the window exhausted, the replica answers 429 locally until the window
  * ends (a counter never goes down within its window).
  */
-import { redisKeys, type RedisClient } from '@pmm/core';
+import { commandsDir, luaCommand, redisKeys, type RedisClient } from '@pmm/core';
 
 /** Limits up to this many requests per window are enforced with one Redis call per request. */
 export const EXACT_UP_TO = 1_000;
@@ -36,21 +36,8 @@ export interface RateLimiterOptions {
   exactUpTo?: number;
 }
 
-/**
- * KEYS[1] counter; ARGV limit, wanted tokens, ttl (ms). Grants min(wanted, limit − used) and
- * returns { granted, used after }. The ttl is set when the counter is created.
- */
-const RESERVE_LUA = `
-local limit = tonumber(ARGV[1])
-local want = tonumber(ARGV[2])
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-local grant = limit - used
-if grant > want then grant = want end
-if grant <= 0 then return {0, used} end
-used = redis.call('INCRBY', KEYS[1], grant)
-if used == grant then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return {grant, used}
-`;
+/** pmmReserveTokens: the shared counter's reservation (commands/pmmReserveTokens.lua). */
+const COMMANDS = commandsDir(__dirname, 2);
 
 export interface RateDecision {
   allowed: boolean;
@@ -88,10 +75,8 @@ export class RateLimiter {
     this.keys = redisKeys(prefix);
     this.now = opts.now ?? Date.now;
     this.exactUpTo = opts.exactUpTo ?? EXACT_UP_TO;
-    // defineCommand runs EVALSHA and falls back to EVAL after a Redis restart (NOSCRIPT).
-    redis.defineCommand('pmmReserveTokens', { numberOfKeys: 1, lua: RESERVE_LUA });
-    const client = redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number]>>;
-    this.reserveInRedis = (key, limit, want, ttlMs) => client.pmmReserveTokens!.call(redis, key, limit, want, ttlMs);
+    const reserve = luaCommand<[number, number]>(redis, COMMANDS, 'pmmReserveTokens', 1);
+    this.reserveInRedis = (key, limit, want, ttlMs) => reserve(key, limit, want, ttlMs);
   }
 
   /**

@@ -15,27 +15,9 @@
  * refused until it is back under.
  */
 import { randomUUID } from 'node:crypto';
-import { redisKeys, type RedisClient } from '@pmm/core';
+import { commandsDir, luaCommand, redisKeys, type RedisClient } from '@pmm/core';
 
-/** KEYS[1] slots; ARGV limit, lease ms, member. Returns 1 when the lease was granted, else 0. */
-const ACQUIRE_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`;
-
-/** KEYS[1] slots; ARGV lease ms, members…. Sets every member's expiry to now + lease. */
-const RENEW_LUA = `
-local t = redis.call('TIME')
-local expiry = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], expiry, ARGV[i]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return #ARGV - 1
-`;
+const COMMANDS = commandsDir(__dirname, 2);
 
 type Script = (key: string, ...args: (string | number)[]) => Promise<number>;
 
@@ -61,12 +43,8 @@ export class StreamSlots {
     private readonly leaseMs: number,
   ) {
     this.keys = redisKeys(prefix);
-    // defineCommand runs EVALSHA and falls back to EVAL after a Redis restart (NOSCRIPT).
-    redis.defineCommand('pmmStreamAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
-    redis.defineCommand('pmmStreamRenew', { numberOfKeys: 1, lua: RENEW_LUA });
-    const client = redis as unknown as Record<string, (...args: unknown[]) => Promise<number>>;
-    this.acquireScript = (...args) => client.pmmStreamAcquire!.call(redis, ...args);
-    this.renewScript = (...args) => client.pmmStreamRenew!.call(redis, ...args);
+    this.acquireScript = luaCommand<number>(redis, COMMANDS, 'pmmStreamAcquire', 1);
+    this.renewScript = luaCommand<number>(redis, COMMANDS, 'pmmStreamRenew', 1);
   }
 
   /**

@@ -1,20 +1,18 @@
 /**
- * A stand-in for the signer, on both ways the gateway reaches it (HTTP for the library route,
- * the sign link for the fast path; the link served by core's own serveSignLink): records every
- * request (method, path, headers, exact body bytes, which way it came) and answers as told: a
- * valid SignQuoteResponse, an error envelope, never (accept and hang), or a dropped connection.
+ * A stand-in for the signer over HTTP: records every request (method, path, headers, exact
+ * body bytes) and answers as told: a valid SignQuoteResponse, an error envelope, never (accept
+ * and hang), or a dropped connection; or, once told so, refuses the gateway's internal token
+ * as a signer with another INTERNAL_TOKEN does (401 with the internal-token challenge).
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { ApiError } from '@pmm/protocol';
-import { createLogger, serveSignLink, type LinkAnswer } from '@pmm/core';
+import { INTERNAL_TOKEN_SCHEME, SIGNER_ACCESS_PATH } from '@pmm/protocol';
 
 export interface Recorded {
   method: string;
   url: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
-  via: 'http' | 'link';
 }
 
 export type Behavior =
@@ -29,10 +27,8 @@ export interface FakeSigner {
   url: string;
   port: number;
   requests: Recorded[];
-  /** The internal token each sign link was opened with, in order. */
-  linkTokens: string[];
-  /** From now on, refuse sign links with 401 (as a signer with another INTERNAL_TOKEN would). */
-  refuseLinks(): void;
+  /** From now on, refuse every request with the internal-token challenge (a signer with another INTERNAL_TOKEN). */
+  refuseToken(): void;
   behave(b: Behavior): void;
   close(): Promise<void>;
 }
@@ -41,6 +37,7 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
   let behavior: Behavior = { kind: 'ok' };
   const requests: Recorded[] = [];
   const sockets = new Set<Socket>();
+  let refuse = false;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -50,8 +47,20 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
         url: req.url ?? '',
         headers: req.headers,
         body: Buffer.concat(chunks),
-        via: 'http',
       });
+      if (refuse && req.url !== '/healthz') {
+        res.writeHead(401, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'WWW-Authenticate': INTERNAL_TOKEN_SCHEME,
+        });
+        return res.end(
+          JSON.stringify({ error: { code: 'UNAUTHORIZED', message: 'invalid internal token', requestId: 'x' } }),
+        );
+      }
+      if (req.url === SIGNER_ACCESS_PATH) {
+        res.writeHead(204);
+        return res.end();
+      }
       const b = behavior;
       if (b.kind === 'hang') return;
       if (b.kind === 'drop') return req.socket.destroy();
@@ -67,37 +76,6 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
       res.end(b.body);
     });
   });
-  const linkTokens: string[] = [];
-  let refuse = false;
-  serveSignLink(server, {
-    authorize: (headers) => {
-      if (refuse) throw new ApiError('UNAUTHORIZED', 'internal token required');
-      linkTokens.push(String(headers['x-internal-token']));
-    },
-    maxBodyBytes: 64 * 1024,
-    logger: createLogger({ silent: true, service: 'fake-signer' }),
-    handle: (request) => {
-      requests.push({ method: 'POST', url: request.path, headers: request.headers, body: request.body, via: 'link' });
-      const b = behavior;
-      const answer = (status: number, headers: Record<string, string>, body: string): LinkAnswer => ({
-        status,
-        headers: {
-          'Content-Type': 'application/json; charset=utf-8',
-          'Content-Length': String(Buffer.byteLength(body)),
-          ...headers,
-        },
-        body: Buffer.from(body),
-      });
-      if (b.kind === 'hang') return new Promise<LinkAnswer>(() => undefined);
-      if (b.kind === 'drop') {
-        for (const s of sockets) s.destroy();
-        return new Promise<LinkAnswer>(() => undefined);
-      }
-      if (b.kind === 'ok')
-        return answer(200, { 'X-Request-Id': String(request.headers['x-request-id']) }, b.body ?? SIGN_OK_BODY);
-      return answer(b.status, b.headers ?? {}, b.body);
-    },
-  });
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -108,8 +86,7 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
     url: `http://127.0.0.1:${actual}`,
     port: actual,
     requests,
-    linkTokens,
-    refuseLinks: () => {
+    refuseToken: () => {
       refuse = true;
     },
     behave: (b) => {

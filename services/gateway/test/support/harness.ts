@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { createLogger, createRedis, encodeChainUpdate, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { type IntegratorRecord } from '@pmm/protocol';
 import {
   ApiKeyStore,
@@ -74,7 +74,6 @@ export function baseConfig(prefix: string, over: Partial<GatewayAppConfig> = {})
   return {
     redisKeyPrefix: prefix,
     signerUrl: 'http://127.0.0.1:9',
-    signerLinks: 2,
     internalToken: 'test-internal-token-0123456789',
     servedChains: [8453, 56, 4663],
     corsOrigins: [],
@@ -156,13 +155,13 @@ export async function harness(redisUrl = REDIS_URL): Promise<Harness> {
     },
     async putBook(chainId, body = bookBody(chainId)) {
       await redis.set(keys.book(chainId), body);
-      await redis.publish(keys.updates(chainId), JSON.stringify({ type: 'book', chainId, blockNumber: 0 }));
+      await redis.publish(keys.updates(chainId), encodeChainUpdate({ type: 'book', chainId, blockNumber: 0 }));
       await until(() => seen(chainId, body));
       return body;
     },
     async dropBook(chainId) {
       await redis.del(keys.book(chainId));
-      await redis.publish(keys.updates(chainId), JSON.stringify({ type: 'book', chainId, blockNumber: 0 }));
+      await redis.publish(keys.updates(chainId), encodeChainUpdate({ type: 'book', chainId, blockNumber: 0 }));
       await until(() => seen(chainId, null));
     },
     async listen(app) {

@@ -4,45 +4,15 @@
  * INVARIANT: the book never moves backwards. A write is a Lua compare-and-set on the block
  * number, which lives in a small side key (`pmm:{<id>}:book:block`, same hash tag, same TTL)
  * so the script never parses the body: SET only if the stored number is not higher, both
- * keys with PX = staleness, then PUBLISH the update, atomically. Replicas and re-run jobs
+ * keys with PX = staleness, then PUBLISH the update, atomically (commands/pmmBookWrite.lua). Replicas and re-run jobs
  * may therefore write in any order; the result is the same.
  *
  * Both keys expire together, so once a book has gone stale nothing is left to compare with,
  * and a restarted chain (block numbers from 0 again) is accepted after one staleness period.
  */
-import type { RedisClient } from '@pmm/core';
+import { commandsDir, encodeChainUpdate, luaCommand, type RedisClient } from '@pmm/core';
 
-const WRITE_SCRIPT = `
-local stored = tonumber(redis.call('GET', KEYS[2]))
-local incoming = tonumber(ARGV[1])
-if stored and stored > incoming then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
-redis.call('PUBLISH', ARGV[4], ARGV[5])
-return 1
-`;
-
-const DELETE_SCRIPT = `
-local stored = tonumber(redis.call('GET', KEYS[2]))
-if stored and stored > tonumber(ARGV[1]) then return 0 end
-return redis.call('DEL', KEYS[1], KEYS[2])
-`;
-
-const WRITE_COMMAND = 'pmmBookWrite';
-const DELETE_COMMAND = 'pmmBookDelete';
-
-/** A script defined on the client: (book key, block key, ...args) => the script's number. */
-type BookCommand = (book: string, block: string, ...args: string[]) => Promise<number>;
-
-/**
- * The client's command for `lua`, defined on first use (one client serves every chain's store).
- * defineCommand sends EVALSHA and falls back to EVAL after a Redis restart (NOSCRIPT).
- */
-function bookCommand(redis: RedisClient, name: string, lua: string): BookCommand {
-  const client = redis as RedisClient & Record<string, unknown>;
-  if (typeof client[name] !== 'function') redis.defineCommand(name, { numberOfKeys: 2, lua });
-  return (client[name] as BookCommand).bind(client);
-}
+const COMMANDS = commandsDir(__dirname, 2);
 
 export interface BookStoreKeys {
   book: string;
@@ -76,11 +46,11 @@ export function createBookStore(
 ): BookStore {
   const blockKey = bookBlockKey(opts.keys.book);
   const ttl = String(opts.ttlMs);
-  const writeBook = bookCommand(redis, WRITE_COMMAND, WRITE_SCRIPT);
-  const deleteBook = bookCommand(redis, DELETE_COMMAND, DELETE_SCRIPT);
+  const writeBook = luaCommand<number>(redis, COMMANDS, 'pmmBookWrite', 2);
+  const deleteBook = luaCommand<number>(redis, COMMANDS, 'pmmBookDelete', 2);
   return {
     async write(blockNumber, body) {
-      const message = JSON.stringify({ type: 'book', chainId: opts.chainId, blockNumber });
+      const message = encodeChainUpdate({ type: 'book', chainId: opts.chainId, blockNumber });
       return (
         (await writeBook(opts.keys.book, blockKey, String(blockNumber), body, ttl, opts.keys.updates, message)) === 1
       );

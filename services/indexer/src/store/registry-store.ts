@@ -1,12 +1,12 @@
 /**
  * The chain's pair registry in Redis (`pmm:{<id>}:pairs`, JSON PairRegistry), announced on
- * the update channel as `{"type":"pairs","chainId":N,"blockNumber":N}`. Every replica rewrites
+ * the update channel (core's encodeChainUpdate, type `pairs`). Every replica rewrites
  * it at each refresh (the writes are idempotent). It carries a TTL of {@link registryTtlMs}, long
  * beside the refresh period, so that a chain nobody indexes any more does not leave its registry
  * in Redis for ever (Redis runs with noeviction: only integrator data should stay).
  */
 import type { PairRegistry } from '@pmm/protocol';
-import type { RedisClient } from '@pmm/core';
+import { encodeChainUpdate, type RedisClient } from '@pmm/core';
 
 export interface RegistryStore {
   write(registry: PairRegistry): Promise<void>;
@@ -24,7 +24,11 @@ export function createRegistryStore(
 ): RegistryStore {
   return {
     async write(registry) {
-      const message = JSON.stringify({ type: 'pairs', chainId: registry.chainId, blockNumber: registry.blockNumber });
+      const message = encodeChainUpdate({
+        type: 'pairs',
+        chainId: registry.chainId,
+        blockNumber: registry.blockNumber,
+      });
       // MULTI: readers never see the announcement without the value (the keys share a slot).
       const result = await redis
         .multi()

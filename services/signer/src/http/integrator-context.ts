@@ -3,15 +3,9 @@
  * docs/decisions.md#error-precedence puts UNAUTHORIZED ahead of every body check.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RequestHandler, Response } from 'express';
 import { ApiError, INTEGRATOR_ID_HEADER, isIntegratorId, MalformedIntegratorError } from '@pmm/protocol';
 import type { IntegratorSource, IntegratorView } from '../store/integrator-store';
-import { attempt, type Logger, type MaybePromise } from '@pmm/core';
-
-/** The integrator set by {@link requireIntegrator}. */
-export function integratorOf(res: Response): IntegratorView {
-  return (res.locals as { integrator: IntegratorView }).integrator;
-}
+import type { Logger, MaybePromise } from '@pmm/core';
 
 /**
  * The integrator of a request (synchronous on a cache hit), or a thrown/rejected ApiError:
@@ -50,20 +44,4 @@ export function resolveIntegrator(
     return failed(err);
   }
   return found instanceof Promise ? found.then(accept, failed) : accept(found);
-}
-
-/** The Express form: sets `res.locals.integrator` (and the logger's integratorId). */
-export function requireIntegrator(source: IntegratorSource): RequestHandler {
-  return (req, res, next) =>
-    attempt(
-      () => resolveIntegrator(source, req.headers, () => res.locals.log as Logger | undefined),
-      (err) => next(err),
-      (view) => {
-        res.locals.integrator = view;
-        res.locals.log = (res.locals.log as Logger | undefined)?.child({
-          integratorId: req.headers[INTEGRATOR_ID_HEADER] as string,
-        });
-        next();
-      },
-    );
 }

@@ -13,7 +13,15 @@
  * INVARIANT: the stream entry and its index entry are written by one Lua script: both or neither.
  * Durability is the deployment's Redis persistence (AOF); the trail adds no other copy.
  */
-import { AUDIT_ENTRY_FIELD, auditRecordJson, type AuditRecord, type RedisClient, type RedisKeys } from '@pmm/core';
+import {
+  AUDIT_ENTRY_FIELD,
+  auditRecordJson,
+  commandsDir,
+  luaCommand,
+  type AuditRecord,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
 
 /** What the sign path needs: resolves once the record is stored, rejects when it is not. */
 export interface AuditSink {
@@ -36,27 +44,10 @@ export const MAX_INDEXED_IDS = 32;
 /** Most records in one script call: bounds how long one call holds Redis. */
 export const MAX_BATCH_RECORDS = 64;
 
-// KEYS[1] stream, KEYS[2] signature index of the day.
-// ARGV[1] MINID cutoff, ARGV[2] index expiry (Unix ms), ARGV[3] field, then per record its
-// signature and its JSON. Returns the entry ids, in order.
-const APPEND_LUA = `
-local ids = {}
-for i = 4, #ARGV, 2 do
-  local id = redis.call('XADD', KEYS[1], 'MINID', ARGV[1], '*', ARGV[3], ARGV[i + 1])
-  if redis.call('HSETNX', KEYS[2], ARGV[i], id) == 0 then
-    local prev = redis.call('HGET', KEYS[2], ARGV[i])
-    local _, spaces = string.gsub(prev, ' ', ' ')
-    if spaces + 1 < ${MAX_INDEXED_IDS} then redis.call('HSET', KEYS[2], ARGV[i], prev .. ' ' .. id) end
-  end
-  ids[#ids + 1] = id
-end
-redis.call('PEXPIREAT', KEYS[2], ARGV[2])
-return ids
-`;
+/** The batch append (commands/pmmAuditAppendBatch.lua): stream entries and their index, atomically. */
+const COMMANDS = commandsDir(__dirname, 2);
 
-const COMMAND = 'pmmAuditAppendBatch';
-
-type AppendCommand = (stream: string, index: string, ...args: string[]) => Promise<string[]>;
+type AppendCommand = (stream: string, index: string, ...args: (string | number)[]) => Promise<string[]>;
 
 export interface RedisAuditTrailOptions {
   /** A fail-fast command connection. */
@@ -90,10 +81,7 @@ export class RedisAuditTrail implements AuditSink {
   private flushScheduled = false;
 
   constructor(private readonly opts: RedisAuditTrailOptions) {
-    // defineCommand sends EVALSHA and falls back to EVAL once after a Redis restart (NOSCRIPT).
-    const client = opts.redis as RedisClient & Record<string, unknown>;
-    if (typeof client[COMMAND] !== 'function') opts.redis.defineCommand(COMMAND, { numberOfKeys: 2, lua: APPEND_LUA });
-    this.append = (client[COMMAND] as AppendCommand).bind(client);
+    this.append = luaCommand<string[]>(opts.redis, COMMANDS, 'pmmAuditAppendBatch', 2);
   }
 
   record(record: AuditRecord): Promise<void> {
@@ -130,6 +118,7 @@ export class RedisAuditTrail implements AuditSink {
       `${cutoff}-0`,
       String((batch.day + 1) * DAY_MS + retentionMs),
       AUDIT_ENTRY_FIELD,
+      MAX_INDEXED_IDS,
       ...batch.args,
     ).then(
       () => {

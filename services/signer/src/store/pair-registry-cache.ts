@@ -13,7 +13,7 @@
  * INVARIANT: a failed read (Redis down, malformed JSON) keeps the last good registry; only an
  * answer of "no such key" removes it (the chain is then not bootstrapped: 503).
  */
-import { ChainUpdates, type Logger, type RedisClient, type RedisKeys } from '@pmm/core';
+import { ChainUpdates, type ChainUpdate, type Logger, type RedisClient, type RedisKeys } from '@pmm/core';
 import { isAddress, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 
 export interface PairRegistryCacheOptions {
@@ -69,7 +69,7 @@ export class PairRegistryCache {
       subscriber: opts.subscriber,
       keys: opts.keys,
       chains: opts.chains,
-      onMessage: (chainId, message) => this.handleMessage(chainId, message),
+      onUpdate: (update) => this.handleUpdate(update),
       onReconnect: this.onReady,
     });
   }
@@ -173,13 +173,7 @@ export class PairRegistryCache {
     return 'ok';
   }
 
-  private handleMessage(chainId: number, message: string): void {
-    let type: unknown;
-    try {
-      type = (JSON.parse(message) as { type?: unknown }).type;
-    } catch {
-      return;
-    }
+  private handleUpdate({ type, chainId }: ChainUpdate): void {
     if (type === 'pairs') void this.refresh(chainId);
   }
 

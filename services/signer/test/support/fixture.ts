@@ -4,6 +4,7 @@
  * address is derived from a label.
  */
 import { randomBytes } from 'node:crypto';
+import type { RequestListener } from 'node:http';
 import {
   createDigestSigner,
   createLogger,
@@ -17,15 +18,7 @@ import {
 import { type DigestSigner, type IntegratorRecord, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
 
-import {
-  DAY_MS,
-  IntegratorStore,
-  PairRegistryCache,
-  RedisAuditTrail,
-  createApp,
-  type SignerApp,
-  type SignerDeps,
-} from '../../src';
+import { DAY_MS, IntegratorStore, PairRegistryCache, RedisAuditTrail, createApp, type SignerDeps } from '../../src';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const INTERNAL_TOKEN = `internal-${keccak256(toBytes('signer-test-internal-token')).slice(2, 34)}`;
@@ -99,7 +92,7 @@ export interface Fixture {
   integrators: IntegratorStore;
   signers: Map<number, DigestSigner>;
   deps: SignerDeps;
-  app: SignerApp;
+  app: RequestListener;
   /** Writes an integrator record (or raw text under `id`); the store's ttl is 0, so the next request sees it. */
   putIntegrator(record: IntegratorRecord | string, id?: string): Promise<void>;
   /** Writes a registry and refreshes the cache at once. */

@@ -1,26 +1,16 @@
 /**
- * Reads a request body of at most `limit` bytes into `res.locals.rawBody`, before the proxy.
- * Over the limit → 413 PAYLOAD_TOO_LARGE, decided from `Content-Length` when present (nothing
- * is read) and otherwise by counting the streamed bytes (chunked uploads).
- *
- * INVARIANT: the bytes forwarded to the signer are exactly the bytes read here; nothing
- * parses or re-serialises the body in the gateway.
+ * The one reader of a request body with a size limit (the gateway's and the signer's sign
+ * routes). Over the limit → 413 PAYLOAD_TOO_LARGE, decided from `Content-Length` when present
+ * (nothing is read) and otherwise by counting the streamed bytes (chunked uploads).
  *
  * After a 413 the rest of the upload is drained so that the client reads the answer on a
  * healthy connection; past {@link DRAIN_CAP} bytes the connection is dropped instead.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@pmm/protocol';
-import { sendError } from '@pmm/core';
+import { sendError } from './send-error';
 
 const DRAIN_CAP = 1024 * 1024;
-
-export function rawBodyOf(res: Response): Buffer {
-  const body = res.locals.rawBody as Buffer | undefined;
-  if (!body) throw new Error('rawBodyOf called before the body limit');
-  return body;
-}
 
 function tooLarge(limit: number): ApiError {
   return new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);
@@ -38,7 +28,8 @@ function drain(req: IncomingMessage): void {
 
 /**
  * Reads the body of `req` (at most `limit` bytes) and calls `onBody` with it; or answers 413
- * itself. Nothing is called when the request timed out (408) while the body was arriving.
+ * itself. Nothing is called when the answer was already sent while the body was arriving (the
+ * gateway's 408), or when the upload was aborted.
  */
 export function readLimitedBody(
   req: IncomingMessage,
@@ -75,13 +66,4 @@ export function readLimitedBody(
   req.on('error', () => {
     failed = true;
   });
-}
-
-/** The Express form: the bytes go to `res.locals.rawBody` (see rawBodyOf). */
-export function bodyLimit(limit: number): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) =>
-    readLimitedBody(req, res, limit, (body) => {
-      res.locals.rawBody = body;
-      next();
-    });
 }

@@ -1,0 +1,48 @@
+/**
+ * The sign use case's metrics: latency of the check-and-sign step, signatures issued, and
+ * signatures withheld because their audit record could not be written.
+ */
+import type { Metrics } from '@pmm/core';
+
+export interface SignMetrics {
+  latency(chainId: number, seconds: number): void;
+  signed(chainId: number, legacy: boolean): void;
+  auditFailure(chainId: number): void;
+}
+
+export function signMetrics(metrics: Metrics): SignMetrics {
+  const latency = metrics.histogram(
+    'signer_sign_duration_seconds',
+    'Time to check, sign and encode one quote (after body parsing)',
+    ['chain'] as const,
+  );
+  const signed = metrics.counter('signer_signatures_total', 'Quotes signed, by chain and route version', [
+    'chain',
+    'version',
+  ] as const);
+  const auditFailures = metrics.counter(
+    'signer_audit_failures_total',
+    'Signatures withheld (503) because their audit record could not be written',
+    ['chain'] as const,
+  );
+  // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
+  const latencyOf = new Map<number, { observe(v: number): void }>();
+  const signedOf = new Map<string, { inc(): void }>();
+  return {
+    latency(chainId, seconds) {
+      let h = latencyOf.get(chainId);
+      if (!h) latencyOf.set(chainId, (h = latency.labels(String(chainId))));
+      h.observe(seconds);
+    },
+    signed(chainId, legacy) {
+      const version = legacy ? 'v1' : 'v2';
+      const key = `${chainId} ${version}`;
+      let c = signedOf.get(key);
+      if (!c) signedOf.set(key, (c = signed.labels(String(chainId), version)));
+      c.inc();
+    },
+    auditFailure(chainId) {
+      auditFailures.inc({ chain: String(chainId) });
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The sign use case, free of any transport: a request's JSON value and the integrator the
+ * gateway authenticated in, the JSON text of the answer (or a thrown ApiError) out. The HTTP
+ * route (http/sign-route.ts) only adapts a request to it; its unit tests drive it directly.
+ *
+ * Steps, in the order of docs/decisions.md#error-precedence (each throws the first failure):
+ *   validate  parseSignRequest: 400 UNSUPPORTED_FIELD, 422 VALIDATION_ERROR
+ *   authorize checkSignRequest: chain, pair registry, pair, whitelist (sign-quote.ts)
+ *   digest + sign  signQuote: the swap digest, its signature, the calldata
+ *   record    the audit record, stored before anything leaves (503 when it cannot be)
+ *   answer    the response body
+ *
+ * INVARIANT: no signature leaves before its audit record is stored. An unrecorded signature
+ * would be money the settlement cannot attribute; so a failed write withholds the answer.
+ */
+import { ApiError, parseSignRequest } from '@pmm/protocol';
+import type { Logger } from '@pmm/core';
+import type { IntegratorView } from '../store/integrator-store';
+import { signQuote, type SignQuoteContext } from './sign-quote';
+import { signatureRecord } from './signature-record';
+import type { SignMetrics } from './sign-metrics';
+import type { SignerDeps } from '../signer-deps';
+
+export interface SignCommand {
+  /** The request body's JSON value (not yet validated). */
+  body: unknown;
+  /** The integrator behind the request's API key, enabled. */
+  integrator: IntegratorView;
+  /** Legacy `/v1` semantics (sign-quote.ts). */
+  legacy: boolean;
+  /** The API key's public id ('' when unknown) and the request id, for the audit record. */
+  keyId: string;
+  requestId: string;
+  /** The request's logger, made on first use. */
+  log(): Logger | undefined;
+}
+
+/** What the use case needs of the signer's dependencies (signer-deps.ts), plus its metrics. */
+export type SignUseCaseDeps = Pick<
+  SignerDeps,
+  'servedChains' | 'maxFee' | 'signers' | 'originRates' | 'pairs' | 'audit' | 'now'
+> & {
+  metrics: SignMetrics;
+  /** Whether the quote-signed info line is written (checked once, not per request). */
+  logSigned: boolean;
+};
+
+/** The answer of a signed quote: the 200's JSON text. */
+export type SignUseCase = (cmd: SignCommand) => Promise<string>;
+
+export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
+  const { metrics: m, maxFee } = deps;
+  const now = deps.now ?? Date.now;
+  return async (cmd) => {
+    const parsed = parseSignRequest(cmd.body, { maxFee, allowChainId: !cmd.legacy });
+    const ctx: SignQuoteContext = {
+      servedChains: deps.servedChains,
+      registry: (chainId) => deps.pairs.get(chainId),
+      integrator: cmd.integrator,
+      signer: (chainId) => deps.signers.get(chainId),
+      originRate: (chainId) => deps.originRates.get(chainId) ?? 0n,
+      nowMs: now(),
+      legacy: cmd.legacy,
+    };
+    const started = process.hrtime.bigint();
+    const signed = signQuote(parsed, ctx);
+    m.latency(parsed.chainId, Number(process.hrtime.bigint() - started) / 1e9);
+    const record = signatureRecord(parsed, signed, {
+      integratorId: cmd.integrator.record.id,
+      keyId: cmd.keyId,
+      requestId: cmd.requestId,
+      nowMs: ctx.nowMs,
+    });
+    try {
+      await deps.audit.record(record);
+    } catch (err) {
+      m.auditFailure(signed.chainId);
+      cmd.log()?.error('audit write failed; signature withheld', {
+        chainId: signed.chainId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      throw new ApiError('SERVICE_UNAVAILABLE', 'the signature could not be recorded; retry shortly');
+    }
+    m.signed(signed.chainId, cmd.legacy);
+    // Field names avoid "token": the logger redacts any field whose name contains it.
+    if (deps.logSigned)
+      cmd.log()?.info('quote signed', {
+        chainId: signed.chainId,
+        assetIn: parsed.tokenIn,
+        assetOut: parsed.tokenOut,
+        fee: parsed.fee.toString(),
+        userAddress: parsed.userAddress,
+        amountIn: parsed.amountIn?.toString(),
+        originRate: signed.originRate.toString(),
+        timestamp: signed.response.timestamp,
+        digest: signed.digest,
+        signer: signed.signerAddress,
+      });
+    return JSON.stringify(signed.response);
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * A sign body in its `Content-Encoding` (gzip, deflate, br or identity), decoded whole, at most
+ * `limit` bytes once decoded: the same limit as on the wire, so a small compressed body cannot
+ * expand into a large one. What fails is the client's: 413 past the limit, 400 INVALID_JSON for
+ * an unknown encoding or bytes that do not decode (core normalizeError maps zlib's codes).
+ */
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { ApiError } from '@pmm/protocol';
+
+const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer> = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+};
+
+export function decodeBody(bytes: Buffer, encoding: string | undefined, limit: number): Buffer {
+  const name = encoding?.trim().toLowerCase();
+  if (name === undefined || name === '' || name === 'identity') return bytes;
+  const decode = DECODERS[name];
+  if (!decode) throw new ApiError('INVALID_JSON', 'body: unsupported encoding or charset');
+  try {
+    return decode(bytes, { maxOutputLength: limit });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);
+    throw err;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The sign use case without HTTP (domain/sign-use-case.ts): the order of its steps, and its
+ * invariant that no answer exists before the audit record is stored. The audit sink is a
+ * hand-driven stand-in (this is pure logic); the signature is real and checked with viem.
+ */
+import { createDigestSigner, createMetrics, type AuditRecord } from '@pmm/core';
+import { ApiError } from '@pmm/protocol';
+import { recoverAddress, type Hex } from 'viem';
+import { createSignUseCase, integratorView, signMetrics, type AuditSink, type SignCommand } from '../src';
+import { NOW_MS, NOW_S, OTHER_USER, USER, integrator, testKey, testRegistry } from './support/fixture';
+
+/** An audit sink whose writes the test settles by hand. */
+function heldAudit() {
+  const writes: { record: AuditRecord; resolve(): void; reject(err: Error): void }[] = [];
+  const sink: AuditSink = {
+    record: (record) => new Promise<void>((resolve, reject) => writes.push({ record, resolve, reject })),
+  };
+  return { sink, writes };
+}
+
+function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { defaultMetrics: false })) {
+  const signer = createDigestSigner(testKey('api-signer-8453'));
+  return {
+    signer,
+    metrics,
+    sign: createSignUseCase({
+      servedChains: [8453],
+      maxFee: 10_000n,
+      signers: new Map([[8453, signer]]),
+      originRates: new Map([[8453, 7n]]),
+      pairs: { get: (chainId) => (chainId === 8453 ? testRegistry(8453) : undefined) },
+      audit,
+      metrics: signMetrics(metrics),
+      logSigned: false,
+      now: () => NOW_MS,
+    }),
+  };
+}
+
+const registry = testRegistry(8453);
+const body = (over: Record<string, unknown> = {}) => ({
+  chainId: 8453,
+  tokenIn: registry.quoteToken.address,
+  tokenOut: registry.baseTokens[0]!.address,
+  fee: '30',
+  userAddress: USER,
+  amountIn: '1000000',
+  ...over,
+});
+const command = (over: Partial<SignCommand> = {}): SignCommand => ({
+  body: body(),
+  integrator: integratorView('acme', JSON.stringify(integrator('acme'))),
+  legacy: false,
+  keyId: 'pmm_key1',
+  requestId: 'req-1',
+  log: () => undefined,
+  ...over,
+});
+
+/** The ApiError code a rejected sign carries. */
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err.code;
+    throw err;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('sign use case', () => {
+  it('behavior: answers only once its audit record is stored, with what was recorded', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign, signer } = useCase(sink);
+    let answered: string | undefined;
+    const pending = sign(command()).then((json) => (answered = json));
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(1);
+    expect(answered).toBeUndefined();
+    writes[0]!.resolve();
+    await pending;
+    const response = JSON.parse(answered!) as { verificationData: Hex; timestamp: number; calldata: string };
+    expect(response.timestamp).toBe(NOW_S);
+    const record = writes[0]!.record;
+    expect(record).toMatchObject({
+      chainId: 8453,
+      integratorId: 'acme',
+      keyId: 'pmm_key1',
+      requestId: 'req-1',
+      userAddress: USER.toLowerCase(),
+      fee: '30',
+      originRate: '7',
+      amountIn: '1000000',
+      timestamp: NOW_S,
+      signer: signer.address,
+    });
+    // The recorded signature is the one in the answer, and it recovers to the chain's key.
+    expect(response.verificationData.toLowerCase()).toContain(record.signature.slice(2).toLowerCase());
+    expect(await recoverAddress({ hash: record.digest as Hex, signature: record.signature as Hex })).toBe(
+      signer.address,
+    );
+  });
+
+  it('error: a failed audit write withholds the answer (503) and counts the failure', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign, metrics } = useCase(sink);
+    const pending = codeOf(sign(command()));
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.reject(new Error('READONLY You cannot write against a read only replica.'));
+    expect(await pending).toBe('SERVICE_UNAVAILABLE');
+    expect(await metrics.registry.metrics()).toMatch(/signer_audit_failures_total\{chain="8453"[^}]*\} 1/);
+  });
+
+  it('behavior: validation comes before authorization, and nothing refused is recorded', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign } = useCase(sink);
+    // An unserved chain AND a bad fee: the field error wins (docs/decisions.md#error-precedence).
+    expect(await codeOf(sign(command({ body: body({ chainId: 56, fee: '-1' }) })))).toBe('VALIDATION_ERROR');
+    expect(await codeOf(sign(command({ body: body({ chainId: 56 }) })))).toBe('UNSUPPORTED_CHAIN');
+    expect(await codeOf(sign(command({ body: body({ tokenOut: OTHER_USER }) })))).toBe('PAIR_NOT_FOUND');
+    expect(await codeOf(sign(command({ body: body({ userAddress: OTHER_USER }) })))).toBe('ADDRESS_NOT_WHITELISTED');
+    expect(await codeOf(sign(command({ body: body({ extra: 1 }) })))).toBe('UNSUPPORTED_FIELD');
+    expect(writes).toHaveLength(0);
+  });
+
+  it('behavior: legacy /v1 maps an untracked pair to 422 and refuses a chainId field', async () => {
+    const { sink } = heldAudit();
+    const { sign } = useCase(sink);
+    const { chainId: _chainId, ...v1 } = body({ tokenOut: OTHER_USER });
+    expect(await codeOf(sign(command({ body: v1, legacy: true })))).toBe('VALIDATION_ERROR');
+    expect(await codeOf(sign(command({ body: body(), legacy: true })))).toBe('UNSUPPORTED_FIELD');
+  });
+});
