@@ -1,31 +1,26 @@
 /**
- * `npm run bench gateway`: in one run, on one machine, with autocannon (50 connections, ~5 s each):
- * 1. a bare node:http server answering the same bytes as /v2/price (the ceiling of 2-4);
- * 2. the gateway's GET /v2/price with auth, rate limit (batched reservations: the default for
- *    a high limit), request logging (LOG_LEVEL info, lines written to a discarding stream) and
- *    metrics on;
- * 3. the same with the rate limiter forced to one Redis call per request (its exact mode);
- * 4. the same at LOG_LEVEL debug (a log line for every request);
- * 5. a bare node:http server that reads a POST body and answers the bytes of a signed quote
- *    (the ceiling of 6-9);
- * 6. a bare node:http server that forwards each POST over one keep-alive HTTP hop to (5) and
- *    answers its bytes: what one HTTP hop costs, with nothing else done (the way the gateway
- *    reached the signer before the sign link; kept for comparison);
- * 6b. the same over the sign link (core sign-link/) to a link server answering those bytes:
- *    what the gateway's way to the signer costs, with nothing else done;
- * 7. POST /v2/swap/sign through gateway and signer, both in the same child process;
- * 8. the signer alone (the headers the gateway adds), same process;
- * 9. POST /v2/swap/sign through gateway and signer in SEPARATE processes, as deployed (each
- *    its own child), and the signer of that pair alone.
- * Then the cost floor of a signed quote (sign-floor.ts): the unavoidable steps measured alone.
- * BENCH_PROFILE=1 adds, for each sign row, where each server process's CPU goes per request
- * (profile-breakdown.ts); BENCH_ONLY=sign runs the sign rows only.
- * Prints req/s, p50/p99, the ratio to its bare twin and the servers' CPU per request. Goals:
- * (2) ≥ 40 % of (1); (7) ≥ 25 % of (5) with p99 < 20 ms.
+ * `npm run bench gateway`: what an integrator feels and what an operator pays, side by side in
+ * one run with bare node:http twins answering the same bytes (this machine's jitter is large:
+ * only the ratios within one run mean much).
  *
- * The servers run in child processes, so that the load generator does not steal their CPU.
- * The machine has 2 cores: in the one-process topology the servers get one core and autocannon
- * and Redis the other; in the separate topology gateway, signer, autocannon and Redis share both.
+ * Topology as deployed: the gateway and the signer each in their own child process; the bare
+ * twins in a third. Rows:
+ * 1. one keep-alive client, one request at a time (open-loop.ts closedLoop): sign and price
+ *    p50/p99 against the bare POST and bare GET twins;
+ * 2. an open loop at an evenly paced 100 and 500 requests/s over 10 keep-alive sockets
+ *    (open-loop.ts openLoop): p50/p99 from when each request was due, and the servers' CPU per
+ *    request (gateway + signer; the bare twin's own);
+ * 3. saturation, autocannon with 50 connections: throughput as a share of the twin's (a floor);
+ * 4. for the record, not shipped: the gateway's steps and the signer's use case in ONE process,
+ *    no hop (in-process.ts), at the same paced rate and one client;
+ * 5. the cost floor of a signed quote (sign-floor.ts), with the HTTP hop measured by a bare
+ *    forwarder (bare POST → one keep-alive HTTP hop → bare POST).
+ * BENCH_PROFILE=1 adds where each server's CPU goes per request in the paced rows
+ * (profile-breakdown.ts); BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the servers on exit.
+ *
+ * Goals (benchmarks, not tests): sign p50 one client ≤ 3× bare; sign p99 paced 500/s ≤ 3× bare;
+ * gateway + signer CPU per sign at 500/s ≤ 300 µs; saturated sign ≥ 12 % of bare; saturated
+ * price ≥ 40 % of bare.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { Session, type Profiler } from 'node:inspector';
@@ -36,25 +31,26 @@ import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import {
   SERVICE_NODE_FLAGS,
-  SignLinkClient,
   createLogger,
   createRedis,
   listen,
   redisKeys,
   redisReady,
-  serveSignLink,
   type RedisClient,
 } from '@pmm/core';
 import { createApp, generateApiKey, hashApiKey, loadGatewayConfig } from '@pmm/gateway';
 import { loadSignerConfig, startSigner } from '@pmm/signer';
+import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from './open-loop';
 import { profileBreakdown, type StepCost } from './profile-breakdown';
 import { measureSignFloor } from './sign-floor';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 50;
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const INTERNAL_TOKEN = 'bench-internal-token-0123456789';
+const SIGN_PATH = '/v2/swap/sign';
+const PRICE_PATH = '/v2/price?chainId=8453';
 
 /** A book of the shape the indexer writes: 3 pairs × 10 levels per side (about 2.5 KB). */
 function sampleBook(): string {
@@ -87,14 +83,12 @@ const SIGN_BODY = JSON.stringify({
 // ---------------------------------------------------------------- children: the servers
 /** What a server child reports once listening: the ports of the servers it runs. */
 interface Ports {
-  bare?: number;
-  bareSign?: number;
+  bareGet?: number;
+  barePost?: number;
   bareHop?: number;
-  bareLinkHop?: number;
   signer?: number;
   gateway?: number;
-  gatewayExact?: number;
-  gatewayDebug?: number;
+  inProcess?: number;
 }
 
 /** The headers the gateway adds, for the requests sent to the signer directly. */
@@ -160,43 +154,6 @@ function forwardTo(port: number): RequestListener {
   };
 }
 
-/** A sign-link server answering every request with `body`, and a bare node:http server forwarding each POST to it. */
-async function linkHopTo(body: Buffer): Promise<number> {
-  const server = createServer((_req, res) => res.end());
-  serveSignLink(server, {
-    authorize: () => undefined,
-    handle: () => ({
-      status: 200,
-      headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length) },
-      body,
-    }),
-    maxBodyBytes: 16 * 1024,
-    logger: createLogger({ service: 'bench-link', silent: true }),
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const link = new SignLinkClient({
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    headers: {},
-    maxAnswerBytes: 1024 * 1024,
-  });
-  return listenOn((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      link.request({ path: req.url ?? '/', headers: {} }, Buffer.concat(chunks)).answer.then(
-        (answer) => {
-          res.writeHead(answer.status, answer.headers);
-          res.end(answer.body);
-        },
-        () => {
-          res.statusCode = 502;
-          res.end();
-        },
-      );
-    });
-  });
-}
-
 async function startBenchSigner(prefix: string): Promise<number> {
   const config = loadSignerConfig({
     env: {
@@ -214,7 +171,7 @@ async function startBenchSigner(prefix: string): Promise<number> {
   return signer.served.port;
 }
 
-async function startBenchGateway(prefix: string, signerUrl: string, level: string, exactUpTo?: number) {
+async function startBenchGateway(prefix: string, signerUrl: string) {
   const gw = createApp({
     // From the declared settings, as main.ts loads them: a new setting needs no edit here.
     config: loadGatewayConfig({
@@ -229,53 +186,54 @@ async function startBenchGateway(prefix: string, signerUrl: string, level: strin
     }),
     redis: createRedis(REDIS_URL, { name: 'gw' }),
     subscriber: createRedis(REDIS_URL, { role: 'subscriber', name: 'gw-sub' }),
-    logger: createLogger({ service: 'gateway', level, stream: discard() }),
-    rateLimiter: exactUpTo === undefined ? {} : { exactUpTo },
+    logger: createLogger({ service: 'gateway', level: 'info', stream: discard() }),
   });
   await gw.start();
   const served = await listen(gw.app, 0, '127.0.0.1');
   return served.port;
 }
 
-/** The one-process topology: every server of the price and sign cases in this process. */
-async function serveAll(prefix: string): Promise<Ports> {
-  const keys = redisKeys(prefix);
+function discard(): Writable {
+  return new Writable({
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+}
+
+/** The bare twins: GET answering the stored book's bytes, POST answering a signed quote's, and a bare hop. */
+async function serveBare(prefix: string, signed: Buffer): Promise<Ports> {
   const redis = createRedis(REDIS_URL, { name: 'bench' });
   await redisReady(redis);
-  const bare = await listenOn((_req, res) => {
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bareBody.length });
-    res.end(bareBody);
-  });
-  const bareBody = Buffer.from((await redis.get(keys.book(8453)))!, 'utf8');
+  const book = Buffer.from((await redis.get(redisKeys(prefix).book(8453)))!, 'utf8');
   redis.disconnect();
-
-  const signer = await startBenchSigner(prefix);
-  const signerUrl = `http://127.0.0.1:${signer}`;
-  // The bare twin of the sign route answers the bytes the signer answers for the bench's body.
-  const signed = await fetch(`${signerUrl}/v2/swap/sign`, { method: 'POST', headers: SIGNER_HEADERS, body: SIGN_BODY });
-  if (signed.status !== 200) throw new Error(`bench sign request: ${signed.status} ${await signed.text()}`);
-  const signedBytes = Buffer.from(await signed.arrayBuffer());
-  const bareSign = await listenOn(answerWith(signedBytes));
+  const barePost = await listenOn(answerWith(signed));
   return {
-    bare,
-    bareSign,
-    bareHop: await listenOn(forwardTo(bareSign)),
-    bareLinkHop: await linkHopTo(signedBytes),
-    signer,
-    gateway: await startBenchGateway(prefix, signerUrl, 'info'),
-    gatewayExact: await startBenchGateway(prefix, signerUrl, 'info', Infinity),
-    gatewayDebug: await startBenchGateway(prefix, signerUrl, 'debug'),
+    bareGet: await listenOn((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': book.length });
+      res.end(book);
+    }),
+    barePost,
+    bareHop: await listenOn(forwardTo(barePost)),
   };
 }
 
-/** Runs a server child: `role` is serve-all, serve-signer or serve-gateway. */
-async function serve(role: string, prefix: string, signerUrl?: string): Promise<void> {
+/** The in-process composition (in-process.ts), loaded only when it exists in this checkout. */
+async function serveInProcess(prefix: string): Promise<Ports> {
+  const { startInProcessSign } = (await import('./in-process')) as typeof import('./in-process');
+  return { inProcess: await startInProcessSign({ redisUrl: REDIS_URL, prefix }) };
+}
+
+/** Runs a server child: `role` is serve-bare, serve-signer, serve-gateway or serve-inprocess. */
+async function serve(role: string, prefix: string, extra?: string): Promise<void> {
   const ports: Ports =
-    role === 'serve-all'
-      ? await serveAll(prefix)
+    role === 'serve-bare'
+      ? await serveBare(prefix, Buffer.from(extra!, 'base64'))
       : role === 'serve-signer'
         ? { signer: await startBenchSigner(prefix) }
-        : { gateway: await startBenchGateway(prefix, signerUrl!, 'info') };
+        : role === 'serve-inprocess'
+          ? await serveInProcess(prefix)
+          : { gateway: await startBenchGateway(prefix, extra!) };
   // The parent asks for this process's CPU time around each case (CPU per request is the
   // figure that survives a machine shared with other work; req/s does not).
   // A clean exit on SIGTERM, so that --cpu-prof writes its profile.
@@ -306,28 +264,16 @@ async function serve(role: string, prefix: string, signerUrl?: string): Promise<
   process.send!(ports);
 }
 
-function discard(): Writable {
-  return new Writable({
-    write(_chunk, _enc, cb) {
-      cb();
-    },
-  });
-}
-
 // ---------------------------------------------------------------- parent: load and report
-interface Figures {
+interface Row {
   name: string;
-  rps: number;
-  /** Server-process CPU time per request, µs (summed over the processes serving the case). */
+  latency: LatencyFigures;
+  /** Server CPU µs per request, summed over the processes serving the case. */
   cpuUs: number;
   /** The same, per process, in the order they were given. */
   cpuUsEach: number[];
   /** With BENCH_PROFILE=1: CPU µs per request by step, per process. */
   breakdown?: StepCost[][];
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
 }
 
 /** Sends `request` to a server child and resolves with the `key` field of its answer. */
@@ -347,26 +293,49 @@ function ask<T>(child: ChildProcess, request: string, key: string): Promise<T> {
 const childCpu = (child: ChildProcess) => ask<number>(child, 'cpu', 'cpu');
 const PROFILE = process.env.BENCH_PROFILE === '1';
 
-async function load(name: string, opts: autocannon.Options, servers: ChildProcess[]): Promise<Figures> {
-  if (PROFILE) await Promise.all(servers.map((c) => ask(c, 'profile-start', 'profiling')));
+/** Runs `drive` and charges the servers' CPU time to the requests it answered. */
+async function measure(
+  name: string,
+  servers: ChildProcess[],
+  drive: () => Promise<LatencyFigures>,
+  profile = false,
+): Promise<Row> {
+  if (profile) await Promise.all(servers.map((c) => ask(c, 'profile-start', 'profiling')));
   const before = await Promise.all(servers.map(childCpu));
-  const r = await autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...opts });
+  const latency = await drive();
   const after = await Promise.all(servers.map(childCpu));
-  const total = r.requests.total || 1;
+  const total = latency.count || 1;
   const cpuUsEach = after.map((cpu, i) => (cpu - before[i]!) / total);
-  const profiles = PROFILE
+  const profiles = profile
     ? await Promise.all(servers.map((c) => ask<Profiler.Profile>(c, 'profile-stop', 'profile')))
     : undefined;
+  if (latency.failures > 0) console.log(`  (${name}: ${latency.failures} answers not 2xx)`);
   return {
     name,
-    rps: r.requests.average,
+    latency,
     cpuUs: cpuUsEach.reduce((a, b) => a + b, 0),
     cpuUsEach,
     breakdown: profiles?.map((p) => profileBreakdown(p, total)),
+  };
+}
+
+/** autocannon at saturation, in the same figures as the other loads. */
+async function saturate(request: LoadRequest): Promise<LatencyFigures> {
+  const r = await autocannon({
+    url: request.url,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+  });
+  return {
+    count: r.requests.total,
+    failures: r.non2xx + r.errors + r.timeouts,
     p50: r.latency.p50,
     p99: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
+    max: r.latency.max,
+    rate: r.requests.average,
   };
 }
 
@@ -403,22 +372,18 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 const col = (s: string, width: number) => s.padStart(width);
+const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 
-async function main(): Promise<void> {
-  if (process.argv[2]?.startsWith('serve')) return serve(process.argv[2], process.argv[3]!, process.argv[4]);
-  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+async function seed(redis: RedisClient, prefix: string): Promise<string> {
   const keys = redisKeys(prefix);
-  const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
-  await redisReady(redis);
   const apiKey = generateApiKey();
-  const user = USER;
   await redis.set(keys.book(8453), sampleBook());
   await redis.set(
     keys.integrator('bench'),
     JSON.stringify({
       id: 'bench',
       name: 'bench',
-      whitelist: [user],
+      whitelist: [USER],
       chains: [],
       rateLimit: { requests: 1_000_000_000, windowSeconds: 60 },
       disabled: false,
@@ -438,156 +403,161 @@ async function main(): Promise<void> {
       refreshedAt: Date.now(),
     }),
   );
+  return apiKey;
+}
 
+/** Whether this checkout has the in-process composition (it is measured when it does). */
+function hasInProcess(): boolean {
+  try {
+    require.resolve('./in-process');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main(): Promise<void> {
+  if (process.argv[2]?.startsWith('serve')) return serve(process.argv[2], process.argv[3]!, process.argv[4]);
+  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
+  await redisReady(redis);
+  const apiKey = await seed(redis, prefix);
+
+  // As deployed: signer and gateway in their own processes; the bare twins in a third.
+  const signer = await startChild(['serve-signer', prefix]);
+  const signerUrl = `http://127.0.0.1:${signer.ports.signer!}`;
+  const signed = await fetch(`${signerUrl}${SIGN_PATH}`, { method: 'POST', headers: SIGNER_HEADERS, body: SIGN_BODY });
+  if (signed.status !== 200) throw new Error(`bench sign request: ${signed.status} ${await signed.text()}`);
+  const signedBytes = Buffer.from(await signed.arrayBuffer());
+  const gateway = await startChild(['serve-gateway', prefix, signerUrl]);
+  const bare = await startChild(['serve-bare', prefix, signedBytes.toString('base64')]);
+  const inProcess = hasInProcess() ? await startChild(['serve-inprocess', prefix]) : undefined;
+  const pair = [gateway.child, signer.child];
+  const at = (port: number | undefined, route: string) => `http://127.0.0.1:${port!}${route}`;
   const headers = { 'x-api-key': apiKey };
-  const results: Figures[] = [];
-  const priceUrl = '/v2/price?chainId=8453';
-  const post = {
-    method: 'POST' as const,
+  const post = (port: number | undefined): LoadRequest => ({
+    url: at(port, SIGN_PATH),
+    method: 'POST',
     headers: { ...headers, 'content-type': 'application/json' },
     body: SIGN_BODY,
+  });
+  const get = (port: number | undefined): LoadRequest => ({ url: at(port, PRICE_PATH), method: 'GET', headers });
+  const bp = bare.ports;
+  const cases = {
+    barePost: { request: post(bp.barePost), servers: [bare.child] },
+    sign: { request: post(gateway.ports.gateway), servers: pair },
+    bareGet: { request: get(bp.bareGet), servers: [bare.child] },
+    price: { request: get(gateway.ports.gateway), servers: [gateway.child] },
+    bareHop: { request: post(bp.bareHop), servers: [bare.child] },
+    ...(inProcess ? { inProcess: { request: post(inProcess.ports.inProcess), servers: [inProcess.child] } } : {}),
   };
-  const signerPost = { method: 'POST' as const, headers: SIGNER_HEADERS, body: SIGN_BODY };
-  const url = (port: number | undefined, route: string) => `http://127.0.0.1:${port!}${route}`;
+  type CaseName = keyof typeof cases;
+  const caseOf = (n: CaseName) => cases[n]!;
 
-  // One process: every server in one child.
-  const all = await startChild(['serve-all', prefix]);
-  const one = [all.child];
-  const p = all.ports;
-  // Warm up the JIT and the caches (not measured).
-  await autocannon({ url: url(p.gateway, priceUrl), headers, connections: 10, duration: 1 });
-  // BENCH_ONLY=sign: only the sign cases (for profiling the sign path).
-  const onlySign = process.env.BENCH_ONLY === 'sign';
-  if (!onlySign) {
-    results.push(await load('bare node:http, same bytes', { url: url(p.bare, priceUrl) }, one));
-    results.push(await load('gateway GET /v2/price', { url: url(p.gateway, priceUrl), headers }, one));
-    results.push(
-      await load(
-        'gateway GET /v2/price, limiter exact (1 Redis call/request)',
-        { url: url(p.gatewayExact, priceUrl), headers },
-        one,
-      ),
-    );
-    results.push(
-      await load(
-        'gateway GET /v2/price, LOG_LEVEL debug (a line per request)',
-        { url: url(p.gatewayDebug, priceUrl), headers },
-        one,
-      ),
-    );
-  }
-  // Warm up the sign path too (JIT, keep-alive sockets to the signer, caches).
-  await autocannon({ url: url(p.gateway, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
-  await autocannon({ url: url(p.bareHop, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
-  await autocannon({ url: url(p.bareLinkHop, '/v2/swap/sign'), ...post, connections: 10, duration: 1 });
-  const signRows: [string, number | undefined, Omit<autocannon.Options, 'url'>][] = [
-    ['bare node:http POST, same bytes as a signed quote', p.bareSign, post],
-    ['bare POST → one keep-alive HTTP hop → bare POST', p.bareHop, post],
-    ['bare POST → sign link → bare link answer', p.bareLinkHop, post],
-    ['[one process] gateway POST /v2/swap/sign → signer', p.gateway, post],
-    ['[one process] signer POST /v2/swap/sign direct', p.signer, signerPost],
-  ];
-  for (const [name, port, request] of signRows) {
-    results.push(await load(name, { ...request, url: url(port, '/v2/swap/sign') }, one));
-  }
-  await stopChild(all.child);
+  // Warm-up (JIT, keep-alive sockets, caches): not measured.
+  for (const c of Object.values(cases)) await openLoop(c.request, 500, 1);
 
-  // Separate processes, as deployed: the signer in one child, the gateway in another.
-  const signerChild = await startChild(['serve-signer', prefix]);
-  const gatewayChild = await startChild(['serve-gateway', prefix, url(signerChild.ports.signer, '')]);
-  const pair = [gatewayChild.child, signerChild.child];
-  const gatewaySign = url(gatewayChild.ports.gateway, '/v2/swap/sign');
-  await autocannon({ url: gatewaySign, ...post, connections: 10, duration: 1 });
-  results.push(
-    await load('[separate processes] gateway POST /v2/swap/sign → signer', { url: gatewaySign, ...post }, pair),
+  const rows = new Map<string, Row>();
+  const run = async (label: string, names: CaseName[], drive: (r: LoadRequest) => Promise<LatencyFigures>) => {
+    for (const n of names)
+      rows.set(
+        `${label} ${n}`,
+        await measure(
+          `${label} ${n}`,
+          caseOf(n).servers,
+          () => drive(caseOf(n).request),
+          PROFILE,
+        ),
+      );
+  };
+  const withInProcess = (names: CaseName[]): CaseName[] => (inProcess ? [...names, 'inProcess'] : names);
+  await run('one-client', withInProcess(['barePost', 'sign', 'bareHop', 'bareGet', 'price']), (r) =>
+    closedLoop(r, SECONDS),
   );
-  results.push(
-    await load(
-      '[separate processes] signer POST /v2/swap/sign direct',
-      { url: url(signerChild.ports.signer, '/v2/swap/sign'), ...signerPost },
-      [signerChild.child],
-    ),
-  );
-  await Promise.all([stopChild(gatewayChild.child), stopChild(signerChild.child)]);
+  await run('paced-100', ['barePost', 'sign', 'bareHop'], (r) => openLoop(r, 100, SECONDS));
+  await run('paced-500', withInProcess(['barePost', 'sign', 'bareHop']), (r) => openLoop(r, 500, SECONDS));
+  await run('saturated', withInProcess(['barePost', 'sign', 'bareGet', 'price', 'bareHop']), saturate);
 
-  // Each case is compared with its bare twin: the price rows with row 0, the sign rows with the
-  // bare POST server.
-  const named = (start: string) => results.find((r) => r.name.startsWith(start));
-  const barePost = named('bare node:http POST')!;
-  const twinOf = (r: Figures): Figures => (r.name.includes('POST') ? barePost : named('bare'))!;
-  console.log(`\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s each`);
+  await Promise.all([gateway, signer, bare, inProcess].filter((c) => c !== undefined).map((c) => stopChild(c.child)));
+
+  const row = (key: string) => rows.get(key)!;
+  console.log(`\n${SECONDS} s per row; latency in ms; CPU = the serving processes' CPU µs per request`);
   console.log(
-    'case'.padEnd(60),
-    col('req/s', 9),
-    col('p50 ms', 7),
-    col('p99 ms', 7),
-    col('vs bare', 8),
-    col('CPU µs/req', 11),
-    col('bare/this CPU', 14),
-    col('non-2xx', 8),
+    'load / case'.padEnd(34),
+    col('req/s', 8),
+    col('p50', 7),
+    col('p99', 7),
+    col('max', 7),
+    col('CPU µs', 8),
+    col('p50×twin', 9),
+    col('p99×twin', 9),
+    col('rate÷twin', 10),
   );
-  for (const r of results) {
-    const twin = twinOf(r);
+  const twinKey = (key: string) => {
+    const [load, n] = key.split(' ');
+    return `${load} ${n === 'price' || n === 'bareGet' ? 'bareGet' : 'barePost'}`;
+  };
+  for (const [key, r] of rows) {
+    const twin = row(twinKey(key));
+    const l = r.latency;
     console.log(
-      r.name.padEnd(60),
-      col(r.rps.toFixed(0), 9),
-      col(String(r.p50), 7),
-      col(String(r.p99), 7),
-      col(`${((100 * r.rps) / twin.rps).toFixed(1)}%`, 8),
-      col(r.cpuUs.toFixed(1), 11),
-      col(`${((100 * twin.cpuUs) / r.cpuUs).toFixed(1)}%`, 14),
-      col(String(r.non2xx + r.errors), 8),
+      key.padEnd(34),
+      col(l.rate.toFixed(0), 8),
+      col(ms(l.p50), 7),
+      col(ms(l.p99), 7),
+      col(ms(l.max), 7),
+      col(r.cpuUs.toFixed(0), 8),
+      col(`${(l.p50 / twin.latency.p50).toFixed(2)}×`, 9),
+      col(`${(l.p99 / twin.latency.p99).toFixed(2)}×`, 9),
+      col(`${((100 * l.rate) / twin.latency.rate).toFixed(1)}%`, 10),
     );
   }
-  const split = named('[separate processes] gateway')!;
-  console.log(
-    `[separate processes] CPU µs/req by process: gateway ${split.cpuUsEach[0]!.toFixed(1)}, signer ${split.cpuUsEach[1]!.toFixed(1)}`,
-  );
+  for (const load of ['paced-100', 'paced-500', 'saturated']) {
+    const sign = row(`${load} sign`);
+    console.log(
+      `${load}: sign CPU µs/request by process: gateway ${sign.cpuUsEach[0]!.toFixed(0)}, signer ${sign.cpuUsEach[1]!.toFixed(0)}`,
+    );
+  }
 
-  // BENCH_PROFILE=1: where each sign row's CPU goes, per process.
-  for (const r of results) {
-    if (!r.breakdown || !r.name.includes('/v2/swap/sign')) continue;
-    const processes = r.name.includes('gateway') ? ['gateway', 'signer'] : ['signer'];
+  // BENCH_PROFILE=1: where the paced rows' CPU goes, per process.
+  for (const r of rows.values()) {
+    if (!r.breakdown) continue;
     r.breakdown.forEach((steps, i) => {
-      const who = r.name.startsWith('[one process]') ? 'the one process' : `the ${processes[i]} process`;
-      console.log(`\n${r.name}: CPU µs per request in ${who}, by step (profiled, so slower than the table):`);
+      const who = r.name.endsWith('sign') ? ['gateway', 'signer'][i] : 'server';
+      console.log(`\n${r.name}: CPU µs per request in the ${who} process, by step (profiled: slower than the table):`);
       for (const s of steps) if (s.us >= 0.5) console.log(`  ${s.name.padEnd(48)} ${col(s.us.toFixed(1), 7)}`);
     });
   }
 
-  // The floor: what a signed quote costs at the least, step by step.
-  const hop = named('bare POST → sign link')!;
+  // The floor: what a signed quote costs at the least, step by step (saturated rows: CPU per
+  // request is lowest there, where each wake-up serves several requests).
+  const barePost = row('saturated barePost');
   const steps = [
-    { name: 'bare node:http POST answer (its row above)', cpuUs: barePost.cpuUs },
-    { name: 'one sign-link hop (link row − bare POST row)', cpuUs: hop.cpuUs - barePost.cpuUs },
+    { name: 'bare node:http POST answer (saturated row)', cpuUs: barePost.cpuUs },
+    {
+      name: 'one keep-alive HTTP hop (bareHop − barePost, saturated)',
+      cpuUs: row('saturated bareHop').cpuUs - barePost.cpuUs,
+    },
     ...(await measureSignFloor(REDIS_URL, prefix)),
   ];
   const floor = steps.reduce((a, s) => a + s.cpuUs, 0);
-  console.log('\ncost floor of one signed quote through gateway and signer (CPU µs; HTTP rows under load):');
+  console.log('\ncost floor of one signed quote through gateway and signer (CPU µs):');
   for (const s of steps) console.log(`  ${s.name.padEnd(58)} ${col(s.cpuUs.toFixed(1), 7)}`);
   console.log(`  ${'floor'.padEnd(58)} ${col(floor.toFixed(1), 7)}`);
-  const budget = barePost.cpuUs / 0.25;
-  console.log(
-    `  25% of the bare twin on its one core allows ${budget.toFixed(1)} µs/req; the floor alone caps the one-process path at ${((100 * barePost.cpuUs) / floor).toFixed(1)}% (bare CPU / floor CPU)`,
-  );
-  const sign = named('[one process] gateway POST')!;
-  console.log(
-    `  measured: one process ${sign.cpuUs.toFixed(1)} µs/req (${(sign.cpuUs / floor).toFixed(2)} × floor), separate processes ${split.cpuUs.toFixed(1)} µs/req (${(split.cpuUs / floor).toFixed(2)} × floor)`,
-  );
 
-  const ratio = (r: Figures) => (100 * r.rps) / twinOf(r).rps;
-  const price = named('gateway GET /v2/price');
+  const goal = (text: string, value: number, limit: number, atMost: boolean, unit: string) =>
+    console.log(
+      `goal ${text}: ${(atMost ? value <= limit : value >= limit) ? 'met' : 'NOT met'} (${value.toFixed(unit === '%' ? 1 : 2)}${unit})`,
+    );
+  const ratio = (key: string, q: 'p50' | 'p99') => row(key).latency[q] / row(twinKey(key)).latency[q];
+  const share = (key: string) => (100 * row(key).latency.rate) / row(twinKey(key)).latency.rate;
   console.log();
-  if (price) {
-    console.log(
-      `goal GET /v2/price ≥ 40% of its bare twin: ${ratio(price) >= 40 ? 'met' : 'NOT met'} (${ratio(price).toFixed(1)}%, p99 ${price.p99} ms)`,
-    );
-  }
-  for (const r of [sign, split]) {
-    console.log(
-      `goal POST /v2/swap/sign ≥ 25% of its bare twin and p99 < 20 ms, ${r.name.slice(1, r.name.indexOf(']'))}: ${ratio(r) >= 25 && r.p99 < 20 ? 'met' : 'NOT met'} (${ratio(r).toFixed(1)}%, p99 ${r.p99} ms)`,
-    );
-  }
+  goal('sign p50, one keep-alive client, ≤ 3× bare', ratio('one-client sign', 'p50'), 3, true, '×');
+  goal('sign p99, paced 500/s, ≤ 3× bare', ratio('paced-500 sign', 'p99'), 3, true, '×');
+  goal('gateway + signer CPU per sign at 500/s ≤ 300 µs', row('paced-500 sign').cpuUs, 300, true, ' µs');
+  goal('sign throughput at 50 connections ≥ 12 % of bare', share('saturated sign'), 12, false, '%');
+  goal('price throughput at 50 connections ≥ 40 % of bare', share('saturated price'), 40, false, '%');
+
   const left = await redis.keys(`${prefix}:*`);
   if (left.length) await redis.del(...left);
   redis.disconnect();

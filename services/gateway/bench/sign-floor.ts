@@ -1,7 +1,7 @@
 /**
  * The cost floor of one signed quote: the CPU time of the steps no implementation of the sign
  * path can skip, each measured alone in this process (used by gateway.bench.ts, which adds the
- * steps it measures under load: the bare server's answer and one sign-link hop).
+ * steps it measures under load: the bare server's answer and one keep-alive HTTP hop).
  *
  * - one secp256k1 signature of a 32-byte digest (the native libsecp256k1 backend the signer uses);
  * - the swap digest: the 192-byte ABI preimage and its keccak-256 (the only hash of a quote);
