@@ -14,7 +14,10 @@ export interface AuditRecord {
   integratorId: string;
   /** Public id of the API key the gateway authenticated; '' when the caller did not say. */
   keyId: string;
+  /** The service's own id of the request (the gateway's; never the client's). */
   requestId: string;
+  /** The client's `X-Request-Id`, when it sent a valid one (kept apart: it is not ours). */
+  clientRequestId?: string;
   /** Lowercase addresses. */
   userAddress: string;
   tokenIn: string;
@@ -52,6 +55,7 @@ export const AUDIT_FIELDS = [
   'digest',
   'signature',
   'signer',
+  'clientRequestId',
 ] as const satisfies readonly (keyof AuditRecord)[];
 
 /** The stream entry's only field: the record as JSON (one argument to send, one value to store). */
@@ -63,7 +67,7 @@ export function auditRecordJson(record: AuditRecord): string {
 }
 
 const INTEGER_FIELDS = ['time', 'chainId', 'timestamp'] as const;
-const OPTIONAL_FIELDS = ['amountIn', 'minAmountOut'] as const;
+const OPTIONAL_FIELDS = ['amountIn', 'minAmountOut', 'clientRequestId'] as const;
 /** The other fields: required strings. */
 const STRING_FIELDS = AUDIT_FIELDS.filter(
   (f) => !(INTEGER_FIELDS as readonly string[]).includes(f) && !(OPTIONAL_FIELDS as readonly string[]).includes(f),

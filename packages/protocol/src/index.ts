@@ -59,6 +59,7 @@ export {
   isSafeToken,
   REQUEST_ID_HEADER,
   REQUEST_ID_PATTERN,
+  SERVICE_REQUEST_ID_HEADER,
   SIGNER_ACCESS_PATH,
   v1DeprecationHeaders,
 } from './headers';

@@ -76,6 +76,7 @@ describe('POST to the signer through http-proxy-middleware', () => {
           .set('X-Internal-Token', 'spoofed')
           .set('X-Integrator-Id', 'spoofed')
           .set('X-Api-Key-Id', 'spoofed')
+          .set('X-Service-Request-Id', 'spoofed')
           .set('Content-Type', 'application/json')
           .send(text),
       );
@@ -90,6 +91,8 @@ describe('POST to the signer through http-proxy-middleware', () => {
       expect(got.headers['content-length']).toBe(String(body.length));
       expect(got.headers['content-type']).toBe('application/json');
       expect(got.headers['x-request-id']).toBe('trace-123');
+      // The gateway's own id travels apart (the audit trail records it): never the client's.
+      expect(got.headers['x-service-request-id']).toMatch(/^[0-9a-f-]{36}$/);
       expect(got.headers['x-integrator-id']).toBe('acme');
       expect(got.headers['x-api-key-id']).toBe(key.slice(0, (got.headers['x-api-key-id'] as string).length));
       expect(got.headers['x-api-key-id']).not.toBe('spoofed');

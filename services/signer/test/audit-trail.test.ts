@@ -376,3 +376,46 @@ describe('when the trail cannot be written, the signature is not returned', () =
     expect(await ownClient.xlen(f.keys.audit(8453))).toBe(1); // the restarted server is empty: only this one
   });
 });
+
+describe('request ids in the record', () => {
+  it("security: the gateway's own request id is the record's; a client's X-Request-Id is kept apart", async () => {
+    // Its own fixture: the list tests below count the records of the shared one. One fee per
+    // request, so that each has its own signature.
+    const g = await startFixture({ now: () => NOW_MS });
+    await g.putIntegrator(integrator('beta'));
+    const own = new AuditReader(g.redis, g.keys);
+    const r4663 = testRegistry(4663);
+    const send = (headers: Record<string, string>, fee: string) =>
+      request(g.app)
+        .post('/v2/swap/sign')
+        .set('X-Internal-Token', INTERNAL_TOKEN)
+        .set('X-Integrator-Id', 'beta')
+        .set('Content-Type', 'application/json')
+        .set(headers)
+        .send(
+          JSON.stringify({
+            chainId: 4663,
+            tokenIn: r4663.baseTokens[0]!.address,
+            tokenOut: r4663.quoteToken.address,
+            fee,
+            userAddress: USER,
+          }),
+        );
+    const recorded = async (res: { body: { verificationData: string; timestamp: number } }) =>
+      (await own.bySignature(4663, signatureOf(res.body.verificationData), res.body.timestamp))[0]!.record;
+
+    // The client sent its own id: it sees it echoed, and the record names ours and its apart.
+    const theirs = await send({ 'X-Request-Id': 'client-chosen-1', 'X-Service-Request-Id': 'svc-0001' }, '8');
+    expect(theirs.headers['x-request-id']).toBe('client-chosen-1');
+    const a = await recorded(theirs);
+    expect(a.requestId).toBe('svc-0001');
+    expect(a.clientRequestId).toBe('client-chosen-1');
+
+    // It did not: one id, ours, and no client id.
+    const ours = await send({ 'X-Request-Id': 'svc-0002', 'X-Service-Request-Id': 'svc-0002' }, '9');
+    const b = await recorded(ours);
+    expect(b.requestId).toBe('svc-0002');
+    expect(b).not.toHaveProperty('clientRequestId');
+    await g.close();
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * What every public request needs, done once per request by the first middleware (or by the
  * fast path, fast-path.ts):
- * - request id (the caller's `X-Request-Id` when it is a safe token, else a UUID), echoed in
+ * - request id (the caller's `X-Request-Id` when it is a safe token, else ours, a UUID; ours is
+ *   kept either way as `serviceRequestId`), echoed in
  *   the `X-Request-Id` header and kept in `res.locals` in the shape core's `contextOf` reads;
  *   the per-request child logger is created only when something logs;
  * - the security headers (security-headers.ts);
@@ -14,8 +15,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError } from '@pmm/protocol';
-import { LazyRequestContext, requestIdOf, type Logger, type Metrics, sendError, httpRequestMetrics } from '@pmm/core';
+import { ApiError, isRequestId, REQUEST_ID_HEADER } from '@pmm/protocol';
+import { randomUUID } from 'node:crypto';
+import { LazyRequestContext, type Logger, type Metrics, sendError, httpRequestMetrics } from '@pmm/core';
 import type { ResolvedApiKey } from '../store/api-key-store';
 import type { HeaderList } from './security-headers';
 
@@ -39,6 +41,8 @@ export class RequestLocals extends LazyRequestContext {
   timer?: NodeJS.Timeout;
   /** The request to the signer while it runs (the timeout aborts it; see abortUpstream). */
   upstream?: Upstream;
+  /** The gateway's own id of the request (`requestId` is the client's when it sent one). */
+  serviceRequestId = '';
   /** A sign request's body bytes, as read (forwarded to the signer untouched). */
   body?: Buffer;
 }
@@ -87,8 +91,14 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
   };
 
   const begin = (req: IncomingMessage, res: ServerResponse): RequestLocals => {
-    const requestId = requestIdOf(req);
+    // Ours always; the client's, when valid, is the one it sees (docs/api.md) and is logged and
+    // recorded apart (protocol SERVICE_REQUEST_ID_HEADER).
+    const serviceRequestId = randomUUID();
+    const client = req.headers[REQUEST_ID_HEADER];
+    const requestId = isRequestId(client) ? client : serviceRequestId;
     const locals = new RequestLocals(requestId, process.hrtime.bigint(), logger);
+    locals.serviceRequestId = serviceRequestId;
+    if (requestId !== serviceRequestId) locals.bind({ serviceRequestId });
     (res as { locals?: unknown }).locals = locals;
     res.setHeader('X-Request-Id', requestId);
     for (const [name, value] of headers) res.setHeader(name, value);

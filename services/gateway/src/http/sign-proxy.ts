@@ -86,6 +86,7 @@ export function signProxy(opts: SignProxyOptions): (req: IncomingMessage, res: S
         const auth = locals.auth!;
         const headers = {
           requestId: locals.requestId,
+          serviceRequestId: locals.serviceRequestId,
           integratorId: auth.integrator.id,
           apiKeyId: auth.key.keyId,
         };

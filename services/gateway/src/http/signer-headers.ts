@@ -4,10 +4,18 @@
  * sent it. The key itself never leaves the gateway; the client's own values of these headers
  * are replaced.
  */
-import { API_KEY_ID_HEADER, INTEGRATOR_ID_HEADER, INTERNAL_TOKEN_HEADER, REQUEST_ID_HEADER } from '@pmm/protocol';
+import {
+  API_KEY_ID_HEADER,
+  INTEGRATOR_ID_HEADER,
+  INTERNAL_TOKEN_HEADER,
+  REQUEST_ID_HEADER,
+  SERVICE_REQUEST_ID_HEADER,
+} from '@pmm/protocol';
 
 export interface SignerHeaders {
+  /** The id the client sees (its own when it sent one), and the gateway's own. */
   requestId: string;
+  serviceRequestId: string;
   integratorId: string;
   /** The API key's public id (never the key): the signer writes it into the audit trail. */
   apiKeyId: string;
@@ -22,6 +30,7 @@ export function signerRequestHeaders(
   return [
     [INTERNAL_TOKEN_HEADER, internalToken],
     [REQUEST_ID_HEADER, h.requestId],
+    [SERVICE_REQUEST_ID_HEADER, h.serviceRequestId],
     [INTEGRATOR_ID_HEADER, h.integratorId],
     [API_KEY_ID_HEADER, h.apiKeyId],
     ['Content-Length', bodyLength],

@@ -28,9 +28,11 @@ export interface SignCommand {
   integrator: IntegratorView;
   /** Legacy `/v1` semantics (sign-quote.ts). */
   legacy: boolean;
-  /** The API key's public id ('' when unknown) and the request id, for the audit record. */
+  /** The API key's public id ('' when unknown), for the audit record. */
   keyId: string;
+  /** The service's own id of the request, and the client's when it sent one (audit record). */
   requestId: string;
+  clientRequestId?: string;
   /** The request's logger, made on first use. */
   log(): Logger | undefined;
 }
@@ -69,6 +71,7 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       integratorId: cmd.integrator.record.id,
       keyId: cmd.keyId,
       requestId: cmd.requestId,
+      clientRequestId: cmd.clientRequestId,
       nowMs: ctx.nowMs,
     });
     try {

@@ -10,7 +10,9 @@ export interface Requester {
   integratorId: string;
   /** The API key's public id; '' when unknown. */
   keyId: string;
+  /** The service's own id of the request, and the client's when it sent one. */
   requestId: string;
+  clientRequestId?: string;
   /** Unix ms at signing. */
   nowMs: number;
 }
@@ -32,6 +34,7 @@ export function signatureRecord(req: ParsedSignRequest, signed: SignedQuote, who
     signature: signed.signature,
     signer: signed.signerAddress,
   };
+  if (who.clientRequestId !== undefined) record.clientRequestId = who.clientRequestId;
   if (req.amountIn !== undefined) {
     record.amountIn = req.amountIn.toString();
     record.minAmountOut = req.minAmountOut.toString();

@@ -9,7 +9,13 @@
  * integrator (401/503) · body (413, 400) · the use case (400, 422, 403, 503, 500).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_KEY_ID_HEADER, isSafeToken, v1DeprecationHeaders } from '@pmm/protocol';
+import {
+  API_KEY_ID_HEADER,
+  isRequestId,
+  isSafeToken,
+  SERVICE_REQUEST_ID_HEADER,
+  v1DeprecationHeaders,
+} from '@pmm/protocol';
 import {
   beginRequest,
   readLimitedBody,
@@ -37,6 +43,15 @@ export interface SignRouteOptions {
   v1: boolean;
   logger: Logger;
   http: HttpRequestMetrics;
+}
+
+/**
+ * The ids the audit record keeps: the gateway's own (`X-Service-Request-Id`; this request's id
+ * when absent, as on a direct call) and, when the id the client sees differs, the client's.
+ */
+function requestIds(service: unknown, seen: string): { requestId: string; clientRequestId?: string } {
+  const requestId = isRequestId(service) ? service : seen;
+  return requestId === seen ? { requestId } : { requestId, clientRequestId: seen };
 }
 
 function answer(res: ServerResponse, json: string): void {
@@ -78,7 +93,7 @@ export function createSignRoute(opts: SignRouteOptions): (req: IncomingMessage, 
             integrator,
             legacy,
             keyId: isSafeToken(keyId, 64) ? keyId : '',
-            requestId: locals.requestId,
+            ...requestIds(req.headers[SERVICE_REQUEST_ID_HEADER], locals.requestId),
             log,
           });
         } catch (err) {
