@@ -462,12 +462,7 @@ async function main(): Promise<void> {
     for (const n of names)
       rows.set(
         `${label} ${n}`,
-        await measure(
-          `${label} ${n}`,
-          caseOf(n).servers,
-          () => drive(caseOf(n).request),
-          PROFILE,
-        ),
+        await measure(`${label} ${n}`, caseOf(n).servers, () => drive(caseOf(n).request), PROFILE),
       );
   };
   const withInProcess = (names: CaseName[]): CaseName[] => (inProcess ? [...names, 'inProcess'] : names);
