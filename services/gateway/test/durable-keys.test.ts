@@ -129,7 +129,7 @@ describe('durable integrator data', () => {
     expect(strip((await cli(to, 'export')).out)).toEqual(strip(text));
   });
 
-  it('error: import refuses a document that is not an export, and writes nothing', async () => {
+  it('error: import refuses a document with a record that is not a key record, and writes nothing', async () => {
     const server = await privateRedis();
     servers.push(server);
     const target = await connect(server);
@@ -144,8 +144,8 @@ describe('durable integrator data', () => {
       }),
     );
     const res = await cli(target, 'import', '--file', file);
-    expect(res.code).toBe(1);
-    expect(res.out).toMatch(/apiKeys\[0\] is not a key record/);
+    expect(res.code).toBe(2);
+    expect(res.out).toMatch(/apiKeys\[0\]: .*needs a SHA-256 "hash"/);
     expect(await target.redis.dbsize()).toBe(0);
   });
 
