@@ -57,21 +57,29 @@ export const settings = {
       parse: (raw) => (typeof raw === 'string' ? raw : fail('must be a string')),
     };
   },
-  secret(env: string, description: string): Setting<string> {
+  /** A required secret of at least `minLength` characters (a short shared secret is guessable). */
+  secret(env: string, description: string, minLength = 1): Setting<string> {
     return {
       env,
       description,
       secret: true,
-      parse: (raw) => (typeof raw === 'string' && raw.length > 0 ? raw : fail('must be a non-empty string')),
+      parse: (raw) => {
+        if (typeof raw !== 'string' || raw.length === 0) return fail('must be a non-empty string');
+        return raw.length >= minLength ? raw : fail(`must be at least ${minLength} characters`);
+      },
     };
   },
-  optionalSecret(env: string, description: string): Setting<string | undefined> {
+  /** An optional secret; when set, at least `minLength` characters. */
+  optionalSecret(env: string, description: string, minLength = 1): Setting<string | undefined> {
     return {
       env,
       description,
       secret: true,
       default: undefined,
-      parse: (raw) => (typeof raw === 'string' && raw ? raw : undefined),
+      parse: (raw) => {
+        if (typeof raw !== 'string' || !raw) return undefined;
+        return raw.length >= minLength ? raw : fail(`must be at least ${minLength} characters`);
+      },
     };
   },
   /** With `def` undefined the setting is required. */

@@ -31,18 +31,6 @@ function addressList(raw: unknown): string[] {
   return list.map((a) => a.toLowerCase());
 }
 
-/** A secret of at least `min` characters (a short shared secret is guessable). */
-function longSecret<T extends string | undefined>(base: Setting<T>, min: number): Setting<T> {
-  return {
-    ...base,
-    parse: (raw) => {
-      const value = base.parse(raw);
-      if (typeof value === 'string' && value.length < min) throw new ConfigError(`must be at least ${min} characters`);
-      return value;
-    },
-  };
-}
-
 function list<T>(env: string, description: string, def: T, parse: (raw: unknown) => T): Setting<T> {
   return { env, description, default: def, parse };
 }
@@ -66,13 +54,6 @@ export const GATEWAY_SETTINGS = {
     'Sign-link connections to SIGNER_URL, used in turn; at least the number of signers behind it when a load balancer or DNS name spreads them.',
     2,
     [1, 64],
-  ),
-  internalToken: longSecret(
-    settings.secret(
-      'INTERNAL_TOKEN',
-      'Shared secret the signer requires in X-Internal-Token (at least 16 characters).',
-    ),
-    16,
   ),
   corsOrigins: list(
     'CORS_ORIGINS',
@@ -122,11 +103,9 @@ export const GATEWAY_SETTINGS = {
     15_000,
     [300, 300_000],
   ),
-  devApiKey: longSecret(
-    settings.optionalSecret(
-      'DEV_API_KEY',
-      'Development only: an API key seeded at start (integrator "dev"), at least 16 characters.',
-    ),
+  devApiKey: settings.optionalSecret(
+    'DEV_API_KEY',
+    'Development only: an API key seeded at start (integrator "dev"), at least 16 characters.',
     16,
   ),
   devApiKeyWhitelist: list(

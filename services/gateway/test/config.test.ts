@@ -1,4 +1,5 @@
-import { loadGatewayConfig, describeGatewayConfig } from '@pmm/gateway';
+import { SIGN_PATH_SETTINGS } from '@pmm/core';
+import { GATEWAY_SETTINGS, loadGatewayConfig, describeGatewayConfig } from '@pmm/gateway';
 
 const load = (env: Record<string, string>) => loadGatewayConfig({ env, file: {} });
 
@@ -32,6 +33,10 @@ describe('gateway config', () => {
       devApiKeyWhitelist: [],
       logLevel: 'info',
     });
+  });
+
+  it("behavior: INTERNAL_TOKEN is core's one definition, shared with the signer", () => {
+    expect(GATEWAY_SETTINGS.internalToken).toBe(SIGN_PATH_SETTINGS.internalToken);
   });
 
   it('error: a missing INTERNAL_TOKEN names the setting', () => {

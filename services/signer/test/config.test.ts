@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { encryptKeystoreJson } from 'ethers';
 import { privateKeyToAddress } from 'viem/accounts';
-import { ConfigError } from '@pmm/core';
-import { loadSignerConfig, loadSigningKeys, missingKeyMessage } from '../src';
+import { ConfigError, SIGN_PATH_SETTINGS } from '@pmm/core';
+import { loadSignerConfig, loadSigningKeys, missingKeyMessage, SIGNER_SETTINGS } from '../src';
 import { INTERNAL_TOKEN, testKey } from './support/fixture';
 
 const KEYS = { 8453: testKey('cfg-8453'), 56: testKey('cfg-56'), 4663: testKey('cfg-4663') };
@@ -103,6 +103,16 @@ describe('settings', () => {
     expect(configError(() => load({ ...baseEnv(), PORT: '70000' }))).toBe(
       'PORT (port): must be an integer in 0..65535, got "70000"',
     );
+  });
+
+  it('error: INTERNAL_TOKEN follows the one rule the gateway follows: at least 16 characters', () => {
+    expect(configError(() => load({ ...baseEnv(), INTERNAL_TOKEN: 'x' }))).toBe(
+      'INTERNAL_TOKEN (internalToken): must be at least 16 characters',
+    );
+    expect(configError(() => load({ ...baseEnv(), INTERNAL_TOKEN: 'fifteen-chars-x' }))).toMatch(/at least 16/);
+    expect(load({ ...baseEnv(), INTERNAL_TOKEN: 'sixteen-chars-xx' }).internalToken).toBe('sixteen-chars-xx');
+    // One definition, core's, which the gateway spreads too (gateway/test/config.test.ts).
+    expect(SIGNER_SETTINGS.internalToken).toBe(SIGN_PATH_SETTINGS.internalToken);
   });
 
   it('error: INTERNAL_TOKEN is required', () => {
