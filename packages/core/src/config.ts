@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { registerSecret } from './secrets';
+import { maskUrlCredentials, registerSecret } from './secrets';
 
 export class ConfigError extends Error {
   /** Every problem this error reports (one, unless it gathers several settings' errors). */
@@ -243,8 +243,13 @@ function loadSetting(
     value = s.parse(raw);
   } catch (err) {
     const reason = err instanceof ConfigError ? err.message : 'invalid value';
-    // A secret's value is never echoed; other values are, to help the operator.
-    const shown = s.secret ? '' : `, got ${JSON.stringify(typeof raw === 'string' ? raw.slice(0, 80) : raw)}`;
+    // A secret's value is never echoed; other values are, to help the operator, with the
+    // credentials of any URL in them masked (REDIS_URL, an rpcUrl in CHAINS).
+    const value =
+      typeof raw === 'string'
+        ? JSON.stringify(maskUrlCredentials(raw).slice(0, 80))
+        : maskUrlCredentials(JSON.stringify(raw) ?? String(raw));
+    const shown = s.secret ? '' : `, got ${value}`;
     throw new ConfigError(`${s.env} (${name}): ${reason}${shown}`);
   }
   if (s.secret && typeof value === 'string') registerSecret(value);
