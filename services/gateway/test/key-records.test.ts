@@ -3,7 +3,7 @@
  * development key), and readers that never hand a stored value to a header unchecked. Real
  * Redis (REDIS_URL), records read back through the real store.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -118,6 +118,19 @@ describe('key records', () => {
     expect(updated.code).toBe(2);
     expect(updated.out).toContain('chains: unknown chain "999"');
     expect((await h.store.getIntegrator('upd'))?.chains).toEqual([]);
+  });
+
+  it('behavior: export --file over an existing world-readable file leaves it readable by its owner only', async () => {
+    const file = path.join(dir, 'existing-export.json');
+    writeFileSync(file, 'old', { mode: 0o644 });
+    expect(statSync(file).mode & 0o777).toBe(0o644);
+    const res = await cli('export', '--file', file);
+    expect(res.code).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8')).format).toBe('pmm-integrators');
+    const fresh = path.join(dir, 'fresh-export.json');
+    await cli('export', '--file', fresh);
+    expect(statSync(fresh).mode & 0o777).toBe(0o600);
   });
 
   it('error: a stored key whose keyId a header cannot carry authenticates nobody, and the gateway lives', async () => {

@@ -7,7 +7,8 @@
  */
 import { ConfigError, type RedisClient } from '@pmm/core';
 import { INTEGRATOR_ID_PATTERN, isIntegratorId } from '@pmm/protocol';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { InvalidRecordError, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
 import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';
 
@@ -27,7 +28,9 @@ export const KEYS_USAGE = `usage: keys <command> [options]
           Issues a new key for the integrator and prints it ONCE. With --key, the old key is
           revoked; with --revoke-old, all the integrator's other keys are.
   export  [--file <path>]   Every integrator and key record as JSON (keys stay hashed), to
-                            stdout or a file: backup and migration.
+                            stdout or a file: backup and migration. Prefer --file: the file
+                            is (re)created readable by its owner only (mode 600), which a
+                            shell redirect does not do.
   import  --file <path|->   Writes the records of an export (- = stdin); records with the same
                             integrator id or key hash are replaced, nothing else is touched.
                             Every record is checked first (the rules of create/update); a file
@@ -116,6 +119,22 @@ function originRates(list: readonly string[] | undefined, allowRemove: boolean):
   return out;
 }
 
+/**
+ * Writes `text` to `file` readable by its owner only, whether or not the file exists: a new
+ * file (mode 600, created exclusively) renamed over it, so an existing world-readable file is
+ * replaced rather than rewritten with its old mode.
+ */
+function writeOwnerOnly(file: string, text: string): void {
+  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
 function describeRate(r: { requests: number; windowSeconds: number }): string {
   return r.requests > 0 ? `${r.requests}/${r.windowSeconds || 'default'}s` : 'default';
 }
@@ -171,7 +190,7 @@ async function dispatch(
       const file = one(args, 'file');
       if (file === undefined || file === '-') print(text);
       else {
-        writeFileSync(file, `${text}\n`, { mode: 0o600 });
+        writeOwnerOnly(file, `${text}\n`);
         const doc = JSON.parse(text) as { integrators: unknown[]; apiKeys: unknown[] };
         print(`exported ${doc.integrators.length} integrators and ${doc.apiKeys.length} keys to ${file}`);
       }
