@@ -139,6 +139,18 @@ describe('signing keys', () => {
     for (const id of [8453, 56, 4663] as const) expect(signers.get(id)?.address).toBe(privateKeyToAddress(KEYS[id]));
   });
 
+  it('error: one signing key on two chains is refused, naming both chains and the address, never the key', async () => {
+    const shared = { ...baseEnv(), SIGNER_KEY_56: KEYS[8453] };
+    const message = await configErrorAsync(loadSigningKeys(load(shared)));
+    expect(message).toBe(
+      `chains 8453 and 56 have the same signing key (${privateKeyToAddress(KEYS[8453])}): ` +
+        'a quote signed for one would be valid on the other (the signed digest carries no chain id); give each chain its own key',
+    );
+    // The same key in another spelling (no 0x, upper case) is the same key.
+    const respelled = { ...baseEnv(), SIGNER_KEY_4663: KEYS[56].slice(2).toUpperCase() };
+    expect(await configErrorAsync(loadSigningKeys(load(respelled)))).toMatch(/^chains 56 and 4663 have the same/);
+  });
+
   it('behavior: SIGNER_KEY_<id>_FILE reads the key from a file', async () => {
     const file = path.join(tmp, 'key-56');
     writeFileSync(file, `${KEYS[56]}\n`);
