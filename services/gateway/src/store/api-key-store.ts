@@ -206,7 +206,13 @@ export class ApiKeyStore {
     assertValidApiKey(record);
     await this.redis.set(this.keys.apiKey(hash), JSON.stringify(record));
     await this.redis.sadd(this.keys.apiKeyIndex(), hash);
+    await this.redis.srem(this.keys.revokedApiKeys(), hash);
     await this.announce({ kind: 'apikey', hash });
+  }
+
+  /** Whether the key with this hash was revoked (and not written again since). */
+  async isRevoked(hash: string): Promise<boolean> {
+    return (await this.redis.sismember(this.keys.revokedApiKeys(), hash)) === 1;
   }
 
   /** Every key record (with its integrator), oldest first. */
@@ -235,10 +241,11 @@ export class ApiKeyStore {
     return record;
   }
 
-  /** Deletes a key for good. */
+  /** Deletes a key for good, leaving its hash among the revoked (nothing seeds it again). */
   async revokeKey(keyId: string): Promise<void> {
     const found = await this.findByKeyId(keyId);
     if (!found) throw new Error(`no key "${keyId}"`);
+    await this.redis.sadd(this.keys.revokedApiKeys(), found.hash);
     await this.redis.del(this.keys.apiKey(found.hash));
     await this.redis.srem(this.keys.apiKeyIndex(), found.hash);
     await this.announce({ kind: 'apikey', hash: found.hash });
