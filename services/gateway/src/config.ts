@@ -15,6 +15,7 @@ import {
   type Setting,
 } from '@pmm/core';
 import { isAddress } from '@pmm/protocol';
+import { proxyList } from './http/auth-failures';
 
 function stringList(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map(String);
@@ -29,6 +30,16 @@ function addressList(raw: unknown): string[] {
   const list = stringList(raw);
   for (const a of list) if (!isAddress(a)) throw new ConfigError('must be a comma-separated list of 0x addresses');
   return list.map((a) => a.toLowerCase());
+}
+
+function proxyAddresses(raw: unknown): string[] {
+  const entries = stringList(raw);
+  try {
+    proxyList(entries);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return entries;
 }
 
 function list<T>(env: string, description: string, def: T, parse: (raw: unknown) => T): Setting<T> {
@@ -78,6 +89,18 @@ export const GATEWAY_SETTINGS = {
     'In-process cache life of a book; a deleted book is served at most this long.',
     500,
     [0, 1_000],
+  ),
+  authFailureLimit: settings.int(
+    'AUTH_FAILURE_LIMIT',
+    'Failed authentications (401) per client address and minute, per gateway replica, after which every request from that address is 429 RATE_LIMITED with Retry-After until the minute ends; 0: no limit.',
+    30,
+    [0, 1_000_000],
+  ),
+  trustedProxies: list(
+    'TRUSTED_PROXIES',
+    'Addresses or CIDR ranges (comma-separated) of the reverse proxies in front of the gateway: only behind one of them is X-Forwarded-For used for the client address (the right-most address that is not a trusted proxy). Empty: the socket address, X-Forwarded-For ignored.',
+    [] as string[],
+    proxyAddresses,
   ),
   keyCacheMs: settings.int(
     'KEY_CACHE_MS',

@@ -26,6 +26,8 @@ describe('gateway config', () => {
       bookCacheMs: 500,
       configWaitSeconds: 0,
       keyCacheMs: 500,
+      authFailureLimit: 30,
+      trustedProxies: [],
       streamsPerKey: 10,
       streamHeartbeatMs: 15_000,
       streamLeaseMs: 15_000,
@@ -72,6 +74,10 @@ describe('gateway config', () => {
     [{ STREAMS_PER_KEY: '0' }, /^STREAMS_PER_KEY/],
     [{ INTERNAL_TOKEN: 'short' }, /^INTERNAL_TOKEN \(internalToken\): must be at least 16 characters$/],
     [{ DEV_API_KEY: 'dev' }, /^DEV_API_KEY \(devApiKey\): must be at least 16 characters$/],
+    [
+      { TRUSTED_PROXIES: '10.0.0.0/8,proxy.local' },
+      /^TRUSTED_PROXIES \(trustedProxies\): not an IP address or CIDR range: "proxy.local"/,
+    ],
   ])('error: %j is rejected with the setting named', (env, message) => {
     expect(() => load({ INTERNAL_TOKEN: 'a-long-internal-token', ...env })).toThrow(message);
   });
@@ -80,6 +86,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(25);
+    expect(lines).toHaveLength(27);
   });
 });
