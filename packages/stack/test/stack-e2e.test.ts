@@ -61,7 +61,8 @@ function environ(pid: number): Record<string, string> {
   return out;
 }
 
-const SECRET_NAME = /^(INTERNAL_TOKEN|DEV_API_KEY|SECRETS_DIR|SIGNER_KEY_\d+|SIGNER_KEYSTORE(_PASSWORD)?_\d+|QUOTER_KEY(_\d+)?)(_FILE)?$/;
+const SECRET_NAME =
+  /^(INTERNAL_TOKEN|DEV_API_KEY|SECRETS_DIR|SIGNER_KEY_\d+|SIGNER_KEYSTORE(_PASSWORD)?_\d+|QUOTER_KEY(_\d+)?)(_FILE)?$/;
 const secretNames = (env: Record<string, string>) =>
   Object.keys(env)
     .filter((n) => SECRET_NAME.test(n))
