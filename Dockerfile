@@ -7,8 +7,13 @@
 #   docker build -t pmm-quote-service .                  # runtime
 #   docker build --target devnet -t pmm-quote-devnet .   # devnet
 
+# Base image, pinned by digest (the tag beside it is for readers): every build gets the same
+# bytes whatever the tag points to today. To update it, see docs/operations.md#base-images.
+# Override (e.g. a local stand-in without a registry digest): --build-arg NODE_IMAGE=<image>.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+
 # ---- build: the whole workspace, compiled ---------------------------------------------------
-FROM node:24-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 # No TTY during a build: without CI=true pnpm aborts instead of replacing node_modules.
 ENV CI=true
 WORKDIR /app
@@ -37,16 +42,18 @@ RUN assemble-image /out/runtime '{./services/*}...' \
  && assemble-image /out/devnet '{./packages/devnet}...' packages/protocol packages/core packages/contracts packages/devnet
 
 # ---- devnet -------------------------------------------------------------------------------------
-FROM node:24-bookworm-slim AS devnet
+FROM ${NODE_IMAGE} AS devnet
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=prune /out/devnet ./
-# Named volumes copy this folder's owner on first use, so the devnet (user node) can write
-# its chains file and secrets there; a missing bind-mount folder would be created by root.
-# Hardhat keeps a cache next to its config: the devnet package is the node user's.
-RUN mkdir -p /devnet && chown node:node /devnet && chown -R node:node packages/devnet
+# Named volumes copy these folders' owner and mode on first use, so the devnet (user node) can
+# write its chains file and each service's secrets there; a missing bind-mount folder would be
+# created by root. Hardhat keeps a cache next to its config: the devnet package is the node user's.
+RUN mkdir -p /devnet /devnet-secrets/signer /devnet-secrets/gateway /devnet-secrets/indexer-8453 \
+      /devnet-secrets/indexer-56 /devnet-secrets/indexer-4663 \
+ && chown -R node:node /devnet /devnet-secrets packages/devnet && chmod 700 /devnet-secrets/*
 USER node
-ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet/secrets
+ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet-secrets
 EXPOSE 8545 8546 8547
 # Healthy once the chains file is written (every chain deployed and seeded).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 CMD ["node", "-e", "require('fs').accessSync(process.env.DEVNET_STACK_FILE)"]
@@ -57,12 +64,15 @@ LABEL org.opencontainers.image.title="pmm-quote-devnet" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 
 # ---- runtime ----------------------------------------------------------------------------------
-FROM node:24-bookworm-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
 # --max-semi-space-size: see packages/core/src/node-runtime.ts (SERVICE_NODE_FLAGS).
 ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
 # Owned by root, run as `node`: the service cannot modify its own code.
 COPY --from=prune /out/runtime ./
+# Where each service's own secrets folder is mounted (its SECRETS_DIR in docker-compose.yml);
+# the node user's and owner-only, which a named volume copies on first use.
+RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
 USER node
 EXPOSE 8080 8081 8090 9080
 # /readyz of whichever service runs: OPS_PORT when set (gateway), else PORT.

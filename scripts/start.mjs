@@ -2,9 +2,19 @@
 // process, started in dependency order and announced when ready:
 //   Redis (REDIS_URL, else a private redis-server) → devnet (three chains) → one indexer per
 //   chain → signer → gateway; then it prints the gateway URL, a development API key and curl
-//   examples, and records `gateway: { url, apiKey }` in .local/stack.json.
-// The private Redis keeps its data (append-only file) in .local/redis, next to the stack file,
-// so integrators and keys survive restarts of the stack. Redis, the indexers, the signer and the
+//   examples.
+// What it writes, next to the stack file (.local/ by default; the folder and every file in it
+// readable by their owner only):
+//   stack.json   the operator's: { configFile, redis: { url }, chains (devnet only), gateway:
+//                { url, apiKey } }; configFile and redis from the moment Redis and the chains
+//                are up (operator commands find the stack there), gateway once it is ready.
+//   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no key in it.
+//   redis/       the private Redis: its data (append-only file, so integrators and keys survive
+//                restarts) and redis.conf with its password, generated at each start and
+//                recorded in stack.json's redis.url (never on a command line).
+// Secrets: each process gets only its own, by environment: the signer its signing keys and
+// INTERNAL_TOKEN, the gateway INTERNAL_TOKEN and DEV_API_KEY, each indexer its chain's quoter
+// key; every secret of this script's own environment is withheld from the others. Redis, the indexers, the signer and the
 // gateway are supervised (scripts/lib/supervisor.mjs): a part that dies is logged and started
 // again with backoff while the rest keeps serving. The devnet chains are not restarted (a new
 // chain would have lost its state); `npm start` again for a fresh devnet.
@@ -16,7 +26,7 @@
 // (8081), OPS_PORT (9080); `STACK_PORTS=free` picks free ports for everything (tests).
 // STACK_FILE moves the stack description (default .local/stack.json).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
@@ -37,6 +47,36 @@ const port = async (envName, fallback) =>
 // The V8 flags production uses (packages/core/src/node-runtime.ts).
 const { SERVICE_NODE_FLAGS } = require(path.join(root, 'packages/core/dist/node-runtime.js'));
 
+/**
+ * Settings that are secrets, or that say where one is (X_FILE, SECRETS_DIR): withheld from
+ * every process; each one gets its own below. (REDIS_URL may hold a password: every service
+ * uses Redis, and gets the stack's.)
+ */
+const SECRET_SETTING =
+  /^(INTERNAL_TOKEN|DEV_API_KEY|SECRETS_DIR|REDIS_URL|SIGNER_KEY_\d+|SIGNER_KEYSTORE_\d+|SIGNER_KEYSTORE_PASSWORD_\d+|QUOTER_KEY(_\d+)?)(_FILE)?$/;
+const sharedEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_SETTING.test(name)));
+/** The settings of this script's environment whose names match `pattern` (set, non-empty). */
+const ownSettings = (pattern) =>
+  Object.fromEntries(Object.entries(process.env).filter(([n, v]) => pattern.test(n) && v));
+
+/** Makes `dir` (created if missing) and everything in it readable by its owner only. */
+function ownerOnly(dir) {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) ownerOnly(at);
+    else if (entry.isFile() && (statSync(at).mode & 0o077) !== 0) chmodSync(at, 0o600);
+  }
+}
+
+/** Writes `file` whole (a reader never sees half of it) at mode 600, replacing any file there. */
+function writePrivate(file, text) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
 function startProcess(name, script, env, readyUrl) {
   const part = supervise({
     name,
@@ -44,7 +84,7 @@ function startProcess(name, script, env, readyUrl) {
     args: [...SERVICE_NODE_FLAGS, path.join(root, script)],
     options: {
       cwd: root,
-      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
+      env: { ...sharedEnv, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
       stdio: ['ignore', 'inherit', 'inherit'],
     },
     ready: () => waitReady(name, readyUrl, 60_000, false),
@@ -90,7 +130,13 @@ process.on('SIGTERM', () => void stop(0));
 
 async function main() {
   const stackFile = process.env.STACK_FILE ?? path.join(root, '.local', 'stack.json');
-  mkdirSync(path.dirname(stackFile), { recursive: true });
+  const stackDir = path.dirname(stackFile);
+  // Created owner-only; an existing folder (STACK_FILE may sit anywhere) is left as it is:
+  // every file written in it is mode 600, and the Redis data folder is made owner-only.
+  mkdirSync(stackDir, { recursive: true, mode: 0o700 });
+  /** What stack.json records (see the top of this file), written as the parts come up. */
+  const stack = {};
+  const saveStack = () => writePrivate(stackFile, `${JSON.stringify(stack, null, 2)}\n`);
   // The development key of the previous run, kept (with the Redis data) so that it stays valid.
   let previousApiKey;
   try {
@@ -99,25 +145,30 @@ async function main() {
     // first run
   }
 
-  // 1. Redis: REDIS_URL, else a private one whose data stays in <stack file folder>/redis.
+  // 1. Redis: REDIS_URL, else a private one whose data stays in <stack file folder>/redis,
+  //    with a password generated now (in redis.conf, not on the command line `ps` shows).
   let redisUrl = process.env.REDIS_URL;
   if (!redisUrl) {
     assertRedisServer();
-    const dir = path.join(path.dirname(stackFile), 'redis');
-    mkdirSync(dir, { recursive: true });
+    const dir = path.join(stackDir, 'redis');
+    ownerOnly(dir);
+    const password = randomBytes(24).toString('base64url');
+    const conf = path.join(dir, 'redis.conf');
+    writePrivate(conf, `requirepass ${password}\n`);
     const redisPort = await freePort();
     const redis = supervise({
       name: 'redis',
-      command: 'redis-server',
-      args: persistentRedisArgs(redisPort, dir),
+      // umask 077: the append-only files it creates are its owner's only, like their folder.
+      command: 'sh',
+      args: ['-c', 'umask 077 && exec redis-server "$@"', 'redis-server', ...persistentRedisArgs(redisPort, dir, conf)],
       options: { stdio: 'ignore' },
-      ready: () => waitForRedis(redisPort),
+      ready: () => waitForRedis(redisPort, 10_000, password),
       log,
       shuttingDown: () => stopping,
     });
     parts.push(redis);
     await redis.ready();
-    redisUrl = `redis://127.0.0.1:${redisPort}`;
+    redisUrl = `redis://:${password}@127.0.0.1:${redisPort}`;
     const shown = path.relative(root, dir);
     log(`redis data kept in ${shown.startsWith('..') ? dir : shown}`);
   }
@@ -127,7 +178,9 @@ async function main() {
   let configFile = process.env.STACK_CONFIG;
   const keys = {};
   if (!configFile) {
-    const { startDevnet, DEFAULT_BLOCK_INTERVAL_MS } = require(path.join(root, 'packages/devnet/dist/index.js'));
+    const { startDevnet, publicStack, DEFAULT_BLOCK_INTERVAL_MS } = require(
+      path.join(root, 'packages/devnet/dist/index.js'),
+    );
     const ports = {};
     const defaults = { 8453: 8545, 56: 8546, 4663: 8547 };
     for (const id of Object.keys(defaults)) ports[id] = await port(`DEVNET_PORT_${id}`, defaults[id]);
@@ -135,15 +188,22 @@ async function main() {
     for (const id of Object.keys(defaults))
       blockIntervalMs[id] = Number(process.env[`DEVNET_BLOCK_MS_${id}`] ?? DEFAULT_BLOCK_INTERVAL_MS[id]);
     log('starting the devnet (chains 8453, 56, 4663)');
-    const devnet = await startDevnet({ ports, blockIntervalMs, stackFile, log: (m) => log(`devnet: ${m}`) });
+    const devnet = await startDevnet({ ports, blockIntervalMs, log: (m) => log(`devnet: ${m}`) });
     cleanups.push(() => devnet.stop());
     for (const [id, chain] of Object.entries(devnet.stack.chains)) {
       log(`chain ${id} ready at ${chain.rpcUrl}`);
       keys[`SIGNER_KEY_${id}`] = chain.apiSigner.privateKey;
       keys[`QUOTER_KEY_${id}`] = chain.quoter.privateKey;
     }
-    configFile = stackFile;
+    // Every service reads the chains; none of them reads another's key there.
+    const { chains } = publicStack(devnet.stack);
+    configFile = path.join(stackDir, 'chains.json');
+    writePrivate(configFile, `${JSON.stringify({ chains }, null, 2)}\n`);
+    stack.chains = chains;
   }
+  stack.configFile = path.resolve(configFile);
+  stack.redis = { url: redisUrl };
+  saveStack();
   const config = JSON.parse(readFileSync(configFile, 'utf8'));
   const chainIds = Object.keys(config.chains);
   const common = { REDIS_URL: redisUrl, CONFIG_FILE: configFile, SERVED_CHAINS: chainIds.join(',') };
@@ -173,7 +233,8 @@ async function main() {
   // 4. Signer and gateway, sharing a fresh internal token.
   const internalToken = process.env.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url');
   const signerPort = await port('SIGNER_PORT', 8081);
-  const signerKeys = {};
+  // The operator's keys (real chains), or the devnet's.
+  const signerKeys = ownSettings(/^(SIGNER_KEY|SIGNER_KEYSTORE|SIGNER_KEYSTORE_PASSWORD)_\d+(_FILE)?$/);
   for (const id of chainIds) if (keys[`SIGNER_KEY_${id}`]) signerKeys[`SIGNER_KEY_${id}`] = keys[`SIGNER_KEY_${id}`];
   const signerReady = `http://127.0.0.1:${signerPort}/readyz`;
   startProcess(
@@ -208,11 +269,8 @@ async function main() {
   await waitReady('gateway', gatewayReady);
 
   const url = `http://127.0.0.1:${gatewayPort}`;
-  if (configFile === stackFile) {
-    const stack = JSON.parse(readFileSync(stackFile, 'utf8'));
-    stack.gateway = { url, apiKey };
-    writeFileSync(stackFile, JSON.stringify(stack, null, 2) + '\n', { mode: 0o600 });
-  }
+  stack.gateway = { url, apiKey };
+  saveStack();
   const first = config.chains['8453'] ?? Object.values(config.chains)[0];
   const base = first.baseTokens?.[0]?.address ?? '<baseToken>';
   const quote = first.quoteToken?.address ?? '<quoteToken>';

@@ -3,7 +3,8 @@
 //   1. builds both images (runtime and devnet targets);
 //   2. checks that a service without its secrets refuses to start, naming each one;
 //   3. `up -d` with the devnet profile from a copy of .env.example, on a free gateway port,
-//      under its own project name (its own containers, network and volumes);
+//      under its own project name (its own containers, network and volumes); then reads, in
+//      each running service, its environment and its secrets folder: only its own secrets;
 //   4. waits for all three books, then runs the SDK demo through the compose gateway: a signed
 //      swap executed on every devnet chain;
 //   5. creates a key with the key CLI inside the stack, restarts Redis, checks the key signs;
@@ -57,7 +58,8 @@ const envFile = path.join(work, '.env');
 const gatewayPort = await freePort();
 copyFileSync(path.join(root, '.env.example'), envFile);
 writeFileSync(envFile, `${readFileSync(envFile, 'utf8')}\nGATEWAY_PORT=${gatewayPort}\nENV_FILE=${envFile}\n`);
-const devKey = /^DEV_API_KEY=(.*)$/m.exec(readFileSync(envFile, 'utf8'))[1];
+/** The development API key: the devnet writes it into the gateway's secrets folder. */
+let devKey;
 const composeEnv = { ...process.env, ENV_FILE: envFile, GATEWAY_PORT: String(gatewayPort) };
 
 /** Runs a compose command for this project; throws with its output when it fails. */
@@ -107,9 +109,25 @@ let step = Date.now();
 try {
   // 1. Images
   log('building the images');
-  const build = run('docker', ['build', '-q', '-t', 'pmm-quote-service:local', '.']);
+  // The Dockerfile pins its base image by digest; NODE_IMAGE overrides it (a local stand-in
+  // has no registry digest; REDIS_IMAGE does the same for compose's Redis, from this environment).
+  const baseImage = process.env.NODE_IMAGE ? ['--build-arg', `NODE_IMAGE=${process.env.NODE_IMAGE}`] : [];
+  if (process.env.NODE_IMAGE || process.env.REDIS_IMAGE)
+    log(
+      `base images overridden: ${process.env.NODE_IMAGE ?? 'pinned node'}, ${process.env.REDIS_IMAGE ?? 'pinned redis'}`,
+    );
+  const build = run('docker', ['build', '-q', ...baseImage, '-t', 'pmm-quote-service:local', '.']);
   if (build.code !== 0) fail(`docker build failed:\n${build.out}`);
-  const buildDevnet = run('docker', ['build', '-q', '--target', 'devnet', '-t', 'pmm-quote-devnet:local', '.']);
+  const buildDevnet = run('docker', [
+    'build',
+    '-q',
+    ...baseImage,
+    '--target',
+    'devnet',
+    '-t',
+    'pmm-quote-devnet:local',
+    '.',
+  ]);
   if (buildDevnet.code !== 0) fail(`docker build --target devnet failed:\n${buildDevnet.out}`);
   for (const image of ['pmm-quote-service:local', 'pmm-quote-devnet:local']) {
     const size = run('docker', ['image', 'inspect', '--format', '{{.Size}}', image]).stdout.trim();
@@ -136,6 +154,38 @@ try {
   step = Date.now();
   dc(['up', '-d']);
   log(`\`up -d\` returned in ${secs(step)} s`);
+
+  // Each service holds its own secrets only: read from inside each running container.
+  const secretName = /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE|QUOTER_KEY)/;
+  const expected = {
+    signer: ['internal_token', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
+    gateway: ['dev_api_key', 'internal_token'],
+    'indexer-8453': ['quoter_key'],
+    'indexer-56': ['quoter_key'],
+    'indexer-4663': ['quoter_key'],
+  };
+  const probe =
+    "const fs=require('fs');const ls=(d)=>{try{return fs.readdirSync(d).sort()}catch{return []}};" +
+    "console.log(JSON.stringify({env:Object.keys(process.env),secrets:ls('/run/secrets/pmm'),devnet:ls('/devnet')}))";
+  for (const [service, files] of Object.entries(expected)) {
+    const held = await until(
+      `the secrets folder of ${service}`,
+      async () => {
+        const r = dc(['exec', '-T', service, 'node', '-e', probe], { check: false });
+        if (r.code !== 0) return undefined;
+        const seen = JSON.parse(r.stdout);
+        return seen.secrets.length > 0 ? seen : undefined;
+      },
+      120_000,
+    );
+    const envSecrets = held.env.filter((n) => secretName.test(n));
+    if (JSON.stringify(held.secrets) !== JSON.stringify(files) || envSecrets.length > 0)
+      fail(`${service} holds ${JSON.stringify({ folder: held.secrets, env: envSecrets })}, expected ${files}`);
+    if (held.devnet.some((f) => f !== 'chains.json' && !f.endsWith('.tmp')))
+      fail(`${service} sees more than the chains file in /devnet: ${held.devnet}`);
+  }
+  devKey = dc(['exec', '-T', 'gateway', 'cat', '/run/secrets/pmm/dev_api_key']).stdout.trim();
+  log('each service holds only its own secrets (its folder; none in its environment)');
 
   // 4. Books on every chain, then the demo (sign, approve, swap on-chain) through the gateway.
   for (const chainId of [8453, 56, 4663])

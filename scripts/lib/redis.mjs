@@ -15,14 +15,22 @@ export async function freePort() {
   });
 }
 
-function ping(port) {
+/** RESP encoding of one command (a password may hold any character). */
+const resp = (...args) => `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+
+function ping(port, password) {
   return new Promise((resolve) => {
     const sock = net.connect(port, '127.0.0.1');
     sock.setTimeout(500);
-    sock.on('connect', () => sock.write('PING\r\n'));
+    sock.on('connect', () => sock.write(`${password ? resp('AUTH', password) : ''}${resp('PING')}`));
+    let answer = '';
     sock.on('data', (d) => {
+      answer += d.toString();
+      // PONG, or an error (NOAUTH, WRONGPASS, LOADING): either ends this try. AUTH's +OK waits.
+      const pong = answer.includes('+PONG');
+      if (!pong && !/(^|\r\n)-/.test(answer)) return;
       sock.destroy();
-      resolve(d.toString().startsWith('+PONG'));
+      resolve(pong);
     });
     sock.on('error', () => resolve(false));
     sock.on('timeout', () => {
@@ -43,10 +51,13 @@ export function assertRedisServer() {
 
 /**
  * Arguments of a redis-server that keeps integrators and API keys like production does:
- * append-only file in `dir`, fsync every second, never evicting.
+ * append-only file in `dir`, fsync every second, never evicting. `configFile` (first: a
+ * config file's path must come before the options) carries what must not be on a command
+ * line that `ps` shows every local user, such as `requirepass`.
  */
-export function persistentRedisArgs(port, dir) {
+export function persistentRedisArgs(port, dir, configFile) {
   return [
+    ...(configFile ? [configFile] : []),
     '--port',
     String(port),
     '--bind',
@@ -64,11 +75,11 @@ export function persistentRedisArgs(port, dir) {
   ];
 }
 
-/** Resolves once a redis-server answers PING on `port`; rejects after `timeoutMs`. */
-export async function waitForRedis(port, timeoutMs = 10_000) {
+/** Resolves once a redis-server answers PING on `port` (after AUTH with `password`); rejects after `timeoutMs`. */
+export async function waitForRedis(port, timeoutMs = 10_000, password = undefined) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await ping(port)) return;
+    if (await ping(port, password)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs / 1000} s`);

@@ -5,8 +5,9 @@
  * and their own rule for which entries an announcement drops.
  *
  * INVARIANTS (each one is what makes a revoked key or a disabled integrator stop at once):
- * - an entry lives `ttlMs` (or `subscribedTtlMs` while the subscriber is connected) counted
- *   from the moment its Redis read STARTED, so a write is never hidden for longer than that;
+ * - an entry lives `ttlMs`, subscribed or not, counted from the moment its Redis read STARTED,
+ *   so a write is never hidden for longer than that, even when its announcement is lost
+ *   (announcements make it at once; the ttl is the bound the docs promise);
  * - a read that started before an invalidation is not cached (a generation counter);
  * - every (re)connection and every loss of the subscriber drops everything: pub/sub keeps no
  *   backlog, so announcements made meanwhile are lost;
@@ -29,10 +30,8 @@ export interface AccessCacheOptions<V> {
   load(key: string): Promise<V>;
   /** Which entries an announcement on `access-updated` drops. */
   invalidatedBy(update: AccessUpdate): AccessInvalidation;
-  /** Lifetime of an entry while no announcement can arrive (no subscriber, or it is down); 0: no caching. */
+  /** Lifetime of an entry, subscribed or not (the bound on a lost announcement); 0: no caching. */
   ttlMs: number;
-  /** Lifetime of an entry while subscribed (a safety net; announcements are the rule). Default: `ttlMs`. */
-  subscribedTtlMs?: number;
   /** A connection in subscriber mode (may be shared; the caller closes it). Without it: ttl only. */
   subscriber?: RedisClient;
   keys: RedisKeys;
@@ -52,7 +51,6 @@ export class AccessCache<V> {
   private readonly inflight = new Map<string, Promise<V>>();
   /** Bumped by every invalidation: a read started under an older generation is not cached. */
   private generation = 0;
-  private subscribed = false;
   private readonly channel: string;
   private readonly now: () => number;
   private readonly onMessage = (channel: string, message: string) => {
@@ -63,14 +61,8 @@ export class AccessCache<V> {
     if (dropped === 'all') this.invalidate();
     else if (dropped !== 'none') this.invalidate(dropped.key);
   };
-  private readonly onReady = () => {
-    this.subscribed = true;
-    this.invalidate();
-  };
-  private readonly onDown = () => {
-    this.subscribed = false;
-    this.invalidate();
-  };
+  private readonly onReady = () => this.invalidate();
+  private readonly onDown = () => this.invalidate();
 
   constructor(private readonly opts: AccessCacheOptions<V>) {
     this.channel = opts.keys.accessUpdated();
@@ -79,7 +71,7 @@ export class AccessCache<V> {
 
   /**
    * Listens to `access-updated` (without a subscriber: nothing). Never rejects: until the
-   * subscription holds, entries live `ttlMs`; the subscriber's 'ready' switches over later.
+   * subscription holds, only the ttl bounds an entry; the subscriber's 'ready' starts over.
    */
   async start(): Promise<void> {
     const sub = this.opts.subscriber;
@@ -87,7 +79,6 @@ export class AccessCache<V> {
     this.listen(sub, 'on');
     try {
       await sub.subscribe(this.channel);
-      this.subscribed = sub.status === 'ready';
     } catch {
       // Not subscribed (Redis down): the short ttl bounds how long a revoked key works.
     }
@@ -98,7 +89,6 @@ export class AccessCache<V> {
     const sub = this.opts.subscriber;
     if (!sub) return;
     this.listen(sub, 'off');
-    this.subscribed = false;
     if (sub.status === 'ready') await sub.unsubscribe(this.channel).catch(() => undefined);
   }
 
@@ -128,7 +118,7 @@ export class AccessCache<V> {
     const running = this.inflight.get(key);
     if (running) return running;
     const generation = this.generation;
-    const ttl = this.subscribed ? (this.opts.subscribedTtlMs ?? this.opts.ttlMs) : this.opts.ttlMs;
+    const ttl = this.opts.ttlMs;
     const p = this.opts.load(key).then(
       (value) => {
         if (this.inflight.get(key) === p) this.inflight.delete(key);

@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { registerSecret } from './secrets';
+import { maskUrlCredentials, registerSecret } from './secrets';
 
 export class ConfigError extends Error {
   /** Every problem this error reports (one, unless it gathers several settings' errors). */
@@ -57,21 +57,29 @@ export const settings = {
       parse: (raw) => (typeof raw === 'string' ? raw : fail('must be a string')),
     };
   },
-  secret(env: string, description: string): Setting<string> {
+  /** A required secret of at least `minLength` characters (a short shared secret is guessable). */
+  secret(env: string, description: string, minLength = 1): Setting<string> {
     return {
       env,
       description,
       secret: true,
-      parse: (raw) => (typeof raw === 'string' && raw.length > 0 ? raw : fail('must be a non-empty string')),
+      parse: (raw) => {
+        if (typeof raw !== 'string' || raw.length === 0) return fail('must be a non-empty string');
+        return raw.length >= minLength ? raw : fail(`must be at least ${minLength} characters`);
+      },
     };
   },
-  optionalSecret(env: string, description: string): Setting<string | undefined> {
+  /** An optional secret; when set, at least `minLength` characters. */
+  optionalSecret(env: string, description: string, minLength = 1): Setting<string | undefined> {
     return {
       env,
       description,
       secret: true,
       default: undefined,
-      parse: (raw) => (typeof raw === 'string' && raw ? raw : undefined),
+      parse: (raw) => {
+        if (typeof raw !== 'string' || !raw) return undefined;
+        return raw.length >= minLength ? raw : fail(`must be at least ${minLength} characters`);
+      },
     };
   },
   /** With `def` undefined the setting is required. */
@@ -235,8 +243,13 @@ function loadSetting(
     value = s.parse(raw);
   } catch (err) {
     const reason = err instanceof ConfigError ? err.message : 'invalid value';
-    // A secret's value is never echoed; other values are, to help the operator.
-    const shown = s.secret ? '' : `, got ${JSON.stringify(typeof raw === 'string' ? raw.slice(0, 80) : raw)}`;
+    // A secret's value is never echoed; other values are, to help the operator, with the
+    // credentials of any URL in them masked (REDIS_URL, an rpcUrl in CHAINS).
+    const value =
+      typeof raw === 'string'
+        ? JSON.stringify(maskUrlCredentials(raw).slice(0, 80))
+        : maskUrlCredentials(JSON.stringify(raw) ?? String(raw));
+    const shown = s.secret ? '' : `, got ${value}`;
     throw new ConfigError(`${s.env} (${name}): ${reason}${shown}`);
   }
   if (s.secret && typeof value === 'string') registerSecret(value);

@@ -8,19 +8,36 @@ import { redactText, SECRET_FIELD } from './secrets';
 
 export type Logger = winston.Logger;
 
-function redactValue(value: unknown, depth: number): unknown {
+/**
+ * Deeper than this, a value is replaced whole by `[truncated]`: redaction has no depth at which
+ * a value passes through unchecked (a log line that deep is a bug, not information).
+ */
+const MAX_DEPTH = 64;
+
+/** `value` with every secret-named field and registered secret masked, at any depth; cycles cut. */
+function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (typeof value === 'string') return redactText(value);
   if (value instanceof Error) return redactText(value.stack ?? value.message);
-  if (depth > 6 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELD.test(k) ? '[redacted]' : redactValue(v, depth + 1);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DEPTH) return '[truncated]';
+  if (seen.has(value)) return '[circular]';
+  seen.add(value);
+  let out: unknown;
+  if (Array.isArray(value)) out = value.map((v) => redactValue(v, depth + 1, seen));
+  else {
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value))
+      fields[k] = SECRET_FIELD.test(k) ? '[redacted]' : redactValue(v, depth + 1, seen);
+    out = fields;
+  }
+  seen.delete(value);
   return out;
 }
 
 const redact = winston.format((info) => {
+  const seen = new WeakSet<object>();
   for (const key of Object.keys(info)) {
-    info[key] = SECRET_FIELD.test(key) ? '[redacted]' : redactValue(info[key], 0);
+    info[key] = SECRET_FIELD.test(key) ? '[redacted]' : redactValue(info[key], 0, seen);
   }
   return info;
 });

@@ -17,6 +17,12 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     apiKey: (sha256Hex: string) => `${prefix}:apikey:${sha256Hex}`,
     /** set: SHA-256 hashes of every API key, so that the key CLI can list them without SCAN. */
     apiKeyIndex: () => `${prefix}:apikeys`,
+    /**
+     * set: SHA-256 hashes of revoked API keys, so that nothing seeds a revoked key again (the
+     * development key at each gateway start); writing the key's record again (an import)
+     * removes it from here.
+     */
+    revokedApiKeys: () => `${prefix}:apikeys:revoked`,
     /** string: an integrator record (whitelist, chains, rate limit, originRate overrides). */
     integrator: (integratorId: string) => `${prefix}:integrator:${integratorId}`,
     /**

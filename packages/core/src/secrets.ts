@@ -21,9 +21,18 @@ export function registerSecret(value: string): void {
   }
 }
 
-/** Replaces every registered secret inside `text`. */
+/**
+ * The credentials of every URL in `text` (`redis://user:password@host` → `redis://***@host`),
+ * masked: for values echoed in configuration errors and for every log line. Up to the last `@`
+ * of the authority, so a password with a bare `@` is masked whole.
+ */
+export function maskUrlCredentials(text: string): string {
+  return text.includes('@') ? text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s"'?#]*@/gi, '$1***@') : text;
+}
+
+/** Replaces every registered secret, and every URL's credentials, inside `text`. */
 export function redactText(text: string): string {
-  let out = text;
+  let out = maskUrlCredentials(text);
   for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[redacted]');
   return out;
 }

@@ -121,7 +121,7 @@ describe('AccessCache', () => {
   it('behavior: an announcement drops what the rule names, at once, and nothing else', async () => {
     await put('a', 'one');
     await put('b', 'one');
-    const { cache } = cacheOf({ subscriber, subscribedTtlMs: 60_000 });
+    const { cache } = cacheOf({ subscriber, now: () => 0 });
     await cache.start();
     await cache.get('a');
     await cache.get('b');
@@ -138,10 +138,7 @@ describe('AccessCache', () => {
     try {
       await redisReady(other);
       await put('a', 'one');
-      const replicas = [
-        cacheOf({ subscriber, subscribedTtlMs: 60_000 }),
-        cacheOf({ subscriber: other, subscribedTtlMs: 60_000 }),
-      ];
+      const replicas = [cacheOf({ subscriber, now: () => 0 }), cacheOf({ subscriber: other, now: () => 0 })];
       for (const { cache } of replicas) {
         await cache.start();
         await cache.get('a');
@@ -155,14 +152,17 @@ describe('AccessCache', () => {
     }
   });
 
-  it('behavior: entries live subscribedTtlMs while subscribed; losing the subscriber drops everything', async () => {
+  it('behavior: entries live ttlMs subscribed or not (the bound on a lost announcement); losing the subscriber drops everything', async () => {
     let now = 0;
     await put('a', 'one');
-    const { cache, reads } = cacheOf({ subscriber, ttlMs: 1_000, subscribedTtlMs: 60_000, now: () => now });
+    const { cache, reads } = cacheOf({ subscriber, ttlMs: 1_000, now: () => now });
     await cache.start();
     await cache.get('a');
-    now = 59_999;
-    expect(cache.get('a')).toBe('one'); // subscribed: the long safety-net ttl
+    await put('a', 'lost'); // written, its announcement lost
+    now = 999;
+    expect(cache.get('a')).toBe('one');
+    now = 1_000;
+    expect(await cache.get('a')).toBe('lost'); // subscribed, yet no longer than the ttl
     const back = new Promise((r) => subscriber.once('ready', r));
     const closed = new Promise((r) => subscriber.once('close', r));
     (subscriber as unknown as { stream: { destroy(): void } }).stream.destroy();
@@ -177,7 +177,7 @@ describe('AccessCache', () => {
   it('default: without a subscriber start() and stop() do nothing and the ttl applies', async () => {
     let now = 0;
     await put('a', 'one');
-    const { cache } = cacheOf({ ttlMs: 1_000, subscribedTtlMs: 60_000, now: () => now });
+    const { cache } = cacheOf({ ttlMs: 1_000, now: () => now });
     await cache.start();
     await cache.get('a');
     await put('a', 'two');

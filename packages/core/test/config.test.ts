@@ -40,6 +40,27 @@ describe('loadConfig', () => {
     expect(redactText('token=file-secret-value-42')).toBe('token=[redacted]');
   });
 
+  it('error: a value echoed in an error has its URL credentials masked', () => {
+    const message = (env: NodeJS.ProcessEnv, s: Record<string, ReturnType<typeof settings.url>> = spec as never) => {
+      try {
+        loadConfig(s, { env: { INTERNAL_TOKEN: 'abcdefgh4', ...env }, file: {} });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error('no error');
+    };
+    const wrongScheme = message({ REDIS_URL: 'http://admin:hunter2-redis@redis.internal:6379' });
+    expect(wrongScheme).toBe('REDIS_URL (redisUrl): must use redis or rediss, got "http://***@redis.internal:6379"');
+    const chains = {
+      chains: settings.json('CHAINS', 'chains', undefined, () => {
+        throw new ConfigError('bad');
+      }),
+    };
+    const inJson = message({ CHAINS: '{"8453":{"rpcUrl":"https://u:rpc-pass-1@rpc.example/x"}}' }, chains as never);
+    expect(inJson).not.toContain('rpc-pass-1');
+    expect(inJson).toContain('https://***@rpc.example/x');
+  });
+
   it('error: a missing required setting names it', () => {
     expect(() => loadConfig(spec, { env: {}, file: {} })).toThrow(
       new ConfigError('INTERNAL_TOKEN (token): required: shared token'),

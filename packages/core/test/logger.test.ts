@@ -35,6 +35,40 @@ describe('logger', () => {
     expect(text).toContain('[redacted]');
   });
 
+  it('behavior: redaction has no depth limit: a secret nested 20 levels down is masked, by value and by name', () => {
+    const { lines, logger } = capture();
+    let nested: Record<string, unknown> = { note: `deep ${key}`, password: 'hunter2-plain' };
+    for (let i = 0; i < 20; i++) nested = { level: i, nested };
+    const cyclic: Record<string, unknown> = { url: 'redis://:pw-in-a-cycle@host:6379' };
+    cyclic.self = cyclic;
+    logger.info('deep', { nested, cyclic });
+    const text = lines.join('');
+    expect(text).not.toContain(key.slice(2));
+    expect(text).not.toContain('hunter2-plain');
+    expect(text).not.toContain('pw-in-a-cycle');
+    expect(text).toContain('"password":"[redacted]"');
+    expect(JSON.parse(lines[0]!).cyclic).toEqual({ url: 'redis://***@host:6379', self: '[circular]' });
+    // Absurdly deep values are cut, never passed through.
+    let abyss: unknown = `bottom ${key}`;
+    for (let i = 0; i < 200; i++) abyss = [abyss];
+    logger.info('abyss', { abyss });
+    expect(lines[1]).not.toContain(key.slice(2));
+    expect(lines[1]).toContain('[truncated]');
+  });
+
+  it("behavior: a URL's credentials are masked in any log line", () => {
+    const { lines, logger } = capture();
+    logger.warn('redis error at redis://app:s3cret-pass@redis.internal:6379/0', {
+      url: 'rediss://user:p@ss@host:6380',
+    });
+    expect(lines[0]).not.toContain('s3cret-pass');
+    expect(lines[0]).not.toContain('p@ss');
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      message: 'redis error at redis://***@redis.internal:6379/0',
+      url: 'rediss://***@host:6380',
+    });
+  });
+
   it('behavior: fields with secret-looking names are dropped whatever they hold', () => {
     const { lines, logger } = capture();
     logger.info('cfg', {

@@ -22,7 +22,7 @@ import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 import { writeComposeSecrets } from './compose-secrets';
 import { DEFAULT_BLOCK_INTERVAL_MS, startDevnet } from './start-devnet';
-import { writeStack } from './stack';
+import { publicStack, writeStack } from './stack';
 
 const DEFAULT_PORTS: Readonly<Record<number, number>> = { 8453: 8545, 56: 8546, 4663: 8547 };
 
@@ -67,18 +67,19 @@ async function main(): Promise<void> {
   const devnet = await startDevnet({
     ports,
     blockIntervalMs,
-    // With a secrets folder the stack file is written below, once, with the whitelist in it.
-    stackFile: secretsDir ? undefined : stackFile,
+    // Written below, without the services' keys (the compose profile's services all read it).
     log,
     host: process.env.DEVNET_HOST || undefined,
     advertisedHost: process.env.DEVNET_ADVERTISED_HOST || undefined,
   });
+  // The signing and quoter keys stay out of the file: each service is given its own (the
+  // secrets folders above, or --print-env).
+  const stack = publicStack(devnet.stack);
   if (secretsDir) {
     // The gateway reads `devApiKeyWhitelist` from CONFIG_FILE: DEV_API_KEY works for every test user.
     const whitelist = Object.values(devnet.stack.chains).map((c) => c.testUser.address);
-    const stack = { ...devnet.stack, devApiKeyWhitelist: whitelist };
-    writeStack(stackFile, stack);
-  }
+    writeStack(stackFile, { ...stack, devApiKeyWhitelist: whitelist } as typeof stack);
+  } else writeStack(stackFile, stack);
   log(`all ${KNOWN_CHAIN_IDS.length} chains ready in ${Date.now() - started} ms; stack written to ${stackFile}`);
   log('devnet keys are public and for this devnet only; press Ctrl-C to stop');
 

@@ -1,37 +1,53 @@
 /**
- * The compose devnet profile's hand-over: the devnet writes the devnet-only secrets into a
- * folder that every service reads as SECRETS_DIR (one file per setting, named after the
- * setting in lower case), so that trying the stack needs no key pasted into `.env`:
- *   <dir>/internal_token              random, created once and kept across devnet restarts
- *   <dir>/signer_key_<id>             the chain's API signer (public devnet key)
- *   <dir>/chain-<id>/quoter_key       the chain's quoter, for that chain's indexer
- * Written before the chains file, which the services wait for, so they are there first.
+ * The compose devnet profile's hand-over: the devnet writes the devnet-only secrets into one
+ * folder per service, each a named volume that only that service mounts (at /run/secrets/pmm,
+ * its SECRETS_DIR: one file per setting, named after the setting in lower case), so that
+ * trying the stack needs no key pasted anywhere and no service holds another's secret:
+ *   <dir>/signer/internal_token, <dir>/signer/signer_key_<id>   the signer's
+ *   <dir>/gateway/internal_token, <dir>/gateway/dev_api_key      the gateway's
+ *   <dir>/indexer-<id>/quoter_key                                 each indexer's
+ * The internal token and the development API key are random, created once and kept across
+ * devnet restarts; the chain keys are the public devnet keys. Written before the chains file,
+ * which the services wait for, so they are there first.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 
+/** The services that get a secrets folder, in compose's names. */
+export const SECRET_FOLDERS = ['signer', 'gateway', ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`)] as const;
+
 function writeSecret(file: string, value: string): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${value}\n`, { mode: 0o600 });
   renameSync(tmp, file);
 }
 
-/** Writes the secrets folder; returns the files written. */
+/** The value kept in `file`, else `fresh()` (then written there too). */
+function kept(file: string, fresh: () => string): string {
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : fresh();
+}
+
+/** Writes every service's secrets folder; returns the files written. */
 export function writeComposeSecrets(dir: string): string[] {
-  const files: string[] = [];
-  const token = path.join(dir, 'internal_token');
-  if (!existsSync(token)) writeSecret(token, randomBytes(32).toString('base64url'));
-  files.push(token);
+  const files: Record<string, string> = {};
+  const token = kept(path.join(dir, 'signer', 'internal_token'), () => randomBytes(32).toString('base64url'));
+  files['signer/internal_token'] = token;
+  files['gateway/internal_token'] = token;
+  files['gateway/dev_api_key'] = kept(
+    path.join(dir, 'gateway', 'dev_api_key'),
+    () => `pmm_dev_${randomBytes(24).toString('base64url')}`,
+  );
   for (const id of KNOWN_CHAIN_IDS) {
-    const signer = path.join(dir, `signer_key_${id}`);
-    const quoter = path.join(dir, `chain-${id}`, 'quoter_key');
-    writeSecret(signer, devnetKey('apiSigner', id).privateKey);
-    writeSecret(quoter, devnetKey('quoter', id).privateKey);
-    files.push(signer, quoter);
+    files[`signer/signer_key_${id}`] = devnetKey('apiSigner', id).privateKey;
+    files[`indexer-${id}/quoter_key`] = devnetKey('quoter', id).privateKey;
   }
-  return files;
+  return Object.entries(files).map(([name, value]) => {
+    const file = path.join(dir, name);
+    writeSecret(file, value);
+    return file;
+  });
 }

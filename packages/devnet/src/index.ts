@@ -4,8 +4,16 @@
  */
 export { startDevnet, DEFAULT_BLOCK_INTERVAL_MS } from './start-devnet';
 export type { Devnet, StartDevnetOptions } from './start-devnet';
-export { readStack, writeStack } from './stack';
-export type { ChainStack, StackContracts, StackDescription, StackKey, StackToken } from './stack';
+export { publicStack, readStack, writeStack } from './stack';
+export type {
+  ChainStack,
+  PublicChainStack,
+  PublicStackDescription,
+  StackContracts,
+  StackDescription,
+  StackKey,
+  StackToken,
+} from './stack';
 export { seedPlan, DEVNET_VALIDITY_SECONDS } from './seed-plan';
 export type { PlannedBaseToken, PlannedToken, SeedPlan } from './seed-plan';
 export { deployContracts, predictDeploymentAddresses } from './deploy';

@@ -50,8 +50,35 @@ export interface StackDescription {
   chains: Record<string, ChainStack>;
 }
 
+/** A chain without its service secrets: the API signer's and the quoter's addresses only. */
+export type PublicChainStack = Omit<ChainStack, 'apiSigner' | 'quoter'> & {
+  apiSigner: { address: string };
+  quoter: { address: string };
+};
+
+export interface PublicStackDescription {
+  chains: Record<string, PublicChainStack>;
+}
+
+/**
+ * The stack without the services' secrets (each chain's signing and quoter keys): what a chains
+ * file every service reads may hold, and what the operator's stack file records. Each service
+ * is handed its own key separately (`npm start`: its environment; compose: its secrets
+ * folder). The test users' keys stay: devnet wallets the demo swaps with, no service's secret.
+ */
+export function publicStack(stack: StackDescription): PublicStackDescription {
+  const chains: Record<string, PublicChainStack> = {};
+  for (const [id, chain] of Object.entries(stack.chains))
+    chains[id] = {
+      ...chain,
+      apiSigner: { address: chain.apiSigner.address },
+      quoter: { address: chain.quoter.address },
+    };
+  return { chains };
+}
+
 /** Writes the stack file atomically (a reader never sees half a file), creating its folder. */
-export function writeStack(file: string, stack: StackDescription): void {
+export function writeStack(file: string, stack: StackDescription | PublicStackDescription): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(stack, null, 2)}\n`, { mode: 0o600 });
@@ -71,9 +98,10 @@ function requireFields(value: unknown, where: string, fields: Record<string, 'st
 
 /**
  * Reads and checks a stack file: throws naming the first missing or mistyped field. Only the
- * required shape is checked; extra fields pass through.
+ * required shape is checked; extra fields pass through. The API signer's and the quoter's
+ * private keys are optional (a public stack, see publicStack, has their addresses only).
  */
-export function readStack(file: string): StackDescription {
+export function readStack(file: string): StackDescription | PublicStackDescription {
   const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
   requireFields(parsed, '$', { chains: 'object' });
   const chains = (parsed as { chains: Record<string, unknown> }).chains;
@@ -102,9 +130,8 @@ export function readStack(file: string): StackDescription {
     requireFields(c.quoteToken, `${at}.quoteToken`, token);
     if (!Array.isArray(c.baseTokens)) throw new Error(`stack file: ${at}.baseTokens must be an array`);
     c.baseTokens.forEach((t, i) => requireFields(t, `${at}.baseTokens[${i}]`, token));
-    for (const role of ['apiSigner', 'quoter', 'testUser']) {
-      requireFields(c[role], `${at}.${role}`, { address: 'string', privateKey: 'string' });
-    }
+    for (const role of ['apiSigner', 'quoter']) requireFields(c[role], `${at}.${role}`, { address: 'string' });
+    requireFields(c.testUser, `${at}.testUser`, { address: 'string', privateKey: 'string' });
   }
-  return parsed as StackDescription;
+  return parsed as StackDescription | PublicStackDescription;
 }

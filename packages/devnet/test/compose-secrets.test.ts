@@ -1,34 +1,57 @@
-/** The devnet's hand-over to the compose services: one file per secret, read as SECRETS_DIR. */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+/**
+ * The devnet's hand-over to the compose services: one folder per service (a named volume only
+ * that service mounts), one file per secret, read as SECRETS_DIR; no service's folder holds
+ * another's secret.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, settings } from '@pmm/core';
-import { writeComposeSecrets } from '../src/compose-secrets';
+import { SECRET_FOLDERS, writeComposeSecrets } from '../src/compose-secrets';
 import { devnetKey } from '../src/devnet-keys';
 
-describe('compose secrets folder', () => {
+describe('compose secrets folders', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'devnet-secrets-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('behavior: writes each chain key and a random internal token, private, kept across devnet restarts', () => {
+  it('behavior: each service folder holds its own secrets only', () => {
     writeComposeSecrets(dir);
-    const token = readFileSync(path.join(dir, 'internal_token'), 'utf8');
+    const listing = Object.fromEntries(SECRET_FOLDERS.map((f) => [f, readdirSync(path.join(dir, f)).sort()]));
+    expect(listing).toEqual({
+      signer: ['internal_token', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
+      gateway: ['dev_api_key', 'internal_token'],
+      'indexer-8453': ['quoter_key'],
+      'indexer-56': ['quoter_key'],
+      'indexer-4663': ['quoter_key'],
+    });
+    expect(readdirSync(dir).sort()).toEqual([...SECRET_FOLDERS].sort());
+  });
+
+  it('behavior: a random internal token shared by signer and gateway and a development key, private, kept across devnet restarts', () => {
+    writeComposeSecrets(dir);
+    const read = (f: string) => readFileSync(path.join(dir, f), 'utf8');
+    const token = read('signer/internal_token');
     expect(token.trim()).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(statSync(path.join(dir, 'internal_token')).mode & 0o077).toBe(0);
+    expect(read('gateway/internal_token')).toBe(token);
+    const devKey = read('gateway/dev_api_key');
+    expect(devKey.trim()).toMatch(/^pmm_dev_[A-Za-z0-9_-]{32}$/);
+    expect(statSync(path.join(dir, 'signer/internal_token')).mode & 0o077).toBe(0);
+    expect(statSync(path.join(dir, 'signer')).mode & 0o077).toBe(0);
     writeComposeSecrets(dir);
-    expect(readFileSync(path.join(dir, 'internal_token'), 'utf8')).toBe(token);
-    expect(readFileSync(path.join(dir, 'signer_key_56'), 'utf8').trim()).toBe(devnetKey('apiSigner', 56).privateKey);
+    expect(read('signer/internal_token')).toBe(token);
+    expect(read('gateway/dev_api_key')).toBe(devKey);
+    expect(read('signer/signer_key_56').trim()).toBe(devnetKey('apiSigner', 56).privateKey);
   });
 
   it('behavior: the services read them through SECRETS_DIR under their own setting names', () => {
     const signer = loadConfig(
       { token: settings.secret('INTERNAL_TOKEN', 'token'), key: settings.secret('SIGNER_KEY_8453', 'key') },
-      { env: { SECRETS_DIR: dir }, file: {} },
+      { env: { SECRETS_DIR: path.join(dir, 'signer') }, file: {} },
     );
     expect(signer.key).toBe(devnetKey('apiSigner', 8453).privateKey);
     const indexer = loadConfig(
       { quoterKey: settings.secret('QUOTER_KEY', 'quoter') },
-      { env: { SECRETS_DIR: path.join(dir, 'chain-4663') }, file: {} },
+      { env: { SECRETS_DIR: path.join(dir, 'indexer-4663') }, file: {} },
     );
     expect(indexer.quoterKey).toBe(devnetKey('quoter', 4663).privateKey);
   });

@@ -64,9 +64,14 @@ export {
   v1DeprecationHeaders,
 } from './headers';
 export {
+  apiKeyRecordProblems,
   INTEGRATOR_ID_PATTERN,
+  integratorRecordProblems,
   isIntegratorId,
+  isKeyId,
+  KEY_ID_PATTERN,
   MalformedIntegratorError,
+  MAX_INTEGRATOR_NAME_LENGTH,
   parseIntegratorRecord,
   type ApiKeyRecord,
   type IntegratorRecord,

@@ -3,6 +3,8 @@
  * SHA-256; the key record points to the integrator, so that an integrator can hold several
  * keys at once (rotation) while its whitelist and limits live in one place.
  */
+import { KNOWN_CHAIN_IDS } from './chains';
+import { isAddress } from './parse-address';
 import { isUint256String } from './parse-uint';
 
 export interface ApiKeyRecord {
@@ -103,4 +105,73 @@ export function parseIntegratorRecord(integratorId: string, text: string): Integ
     record.originRate = originRate;
   }
   return record;
+}
+
+/**
+ * The shape of an API key's public id (`pmm_` + 8 base64url characters for issued keys,
+ * `dev_` + 8 hex for the development key): it is printed by the key CLI and forwarded to the
+ * signer in a header, so a record whose keyId does not match is not a usable key.
+ */
+export const KEY_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+const KEY_ID_RE = new RegExp(KEY_ID_PATTERN);
+
+export function isKeyId(value: unknown): value is string {
+  return typeof value === 'string' && KEY_ID_RE.test(value);
+}
+
+/** Longest integrator name. */
+export const MAX_INTEGRATOR_NAME_LENGTH = 200;
+/** C0 and C1 control characters and DEL: terminal escape sequences, CR/LF, NUL. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const MAX_RATE_REQUESTS = 9_999_999_999;
+const MAX_RATE_WINDOW_SECONDS = 999_999;
+
+/** A value as it may be shown in a problem: JSON-quoted (control characters escaped), cut short. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/**
+ * THE rules of an integrator record written by the service (the key CLI's create, update and
+ * import, the development key's seeding): each problem, naming the field and quoting the value
+ * escaped; [] when the record is valid. Readers (parseIntegratorRecord) stay lenient on what
+ * cannot widen access; writers are held to these.
+ */
+export function integratorRecordProblems(r: IntegratorRecord): string[] {
+  const problems: string[] = [];
+  if (!isIntegratorId(r.id)) problems.push(`id ${shown(r.id)} must match ${INTEGRATOR_ID_PATTERN}`);
+  if (typeof r.name !== 'string' || r.name.length === 0 || r.name.length > MAX_INTEGRATOR_NAME_LENGTH)
+    problems.push(`name must be 1..${MAX_INTEGRATOR_NAME_LENGTH} characters`);
+  else if (CONTROL_RE.test(r.name)) problems.push(`name ${shown(r.name)} contains control characters`);
+  for (const a of r.whitelist) if (!isAddress(a)) problems.push(`whitelist: not an address: ${shown(a)}`);
+  if (new Set(r.whitelist.map((a) => a.toLowerCase())).size !== r.whitelist.length)
+    problems.push('whitelist lists an address twice');
+  const unknown = (id: unknown) => `unknown chain ${shown(String(id))} (known: ${KNOWN_CHAIN_IDS.join(', ')})`;
+  for (const c of r.chains) if (!KNOWN_CHAIN_IDS.includes(c)) problems.push(`chains: ${unknown(c)}`);
+  if (new Set(r.chains).size !== r.chains.length) problems.push('chains lists a chain twice');
+  const { requests, windowSeconds } = r.rateLimit;
+  if (!Number.isSafeInteger(requests) || requests < 0 || requests > MAX_RATE_REQUESTS)
+    problems.push(`rateLimit.requests must be an integer in 0..${MAX_RATE_REQUESTS}`);
+  if (!Number.isSafeInteger(windowSeconds) || windowSeconds < 0 || windowSeconds > MAX_RATE_WINDOW_SECONDS)
+    problems.push(`rateLimit.windowSeconds must be an integer in 0..${MAX_RATE_WINDOW_SECONDS}`);
+  for (const [chain, value] of Object.entries(r.originRate ?? {})) {
+    if (!CHAIN_KEY_RE.test(chain) || !KNOWN_CHAIN_IDS.includes(Number(chain)))
+      problems.push(`originRate: ${unknown(chain)}`);
+    if (!isUint256String(value)) problems.push(`originRate.${chain} must be a uint256 decimal string`);
+  }
+  if (typeof r.disabled !== 'boolean') problems.push('disabled must be true or false');
+  return problems;
+}
+
+/** THE rules of an API key record written by the service; [] when it is valid. */
+export function apiKeyRecordProblems(r: ApiKeyRecord): string[] {
+  const problems: string[] = [];
+  if (!isIntegratorId(r.integratorId))
+    problems.push(`integratorId ${shown(r.integratorId)} must match ${INTEGRATOR_ID_PATTERN}`);
+  if (!isKeyId(r.keyId)) problems.push(`keyId ${shown(r.keyId)} must match ${KEY_ID_PATTERN}`);
+  if (!Number.isSafeInteger(r.createdAt) || r.createdAt < 0) problems.push('createdAt must be a time in ms');
+  if (typeof r.disabled !== 'boolean') problems.push('disabled must be true or false');
+  return problems;
 }

@@ -148,24 +148,71 @@ describe('docker-compose.yml', () => {
       expect([name, svc.env_file]).toEqual([name, '${ENV_FILE:-.env}']);
   });
 
-  it('behavior: the devnet hands its chains file and secrets over in a named volume, and .env.example points there', () => {
+  it('security: each service is handed only its own secrets folder; no secret in .env or in any environment', () => {
+    const secretFolder = (svc: (typeof compose.services)[string]) =>
+      (svc.volumes ?? []).filter((v) => v.includes(':/run/secrets/pmm'));
+    const owners: Record<string, string> = {
+      signer: '${SIGNER_SECRETS:-signer-secrets}:/run/secrets/pmm:ro',
+      gateway: '${GATEWAY_SECRETS:-gateway-secrets}:/run/secrets/pmm:ro',
+      ...Object.fromEntries(
+        KNOWN_CHAIN_IDS.map((id) => [
+          `indexer-${id}`,
+          `\${INDEXER_${id}_SECRETS:-indexer-${id}-secrets}:/run/secrets/pmm:ro`,
+        ]),
+      ),
+    };
+    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet'].includes(n))) {
+      expect([name, secretFolder(svc)]).toEqual([name, [owners[name]]]);
+      expect([name, svc.environment?.SECRETS_DIR]).toEqual([name, '/run/secrets/pmm']);
+      // No secret setting (nor a pointer to one) in the environment compose gives the service.
+      const secretNames = Object.keys(svc.environment ?? {}).filter((n) =>
+        /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE_PASSWORD|QUOTER_KEY)/.test(n),
+      );
+      expect([name, secretNames]).toEqual([name, []]);
+      // The shared folders hold no secret: the chains file (devnet) and the config folder.
+      expect((svc.volumes ?? []).filter((v) => !v.includes(':/run/secrets/pmm'))).toEqual([
+        '${CONFIG_DIR:-./config}:/config:ro',
+        'devnet:/devnet:ro',
+      ]);
+    }
+    // The devnet fills each service's volume, mounted nowhere else.
     const devnet = compose.services.devnet!;
     expect(devnet.build).toEqual({ context: '.', target: 'devnet' });
-    expect(devnet.volumes).toEqual(['devnet:/devnet']);
-    expect(compose.services.signer!.volumes).toContain('devnet:/devnet:ro');
+    expect(devnet.volumes).toEqual([
+      'devnet:/devnet',
+      'signer-secrets:/devnet-secrets/signer',
+      'gateway-secrets:/devnet-secrets/gateway',
+      ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}-secrets:/devnet-secrets/indexer-${id}`),
+    ]);
+    // .env (every service reads it) carries no secret, not even a devnet one.
     const example = readFileSync(path.join(root, '.env.example'), 'utf8');
     expect(example).toMatch(/^CONFIG_FILE=\/devnet\/chains\.json$/m);
-    expect(example).toMatch(/^SECRETS_DIR=\/devnet\/secrets$/m);
-    expect(example).toMatch(/^DEV_API_KEY=\S{16,}$/m);
-    // No production secret has a value in the example.
-    expect(example).toMatch(/^INTERNAL_TOKEN=$/m);
-    expect(example).toMatch(/^SIGNER_KEY_8453=$/m);
+    const assigned = [...example.matchAll(/^([A-Z0-9_]+)=/gm)].map((m) => m[1]!);
+    expect(assigned.filter((n) => /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|QUOTER_KEY|SECRETS_DIR)/.test(n))).toEqual(
+      [],
+    );
+  });
+
+  it('security: base images are pinned by digest, with the tag beside it', () => {
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const pin = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+    expect(pin).toMatch(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/);
+    expect(dockerfile.split(/^FROM /m)[0]).toContain(`ARG NODE_IMAGE=${pin}`); // before the first FROM
+    const froms = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(froms.every((f) => f === '${NODE_IMAGE}' || f === 'build')).toBe(true);
+    const images = entries.flatMap(([, svc]) => {
+      const image = (svc as { image?: string }).image;
+      return image ? [image] : [];
+    });
+    const external = images.filter((i) => !i.startsWith('pmm-quote-'));
+    expect(external).toHaveLength(1); // Redis: its tag beside its digest, overridable by REDIS_IMAGE
+    expect(external[0]).toMatch(/^\$\{REDIS_IMAGE:-redis:7-alpine@sha256:[0-9a-f]{64}\}$/);
   });
 
   it('behavior: the images build non-interactively on Node 24, run as non-root, with health checks and OCI labels', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     const stages = dockerfile.split(/^FROM /m).slice(1);
-    for (const stage of stages) expect(stage).toMatch(/^(node:24-\S+|build) AS /);
+    for (const stage of stages) expect(stage).toMatch(/^(\$\{NODE_IMAGE\}|build) AS /);
     expect(stages[0]).toMatch(/^ENV CI=true$/m);
     const named = (name: string) => stages.find((s) => new RegExp(`^\\S+ AS ${name}\\b`).test(s))!;
     // The last stage is the default target: the runtime image, not the devnet.

@@ -5,7 +5,9 @@
  * through the SDK (book → sign → approve → swap); SIGINT must stop every process it started.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import { runDemo } from '../../client/examples/demo';
 import { startStack, type StartedStack } from './support/started-stack';
 
@@ -41,6 +43,46 @@ const alive = (pid: number) => {
   }
 };
 
+const cmdline = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+};
+
+/** The environment a process was started with (what it was handed, whatever it did since). */
+function environ(pid: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) out[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return out;
+}
+
+const SECRET_NAME =
+  /^(INTERNAL_TOKEN|DEV_API_KEY|SECRETS_DIR|SIGNER_KEY_\d+|SIGNER_KEYSTORE(_PASSWORD)?_\d+|QUOTER_KEY(_\d+)?)(_FILE)?$/;
+const secretNames = (env: Record<string, string>) =>
+  Object.keys(env)
+    .filter((n) => SECRET_NAME.test(n))
+    .sort();
+
+/** The first answer of a Redis server to PING without a password. */
+function pingWithoutPassword(url: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(Number(port), hostname, () => sock.write('PING\r\n'));
+    sock.once('data', (d) => {
+      sock.destroy();
+      resolve(d.toString().trim());
+    });
+    sock.once('error', reject);
+  });
+}
+
+const INTERNAL_TOKEN = 'stack-e2e-internal-token-0123456789';
+
 describe('the stack started as the README says', () => {
   let stack: ChildProcess;
   let started: StartedStack;
@@ -48,7 +90,8 @@ describe('the stack started as the README says', () => {
   let stackFile: string;
 
   beforeAll(async () => {
-    started = await startStack();
+    // Secrets in the start script's own environment must reach only the processes that use them.
+    started = await startStack({ env: { INTERNAL_TOKEN, SECRETS_DIR: '/nonexistent-secrets-dir' } });
     stack = started.process;
     stackFile = started.stackFile;
   }, 180_000);
@@ -82,15 +125,54 @@ describe('the stack started as the README says', () => {
     }
   }, 120_000);
 
+  it('security: each process is handed only its own secrets; no file it reads holds another key; Redis needs its password', async () => {
+    const pids = descendants(stack.pid!);
+    const of = (script: string) => pids.filter((p) => cmdline(p).includes(`services/${script}/dist/main.js`));
+    const [gateway] = of('gateway');
+    const [signer] = of('signer');
+    const indexers = of('indexer');
+    expect(indexers).toHaveLength(3);
+    expect(secretNames(environ(gateway!))).toEqual(['DEV_API_KEY', 'INTERNAL_TOKEN']);
+    expect(environ(gateway!).INTERNAL_TOKEN).toBe(INTERNAL_TOKEN);
+    const signerEnv = environ(signer!);
+    expect(secretNames(signerEnv)).toEqual(['INTERNAL_TOKEN', 'SIGNER_KEY_4663', 'SIGNER_KEY_56', 'SIGNER_KEY_8453']);
+    const serviceKeys = [
+      ...['8453', '56', '4663'].map((id) => signerEnv[`SIGNER_KEY_${id}`]!),
+      ...indexers.map((p) => environ(p).QUOTER_KEY!),
+    ];
+    for (const p of indexers) expect(secretNames(environ(p))).toEqual(['QUOTER_KEY']);
+    expect(new Set(indexers.map((p) => environ(p).QUOTER_KEY)).size).toBe(3);
+
+    // The chains file every service reads, and the operator's stack file: no service key in them.
+    const stackDescription = JSON.parse(readFileSync(stackFile, 'utf8'));
+    for (const p of [gateway!, signer!, ...indexers]) {
+      expect(environ(p).CONFIG_FILE).toBe(stackDescription.configFile);
+      expect(environ(p).REDIS_URL).toBe(stackDescription.redis.url);
+    }
+    for (const file of [stackDescription.configFile as string, stackFile]) {
+      const text = readFileSync(file, 'utf8');
+      for (const key of serviceKeys) expect(text.toLowerCase()).not.toContain(key.toLowerCase().replace(/^0x/, ''));
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    }
+
+    // The private Redis: a password (in the URL operators read, on no command line), data owner-only.
+    const password = new URL(stackDescription.redis.url).password;
+    expect(password.length).toBeGreaterThanOrEqual(32);
+    expect(await pingWithoutPassword(stackDescription.redis.url)).toMatch(/^-NOAUTH/);
+    for (const p of pids) expect(cmdline(p)).not.toContain(password);
+    const redisDir = path.join(path.dirname(stackFile), 'redis');
+    const modes = (dir: string): number[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory()
+          ? [statSync(path.join(dir, e.name)).mode, ...modes(path.join(dir, e.name))]
+          : [statSync(path.join(dir, e.name)).mode],
+      );
+    expect(statSync(redisDir).mode & 0o777).toBe(0o700);
+    expect(modes(redisDir).filter((m) => (m & 0o077) !== 0)).toEqual([]);
+  });
+
   it('behavior: a killed part (the signer, the private Redis) is restarted; the development key keeps working', async () => {
     const { gateway, chains } = JSON.parse(readFileSync(stackFile, 'utf8'));
-    const cmdline = (pid: number) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      } catch {
-        return '';
-      }
-    };
     const pidOf = (needle: string) => descendants(stack.pid!).find((p) => cmdline(p).includes(needle));
     process.kill(pidOf('services/signer/dist/main.js')!, 'SIGKILL');
     process.kill(pidOf('redis-server')!, 'SIGKILL');

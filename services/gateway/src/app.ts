@@ -39,6 +39,7 @@ import { priceStream } from './http/price-stream';
 import { StreamHub } from './http/stream-hub';
 import { StreamSlots } from './store/stream-slots';
 import { createRequestFrame } from './http/request-frame';
+import { AuthFailures } from './http/auth-failures';
 import { createFastPath } from './http/fast-path';
 import { securityHeaders } from './http/security-headers';
 import { deprecationHeaders } from './http/deprecation';
@@ -64,6 +65,8 @@ export type GatewayAppConfig = Pick<
   | 'streamsPerKey'
   | 'streamHeartbeatMs'
   | 'streamLeaseMs'
+  | 'authFailureLimit'
+  | 'trustedProxies'
 >;
 
 export interface GatewayDeps {
@@ -172,12 +175,16 @@ export function createApp(deps: GatewayDeps): Gateway {
     onLimited: gm.rateLimited,
   };
   const authed: RequestHandler[] = [apiKeyGuard(keyCache), rateLimit(rate)];
+  const authFailures = new AuthFailures({ limit: config.authFailureLimit, trustedProxies: config.trustedProxies });
   const frame = createRequestFrame({
     logger,
     metrics,
     timeoutMs: config.requestTimeoutMs,
     headers: securityHeaders(),
     onTimeout: gm.timeout,
+    onFinish: (req, status) => {
+      if (status === 401) authFailures.record(req);
+    },
   });
 
   const app = baseApp();
@@ -277,6 +284,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     forward: proxy,
   });
   const handler: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
+    if (authFailures.refuse(req, res, frame, gm.rateLimited)) return;
     if (!fast(req, res) && !sign(req, res)) app(req, res);
   };
 

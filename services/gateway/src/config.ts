@@ -15,6 +15,7 @@ import {
   type Setting,
 } from '@pmm/core';
 import { isAddress } from '@pmm/protocol';
+import { proxyList } from './http/auth-failures';
 
 function stringList(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map(String);
@@ -31,16 +32,14 @@ function addressList(raw: unknown): string[] {
   return list.map((a) => a.toLowerCase());
 }
 
-/** A secret of at least `min` characters (a short shared secret is guessable). */
-function longSecret<T extends string | undefined>(base: Setting<T>, min: number): Setting<T> {
-  return {
-    ...base,
-    parse: (raw) => {
-      const value = base.parse(raw);
-      if (typeof value === 'string' && value.length < min) throw new ConfigError(`must be at least ${min} characters`);
-      return value;
-    },
-  };
+function proxyAddresses(raw: unknown): string[] {
+  const entries = stringList(raw);
+  try {
+    proxyList(entries);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return entries;
 }
 
 function list<T>(env: string, description: string, def: T, parse: (raw: unknown) => T): Setting<T> {
@@ -61,13 +60,6 @@ export const GATEWAY_SETTINGS = {
   ),
   opsHost: settings.string('OPS_HOST', 'Interface of the operator port.', '127.0.0.1'),
   signerUrl: settings.url('SIGNER_URL', 'Base URL of the internal signer.', 'http://127.0.0.1:8081', ['http', 'https']),
-  internalToken: longSecret(
-    settings.secret(
-      'INTERNAL_TOKEN',
-      'Shared secret the signer requires in X-Internal-Token (at least 16 characters).',
-    ),
-    16,
-  ),
   corsOrigins: list(
     'CORS_ORIGINS',
     'Browser origins allowed by CORS, comma-separated; "*" for any; empty disables CORS.',
@@ -91,6 +83,18 @@ export const GATEWAY_SETTINGS = {
     'In-process cache life of a book; a deleted book is served at most this long.',
     500,
     [0, 1_000],
+  ),
+  authFailureLimit: settings.int(
+    'AUTH_FAILURE_LIMIT',
+    'Failed authentications (401) per client address and minute, per gateway replica, after which every request from that address is 429 RATE_LIMITED with Retry-After until the minute ends; 0: no limit.',
+    30,
+    [0, 1_000_000],
+  ),
+  trustedProxies: list(
+    'TRUSTED_PROXIES',
+    'Addresses or CIDR ranges (comma-separated) of the reverse proxies in front of the gateway: only behind one of them is X-Forwarded-For used for the client address (the right-most address that is not a trusted proxy). Empty: the socket address, X-Forwarded-For ignored.',
+    [] as string[],
+    proxyAddresses,
   ),
   keyCacheMs: settings.int(
     'KEY_CACHE_MS',
@@ -116,11 +120,9 @@ export const GATEWAY_SETTINGS = {
     15_000,
     [300, 300_000],
   ),
-  devApiKey: longSecret(
-    settings.optionalSecret(
-      'DEV_API_KEY',
-      'Development only: an API key seeded at start (integrator "dev"), at least 16 characters.',
-    ),
+  devApiKey: settings.optionalSecret(
+    'DEV_API_KEY',
+    'Development only: an API key seeded at start (integrator "dev"), at least 16 characters.',
     16,
   ),
   devApiKeyWhitelist: list(

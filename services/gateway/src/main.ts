@@ -30,8 +30,11 @@ async function start(config: GatewayConfig, logger: Logger) {
       onReseed: () => logger.warn('development API key was missing from Redis: seeded again', { integrator: 'dev' }),
       onError: () => undefined, // Redis down: the next check retries; the outage is logged by the client.
     });
-    if (await devKey.ready)
+    const outcome = await devKey.ready;
+    if (outcome === 'seeded')
       logger.warn('development API key seeded (DEV_API_KEY): do not use in production', { integrator: 'dev' });
+    else if (outcome === 'revoked')
+      logger.warn('development API key (DEV_API_KEY) was revoked: not seeded again', { integrator: 'dev' });
   }
   const api = await listen(gateway.app, config.port, config.host, { timeouts: gatewayTimeouts(config), logger });
   const ops = await listen(gateway.opsApp, config.opsPort, config.opsHost, { logger });

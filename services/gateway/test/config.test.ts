@@ -1,4 +1,5 @@
-import { loadGatewayConfig, describeGatewayConfig } from '@pmm/gateway';
+import { SIGN_PATH_SETTINGS } from '@pmm/core';
+import { GATEWAY_SETTINGS, loadGatewayConfig, describeGatewayConfig } from '@pmm/gateway';
 
 const load = (env: Record<string, string>) => loadGatewayConfig({ env, file: {} });
 
@@ -24,6 +25,8 @@ describe('gateway config', () => {
       bookCacheMs: 500,
       configWaitSeconds: 0,
       keyCacheMs: 500,
+      authFailureLimit: 30,
+      trustedProxies: [],
       streamsPerKey: 10,
       streamHeartbeatMs: 15_000,
       streamLeaseMs: 15_000,
@@ -31,6 +34,10 @@ describe('gateway config', () => {
       devApiKeyWhitelist: [],
       logLevel: 'info',
     });
+  });
+
+  it("behavior: INTERNAL_TOKEN is core's one definition, shared with the signer", () => {
+    expect(GATEWAY_SETTINGS.internalToken).toBe(SIGN_PATH_SETTINGS.internalToken);
   });
 
   it('error: a missing INTERNAL_TOKEN names the setting', () => {
@@ -66,6 +73,10 @@ describe('gateway config', () => {
     [{ STREAMS_PER_KEY: '0' }, /^STREAMS_PER_KEY/],
     [{ INTERNAL_TOKEN: 'short' }, /^INTERNAL_TOKEN \(internalToken\): must be at least 16 characters$/],
     [{ DEV_API_KEY: 'dev' }, /^DEV_API_KEY \(devApiKey\): must be at least 16 characters$/],
+    [
+      { TRUSTED_PROXIES: '10.0.0.0/8,proxy.local' },
+      /^TRUSTED_PROXIES \(trustedProxies\): not an IP address or CIDR range: "proxy.local"/,
+    ],
   ])('error: %j is rejected with the setting named', (env, message) => {
     expect(() => load({ INTERNAL_TOKEN: 'a-long-internal-token', ...env })).toThrow(message);
   });
@@ -74,6 +85,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(24);
+    expect(lines).toHaveLength(26);
   });
 });

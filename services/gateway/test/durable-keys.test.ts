@@ -129,7 +129,7 @@ describe('durable integrator data', () => {
     expect(strip((await cli(to, 'export')).out)).toEqual(strip(text));
   });
 
-  it('error: import refuses a document that is not an export, and writes nothing', async () => {
+  it('error: import refuses a document with a record that is not a key record, and writes nothing', async () => {
     const server = await privateRedis();
     servers.push(server);
     const target = await connect(server);
@@ -144,8 +144,8 @@ describe('durable integrator data', () => {
       }),
     );
     const res = await cli(target, 'import', '--file', file);
-    expect(res.code).toBe(1);
-    expect(res.out).toMatch(/apiKeys\[0\] is not a key record/);
+    expect(res.code).toBe(2);
+    expect(res.out).toMatch(/apiKeys\[0\]: .*needs a SHA-256 "hash"/);
     expect(await target.redis.dbsize()).toBe(0);
   });
 
@@ -161,7 +161,7 @@ describe('durable integrator data', () => {
       onError: () => undefined,
     });
     try {
-      expect(await keeper.ready).toBe(true);
+      expect(await keeper.ready).toBe('seeded');
       expect((await store.lookupHash(hashApiKey(devKey)))?.integrator.id).toBe(DEV_INTEGRATOR_ID);
       await redis.flushall();
       // The key is readable before the keeper reports the reseed (it still announces the
@@ -174,5 +174,47 @@ describe('durable integrator data', () => {
     } finally {
       keeper.stop();
     }
+  });
+
+  it('behavior: a revoked or disabled development key stays so across gateway restarts', async () => {
+    const server = await privateRedis();
+    servers.push(server);
+    const target = await connect(server);
+    const devKey = 'pmm_dev_operator-decides-0123456789';
+    const hash = hashApiKey(devKey);
+    /** What a gateway start does with DEV_API_KEY; returns the outcome after a few checks. */
+    const start = async () => {
+      let reseeds = 0;
+      const keeper = keepDevKeySeeded(target.store, devKey, [USER], {
+        intervalMs: 20,
+        onReseed: () => reseeds++,
+        onError: () => undefined,
+      });
+      const outcome = await keeper.ready;
+      await new Promise((r) => setTimeout(r, 150));
+      keeper.stop();
+      return { outcome, reseeds };
+    };
+    expect((await start()).outcome).toBe('seeded');
+    const keyId = (await target.store.lookupHash(hash))!.key.keyId;
+
+    expect((await cli(target, 'disable', '--key', keyId)).code).toBe(0);
+    expect((await start()).outcome).toBe('seeded');
+    expect((await target.store.lookupHash(hash))?.key.disabled).toBe(true);
+    expect((await cli(target, 'enable', '--key', keyId)).code).toBe(0);
+
+    expect((await cli(target, 'update', '--integrator', DEV_INTEGRATOR_ID, '--disable')).code).toBe(0);
+    await start();
+    expect((await target.store.lookupHash(hash))?.integrator.disabled).toBe(true);
+    expect((await cli(target, 'update', '--integrator', DEV_INTEGRATOR_ID, '--enable')).code).toBe(0);
+
+    expect((await cli(target, 'revoke', '--key', keyId)).code).toBe(0);
+    expect(await start()).toEqual({ outcome: 'revoked', reseeds: 0 });
+    expect(await target.store.lookupHash(hash)).toBeUndefined();
+
+    // Data loss is not a decision: an empty Redis gets the key again, as on a first start.
+    await target.redis.flushall();
+    expect((await start()).outcome).toBe('seeded');
+    expect(await target.store.lookupHash(hash)).toBeDefined();
   });
 });

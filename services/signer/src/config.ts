@@ -68,10 +68,6 @@ export const SIGNER_SETTINGS = {
     'Interface to listen on; 127.0.0.1 locally, 0.0.0.0 in a container. Default 127.0.0.1.',
     '127.0.0.1',
   ),
-  internalToken: settings.secret(
-    'INTERNAL_TOKEN',
-    'Shared secret the gateway sends in X-Internal-Token (required; or INTERNAL_TOKEN_FILE).',
-  ),
   maxFee: uint256Setting(
     'MAX_FEE',
     `Largest accepted \`fee\`, in units of 0.1 bps. Default ${DEFAULT_MAX_FEE} (${Number(DEFAULT_MAX_FEE) / 1000}%).`,

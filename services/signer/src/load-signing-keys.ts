@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Wallet } from 'ethers';
-import { ConfigError, createDigestSigner, registerSecret } from '@pmm/core';
+import { ConfigError, createDigestSigner, registerSecret, throwConfigErrors } from '@pmm/core';
 import { type DigestSigner, type SignerBackend } from '@pmm/protocol';
 import type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 
@@ -48,8 +48,31 @@ async function signerFor(chain: ChainSignerConfig, backend: SignerBackend | unde
 }
 
 /**
+ * Refuses one signing key on several chains: the signed digest carries no chain id, so a
+ * signature issued for one chain would be valid on every other chain whose router trusts the
+ * same address. Names each group of chains and the address (public), never the key.
+ */
+function assertOneChainPerKey(signers: ChainSigners): void {
+  const chainsOf = new Map<string, number[]>();
+  for (const [chainId, signer] of signers) {
+    const address = signer.address.toLowerCase();
+    chainsOf.set(address, [...(chainsOf.get(address) ?? []), chainId]);
+  }
+  const shared = [...chainsOf.values()].filter((chains) => chains.length > 1);
+  if (shared.length === 0) return;
+  throwConfigErrors(
+    shared.map(
+      (chains) =>
+        `chains ${chains.join(' and ')} have the same signing key (${signers.get(chains[0]!)!.address}): ` +
+        'a quote signed for one would be valid on the other (the signed digest carries no chain id); give each chain its own key',
+    ),
+  );
+}
+
+/**
  * Loads the signing key of every served chain (in SERVED_CHAINS order). Rejects with a
- * ConfigError on the first chain whose key cannot be read, decrypted or used.
+ * ConfigError on the first chain whose key cannot be read, decrypted or used, and when two
+ * chains resolve to the same signer address.
  */
 export async function loadSigningKeys(
   config: Pick<SignerConfig, 'servedChains' | 'chains' | 'signerBackend'>,
@@ -61,5 +84,6 @@ export async function loadSigningKeys(
     if (!chain) throw new ConfigError(`chain ${chainId}: no signer configuration`);
     out.set(chainId, await signerFor(chain, backend));
   }
+  assertOneChainPerKey(out);
   return out;
 }

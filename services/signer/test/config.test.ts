@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { encryptKeystoreJson } from 'ethers';
 import { privateKeyToAddress } from 'viem/accounts';
-import { ConfigError } from '@pmm/core';
-import { loadSignerConfig, loadSigningKeys, missingKeyMessage } from '../src';
+import { ConfigError, SIGN_PATH_SETTINGS } from '@pmm/core';
+import { loadSignerConfig, loadSigningKeys, missingKeyMessage, SIGNER_SETTINGS } from '../src';
 import { INTERNAL_TOKEN, testKey } from './support/fixture';
 
 const KEYS = { 8453: testKey('cfg-8453'), 56: testKey('cfg-56'), 4663: testKey('cfg-4663') };
@@ -105,6 +105,16 @@ describe('settings', () => {
     );
   });
 
+  it('error: INTERNAL_TOKEN follows the one rule the gateway follows: at least 16 characters', () => {
+    expect(configError(() => load({ ...baseEnv(), INTERNAL_TOKEN: 'x' }))).toBe(
+      'INTERNAL_TOKEN (internalToken): must be at least 16 characters',
+    );
+    expect(configError(() => load({ ...baseEnv(), INTERNAL_TOKEN: 'fifteen-chars-x' }))).toMatch(/at least 16/);
+    expect(load({ ...baseEnv(), INTERNAL_TOKEN: 'sixteen-chars-xx' }).internalToken).toBe('sixteen-chars-xx');
+    // One definition, core's, which the gateway spreads too (gateway/test/config.test.ts).
+    expect(SIGNER_SETTINGS.internalToken).toBe(SIGN_PATH_SETTINGS.internalToken);
+  });
+
   it('error: INTERNAL_TOKEN is required', () => {
     const env = baseEnv();
     delete env.INTERNAL_TOKEN;
@@ -127,6 +137,18 @@ describe('signing keys', () => {
     const signers = await loadSigningKeys(load(baseEnv()));
     expect([...signers.keys()]).toEqual([8453, 56, 4663]);
     for (const id of [8453, 56, 4663] as const) expect(signers.get(id)?.address).toBe(privateKeyToAddress(KEYS[id]));
+  });
+
+  it('error: one signing key on two chains is refused, naming both chains and the address, never the key', async () => {
+    const shared = { ...baseEnv(), SIGNER_KEY_56: KEYS[8453] };
+    const message = await configErrorAsync(loadSigningKeys(load(shared)));
+    expect(message).toBe(
+      `chains 8453 and 56 have the same signing key (${privateKeyToAddress(KEYS[8453])}): ` +
+        'a quote signed for one would be valid on the other (the signed digest carries no chain id); give each chain its own key',
+    );
+    // The same key in another spelling (no 0x, upper case) is the same key.
+    const respelled = { ...baseEnv(), SIGNER_KEY_4663: KEYS[56].slice(2).toUpperCase() };
+    expect(await configErrorAsync(loadSigningKeys(load(respelled)))).toMatch(/^chains 56 and 4663 have the same/);
   });
 
   it('behavior: SIGNER_KEY_<id>_FILE reads the key from a file', async () => {

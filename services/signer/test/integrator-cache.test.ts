@@ -1,6 +1,7 @@
 /**
  * The signer's integrator cache (src/store/integrator-store.ts) over real Redis: entries are
- * kept until the key store announces a change on `access-updated`, dropped on every
+ * kept until the key store announces a change on `access-updated` (1 s at most, when an
+ * announcement is lost), dropped on every
  * (re)connection of the subscriber, and a revoked (disabled) integrator must not sign.
  */
 import { randomBytes } from 'node:crypto';
@@ -39,7 +40,7 @@ afterEach(async () => {
 });
 
 describe('integrator cache', () => {
-  it('behavior: a cached record is served without Redis until the key store announces a change', async () => {
+  it('behavior: a cached record is served without Redis until the key store announces a change (or 1 s passes)', async () => {
     await put('acme', { whitelist: ['0x01'] });
     expect([...(await view('acme'))!.whitelist]).toEqual(['0x01']);
     expect(store.get('acme')).not.toBeInstanceOf(Promise); // a hit is synchronous
@@ -52,6 +53,23 @@ describe('integrator cache', () => {
       'the new whitelist',
       5,
     );
+  });
+
+  it('behavior: when an announcement is lost, a change still takes effect within 1 s (subscribed)', async () => {
+    let now = 0;
+    const clocked = new IntegratorStore({ redis, keys, subscriber, now: () => now });
+    await clocked.start();
+    try {
+      await put('lost');
+      expect(((await clocked.get('lost')) as IntegratorView).record.disabled).toBe(false);
+      await put('lost', { disabled: true }); // written; its announcement never arrives
+      now = 999;
+      expect((clocked.get('lost') as IntegratorView).record.disabled).toBe(false);
+      now = 1_000;
+      expect(((await clocked.get('lost')) as IntegratorView).record.disabled).toBe(true);
+    } finally {
+      await clocked.stop();
+    }
   });
 
   it('behavior: an announcement for another integrator keeps the entry', async () => {

@@ -31,9 +31,10 @@ Generated from the services' declared settings (\`npm run docs:config\`); do not
 Every service reads its settings from, in order of precedence: environment variables, then
 the JSON file named by \`CONFIG_FILE\` (keys as in the "config file key" column), then the
 default. A missing or invalid setting stops start-up with a message naming it. Secrets can be
-given as \`X\` or as \`X_FILE\` (a path whose content is the value, e.g. a Docker secret); they are
-never logged. The \`chains\` setting has the same shape as the devnet's \`.local/stack.json\`,
-so that file works directly as \`CONFIG_FILE\`:
+given as \`X\` or as \`X_FILE\` (a path whose content is the value, e.g. a Docker secret), or as a
+file named after the setting in lower case in the folder \`SECRETS_DIR\`; they are never logged.
+The \`chains\` setting has the same shape as \`.local/chains.json\`, which \`npm start\` writes for
+the services (without any key) and which works directly as \`CONFIG_FILE\`:
 
 \`\`\`json
 {

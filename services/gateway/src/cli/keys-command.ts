@@ -6,9 +6,10 @@
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
 import { ConfigError, type RedisClient } from '@pmm/core';
-import { isAddress, isUint256String, KNOWN_CHAIN_IDS } from '@pmm/protocol';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { assertIntegratorId, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
+import { INTEGRATOR_ID_PATTERN, isIntegratorId } from '@pmm/protocol';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { InvalidRecordError, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
 import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';
 
 export const KEYS_USAGE = `usage: keys <command> [options]
@@ -27,9 +28,13 @@ export const KEYS_USAGE = `usage: keys <command> [options]
           Issues a new key for the integrator and prints it ONCE. With --key, the old key is
           revoked; with --revoke-old, all the integrator's other keys are.
   export  [--file <path>]   Every integrator and key record as JSON (keys stay hashed), to
-                            stdout or a file: backup and migration.
+                            stdout or a file: backup and migration. Prefer --file: the file
+                            is (re)created readable by its owner only (mode 600), which a
+                            shell redirect does not do.
   import  --file <path|->   Writes the records of an export (- = stdin); records with the same
                             integrator id or key hash are replaced, nothing else is touched.
+                            Every record is checked first (the rules of create/update); a file
+                            with a bad record is refused whole, naming each, and nothing is written.
 
 Changes take effect on every gateway within 1 s.`;
 
@@ -75,25 +80,25 @@ function required(args: Args, name: string): string {
   return v;
 }
 
+// The option parsers below only split and convert; what a record may hold (addresses, known
+// chains, names, uint256 values) is judged once, by the store's record rules, for create,
+// update and import alike (protocol's integratorRecordProblems).
+
 function addresses(text: string | undefined): string[] {
   if (text === undefined) return [];
-  const list = text
+  return text
     .split(',')
-    .map((s) => s.trim())
+    .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
-  for (const a of list) if (!isAddress(a)) throw new UsageError(`not an address: "${a}"`);
-  return list.map((a) => a.toLowerCase());
+}
+
+function chainId(text: string): number {
+  if (!/^[0-9]{1,15}$/.test(text)) throw new UsageError(`not a chain id: ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 function chains(text: string): number[] {
-  if (text === 'all') return [];
-  const ids = text.split(',').map((s) => s.trim());
-  return ids.map((s) => {
-    const id = /^[0-9]+$/.test(s) ? Number(s) : NaN;
-    if (!KNOWN_CHAIN_IDS.includes(id))
-      throw new UsageError(`unknown chain "${s}" (known: ${KNOWN_CHAIN_IDS.join(', ')})`);
-    return id;
-  });
+  return text === 'all' ? [] : text.split(',').map((s) => chainId(s.trim()));
 }
 
 function rate(text: string): { requests: number; windowSeconds: number } {
@@ -107,12 +112,27 @@ function originRates(list: readonly string[] | undefined, allowRemove: boolean):
   const out: Record<string, string | null> = {};
   for (const item of list ?? []) {
     const [chain = '', value = ''] = item.split('=');
-    chains(chain);
-    if (value === '' && allowRemove) out[chain] = null;
-    else if (!isUint256String(value)) throw new UsageError(`--origin-rate ${chain}= needs a uint256 decimal value`);
-    else out[chain] = value;
+    chainId(chain);
+    if (value === '' && !allowRemove) throw new UsageError(`--origin-rate ${chain}= needs a uint256 decimal value`);
+    out[chain] = value === '' ? null : value;
   }
   return out;
+}
+
+/**
+ * Writes `text` to `file` readable by its owner only, whether or not the file exists: a new
+ * file (mode 600, created exclusively) renamed over it, so an existing world-readable file is
+ * replaced rather than rewritten with its old mode.
+ */
+function writeOwnerOnly(file: string, text: string): void {
+  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
 
 function describeRate(r: { requests: number; windowSeconds: number }): string {
@@ -140,6 +160,11 @@ export async function runKeysCommand(
       print(KEYS_USAGE);
       return 2;
     }
+    // A record that breaks the rules (an option's value, or an import file): nothing was written.
+    if (err instanceof InvalidRecordError) {
+      print(`error: ${err.message}`);
+      return 2;
+    }
     print(`error: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }
@@ -165,7 +190,7 @@ async function dispatch(
       const file = one(args, 'file');
       if (file === undefined || file === '-') print(text);
       else {
-        writeFileSync(file, `${text}\n`, { mode: 0o600 });
+        writeOwnerOnly(file, `${text}\n`);
         const doc = JSON.parse(text) as { integrators: unknown[]; apiKeys: unknown[] };
         print(`exported ${doc.integrators.length} integrators and ${doc.apiKeys.length} keys to ${file}`);
       }
@@ -180,11 +205,7 @@ async function dispatch(
     }
     case 'create': {
       const id = required(args, 'integrator');
-      try {
-        assertIntegratorId(id);
-      } catch (err) {
-        throw new UsageError((err as Error).message);
-      }
+      if (!isIntegratorId(id)) throw new UsageError(`integrator id must match ${INTEGRATOR_ID_PATTERN}`);
       if (await store.getIntegrator(id))
         throw new Error(`integrator "${id}" exists: use "update", or "rotate" for a new key`);
       const origin = originRates(args.values.get('origin-rate'), false);

@@ -45,6 +45,8 @@ export class RequestLocals extends LazyRequestContext {
   serviceRequestId = '';
   /** A sign request's body bytes, as read (forwarded to the signer untouched). */
   body?: Buffer;
+  /** Logged at debug whatever its status (a refusal that must not flood the log). */
+  quiet?: boolean;
 }
 
 export interface RequestFrameOptions {
@@ -53,6 +55,8 @@ export interface RequestFrameOptions {
   timeoutMs: number;
   headers: HeaderList;
   onTimeout?: () => void;
+  /** Called when a response has been sent, with its status (the failed-authentication count). */
+  onFinish?: (req: IncomingMessage, status: number) => void;
 }
 
 export interface RequestFrame {
@@ -78,7 +82,8 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
     const method = req.method ?? 'GET';
     const status = res.statusCode;
     recorder.observe(method, route, status, seconds);
-    const level = status >= 400 ? 'info' : 'debug';
+    opts.onFinish?.(req, status);
+    const level = status >= 400 && !locals.quiet ? 'info' : 'debug';
     if (logger.isLevelEnabled(level)) {
       locals.log.log(level, 'request', {
         method,

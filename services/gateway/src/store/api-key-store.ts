@@ -11,8 +11,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { redisKeys, type RedisClient, encodeAccessUpdate, type AccessUpdate } from '@pmm/core';
 import {
-  INTEGRATOR_ID_PATTERN,
+  apiKeyRecordProblems,
+  integratorRecordProblems,
   isIntegratorId,
+  isKeyId,
   MalformedIntegratorError,
   parseIntegratorRecord,
   type ApiKeyRecord,
@@ -40,16 +42,44 @@ export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/** Throws unless `id` can be an integrator id (it appears in Redis keys and in a header). */
-export function assertIntegratorId(id: string): void {
-  if (!isIntegratorId(id)) throw new Error(`integrator id must match ${INTEGRATOR_ID_PATTERN}`);
+/**
+ * A record that breaks the rules of protocol's integratorRecordProblems/apiKeyRecordProblems;
+ * the message lists each problem, values JSON-quoted (no control character reaches a terminal).
+ */
+export class InvalidRecordError extends Error {
+  constructor(
+    message: string,
+    readonly problems: readonly string[],
+  ) {
+    super(message);
+    this.name = 'InvalidRecordError';
+  }
+}
+
+/** Throws InvalidRecordError naming every problem of `problems`, if any. */
+function assertNoProblems(what: string, problems: string[]): void {
+  if (problems.length > 0) throw new InvalidRecordError(`${what}: ${problems.join('; ')}`, problems);
+}
+
+/** Throws InvalidRecordError unless the integrator record may be written. */
+export function assertValidIntegrator(record: IntegratorRecord): void {
+  assertNoProblems(`integrator ${JSON.stringify(record.id)}`, integratorRecordProblems(record));
+}
+
+/** Throws InvalidRecordError unless the key record may be written. */
+export function assertValidApiKey(record: ApiKeyRecord): void {
+  assertNoProblems(`key ${JSON.stringify(record.keyId)}`, apiKeyRecordProblems(record));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Parses a stored ApiKeyRecord; undefined when the JSON is not one (treated as no key). */
+/**
+ * Parses a stored ApiKeyRecord; undefined when the JSON is not one (treated as no key). The ids
+ * must have their shapes: both travel in headers to the signer, so a stored keyId with CR/LF
+ * (or anything a header cannot carry) makes the key unusable instead of reaching one.
+ */
 export function parseApiKeyRecord(text: string | null): ApiKeyRecord | undefined {
   if (text === null) return undefined;
   let v: unknown;
@@ -58,7 +88,7 @@ export function parseApiKeyRecord(text: string | null): ApiKeyRecord | undefined
   } catch {
     return undefined;
   }
-  if (!isObject(v) || typeof v.integratorId !== 'string' || typeof v.keyId !== 'string') return undefined;
+  if (!isObject(v) || !isIntegratorId(v.integratorId) || !isKeyId(v.keyId)) return undefined;
   return {
     integratorId: v.integratorId,
     keyId: v.keyId,
@@ -137,8 +167,9 @@ export class ApiKeyStore {
     return readIntegratorRecord(id, await this.redis.get(this.keys.integrator(id)));
   }
 
+  /** Writes an integrator record; throws InvalidRecordError (nothing written) when it breaks a rule. */
   async putIntegrator(record: IntegratorRecord): Promise<void> {
-    assertIntegratorId(record.id);
+    assertValidIntegrator(record);
     await this.redis.set(this.keys.integrator(record.id), JSON.stringify(record));
     await this.announce({ kind: 'integrator', id: record.id });
   }
@@ -172,9 +203,16 @@ export class ApiKeyStore {
 
   /** Stores a key record by the key's hash (restoring a backup: the key itself is unknown). */
   async storeKeyHash(hash: string, record: ApiKeyRecord): Promise<void> {
+    assertValidApiKey(record);
     await this.redis.set(this.keys.apiKey(hash), JSON.stringify(record));
     await this.redis.sadd(this.keys.apiKeyIndex(), hash);
+    await this.redis.srem(this.keys.revokedApiKeys(), hash);
     await this.announce({ kind: 'apikey', hash });
+  }
+
+  /** Whether the key with this hash was revoked (and not written again since). */
+  async isRevoked(hash: string): Promise<boolean> {
+    return (await this.redis.sismember(this.keys.revokedApiKeys(), hash)) === 1;
   }
 
   /** Every key record (with its integrator), oldest first. */
@@ -203,10 +241,11 @@ export class ApiKeyStore {
     return record;
   }
 
-  /** Deletes a key for good. */
+  /** Deletes a key for good, leaving its hash among the revoked (nothing seeds it again). */
   async revokeKey(keyId: string): Promise<void> {
     const found = await this.findByKeyId(keyId);
     if (!found) throw new Error(`no key "${keyId}"`);
+    await this.redis.sadd(this.keys.revokedApiKeys(), found.hash);
     await this.redis.del(this.keys.apiKey(found.hash));
     await this.redis.srem(this.keys.apiKeyIndex(), found.hash);
     await this.announce({ kind: 'apikey', hash: found.hash });

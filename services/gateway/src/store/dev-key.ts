@@ -2,6 +2,10 @@
  * Development only: seeds the key given in DEV_API_KEY for the integrator `dev`, so that a
  * local stack is usable without running the key CLI. Idempotent; the whitelist is replaced
  * by DEV_API_KEY_WHITELIST at every start. Never set DEV_API_KEY in production.
+ *
+ * An operator's decision stays: a revoked development key is not seeded again (its hash is
+ * among the revoked), and a disabled key or `dev` integrator stays disabled across restarts.
+ * Only data loss (a Redis without its data) brings the key back, as on the first start.
  */
 import type { ApiKeyStore } from './api-key-store';
 import { hashApiKey } from './api-key-store';
@@ -13,7 +17,9 @@ export async function seedDevKey(
   apiKey: string,
   whitelist: readonly string[],
   now = Date.now(),
-): Promise<void> {
+): Promise<'seeded' | 'revoked'> {
+  const hash = hashApiKey(apiKey);
+  if (await store.isRevoked(hash)) return 'revoked';
   const existing = await store.getIntegrator(DEV_INTEGRATOR_ID);
   await store.putIntegrator({
     id: DEV_INTEGRATOR_ID,
@@ -21,16 +27,18 @@ export async function seedDevKey(
     whitelist: whitelist.map((a) => a.toLowerCase()),
     chains: existing?.chains ?? [],
     rateLimit: existing?.rateLimit ?? { requests: 0, windowSeconds: 0 },
-    disabled: false,
+    disabled: existing?.disabled ?? false,
     ...(existing?.originRate ? { originRate: existing.originRate } : {}),
   });
+  const key = (await store.lookupHash(hash))?.key;
   // keyId: a prefix of the key's HASH (the key itself may be short and must not leak).
   await store.storeKey(apiKey, {
     integratorId: DEV_INTEGRATOR_ID,
-    keyId: `dev_${hashApiKey(apiKey).slice(0, 8)}`,
-    createdAt: now,
-    disabled: false,
+    keyId: `dev_${hash.slice(0, 8)}`,
+    createdAt: key?.createdAt ?? now,
+    disabled: key?.disabled ?? false,
   });
+  return 'seeded';
 }
 
 /**
@@ -43,17 +51,14 @@ export function keepDevKeySeeded(
   apiKey: string,
   whitelist: readonly string[],
   opts: { intervalMs: number; onReseed: () => void; onError: (err: unknown) => void },
-): { ready: Promise<boolean>; stop: () => void } {
+): { ready: Promise<'seeded' | 'revoked' | false>; stop: () => void } {
   const hash = hashApiKey(apiKey);
   let running = false;
   const tick = async (): Promise<void> => {
     if (running) return;
     running = true;
     try {
-      if (!(await store.lookupHash(hash))) {
-        await seedDevKey(store, apiKey, whitelist);
-        opts.onReseed();
-      }
+      if (!(await store.lookupHash(hash)) && (await seedDevKey(store, apiKey, whitelist)) === 'seeded') opts.onReseed();
     } catch (err) {
       opts.onError(err);
     } finally {
@@ -62,11 +67,11 @@ export function keepDevKeySeeded(
   };
   const timer = setInterval(() => void tick(), opts.intervalMs);
   timer.unref();
-  // At start the whitelist is replaced whatever is stored; ready says whether that worked
-  // (false while Redis is unreachable: the periodic check seeds it once Redis answers).
+  // At start the whitelist is replaced whatever is stored; ready says what happened ('revoked':
+  // left alone; false while Redis is unreachable: the periodic check seeds it once Redis answers).
   const ready = seedDevKey(store, apiKey, whitelist).then(
-    () => true,
-    (err: unknown) => {
+    (outcome) => outcome,
+    (err: unknown): false => {
       opts.onError(err);
       return false;
     },

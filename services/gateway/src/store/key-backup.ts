@@ -5,8 +5,14 @@
  * while the backup itself cannot be used to call the API.
  */
 import { redisKeys, type RedisClient } from '@pmm/core';
-import { type ApiKeyRecord, type IntegratorRecord, parseIntegratorRecord } from '@pmm/protocol';
-import { parseApiKeyRecord, type ApiKeyStore } from './api-key-store';
+import {
+  apiKeyRecordProblems,
+  integratorRecordProblems,
+  parseIntegratorRecord,
+  type ApiKeyRecord,
+  type IntegratorRecord,
+} from '@pmm/protocol';
+import { InvalidRecordError, type ApiKeyStore } from './api-key-store';
 
 export const BACKUP_FORMAT = 'pmm-integrators';
 export const BACKUP_VERSION = 1;
@@ -61,7 +67,12 @@ export async function exportKeys(store: ApiKeyStore, redis: RedisClient, prefix:
   };
 }
 
-/** Validates a backup document; throws an Error naming the first problem. */
+/**
+ * Validates a backup document. The envelope (format, version, arrays) failing is an Error;
+ * records breaking the rules (the store's one validation, the same as `create`/`update`) or
+ * repeating an integrator id, a key hash or a keyId are an InvalidRecordError naming each bad
+ * record (by position and id, values JSON-quoted).
+ */
 export function parseKeyBackup(text: string): KeyBackup {
   let doc: unknown;
   try {
@@ -74,20 +85,47 @@ export function parseKeyBackup(text: string): KeyBackup {
     throw new Error(`not a ${BACKUP_FORMAT} v${BACKUP_VERSION} document`);
   if (!Array.isArray(d.integrators) || !Array.isArray(d.apiKeys))
     throw new Error('the backup needs "integrators" and "apiKeys" arrays');
-  const integrators = d.integrators.map((raw, i) => {
+  const problems: string[] = [];
+  const integrators: IntegratorRecord[] = [];
+  const ids = new Set<string>();
+  d.integrators.forEach((raw: unknown, i) => {
+    const where = `integrators[${i}]`;
+    let record: IntegratorRecord;
     try {
-      return parseIntegratorRecord(`integrators[${i}]`, JSON.stringify(raw));
+      record = parseIntegratorRecord(where, JSON.stringify(raw));
     } catch (err) {
-      throw new Error(`integrators[${i}] is not an integrator record (${(err as Error).message})`);
+      problems.push(`${where}: not an integrator record (${(err as Error).message})`);
+      return;
     }
+    const label = `${where} (id ${JSON.stringify(record.id)})`;
+    for (const p of integratorRecordProblems(record)) problems.push(`${label}: ${p}`);
+    if (ids.has(record.id)) problems.push(`${label}: the id appears twice`);
+    ids.add(record.id);
+    integrators.push(record);
   });
-  const apiKeys = d.apiKeys.map((raw, i) => {
-    const hash = (raw as { hash?: unknown } | null)?.hash;
-    const record = parseApiKeyRecord(JSON.stringify(raw));
-    if (typeof hash !== 'string' || !HASH_RE.test(hash) || !record)
-      throw new Error(`apiKeys[${i}] is not a key record with a SHA-256 "hash"`);
-    return { hash, ...record };
+  const apiKeys: KeyBackup['apiKeys'] = [];
+  const hashes = new Set<string>();
+  const keyIds = new Set<string>();
+  d.apiKeys.forEach((raw: unknown, i) => {
+    const where = `apiKeys[${i}]`;
+    const v = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    const record = {
+      integratorId: v.integratorId,
+      keyId: v.keyId,
+      createdAt: v.createdAt ?? 0,
+      disabled: v.disabled ?? false,
+    } as ApiKeyRecord;
+    const label = typeof v.keyId === 'string' ? `${where} (keyId ${JSON.stringify(v.keyId)})` : where;
+    const own = apiKeyRecordProblems(record);
+    if (typeof v.hash !== 'string' || !HASH_RE.test(v.hash)) own.push('needs a SHA-256 "hash" (64 lowercase hex)');
+    else if (hashes.has(v.hash)) own.push('the hash appears twice');
+    if (typeof v.keyId === 'string' && keyIds.has(v.keyId)) own.push('the keyId appears twice');
+    for (const p of own) problems.push(`${label}: ${p}`);
+    if (typeof v.hash === 'string') hashes.add(v.hash);
+    if (typeof v.keyId === 'string') keyIds.add(v.keyId);
+    if (own.length === 0) apiKeys.push({ hash: v.hash as string, ...record });
   });
+  refuseIfAny(problems);
   return {
     format: BACKUP_FORMAT,
     version: BACKUP_VERSION,
@@ -97,14 +135,35 @@ export function parseKeyBackup(text: string): KeyBackup {
   };
 }
 
+function refuseIfAny(problems: string[]): void {
+  if (problems.length === 0) return;
+  throw new InvalidRecordError(
+    `the backup has ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was imported:\n  ${problems.join('\n  ')}`,
+    problems,
+  );
+}
+
 /**
  * Writes every record of `backup` (replacing records with the same integrator id or key
- * hash; nothing else is touched). Integrators first, so that no key points nowhere.
+ * hash; nothing else is touched). Before writing anything it checks what only Redis can tell:
+ * each key's integrator exists (in the backup or already), and no keyId is taken by another
+ * key. Integrators first, so that no key points nowhere.
  */
 export async function importKeys(
   store: ApiKeyStore,
   backup: KeyBackup,
 ): Promise<{ integrators: number; apiKeys: number }> {
+  const problems: string[] = [];
+  const inBackup = new Set(backup.integrators.map((r) => r.id));
+  const existing = await store.list();
+  for (const [i, { hash, keyId, integratorId }] of backup.apiKeys.entries()) {
+    const label = `apiKeys[${i}] (keyId ${JSON.stringify(keyId)})`;
+    if (!inBackup.has(integratorId) && !(await store.getIntegrator(integratorId)))
+      problems.push(`${label}: integrator ${JSON.stringify(integratorId)} is neither in the backup nor stored`);
+    const clash = existing.find((l) => l.key.keyId === keyId && l.hash !== hash);
+    if (clash) problems.push(`${label}: the keyId belongs to another stored key`);
+  }
+  refuseIfAny(problems);
   for (const integrator of backup.integrators) await store.putIntegrator(integrator);
   for (const { hash, ...record } of backup.apiKeys) await store.storeKeyHash(hash, record);
   return { integrators: backup.integrators.length, apiKeys: backup.apiKeys.length };

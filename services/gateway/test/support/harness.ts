@@ -86,6 +86,9 @@ export function baseConfig(prefix: string, over: Partial<GatewayAppConfig> = {})
     streamsPerKey: 10,
     streamHeartbeatMs: 15_000,
     streamLeaseMs: 15_000,
+    // Off here: tests send many wrong keys from one address (auth-failures.test.ts turns it on).
+    authFailureLimit: 0,
+    trustedProxies: [],
     ...over,
   };
 }

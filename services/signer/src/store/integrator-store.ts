@@ -35,21 +35,23 @@ export function integratorView(integratorId: string, text: string): IntegratorVi
   return { record, whitelist: new Set(record.whitelist), chains: new Set(record.chains), originRates };
 }
 
-/** Lifetime of an entry while the subscriber is not connected (no invalidation can arrive). */
-const UNSUBSCRIBED_TTL_MS = 1_000;
-/** Lifetime of an entry while subscribed: a safety net only, invalidation is the rule. */
-const SUBSCRIBED_TTL_MS = 60_000;
+/**
+ * Lifetime of an entry, subscribed or not: an announcement drops it at once, and when one is
+ * lost (pub/sub keeps no backlog) a disabled integrator or a narrowed whitelist still takes
+ * effect within 1 s, as the gateway's key cache and docs/operations.md promise. The cost is
+ * one Redis read per integrator and second per signer.
+ */
+export const INTEGRATOR_TTL_MS = 1_000;
 
 export interface IntegratorStoreOptions {
   redis: RedisClient;
   keys: RedisKeys;
   /**
    * A dedicated connection in subscriber mode for `access-updated` (may be shared with other
-   * subscribers of the process). Without it, or while it is not connected, entries live
-   * {@link UNSUBSCRIBED_TTL_MS}.
+   * subscribers of the process). With or without it, entries live {@link INTEGRATOR_TTL_MS}.
    */
   subscriber?: RedisClient;
-  /** Overrides both lifetimes (tests: 0 means every request reads Redis). */
+  /** Overrides the lifetime (tests: 0 means every request reads Redis). */
   ttlMs?: number;
   now?: () => number;
 }
@@ -70,8 +72,7 @@ export class IntegratorStore extends AccessCache<IntegratorView | undefined> imp
       },
       // A key's change needs nothing here (the gateway checks keys); an integrator's does.
       invalidatedBy: (update) => (update.kind === 'integrator' ? { key: update.id } : 'none'),
-      ttlMs: ttlMs ?? UNSUBSCRIBED_TTL_MS,
-      subscribedTtlMs: ttlMs ?? SUBSCRIBED_TTL_MS,
+      ttlMs: ttlMs ?? INTEGRATOR_TTL_MS,
       subscriber,
       keys,
       now,
