@@ -78,7 +78,7 @@ function parseServedChains(raw: unknown): number[] {
 export const SIGN_PATH_SETTINGS = {
   internalToken: settings.secret(
     'INTERNAL_TOKEN',
-    'Shared secret between the gateway and the signer (X-Internal-Token, and the sign link), at least 16 characters; give both the same (or INTERNAL_TOKEN_FILE). Only these two services get it.',
+    'Shared secret between the gateway and the signer (X-Internal-Token), at least 16 characters; give both the same (or INTERNAL_TOKEN_FILE). Only these two services get it.',
     16,
   ),
   servedChains: {
