@@ -7,7 +7,13 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 export interface Metrics {
   registry: Registry;
   counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L>;
-  gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L>;
+  /** `collect` runs at each scrape, before the gauge is read (a value read from elsewhere). */
+  gauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    collect?: (gauge: Gauge<L>) => Promise<void>,
+  ): Gauge<L>;
   histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets?: number[]): Histogram<L>;
 }
 
@@ -21,7 +27,18 @@ export function createMetrics(service: string, opts: { defaultMetrics?: boolean 
   return {
     registry,
     counter: (name, help, labelNames) => new Counter({ name, help, labelNames, registers: [registry] }),
-    gauge: (name, help, labelNames) => new Gauge({ name, help, labelNames, registers: [registry] }),
+    gauge: (name, help, labelNames, collect) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        ...(collect && {
+          async collect() {
+            await collect(this);
+          },
+        }),
+      }),
     histogram: (name, help, labelNames, buckets = LATENCY_BUCKETS) =>
       new Histogram({ name, help, labelNames, buckets, registers: [registry] }),
   };

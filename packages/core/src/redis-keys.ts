@@ -45,6 +45,8 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
      * a retention after the day ends.
      */
     auditSignatures: (chainId: number, day: number) => `${prefix}:{${chainId}}:audit-sig:${day}`,
+    /** hash: integrator id → signatures recorded on the chain that UTC day (the daily quota). */
+    auditQuota: (chainId: number, day: number) => `${prefix}:{${chainId}}:audit-quota:${day}`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
   };

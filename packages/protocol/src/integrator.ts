@@ -27,7 +27,15 @@ export interface IntegratorRecord {
   disabled: boolean;
   /** Optional per-chain originRate override (uint256 decimal string), keyed by chain id. */
   originRate?: Record<string, string>;
+  /**
+   * Signatures per chain and UTC day; absent or 0 means the signer's DAILY_SIGNATURE_QUOTA.
+   * It bounds what one integrator adds to the audit trail (docs/operations.md#audit-trail).
+   */
+  dailySignatureQuota?: number;
 }
+
+/** Largest daily signature quota a record may set. */
+export const MAX_DAILY_SIGNATURE_QUOTA = 1_000_000_000;
 
 /**
  * The shape of an integrator id: it appears in Redis keys and in the internal header the
@@ -104,6 +112,11 @@ export function parseIntegratorRecord(integratorId: string, text: string): Integ
     }
     record.originRate = originRate;
   }
+  if (v.dailySignatureQuota !== undefined) {
+    const q = v.dailySignatureQuota;
+    if (!Number.isSafeInteger(q) || (q as number) < 0) throw bad('dailySignatureQuota');
+    record.dailySignatureQuota = q as number;
+  }
   return record;
 }
 
@@ -161,6 +174,9 @@ export function integratorRecordProblems(r: IntegratorRecord): string[] {
       problems.push(`originRate: ${unknown(chain)}`);
     if (!isUint256String(value)) problems.push(`originRate.${chain} must be a uint256 decimal string`);
   }
+  const quota = r.dailySignatureQuota;
+  if (quota !== undefined && (!Number.isSafeInteger(quota) || quota < 0 || quota > MAX_DAILY_SIGNATURE_QUOTA))
+    problems.push(`dailySignatureQuota must be an integer in 0..${MAX_DAILY_SIGNATURE_QUOTA}`);
   if (typeof r.disabled !== 'boolean') problems.push('disabled must be true or false');
   return problems;
 }

@@ -153,6 +153,23 @@ describe('key CLI', () => {
     expect((await h.store.getIntegrator('upd'))?.originRate).toBeUndefined();
   });
 
+  it("behavior: --daily-quota sets the integrator's daily signature quota on create and update; default drops it", async () => {
+    expect((await cli('create', '--integrator', 'quota', '--daily-quota', '5000')).code).toBe(0);
+    expect((await h.store.getIntegrator('quota'))?.dailySignatureQuota).toBe(5000);
+    expect((await cli('update', '--integrator', 'quota', '--daily-quota', '250000')).code).toBe(0);
+    expect((await h.store.getIntegrator('quota'))?.dailySignatureQuota).toBe(250000);
+    const listed = JSON.parse((await cli('list', '--json')).out) as {
+      integrator: string;
+      dailySignatureQuota: unknown;
+    }[];
+    expect(listed.find((r) => r.integrator === 'quota')?.dailySignatureQuota).toBe(250000);
+    expect((await cli('update', '--integrator', 'quota', '--daily-quota', 'default')).code).toBe(0);
+    expect(await h.store.getIntegrator('quota')).not.toHaveProperty('dailySignatureQuota');
+    const bad = await cli('update', '--integrator', 'quota', '--daily-quota', '-3');
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toContain('--daily-quota must be a positive integer or "default"');
+  });
+
   it('behavior: disable/enable a key, disable an integrator, revoke a key', async () => {
     const out = (await cli('create', '--integrator', 'lifecycle')).out;
     const key = keyOf(out)!;

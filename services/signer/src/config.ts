@@ -79,6 +79,12 @@ export const SIGNER_SETTINGS = {
     180,
     [1, 3650],
   ),
+  dailySignatureQuota: settings.int(
+    'DAILY_SIGNATURE_QUOTA',
+    'Signatures an integrator may get per chain and UTC day, unless its record sets its own (dailySignatureQuota); past it, 429 QUOTA_EXCEEDED. Bounds what one integrator adds to the audit trail (about 0.9 KB a record); 0: no default quota.',
+    100_000,
+    [0, 1_000_000_000],
+  ),
   signerBackend: settings.oneOf(
     'SIGNER_BACKEND',
     'secp256k1 implementation: auto (native libsecp256k1 when it loads, else @noble/curves), libsecp256k1 (fail if absent) or noble. Default auto.',
@@ -142,6 +148,8 @@ export interface SignerConfig {
   signerBackend: 'auto' | 'libsecp256k1' | 'noble';
   /** Days each audit record is kept. */
   auditRetentionDays: number;
+  /** Default signatures per integrator, chain and UTC day (0: none). */
+  dailySignatureQuota: number;
   chains: Record<number, ChainSignerConfig>;
 }
 

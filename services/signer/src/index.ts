@@ -20,7 +20,15 @@ export type { IntegratorStoreOptions } from './store/integrator-store';
 export type { IntegratorSource, IntegratorView } from './store/integrator-store';
 export { checkSignRequest, signQuote } from './domain/sign-quote';
 export type { SignQuoteContext, SignQuoteResponse, SignedQuote } from './domain/sign-quote';
-export { DAY_MS, MAX_BATCH_RECORDS, MAX_INDEXED_IDS, RedisAuditTrail, auditDay } from './store/audit-trail';
+export {
+  DAY_MS,
+  MAX_BATCH_RECORDS,
+  MAX_INDEXED_IDS,
+  QuotaExceededError,
+  RedisAuditTrail,
+  auditDay,
+} from './store/audit-trail';
+export { auditTrailSizeMetric } from './store/audit-trail-size';
 export type { AuditSink, RedisAuditTrailOptions } from './store/audit-trail';
 export { AuditReader } from './store/audit-reader';
 export type { AuditEntry, AuditFilter } from './store/audit-reader';

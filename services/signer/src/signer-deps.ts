@@ -25,6 +25,8 @@ export interface SignerDeps {
   integrators: IntegratorSource;
   /** The audit trail: every signature is recorded here before it is returned. */
   audit: AuditSink;
+  /** Signatures per integrator, chain and UTC day when its record sets none (0: no quota). */
+  dailySignatureQuota?: number;
   /** `/readyz` checks; each must resolve within 1 s. */
   readiness: Record<string, ReadinessCheck>;
   /** Body size limit; default 16 KiB. */

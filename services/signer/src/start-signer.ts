@@ -18,6 +18,7 @@ import type { SignerConfig } from './config';
 import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
 import { DAY_MS, RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
+import { auditTrailSizeMetric } from './store/audit-trail-size';
 import { PairRegistryCache } from './store/pair-registry-cache';
 
 export interface RunningSigner {
@@ -54,10 +55,12 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // The same subscriber connection carries the integrator invalidations.
   const integrators = new IntegratorStore({ redis, keys, subscriber });
   await integrators.start();
+  const metrics = createMetrics('signer');
+  auditTrailSizeMetric(metrics, auditRedis, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const app = createApp({
     logger,
-    metrics: createMetrics('signer'),
+    metrics,
     internalToken: config.internalToken,
     servedChains: config.servedChains,
     maxFee: config.maxFee,
@@ -67,6 +70,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     pairs,
     integrators,
     audit: new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: config.auditRetentionDays * DAY_MS }),
+    dailySignatureQuota: config.dailySignatureQuota,
     readiness: {
       redis: async () => {
         await Promise.all([redis.ping(), auditRedis.ping()]);

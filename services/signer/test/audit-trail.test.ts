@@ -8,14 +8,16 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
-import { AUDIT_FIELDS, createRedis, redisReady, type RedisClient } from '@pmm/core';
+import { AUDIT_FIELDS, createMetrics, createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
 import {
   AuditReader,
   DAY_MS,
   MAX_BATCH_RECORDS,
   MAX_INDEXED_IDS,
+  QuotaExceededError,
   RedisAuditTrail,
+  auditTrailSizeMetric,
   auditDay,
   runAuditCommand,
 } from '../src';
@@ -284,6 +286,52 @@ describe('a flood of one identical request', () => {
     expect(found.map((e) => e.record.requestId)).toEqual(
       Array.from({ length: MAX_INDEXED_IDS }, (_, i) => `flood-${i}`),
     );
+  });
+});
+
+describe('daily signature quota', () => {
+  it("behavior: past an integrator's quota on a chain and day a record is refused and nothing of it written; others and other chains go on", async () => {
+    const keys = { ...trailKeys('quota'), auditQuota: (c: number, d: number) => `${f.prefix}:{${c}}:quota-q:${d}` };
+    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const sig = (i: number) => `0x${(0xabc00 + i).toString(16).padStart(130, '0')}`;
+    const rec = (i: number, integratorId: string, chainId = 8453) =>
+      sampleAuditRecord(0, { chainId, integratorId, timestamp: NOW_S, signature: sig(i), requestId: `q-${i}` });
+    // Three in one turn (one script call) for acme, quota 2; beta and chain 56 unaffected.
+    const outcomes = await Promise.allSettled([
+      trail.record(rec(1, 'acme'), 2),
+      trail.record(rec(2, 'acme'), 2),
+      trail.record(rec(3, 'acme'), 2),
+      trail.record(rec(4, 'beta'), 2),
+      trail.record(rec(5, 'acme', 56), 2),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toBeInstanceOf(QuotaExceededError);
+    // A later call is refused too; a record without a quota is not counted or refused.
+    await expect(trail.record(rec(6, 'acme'), 2)).rejects.toBeInstanceOf(QuotaExceededError);
+    await trail.record(rec(7, 'acme'), 0);
+    const stored: string[] = [];
+    for await (const e of new AuditReader(f.redis, keys).list({ chains: [8453, 56] })) stored.push(e.record.requestId);
+    expect(stored.sort()).toEqual(['q-1', 'q-2', 'q-4', 'q-5', 'q-7']);
+    expect(await f.redis.hgetall(keys.auditQuota(8453, auditDay(NOW_S)))).toEqual({ acme: '2', beta: '1' });
+    // The count lives a day past its day, no longer.
+    expect(Number(await f.redis.pexpiretime(keys.auditQuota(8453, auditDay(NOW_S))))).toBe(
+      (auditDay(NOW_S) + 2) * DAY_MS,
+    );
+  });
+});
+
+describe("the trail's size as a metric", () => {
+  it("behavior: signer_audit_trail_entries is each chain's stream length at scrape time", async () => {
+    const keys = trailKeys('size');
+    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const metrics = createMetrics('size-test', { defaultMetrics: false });
+    auditTrailSizeMetric(metrics, f.redis, keys, [8453, 56]);
+    const sig = (i: number) => `0x${(0x5150 + i).toString(16).padStart(130, '0')}`;
+    await trail.record(sampleAuditRecord(0, { timestamp: NOW_S, signature: sig(1) }));
+    await trail.record(sampleAuditRecord(0, { timestamp: NOW_S, signature: sig(2) }));
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/signer_audit_trail_entries\{chain="8453"[^}]*\} 2/);
+    expect(text).toMatch(/signer_audit_trail_entries\{chain="56"[^}]*\} 0/);
   });
 });
 

@@ -6,7 +6,14 @@
 import { createDigestSigner, createMetrics, type AuditRecord } from '@pmm/core';
 import { ApiError } from '@pmm/protocol';
 import { recoverAddress, type Hex } from 'viem';
-import { createSignUseCase, integratorView, signMetrics, type AuditSink, type SignCommand } from '../src';
+import {
+  QuotaExceededError,
+  createSignUseCase,
+  integratorView,
+  signMetrics,
+  type AuditSink,
+  type SignCommand,
+} from '../src';
 import { NOW_MS, NOW_S, OTHER_USER, USER, integrator, testKey, testRegistry } from './support/fixture';
 
 /** An audit sink whose writes the test settles by hand. */
@@ -129,5 +136,40 @@ describe('sign use case', () => {
     const { chainId: _chainId, ...v1 } = body({ tokenOut: OTHER_USER });
     expect(await codeOf(sign(command({ body: v1, legacy: true })))).toBe('VALIDATION_ERROR');
     expect(await codeOf(sign(command({ body: body(), legacy: true })))).toBe('UNSUPPORTED_FIELD');
+  });
+});
+
+describe('daily signature quota', () => {
+  it("error: a spent quota is 429 QUOTA_EXCEEDED with Retry-After until 00:00 UTC, counted; the record's quota is the integrator's, else the default", async () => {
+    const quotas: (number | undefined)[] = [];
+    const refusing: AuditSink = {
+      record: (_record, quota) => {
+        quotas.push(quota);
+        return Promise.reject(new QuotaExceededError(quota ?? 0));
+      },
+    };
+    const metrics = createMetrics('use-case-quota', { defaultMetrics: false });
+    const signer = createDigestSigner(testKey('api-signer-8453'));
+    const sign = createSignUseCase({
+      servedChains: [8453],
+      maxFee: 10_000n,
+      signers: new Map([[8453, signer]]),
+      originRates: new Map(),
+      pairs: { get: () => registry },
+      audit: refusing,
+      dailySignatureQuota: 500,
+      metrics: signMetrics(metrics),
+      logSigned: false,
+      now: () => NOW_MS,
+    });
+    let refused: ApiError | undefined;
+    await sign(command()).catch((err: ApiError) => (refused = err));
+    expect(refused?.code).toBe('QUOTA_EXCEEDED');
+    expect(refused?.status).toBe(429);
+    expect(Number(refused?.headers['Retry-After'])).toBe(Math.ceil((86_400_000 - (NOW_MS % 86_400_000)) / 1000));
+    const own = integratorView('acme', JSON.stringify(integrator('acme', { dailySignatureQuota: 7 })));
+    await sign(command({ integrator: own })).catch(() => undefined);
+    expect(quotas).toEqual([500, 7]);
+    expect(await metrics.registry.metrics()).toMatch(/signer_quota_refusals_total\{chain="8453"[^}]*\} 2/);
   });
 });

@@ -16,11 +16,13 @@ export const KEYS_USAGE = `usage: keys <command> [options]
 
   create  --integrator <id> [--name <text>] [--whitelist <addr,addr>] [--chains <id,id>|all]
           [--rate <requests>/<seconds>|default] [--origin-rate <chainId>=<uint256>]...
+          [--daily-quota <signatures per chain and UTC day>|default]
           Creates the integrator and its first key; prints the key ONCE.
   list    [--json]          Keys with integrator, whitelist, chains, rate limit, state (never the key).
   update  --integrator <id> [--name <text>] [--whitelist-add <addr,...>] [--whitelist-remove <addr,...>]
           [--chains <id,id>|all] [--rate <requests>/<seconds>|default]
-          [--origin-rate <chainId>=<uint256>|<chainId>=]... [--disable|--enable]
+          [--origin-rate <chainId>=<uint256>|<chainId>=]... [--daily-quota <n>|default]
+          [--disable|--enable]
   revoke  --key <keyId>     Deletes the key for good.
   disable --key <keyId>     Refuses the key (401) until enabled again.
   enable  --key <keyId>
@@ -106,6 +108,13 @@ function rate(text: string): { requests: number; windowSeconds: number } {
   const m = /^([1-9][0-9]{0,9})\/([1-9][0-9]{0,5})$/.exec(text);
   if (!m) throw new UsageError(`--rate must be <requests>/<seconds> (e.g. 600/60) or "default"`);
   return { requests: Number(m[1]), windowSeconds: Number(m[2]) };
+}
+
+/** `--daily-quota`: a count, or "default" (0: the signer's DAILY_SIGNATURE_QUOTA). */
+function dailyQuota(text: string): number {
+  if (text === 'default') return 0;
+  if (!/^[1-9][0-9]{0,9}$/.test(text)) throw new UsageError('--daily-quota must be a positive integer or "default"');
+  return Number(text);
 }
 
 function originRates(list: readonly string[] | undefined, allowRemove: boolean): Record<string, string | null> {
@@ -209,6 +218,7 @@ async function dispatch(
       if (await store.getIntegrator(id))
         throw new Error(`integrator "${id}" exists: use "update", or "rotate" for a new key`);
       const origin = originRates(args.values.get('origin-rate'), false);
+      const quotaText = one(args, 'daily-quota');
       await store.putIntegrator({
         id,
         name: one(args, 'name') ?? id,
@@ -217,6 +227,7 @@ async function dispatch(
         rateLimit: rate(one(args, 'rate') ?? 'default'),
         disabled: false,
         ...(Object.keys(origin).length > 0 ? { originRate: origin as Record<string, string> } : {}),
+        ...(quotaText !== undefined && dailyQuota(quotaText) > 0 ? { dailySignatureQuota: dailyQuota(quotaText) } : {}),
       });
       const { apiKey, record } = await store.issueKey(id);
       printNewKey(print, apiKey, record.keyId, id);
@@ -230,6 +241,7 @@ async function dispatch(
         whitelist: integrator?.whitelist ?? [],
         chains: integrator && integrator.chains.length > 0 ? integrator.chains : 'all',
         rateLimit: integrator ? describeRate(integrator.rateLimit) : '-',
+        dailySignatureQuota: integrator?.dailySignatureQuota ?? 'default',
         originRate: integrator?.originRate ?? {},
         keyDisabled: key.disabled,
         integratorDisabled: integrator?.disabled ?? true,
@@ -263,6 +275,8 @@ async function dispatch(
       if (chainText !== undefined) update.chains = chains(chainText);
       const rateText = one(args, 'rate');
       if (rateText !== undefined) update.rateLimit = rate(rateText);
+      const quotaText = one(args, 'daily-quota');
+      if (quotaText !== undefined) update.dailySignatureQuota = dailyQuota(quotaText);
       if (args.flags.has('disable')) update.disabled = true;
       if (args.flags.has('enable')) update.disabled = false;
       const next = await store.updateIntegrator(id, update);

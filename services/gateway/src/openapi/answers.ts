@@ -187,6 +187,17 @@ export const SIGN_ANSWERS = (v1: boolean): Answer[] => [
   routeAnswer('ENCODING_FAILED', 'The calldata could not be encoded (no details are ever returned).', {
     ENCODING_FAILED: 'encoding failed',
   }),
+  {
+    ...routeAnswer(
+      'QUOTA_EXCEEDED',
+      "The API key's integrator has used up its daily quota of signatures on this chain (per UTC day; set per integrator, else the deployment's default). `Retry-After` is the seconds until 00:00 UTC.",
+      {
+        QUOTA_EXCEEDED:
+          "this API key's daily quota of 100000 signatures on chain 8453 is used up; it renews at 00:00 UTC",
+      },
+    ),
+    headers: [...limited],
+  },
   unavailableAnswer(
     `The signer is unreachable or did not answer within the request timeout (${seconds(TIMEOUT_MS)} s)${v1 ? '' : ", or the chain's pair list is not loaded yet (bootstrapping)"}. Retry shortly.`,
     { SERVICE_UNAVAILABLE: 'signer unavailable, retry shortly' },

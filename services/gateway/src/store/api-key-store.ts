@@ -126,6 +126,8 @@ export interface IntegratorUpdate {
   whitelistRemove?: string[];
   chains?: number[];
   rateLimit?: { requests: number; windowSeconds: number };
+  /** Signatures per chain and UTC day; 0 means the signer's default (the field is removed). */
+  dailySignatureQuota?: number;
   disabled?: boolean;
   /** Per chain: a uint256 decimal string sets the override, `null` removes it. */
   originRate?: Record<string, string | null>;
@@ -263,6 +265,8 @@ export class ApiKeyStore {
     ].filter((a) => !remove.has(a));
     if (update.chains !== undefined) next.chains = [...new Set(update.chains)];
     if (update.rateLimit !== undefined) next.rateLimit = { ...update.rateLimit };
+    if (update.dailySignatureQuota === 0) delete next.dailySignatureQuota;
+    else if (update.dailySignatureQuota !== undefined) next.dailySignatureQuota = update.dailySignatureQuota;
     if (update.disabled !== undefined) next.disabled = update.disabled;
     if (update.originRate !== undefined) {
       const originRate = { ...(current.originRate ?? {}) };

@@ -8,6 +8,7 @@ export interface SignMetrics {
   latency(chainId: number, seconds: number): void;
   signed(chainId: number, legacy: boolean): void;
   auditFailure(chainId: number): void;
+  quotaRefusal(chainId: number): void;
 }
 
 export function signMetrics(metrics: Metrics): SignMetrics {
@@ -23,6 +24,11 @@ export function signMetrics(metrics: Metrics): SignMetrics {
   const auditFailures = metrics.counter(
     'signer_audit_failures_total',
     'Signatures withheld (503) because their audit record could not be written',
+    ['chain'] as const,
+  );
+  const quotaRefusals = metrics.counter(
+    'signer_quota_refusals_total',
+    'Signatures refused (429 QUOTA_EXCEEDED) because the integrator used up its daily quota on the chain',
     ['chain'] as const,
   );
   // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
@@ -43,6 +49,9 @@ export function signMetrics(metrics: Metrics): SignMetrics {
     },
     auditFailure(chainId) {
       auditFailures.inc({ chain: String(chainId) });
+    },
+    quotaRefusal(chainId) {
+      quotaRefusals.inc({ chain: String(chainId) });
     },
   };
 }

@@ -7,7 +7,8 @@
  *   validate  parseSignRequest: 400 UNSUPPORTED_FIELD, 422 VALIDATION_ERROR
  *   authorize checkSignRequest: chain, pair registry, pair, whitelist (sign-quote.ts)
  *   digest + sign  signQuote: the swap digest, its signature, the calldata
- *   record    the audit record, stored before anything leaves (503 when it cannot be)
+ *   record    the audit record, stored before anything leaves, within the integrator's daily
+ *             quota per chain (429 QUOTA_EXCEEDED past it; 503 when it cannot be stored)
  *   answer    the response body
  *
  * INVARIANT: no signature leaves before its audit record is stored. An unrecorded signature
@@ -19,6 +20,7 @@ import type { IntegratorView } from '../store/integrator-store';
 import { signQuote, type SignQuoteContext } from './sign-quote';
 import { signatureRecord } from './signature-record';
 import type { SignMetrics } from './sign-metrics';
+import { DAY_MS, QuotaExceededError } from '../store/audit-trail';
 import type { SignerDeps } from '../signer-deps';
 
 export interface SignCommand {
@@ -40,7 +42,7 @@ export interface SignCommand {
 /** What the use case needs of the signer's dependencies (signer-deps.ts), plus its metrics. */
 export type SignUseCaseDeps = Pick<
   SignerDeps,
-  'servedChains' | 'maxFee' | 'signers' | 'originRates' | 'pairs' | 'audit' | 'now'
+  'servedChains' | 'maxFee' | 'signers' | 'originRates' | 'pairs' | 'audit' | 'dailySignatureQuota' | 'now'
 > & {
   metrics: SignMetrics;
   /** Whether the quote-signed info line is written (checked once, not per request). */
@@ -74,9 +76,19 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       clientRequestId: cmd.clientRequestId,
       nowMs: ctx.nowMs,
     });
+    const quota = cmd.integrator.record.dailySignatureQuota || (deps.dailySignatureQuota ?? 0);
     try {
-      await deps.audit.record(record);
+      await deps.audit.record(record, quota);
     } catch (err) {
+      if (err instanceof QuotaExceededError) {
+        m.quotaRefusal(signed.chainId);
+        const untilMidnight = Math.ceil((DAY_MS - (ctx.nowMs % DAY_MS)) / 1000);
+        throw new ApiError(
+          'QUOTA_EXCEEDED',
+          `this API key's daily quota of ${quota} signatures on chain ${signed.chainId} is used up; it renews at 00:00 UTC`,
+          { 'Retry-After': String(untilMidnight) },
+        );
+      }
       m.auditFailure(signed.chainId);
       cmd.log()?.error('audit write failed; signature withheld', {
         chainId: signed.chainId,

@@ -10,6 +10,10 @@
  *   calldata holds both the signature and that timestamp, so `audit tx` finds its hash at once.
  *   The hash expires a retention after its day ends, so the index is bounded like the stream.
  *
+ * - `pmm:{<id>}:audit-quota:<day>` — a hash, integrator id → records of that day on the chain,
+ *   when the integrator has a daily quota: a record past it is refused (QuotaExceededError) and
+ *   nothing of it is written. It expires a day after its day ends.
+ *
  * INVARIANT: the stream entry and its index entry are written by one Lua script: both or neither.
  * Durability is the deployment's Redis persistence (AOF); the trail adds no other copy.
  */
@@ -23,9 +27,20 @@ import {
   type RedisKeys,
 } from '@pmm/core';
 
-/** What the sign path needs: resolves once the record is stored, rejects when it is not. */
+/**
+ * What the sign path needs: resolves once the record is stored, rejects when it is not:
+ * QuotaExceededError when the integrator's `quota` records of the day on the chain are spent
+ * (0: no quota), another error when the write failed.
+ */
 export interface AuditSink {
-  record(record: AuditRecord): Promise<void>;
+  record(record: AuditRecord, quota?: number): Promise<void>;
+}
+
+/** The integrator's daily quota of signatures on the record's chain is spent: nothing was written. */
+export class QuotaExceededError extends Error {
+  constructor(readonly quota: number) {
+    super(`daily signature quota of ${quota} reached`);
+  }
 }
 
 export const DAY_MS = 86_400_000;
@@ -47,7 +62,7 @@ export const MAX_BATCH_RECORDS = 64;
 /** The batch append (commands/pmmAuditAppendBatch.lua): stream entries and their index, atomically. */
 const COMMANDS = commandsDir(__dirname, 2);
 
-type AppendCommand = (stream: string, index: string, ...args: (string | number)[]) => Promise<string[]>;
+type AppendCommand = (...keysThenArgs: (string | number)[]) => Promise<(string | number)[]>;
 
 export interface RedisAuditTrailOptions {
   /** A fail-fast command connection. */
@@ -63,9 +78,9 @@ export interface RedisAuditTrailOptions {
 interface Batch {
   chainId: number;
   day: number;
-  /** Per record: signature, JSON. */
+  /** Per record: signature, JSON, integrator id, quota. */
   args: string[];
-  waiting: { resolve(): void; reject(err: unknown): void }[];
+  waiting: { quota: number; resolve(): void; reject(err: unknown): void }[];
 }
 
 /**
@@ -81,10 +96,10 @@ export class RedisAuditTrail implements AuditSink {
   private flushScheduled = false;
 
   constructor(private readonly opts: RedisAuditTrailOptions) {
-    this.append = luaCommand<string[]>(opts.redis, COMMANDS, 'pmmAuditAppendBatch', 2);
+    this.append = luaCommand<(string | number)[]>(opts.redis, COMMANDS, 'pmmAuditAppendBatch', 3);
   }
 
-  record(record: AuditRecord): Promise<void> {
+  record(record: AuditRecord, quota = 0): Promise<void> {
     const day = auditDay(record.timestamp);
     const key = `${record.chainId}:${day}`;
     let batch = this.batches.get(key);
@@ -93,8 +108,8 @@ export class RedisAuditTrail implements AuditSink {
       batch = { chainId: record.chainId, day, args: [], waiting: [] };
       this.batches.set(key, batch);
     }
-    batch.args.push(record.signature.toLowerCase(), auditRecordJson(record));
-    const stored = new Promise<void>((resolve, reject) => batch.waiting.push({ resolve, reject }));
+    batch.args.push(record.signature.toLowerCase(), auditRecordJson(record), record.integratorId, String(quota));
+    const stored = new Promise<void>((resolve, reject) => batch.waiting.push({ quota, resolve, reject }));
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
@@ -115,14 +130,16 @@ export class RedisAuditTrail implements AuditSink {
     this.append(
       keys.audit(batch.chainId),
       keys.auditSignatures(batch.chainId, batch.day),
+      keys.auditQuota(batch.chainId, batch.day),
       `${cutoff}-0`,
       String((batch.day + 1) * DAY_MS + retentionMs),
       AUDIT_ENTRY_FIELD,
       MAX_INDEXED_IDS,
+      String((batch.day + 2) * DAY_MS),
       ...batch.args,
     ).then(
-      () => {
-        for (const w of batch.waiting) w.resolve();
+      (ids) => {
+        batch.waiting.forEach((w, i) => (ids[i] === 0 ? w.reject(new QuotaExceededError(w.quota)) : w.resolve()));
       },
       (err: unknown) => {
         for (const w of batch.waiting) w.reject(err);
