@@ -39,7 +39,7 @@ export async function startInProcessSign(opts: { redisUrl: string; prefix: strin
   const keys = redisKeys(opts.prefix);
   const redis = createRedis(opts.redisUrl, { role: 'command', name: 'in-process' });
   const subscriber = createRedis(opts.redisUrl, { role: 'subscriber', name: 'in-process-sub' });
-  const auditRedis = createRedis(opts.redisUrl, { role: 'command', name: 'in-process-audit', autoPipelining: true });
+  const auditRedis = createRedis(opts.redisUrl, { role: 'command', name: 'in-process-audit' });
   await redisReady(redis);
   const keyCache = new ApiKeyCache({ store: new ApiKeyStore(redis, opts.prefix), ttlMs: 500, subscriber, keys });
   await keyCache.start();
