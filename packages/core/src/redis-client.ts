@@ -40,15 +40,12 @@ export function createRedis(
     role?: RedisRole;
     name: string;
     logger?: Logger;
-    /** Sends the commands issued in one event-loop tick as one write (many small concurrent writes). */
-    autoPipelining?: boolean;
   },
 ): RedisClient {
   const role = opts.role ?? 'command';
   const options = {
     ...roleOptions(role),
     connectionName: opts.name,
-    enableAutoPipelining: opts.autoPipelining ?? false,
   };
   let client: RedisClient;
   // Multi-host URLs are not valid WHATWG URLs (comma-separated host:port), so parse by hand.

@@ -64,7 +64,7 @@ export async function measureSignFloor(redisUrl: string, prefix: string): Promis
   const sign = cpuPerCall(5000, (i) => signer.sign(digests[i % digests.length]!));
   const digest = cpuPerCall(20000, (i) => swapDigest({ ...fields, fee: BigInt(i % 1000) }));
 
-  const redis = createRedis(redisUrl, { role: 'command', name: 'bench-floor', autoPipelining: true });
+  const redis = createRedis(redisUrl, { role: 'command', name: 'bench-floor' });
   await redisReady(redis);
   const trail = new RedisAuditTrail({ redis, keys: redisKeys(prefix), retentionMs: DAY_MS });
   const audit = await cpuPerAsyncCall(20000, 50, (i) => trail.record(sampleAuditRecord(i)));

@@ -262,7 +262,7 @@ async function main(): Promise<void> {
   };
   try {
     // As start-signer wires it: a dedicated auto-pipelined connection.
-    const auditRedis = createRedis(url, { role: 'command', name: 'bench-audit', autoPipelining: true });
+    const auditRedis = createRedis(url, { role: 'command', name: 'bench-audit' });
     await redisReady(auditRedis);
     const trail = new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: 180 * DAY_MS });
     const none: AuditSink = { record: () => Promise.resolve() };

@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => cluster?.stop());
 
 it('behavior: the audit trail writes and reads back on every chain', async () => {
-  const client = createRedis(cluster.url, { name: 'cluster-audit', autoPipelining: true });
+  const client = createRedis(cluster.url, { name: 'cluster-audit' });
   try {
     await redisReady(client, 15_000);
     const keys = redisKeys('pmm-audit-test');

@@ -369,7 +369,7 @@ describe('when the trail cannot be written, the signature is not returned', () =
 
   beforeAll(async () => {
     own = await privateRedis();
-    ownClient = createRedis(own.url, { role: 'command', name: 'audit-fault', autoPipelining: true });
+    ownClient = createRedis(own.url, { role: 'command', name: 'audit-fault' });
     await redisReady(ownClient);
     g = await startFixture({
       now: () => NOW_MS,
