@@ -27,7 +27,7 @@ import { API_KEY_HEADER, ApiError, INTERNAL_TOKEN_SCHEME } from '@pmm/protocol';
 import { sendError, type Logger } from '@pmm/core';
 import type { RequestLocals } from './request-frame';
 import { signerRequestHeaders } from './signer-headers';
-import { hopByHopHeaders } from './hop-by-hop';
+import { dropHopByHop, hopByHop } from './hop-by-hop';
 
 export interface SignProxyOptions {
   signerUrl: string;
@@ -62,9 +62,9 @@ export function signerAgent(signerUrl: string): Agent | HttpsAgent {
 
 /** The signer's answer headers a client gets: the end-to-end ones (Node frames the body itself). */
 function endToEnd(proxyRes: IncomingMessage): OutgoingHttpHeaders {
-  const drop = hopByHopHeaders(proxyRes.headers);
+  const isHop = hopByHop(proxyRes.headers);
   const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(proxyRes.headers)) if (!drop.has(name)) headers[name] = value;
+  for (const name in proxyRes.headers) if (!isHop(name)) headers[name] = proxyRes.headers[name];
   return headers;
 }
 
@@ -138,7 +138,7 @@ export function signProxy(opts: SignProxyOptions): (req: IncomingMessage, res: S
     if (q !== -1) req.url = url.slice(0, q);
     // Removed before http-proxy copies the headers: Node's client acts on a `Connection` header
     // it is given (a client's "close" would end the pooled connection), even if removed later.
-    for (const name of hopByHopHeaders(req.headers)) delete req.headers[name];
+    dropHopByHop(req.headers);
     delete req.headers[API_KEY_HEADER];
     void proxy(req, res, () => undefined);
   };
