@@ -138,8 +138,10 @@ async function startSoakStack(): Promise<{
       SIGNER_PORT: String(signerPort),
       OPS_PORT: String(opsPort),
       DEV_API_KEY: apiKey,
-      // The dev integrator uses the default limit: high enough that nothing is 429.
+      // The dev integrator uses the default limit: high enough that nothing is 429. The mix's
+      // wrong keys all come from this one address: no failed-authentication limit either.
       DEFAULT_RATE_LIMIT: '1000000000',
+      AUTH_FAILURE_LIMIT: '0',
       LOG_LEVEL: 'error',
     },
   });
