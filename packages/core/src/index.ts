@@ -5,7 +5,15 @@
  */
 export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './access-cache';
 export { encodeAccessUpdate, type AccessUpdate } from './access-updates';
-export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
+export {
+  AUDIT_ENTRY_FIELD,
+  AUDIT_FIELDS,
+  DAY_MS,
+  auditDay,
+  auditRecordJson,
+  parseAuditRecord,
+  type AuditRecord,
+} from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export { ChainUpdates, type ChainUpdatesOptions } from './chain-updates';
 export {

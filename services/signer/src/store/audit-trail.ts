@@ -13,18 +13,19 @@
  * INVARIANT: the stream entry and its index entry are written by one Lua script: both or neither.
  * Durability is the deployment's Redis persistence (AOF); the trail adds no other copy.
  */
-import { AUDIT_ENTRY_FIELD, auditRecordJson, type AuditRecord, type RedisClient, type RedisKeys } from '@pmm/core';
+import {
+  AUDIT_ENTRY_FIELD,
+  DAY_MS,
+  auditDay,
+  auditRecordJson,
+  type AuditRecord,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
 
 /** What the sign path needs: resolves once the record is stored, rejects when it is not. */
 export interface AuditSink {
   record(record: AuditRecord): Promise<void>;
-}
-
-export const DAY_MS = 86_400_000;
-
-/** The Unix day of a signed timestamp (seconds): which signature index holds it. */
-export function auditDay(timestampSeconds: number): number {
-  return Math.floor(timestampSeconds / 86_400);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  DAY_MS,
   createDigestSigner,
   createLogger,
   createMetrics,
@@ -18,7 +19,6 @@ import { type DigestSigner, type IntegratorRecord, type PairRegistry, type Token
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
 
 import {
-  DAY_MS,
   IntegratorStore,
   PairRegistryCache,
   RedisAuditTrail,

@@ -19,7 +19,7 @@
  */
 import { FEE_DENOMINATOR, formatUnits } from '@pmm/protocol';
 import type { TokenMeta } from '../chain/chain-reader';
-import { csvLine } from '../domain/csv';
+import { csvLine } from '../csv';
 import type { AuditEntry } from '../store/audit-reader';
 import type { OnChainSwap } from './scan-swaps';
 

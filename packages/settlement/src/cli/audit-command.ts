@@ -13,7 +13,7 @@ import {
   auditHumanLine,
   auditJsonLine,
   type AuditFormat,
-} from '../domain/audit-export';
+} from './audit-export';
 import type { AuditEntry, AuditFilter } from '../store/audit-reader';
 import { UsageError, addressArg, chainIdArg, chainList, parseOptions, timeArg } from './cli-options';
 import { reportErrors } from './run-operator-command';

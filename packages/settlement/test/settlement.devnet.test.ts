@@ -32,9 +32,9 @@ import {
   type RunningSigner,
   type SettlementReport,
 } from '../src';
-import { chainClients } from '../../../packages/devnet/test/support/chain-clients';
-import { REDIS_URL, harness, type Harness } from '../../gateway/test/support/harness';
-import { stackRegistry } from './support/fixture';
+import { chainClients } from '../../devnet/test/support/chain-clients';
+import { REDIS_URL, harness, type Harness } from '../../../services/gateway/test/support/harness';
+import { stackRegistry } from '../../../services/signer/test/support/fixture';
 
 jest.setTimeout(240_000);
 
