@@ -1,7 +1,13 @@
 /**
  * The on-chain facts the operator commands read (`audit tx`, `settle`): blocks, transactions,
- * standard ERC-20 `Transfer` logs and token metadata (read as core's token-metadata.ts reads it), over HTTP JSON-RPC (ethers' provider: a
- * one-shot batch tool, so none of the long-lived subscription pitfalls apply).
+ * standard ERC-20 `Transfer` logs, token metadata (read as core's token-metadata.ts reads it) and
+ * raw calls for the node's tracers (call-trace.ts), over HTTP JSON-RPC (ethers' provider: a
+ * one-shot batch tool, so none of the long-lived subscription pitfalls apply; requests made
+ * together go out as one JSON-RPC batch).
+ *
+ * Every request is counted by method (`calls`, for the progress and the benchmark) and retried on
+ * what looks transient (a dropped connection, a timeout, a rate limit, a 5xx), never on an answer
+ * that will not change (an unknown method, bad parameters, a revert).
  */
 import { Interface, JsonRpcProvider, Network, id, zeroPadValue } from 'ethers';
 import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from '@pmm/core';
@@ -48,7 +54,47 @@ export interface ChainReader {
   /** The quote token the router's read-only helper reports (`getQuoteToken()`), lowercase. */
   quoteToken(helper: string): Promise<string>;
   token(address: string): Promise<TokenMeta>;
+  /** A raw JSON-RPC request (tracers); rejects with the node's error, retried when transient. */
+  send(method: string, params: unknown[]): Promise<unknown>;
+  /** JSON-RPC requests made so far, by method. */
+  readonly calls: ReadonlyMap<string, number>;
   close(): void;
+}
+
+const ATTEMPTS = 4;
+const FIRST_BACKOFF_MS = 250;
+
+/** The node's own JSON-RPC error code and message inside an ethers error, when there is one. */
+export function rpcError(err: unknown): { code?: number; message: string } {
+  const e = err as { error?: { code?: unknown; message?: unknown }; info?: { error?: { code?: unknown; message?: unknown } } };
+  const inner = e?.error ?? e?.info?.error;
+  if (inner && typeof inner.message === 'string')
+    return { code: typeof inner.code === 'number' ? inner.code : undefined, message: inner.message };
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+/**
+ * An answer the node will give again: the request itself is refused (unknown method, bad
+ * parameters, execution reverted). Anything else (no answer, 429, 5xx, a node-side timeout) may
+ * pass on a retry.
+ */
+function isFinal(err: unknown): boolean {
+  const { code, message } = rpcError(err);
+  if (code !== undefined && [-32600, -32601, -32602, 3].includes(code)) return true;
+  if ((err as { code?: string })?.code === 'CALL_EXCEPTION') return true;
+  return /not supported|does not exist|not available|not found|unknown tracer|only supports|invalid/i.test(message);
+}
+
+async function withRetry<T>(calls: Map<string, number>, method: string, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    calls.set(method, (calls.get(method) ?? 0) + 1);
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt >= ATTEMPTS || isFinal(err)) throw err;
+      await new Promise((r) => setTimeout(r, FIRST_BACKOFF_MS * 2 ** (attempt - 1)));
+    }
+  }
 }
 
 /** The one helper-contract call the commands make. */
@@ -59,13 +105,16 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
   const provider = new JsonRpcProvider(rpcUrl, network, { staticNetwork: network });
   const tokens = new Map<string, Promise<TokenMeta>>();
   const times = new Map<number, Promise<number>>();
+  const calls = new Map<string, number>();
+  const retried = <T>(method: string, run: () => Promise<T>) => withRetry(calls, method, run);
   return {
     chainId,
-    latestBlock: () => provider.getBlockNumber(),
+    calls,
+    latestBlock: () => retried('eth_blockNumber', () => provider.getBlockNumber()),
     blockTime(blockNumber) {
       let t = times.get(blockNumber);
       if (!t) {
-        t = provider.getBlock(blockNumber).then((b) => {
+        t = retried('eth_getBlockByNumber', () => provider.getBlock(blockNumber)).then((b) => {
           if (!b) throw new Error(`chain ${chainId}: block ${blockNumber} not found`);
           return b.timestamp;
         });
@@ -76,6 +125,8 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
     async transfers(address, side, fromBlock, toBlock) {
       const who = zeroPadValue(address.toLowerCase(), 32);
       const topics = side === 'from' ? [TRANSFER_TOPIC, who] : [TRANSFER_TOPIC, null, who];
+      // Not retried here: scan-swaps.ts halves a refused window instead.
+      calls.set('eth_getLogs', (calls.get('eth_getLogs') ?? 0) + 1);
       const logs = await provider.getLogs({ topics, fromBlock, toBlock });
       const out: TransferLog[] = [];
       for (const log of logs) {
@@ -94,7 +145,7 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
       return out;
     },
     async transaction(hash) {
-      const tx = await provider.getTransaction(hash);
+      const tx = await retried('eth_getTransactionByHash', () => provider.getTransaction(hash));
       if (!tx) return undefined;
       return {
         hash: tx.hash.toLowerCase(),
@@ -105,11 +156,13 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
       };
     },
     async receiptStatus(hash) {
-      const receipt = await provider.getTransactionReceipt(hash);
+      const receipt = await retried('eth_getTransactionReceipt', () => provider.getTransactionReceipt(hash));
       return receipt?.status ?? undefined;
     },
     async quoteToken(helperAddress) {
-      const data = await provider.call({ to: helperAddress, data: helper.encodeFunctionData('getQuoteToken') });
+      const data = await retried('eth_call', () =>
+        provider.call({ to: helperAddress, data: helper.encodeFunctionData('getQuoteToken') }),
+      );
       return String(helper.decodeFunctionResult('getQuoteToken', data)[0]).toLowerCase();
     },
     token(address) {
@@ -117,8 +170,8 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
       let meta = tokens.get(key);
       if (!meta) {
         meta = Promise.all([
-          provider.call({ to: key, data: SYMBOL_CALLDATA }),
-          provider.call({ to: key, data: DECIMALS_CALLDATA }),
+          retried('eth_call', () => provider.call({ to: key, data: SYMBOL_CALLDATA })),
+          retried('eth_call', () => provider.call({ to: key, data: DECIMALS_CALLDATA })),
         ]).then(([symbolData, decimalsData]) => {
           const symbol = decodeTokenSymbol(symbolData);
           const decimals = decodeTokenDecimals(decimalsData);
@@ -130,6 +183,7 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
       }
       return meta;
     },
+    send: (method, params) => retried(method, () => provider.send(method, params)),
     close: () => provider.destroy(),
   };
 }
