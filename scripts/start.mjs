@@ -16,7 +16,7 @@
 // (8081), OPS_PORT (9080); `STACK_PORTS=free` picks free ports for everything (tests).
 // STACK_FILE moves the stack description (default .local/stack.json).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
@@ -208,11 +208,18 @@ async function main() {
   await waitReady('gateway', gatewayReady);
 
   const url = `http://127.0.0.1:${gatewayPort}`;
-  if (configFile === stackFile) {
-    const stack = JSON.parse(readFileSync(stackFile, 'utf8'));
-    stack.gateway = { url, apiKey };
-    writeFileSync(stackFile, JSON.stringify(stack, null, 2) + '\n', { mode: 0o600 });
+  // `operator`: what `npm run keys|audit|settle` beside this stack need (read by
+  // packages/core/src/operator-stack.ts; never a signing or quoter key). Mode 600: the Redis URL may carry a password.
+  let stack = {};
+  try {
+    stack = JSON.parse(readFileSync(stackFile, 'utf8'));
+  } catch {
+    // STACK_CONFIG: the devnet wrote no stack file
   }
+  if (configFile === stackFile) stack.gateway = { url, apiKey };
+  stack.operator = { redisUrl, configFile: path.resolve(configFile) };
+  writeFileSync(stackFile, JSON.stringify(stack, null, 2) + '\n', { mode: 0o600 });
+  chmodSync(stackFile, 0o600);
   const first = config.chains['8453'] ?? Object.values(config.chains)[0];
   const base = first.baseTokens?.[0]?.address ?? '<baseToken>';
   const quote = first.quoteToken?.address ?? '<quoteToken>';

@@ -71,3 +71,5 @@ export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, r
 export { redactText, registerSecret } from './secrets';
 export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
+export { DEFAULT_STACK_FILE, describeRedis, operatorEnv, redisUrlForDisplay } from './operator-stack';
+export type { OperatorEnv } from './operator-stack';

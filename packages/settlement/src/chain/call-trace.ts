@@ -173,6 +173,7 @@ export function swapCallsFromStructLogs(
       if (op === 'CALL' && to === router) {
         const input = memorySlice(step, argsOffset, argsLength);
         if (isSwapInput(input))
+          // The struct logger counts the transaction's own call as depth 1: the callee is at step.depth + 1.
           pending.swap = { from: top.context, input, output: '0x', depth: step.depth, reverted: false };
       }
     } else if (op === 'RETURN' && top.swap) {
@@ -182,8 +183,6 @@ export function swapCallsFromStructLogs(
   // The transaction's own frame: every swap stands or falls with it.
   while (frames.length > 1) close(false);
   if (result.failed) for (const s of out) s.reverted = true;
-  // The struct logger's depth starts at 1 for the transaction's own call.
-  for (const s of out) s.depth -= 1;
   return out;
 }
 

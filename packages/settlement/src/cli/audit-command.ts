@@ -10,13 +10,7 @@ import { decodeSwapCalldata, decodeVerificationData } from '@pmm/protocol';
 import { TracerChoice } from '../chain/call-trace';
 import type { ChainReader } from '../chain/chain-reader';
 import { routerSwapCalls } from '../settlement/scan-swaps';
-import {
-  AUDIT_CSV_HEADER,
-  auditCsvLine,
-  auditHumanLine,
-  auditJsonLine,
-  type AuditFormat,
-} from './audit-export';
+import { AUDIT_CSV_HEADER, auditCsvLine, auditHumanLine, auditJsonLine, type AuditFormat } from './audit-export';
 import type { AuditEntry, AuditFilter } from '../store/audit-reader';
 import { UsageError, addressArg, chainIdArg, chainList, parseOptions, timeArg } from './cli-options';
 import { reportErrors } from './run-operator-command';
@@ -71,7 +65,8 @@ async function auditTx(argv: readonly string[], deps: AuditCommandDeps): Promise
     reader.receiptStatus(hash),
     routerSwapCalls(reader, new TracerChoice('auto'), router, tx),
   ]);
-  if ('unexamined' in found) throw new Error(`transaction ${hash} does not call the router itself and ${found.unexamined}`);
+  if ('unexamined' in found)
+    throw new Error(`transaction ${hash} does not call the router itself and ${found.unexamined}`);
   if (found.calls.length === 0)
     throw new Error(`transaction ${hash} holds no call of the router's swap(...) (router ${router})`);
   const swaps = await Promise.all(
@@ -90,7 +85,8 @@ async function auditTx(argv: readonly string[], deps: AuditCommandDeps): Promise
       const sameAmounts = (e: AuditEntry) =>
         e.record.amountIn === args.amountIn.toString() && e.record.minAmountOut === args.minAmountOut.toString();
       // A direct call's return data is not in the transaction; a traced one's is.
-      const amountOut = found.via === 'nested' && call.output.length >= 66 ? BigInt(call.output.slice(0, 66)) : undefined;
+      const amountOut =
+        found.via === 'nested' && call.output.length >= 66 ? BigInt(call.output.slice(0, 66)) : undefined;
       return { index, call, args, v, timestamp, records, matches, sameAmounts, amountOut };
     }),
   );

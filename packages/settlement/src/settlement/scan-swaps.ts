@@ -192,7 +192,13 @@ async function examine(
   const [tx, blockTime] = await Promise.all([reader.transaction(hash), reader.blockTime(first.blockNumber)]);
   if (!tx) throw new Error(`chain ${reader.chainId}: transaction ${hash} of a log not found`);
   const found = await routerSwapCalls(reader, tracer, router, tx);
-  const place = { chainId: reader.chainId, txHash: hash, blockNumber: first.blockNumber, blockTime, logIndex: first.logIndex };
+  const place = {
+    chainId: reader.chainId,
+    txHash: hash,
+    blockNumber: first.blockNumber,
+    blockTime,
+    logIndex: first.logIndex,
+  };
   if ('unexamined' in found) return { swaps: [], unexamined: { ...place, reason: found.unexamined }, traced: false };
   const swaps: OnChainSwap[] = [];
   for (const call of found.calls) {

@@ -254,8 +254,7 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
   // The signature does not cover the amounts, so several requests (even of several integrators)
   // can share one: those that asked for this swap's exact amounts tell who sent it.
   const sameAmounts = matching.filter(
-    (e) =>
-      e.record.amountIn === swap.amountIn.toString() && e.record.minAmountOut === swap.minAmountOut.toString(),
+    (e) => e.record.amountIn === swap.amountIn.toString() && e.record.minAmountOut === swap.minAmountOut.toString(),
   );
   const candidates = sameAmounts.length > 0 ? sameAmounts : matching;
   const integrators = [...new Set(candidates.map((e) => e.record.integratorId))].sort();

@@ -4,7 +4,6 @@
  */
 import { auditDay, parseAuditRecord, type AuditRecord, type RedisClient, type RedisKeys } from '@pmm/core';
 
-
 /** A record with the id of its stream entry (`<Redis ms>-<seq>`). */
 export interface AuditEntry {
   id: string;
