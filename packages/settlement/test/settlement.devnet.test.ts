@@ -544,8 +544,8 @@ describe('settlement and audit on the devnet', () => {
       ['alpha', 8453, 'WETH/USDC', 2, 2],
       ['beta', 56, 'WETH/USDT', 1, 1],
       ['beta', 8453, 'WETH/USDC', 1, 1],
-      // Nested 1, split 2, the signature used twice 2, the executed leg 1, the late one 1.
-      ['gamma', 8453, 'WETH/USDC', 7, 7],
+      // Nested 1, split 2, the signature used twice 2, the executed leg 1, the late one 1: in 5 transactions.
+      ['gamma', 8453, 'WETH/USDC', 7, 5],
     ]);
     // Totals to the unit: each summary line is the sum of its swaps' figures, in the quote token's units.
     for (const sum of report.summary) {
@@ -574,14 +574,17 @@ describe('settlement and audit on the devnet', () => {
     const args = ['--from', iso(fromSeconds), '--to', iso(toSeconds)];
     const a = await settle([...args, '--quiet']);
     const b = await settle([...args, '--quiet', '--span', '3']);
-    expect(a.err.filter((l) => !l.startsWith('settle: warning: '))).toEqual([]);
+    // --quiet leaves the outcome, because gamma's signature carried a swap more than its requests.
+    expect(a.err.filter((l) => !l.startsWith('settle: warning: '))).toEqual([
+      "settle: 12 swaps attributed, 2 listed apart, 0 transactions not examined; 1 swaps beyond their signature's requests, 0 late (> 60 s)",
+    ]);
     expect(b.out).toBe(a.out);
     const csv1 = await settle([...args, '--quiet', '--format', 'csv']);
     const csv2 = await settle([...args, '--quiet', '--format', 'csv']);
     expect(csv2.out).toBe(csv1.out);
     const rows = csv1.out.trimEnd().split('\n');
     expect(rows[0]).toBe('integratorId,chainId,pair,quoteToken,swaps,volume,fees,transactions');
-    expect(rows).toHaveLength(5);
+    expect(rows).toHaveLength(6);
     expect(rows[2]).toMatch(/^alpha,8453,WETH\/USDC,USDC,2,[0-9.]+,[0-9.]+,0x[0-9a-f]{64} 0x[0-9a-f]{64}$/);
     const detail = await settle([...args, '--quiet', '--format', 'csv', '--detail']);
     expect(detail.out.trimEnd().split('\n')).toHaveLength(done.length + 1);
@@ -677,7 +680,8 @@ describe('settlement and audit on the devnet', () => {
     const report = JSON.parse(run.out) as SettlementReport;
     const gamma = report.signals.find((g) => g.integratorId === 'gamma')!;
     expect(gamma.lateSwaps.map((l) => l.txHash)).toEqual([lateTx.toLowerCase()]);
-    expect(gamma.lateSwaps[0]!.delaySeconds).toBeGreaterThanOrEqual(20);
+    // 20 s of chain time after signing; the signing time is the signer's wall clock, a second or so apart.
+    expect(gamma.lateSwaps[0]!.delaySeconds).toBeGreaterThan(10);
     expect(gamma.maxDelaySeconds).toBe(gamma.lateSwaps[0]!.delaySeconds);
     const metrics = readFileSync(file, 'utf8');
     expect(metrics).toContain('pmm_settlement_signature_excess_swaps{chain="8453",integrator="gamma"} 1\n');

@@ -98,6 +98,7 @@ export interface SummaryLine {
   swaps: number;
   volume: string;
   fees: string;
+  /** The distinct transactions behind the figures. */
   transactions: string[];
 }
 
@@ -321,7 +322,8 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
       groups.set(key, g);
     }
     g.s.swaps += 1;
-    g.s.transactions.push(swap.txHash);
+    // A transaction with several swaps (a split route) is listed once; swaps are in block order.
+    if (g.s.transactions[g.s.transactions.length - 1] !== swap.txHash) g.s.transactions.push(swap.txHash);
     g.volume += p.volume;
     g.fees += p.fees;
   }
