@@ -2,10 +2,13 @@
 #   runtime (last stage, the default target)  the gateway, the signer and the indexer: compiled JavaScript and
 #                             their production dependencies only; the command picks the service.
 #   devnet                    the three local devnet chains (Hardhat), for trying the stack.
+#   operator                  the operator's `audit` and `settle` commands (packages/settlement): they
+#                             read the chains and the audit trail, hold no key, and are not in runtime.
 # Both run Node 24 (the maintained LTS); the code itself supports Node >= 20.
 #
 #   docker build -t pmm-quote-service .                  # runtime
 #   docker build --target devnet -t pmm-quote-devnet .   # devnet
+#   docker build --target operator -t pmm-operator .     # audit and settle
 
 # Base image, pinned by digest (the tag beside it is for readers): every build gets the same
 # bytes whatever the tag points to today. To update it, see docs/operations.md#base-images.
@@ -26,6 +29,7 @@ COPY packages/devnet/package.json packages/devnet/
 COPY packages/client/package.json packages/client/
 COPY packages/stack/package.json packages/stack/
 COPY packages/testkit/package.json packages/testkit/
+COPY packages/settlement/package.json packages/settlement/
 COPY services/signer/package.json services/signer/
 COPY services/indexer/package.json services/indexer/
 COPY services/gateway/package.json services/gateway/
@@ -60,6 +64,24 @@ HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 CMD ["node
 CMD ["node", "packages/devnet/dist/cli.js"]
 LABEL org.opencontainers.image.title="pmm-quote-devnet" \
       org.opencontainers.image.description="Three local devnet chains (8453, 56, 4663) for trying the PMM quote service; devnet-only keys" \
+      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
+
+# ---- operator: docker run --rm -e REDIS_URL -e CONFIG_FILE pmm-operator settle.js --month 2026-10 ----
+FROM build AS prune-operator
+COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
+RUN assemble-image /out/operator '{./packages/settlement}...' packages/protocol packages/core packages/settlement
+
+FROM ${NODE_IMAGE} AS operator
+ENV NODE_ENV=production
+WORKDIR /app/packages/settlement/dist/cli
+COPY --from=prune-operator /out/operator /app/
+USER node
+# The command is audit.js <command> or settle.js <options>.
+ENTRYPOINT ["node"]
+CMD ["settle.js", "help"]
+LABEL org.opencontainers.image.title="pmm-operator" \
+      org.opencontainers.image.description="The PMM quote service's audit and settlement commands (no keys)" \
       org.opencontainers.image.licenses="UNLICENSED" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 

@@ -6,6 +6,7 @@ export {
   Multicall3Artifact,
   PmmHelperArtifact,
   PmmRouterArtifact,
+  TestExecutorArtifact,
   TestTokenArtifact,
   VerificationImplArtifact,
 } from './generated/artifacts';

@@ -85,3 +85,13 @@ export function parseAuditRecord(json: string): AuditRecord {
     if (v[name] !== undefined && typeof v[name] !== 'string') throw new Error(`audit record: ${name} is not a string`);
   return v as unknown as AuditRecord;
 }
+
+export const DAY_MS = 86_400_000;
+
+/**
+ * The Unix day of a signed timestamp (seconds): which day's signature index holds its record
+ * (the signer writes it, the operator commands read it).
+ */
+export function auditDay(timestampSeconds: number): number {
+  return Math.floor(timestampSeconds / 86_400);
+}

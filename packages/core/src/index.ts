@@ -5,7 +5,15 @@
  */
 export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './access-cache';
 export { encodeAccessUpdate, type AccessUpdate } from './access-updates';
-export { AUDIT_ENTRY_FIELD, AUDIT_FIELDS, auditRecordJson, parseAuditRecord, type AuditRecord } from './audit-record';
+export {
+  AUDIT_ENTRY_FIELD,
+  AUDIT_FIELDS,
+  DAY_MS,
+  auditDay,
+  auditRecordJson,
+  parseAuditRecord,
+  type AuditRecord,
+} from './audit-record';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export {
   ChainUpdates,
@@ -64,3 +72,5 @@ export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, r
 export { maskUrlCredentials, redactText, registerSecret } from './secrets';
 export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
+export { DEFAULT_STACK_FILE, describeRedis, operatorEnv, redisUrlForDisplay } from './operator-stack';
+export type { OperatorEnv } from './operator-stack';

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import {
   andThen,
+  DAY_MS,
   createDigestSigner,
   createLogger,
   createMetrics,
@@ -21,7 +22,6 @@ import {
 } from '@pmm/core';
 import {
   createSignUseCase,
-  DAY_MS,
   IntegratorStore,
   PairRegistryCache,
   parseJsonBody,

@@ -13,9 +13,9 @@
  * CPU time (process.cpuUsage) rather than wall time: it is what a shared machine disturbs least.
  */
 import { randomBytes } from 'node:crypto';
-import { createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
+import { DAY_MS, createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { swapDigest, type SwapQuoteFields } from '@pmm/protocol';
-import { DAY_MS, RedisAuditTrail } from '@pmm/signer';
+import { RedisAuditTrail } from '@pmm/signer';
 import { sampleAuditRecord } from '@pmm/testkit';
 
 export interface FloorStep {

@@ -26,6 +26,8 @@ import {
   type PairRegistry,
 } from '@pmm/protocol';
 import {
+  DAY_MS,
+  auditDay,
   createDigestSigner,
   createLogger,
   createMetrics,
@@ -38,11 +40,9 @@ import {
 import { keccak256, toBytes } from 'viem';
 import { sampleAuditRecord } from '@pmm/testkit';
 import {
-  DAY_MS,
   IntegratorStore,
   PairRegistryCache,
   RedisAuditTrail,
-  auditDay,
   checkSignRequest,
   createApp,
   integratorView,

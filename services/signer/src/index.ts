@@ -20,27 +20,7 @@ export type { IntegratorStoreOptions } from './store/integrator-store';
 export type { IntegratorSource, IntegratorView } from './store/integrator-store';
 export { checkSignRequest, signQuote } from './domain/sign-quote';
 export type { SignQuoteContext, SignQuoteResponse, SignedQuote } from './domain/sign-quote';
-export {
-  DAY_MS,
-  MAX_BATCH_RECORDS,
-  MAX_INDEXED_IDS,
-  QuotaExceededError,
-  RedisAuditTrail,
-  auditDay,
-} from './store/audit-trail';
+export { MAX_BATCH_RECORDS, MAX_INDEXED_IDS, QuotaExceededError, RedisAuditTrail } from './store/audit-trail';
 export { auditTrailSizeMetric } from './store/audit-trail-size';
 export type { AuditSink, RedisAuditTrailOptions } from './store/audit-trail';
-export { AuditReader } from './store/audit-reader';
-export type { AuditEntry, AuditFilter } from './store/audit-reader';
-export { runAuditCommand } from './cli/audit-command';
-export type { AuditCommandDeps } from './cli/audit-command';
-export { runSettleCommand } from './cli/settle-command';
-export type { SettleCommandDeps } from './cli/settle-command';
-export { createChainReader } from './chain/chain-reader';
-export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './chain/chain-reader';
-export { scanSwaps } from './settlement/scan-swaps';
-export type { OnChainSwap } from './settlement/scan-swaps';
-export { buildSettlement } from './settlement/settlement-report';
-export type { SettlementReport, SwapLine, SummaryLine } from './settlement/settlement-report';
-export { csvLine } from './domain/csv';
 export { parseJsonBody } from './http/json-body';

@@ -6,6 +6,7 @@
 import {
   checkRedisDurabilityWhenReady,
   createMetrics,
+  DAY_MS,
   createRedis,
   listen,
   redisKeys,
@@ -16,7 +17,7 @@ import {
 import { createApp } from './app';
 import type { SignerConfig } from './config';
 import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
-import { DAY_MS, RedisAuditTrail } from './store/audit-trail';
+import { RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { auditTrailSizeMetric } from './store/audit-trail-size';
 import { PairRegistryCache } from './store/pair-registry-cache';

@@ -3,8 +3,9 @@
  * stream and signature index, which the hash tag keeps in one slot.
  */
 import { privateRedisCluster, sampleAuditRecord, type PrivateRedisCluster } from '@pmm/testkit';
-import { createRedis, redisKeys, redisReady } from '@pmm/core';
-import { AuditReader, DAY_MS, RedisAuditTrail } from '../src';
+import { DAY_MS, createRedis, redisKeys, redisReady } from '@pmm/core';
+import { AuditReader } from '@pmm/settlement';
+import { RedisAuditTrail } from '../src';
 
 let cluster: PrivateRedisCluster;
 

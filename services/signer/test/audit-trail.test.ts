@@ -8,19 +8,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
-import { AUDIT_FIELDS, createMetrics, createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
-import {
-  AuditReader,
-  DAY_MS,
-  MAX_BATCH_RECORDS,
-  MAX_INDEXED_IDS,
-  QuotaExceededError,
-  RedisAuditTrail,
-  auditTrailSizeMetric,
-  auditDay,
-  runAuditCommand,
-} from '../src';
+import { AUDIT_FIELDS, DAY_MS, auditDay, createMetrics, createRedis, redisReady, type RedisClient } from '@pmm/core';
+import { AuditReader, runAuditCommand } from '@pmm/settlement';
+import { MAX_BATCH_RECORDS, MAX_INDEXED_IDS, QuotaExceededError, RedisAuditTrail, auditTrailSizeMetric } from '../src';
 import {
   INTERNAL_TOKEN,
   REDIS_URL,
@@ -231,7 +222,7 @@ describe('audit list and audit export', () => {
       [
         '-r',
         path.join(root, 'scripts/lib/ts-register.cjs'),
-        path.join(root, 'services/signer/src/cli/audit.ts'),
+        path.join(root, 'packages/settlement/src/cli/audit.ts'),
         'export',
         '--chain',
         '56',

@@ -15,12 +15,12 @@
  * would be money the settlement cannot attribute; so a failed write withholds the answer.
  */
 import { ApiError, parseSignRequest } from '@pmm/protocol';
-import type { Logger } from '@pmm/core';
+import { DAY_MS, type Logger } from '@pmm/core';
 import type { IntegratorView } from '../store/integrator-store';
 import { signQuote, type SignQuoteContext } from './sign-quote';
 import { signatureRecord } from './signature-record';
 import type { SignMetrics } from './sign-metrics';
-import { DAY_MS, QuotaExceededError } from '../store/audit-trail';
+import { QuotaExceededError } from '../store/audit-trail';
 import type { SignerDeps } from '../signer-deps';
 
 export interface SignCommand {

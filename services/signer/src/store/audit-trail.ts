@@ -19,6 +19,8 @@
  */
 import {
   AUDIT_ENTRY_FIELD,
+  DAY_MS,
+  auditDay,
   auditRecordJson,
   commandsDir,
   luaCommand,
@@ -41,13 +43,6 @@ export class QuotaExceededError extends Error {
   constructor(readonly quota: number) {
     super(`daily signature quota of ${quota} reached`);
   }
-}
-
-export const DAY_MS = 86_400_000;
-
-/** The Unix day of a signed timestamp (seconds): which signature index holds it. */
-export function auditDay(timestampSeconds: number): number {
-  return Math.floor(timestampSeconds / 86_400);
 }
 
 /**

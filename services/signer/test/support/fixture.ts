@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import {
+  DAY_MS,
   createDigestSigner,
   createLogger,
   createMetrics,
@@ -18,7 +19,7 @@ import {
 import { type DigestSigner, type IntegratorRecord, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
 
-import { DAY_MS, IntegratorStore, PairRegistryCache, RedisAuditTrail, createApp, type SignerDeps } from '../../src';
+import { IntegratorStore, PairRegistryCache, RedisAuditTrail, createApp, type SignerDeps } from '../../src';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const INTERNAL_TOKEN = `internal-${keccak256(toBytes('signer-test-internal-token')).slice(2, 34)}`;

@@ -43,13 +43,15 @@ function swap(over: Partial<OnChainSwap> & { fee?: bigint; signature?: string } 
     blockNumber: 10 + n,
     blockTime: 1_790_000_000 + n,
     logIndex: 0,
-    sender: USER,
+    callIndex: 0,
+    via: 'direct',
+    user: USER,
+    txFrom: USER,
     tokenIn: USDC,
     tokenOut: WETH,
     amountIn: 100_000_000n,
     amountOut: 30_000_000_000_000_000n,
-    callAmountIn: 100_000_000n,
-    callMinAmountOut: 0n,
+    minAmountOut: 0n,
     quoteTimestamp: 1_790_000_000,
     verification: { fee, originRate: 0n, userAddress: USER, signature },
     ...rest,
@@ -70,8 +72,8 @@ function record(s: OnChainSwap, integratorId: string, over: Partial<AuditRecord>
       tokenOut: s.tokenOut,
       fee: s.verification!.fee.toString(),
       originRate: '0',
-      amountIn: s.callAmountIn.toString(),
-      minAmountOut: s.callMinAmountOut.toString(),
+      amountIn: s.amountIn.toString(),
+      minAmountOut: s.minAmountOut.toString(),
       timestamp: s.quoteTimestamp,
       digest: `0x${'00'.repeat(32)}`,
       signature: s.verification!.signature,
@@ -87,6 +89,8 @@ async function report(swaps: OnChainSwap[], entries: AuditEntry[]) {
     toSeconds: 1_790_100_000,
     chains: [scope],
     swaps,
+    unexamined: [],
+    lateAfterSeconds: 60,
     token: (_c, a) => META[a]!,
     lookup: {
       oldest: async () => undefined,
@@ -132,7 +136,7 @@ describe('buildSettlement', () => {
   it('behavior: the summary sums per integrator, chain and pair, with the transactions, sorted', async () => {
     const a1 = swap();
     const b1 = swap({ tokenIn: WBTC, tokenOut: USDC, amountIn: 10n ** 6n, amountOut: 600_000_000n, fee: 0n });
-    const a2 = swap({ amountIn: 50_000_000n, callAmountIn: 50_000_000n });
+    const a2 = swap({ amountIn: 50_000_000n });
     const r = await report([a2, b1, a1], [record(a1, 'zeta'), record(b1, 'acme'), record(a2, 'zeta')]);
     expect(r.summary).toEqual([
       {
@@ -160,7 +164,7 @@ describe('buildSettlement', () => {
   });
 
   it('behavior: requests sharing one signature: the one with the swap’s amounts decides; two integrators with the same amounts are listed apart', async () => {
-    const s = swap({ callAmountIn: 7n });
+    const s = swap({ amountIn: 7n });
     const other = record(s, 'beta', { amountIn: '8' });
     expect((await report([s], [record(s, 'acme'), other])).swaps[0]!.integratorId).toBe('acme');
     const r = await report([s], [record(s, 'acme'), record(s, 'beta')]);

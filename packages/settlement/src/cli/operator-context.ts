@@ -1,12 +1,15 @@
 /**
  * What the operator commands (`audit`, `settle`) connect to: the deployment's Redis (REDIS_URL,
  * REDIS_KEY_PREFIX, as the services) and, for on-chain reads, the chain deployments (CHAINS, or
- * the `chains` key of CONFIG_FILE: the devnet's `.local/stack.json` works as it is).
+ * the `chains` key of CONFIG_FILE: the devnet's `.local/stack.json` works as it is). With none
+ * of these set beside a running `npm start`, its Redis and chains (core's operator-stack.ts).
  */
 import {
   chainsSetting,
   createRedis,
+  describeRedis,
   loadConfig,
+  operatorEnv,
   redisKeys,
   redisReady,
   SHARED_SETTINGS,
@@ -36,13 +39,22 @@ export interface OperatorContext {
 
 export async function openOperatorContext(
   name: string,
-  env: NodeJS.ProcessEnv = process.env,
+  processEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<OperatorContext> {
+  const { env, redisFrom } = operatorEnv(processEnv);
   const config = loadConfig(OPERATOR_SETTINGS, { env });
   let deployments: ChainDeployments | undefined;
   const chainsConfig = (): ChainDeployments => (deployments ??= loadConfig({ chains: CHAINS }, { env }).chains);
   const redis: RedisClient = createRedis(config.redisUrl, { role: 'command', name });
-  await redisReady(redis, 5_000);
+  try {
+    await redisReady(redis, 5_000);
+  } catch (err) {
+    redis.disconnect();
+    const hint = redisFrom === 'REDIS_URL' || redisFrom === 'default' ? '' : ' (is `npm start` still running?)';
+    throw new Error(
+      `${describeRedis(config.redisUrl, redisFrom)} is not reachable${hint}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
   const readers = new Map<number, ChainReader>();
   let chainIds: number[] = [];
   try {

@@ -2,14 +2,16 @@
  * The operator's `settle` command (the logic behind cli/settle.ts): the fee settlement of a
  * period from on-chain facts, attributed through the audit trail (settlement/*).
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
+import { TRACER_KINDS, TracerChoice, type TracerKind } from '../chain/call-trace';
 import type { ChainReader, TokenMeta } from '../chain/chain-reader';
 import { blockRangeForTime } from '../settlement/block-range';
-import { scanSwaps, type OnChainSwap } from '../settlement/scan-swaps';
+import { scanSwaps, type OnChainSwap, type UnexaminedTransaction } from '../settlement/scan-swaps';
 import {
   buildSettlement,
   settlementCsv,
   settlementJson,
+  settlementMetrics,
   settlementSwapsCsv,
   type ChainScope,
   type SignatureLookup,
@@ -25,10 +27,18 @@ export const SETTLE_USAGE = `usage: settle (--month YYYY-MM | --from <time> --to
   --detail              with csv: one row per swap instead (unattributed ones last, with a reason)
   --out <file>          write the report there instead of standard output
   --span <blocks>       most blocks per eth_getLogs request (default 2000)
+  --tracer auto|callTracer|parity|structLogs|none
+                        how transactions that call the router from a contract are traced
+                        (default auto: the first the node accepts); none lists them apart
+  --concurrency <n>     transactions read or traced at once (default 8)
+  --late-after <s>      a swap executed more than this many seconds after signing is late (default 60)
+  --metrics <file>      also write the alerting figures there (Prometheus text format, for a
+                        textfile collector): swaps, unexamined transactions, reused signatures, late swaps
   --quiet               no progress on standard error
 
 Times are YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive. Only swaps in
 blocks of the period count; the same period gives the same bytes once it has ended.
+Transactions that could not be examined are listed apart (\`unexamined\`) and counted on standard error.
 Exit codes: 0 done, 1 error, 2 usage.`;
 
 export interface SettleCommandDeps {
@@ -48,7 +58,7 @@ export function runSettleCommand(argv: readonly string[], deps: SettleCommandDep
 async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise<number> {
   const { values, flags, positionals } = parseOptions(
     argv,
-    ['month', 'from', 'to', 'chain', 'format', 'out', 'span'],
+    ['month', 'from', 'to', 'chain', 'format', 'out', 'span', 'tracer', 'concurrency', 'late-after', 'metrics'],
     ['detail', 'quiet'],
   );
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -69,6 +79,15 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
   if (flags.has('detail') && format !== 'csv') throw new UsageError('--detail is for --format csv');
   const span = values.span === undefined ? 2_000 : Number(values.span);
   if (!Number.isSafeInteger(span) || span < 1 || span > 1_000_000) throw new UsageError('--span must be 1..1000000');
+  const concurrency = values.concurrency === undefined ? 8 : Number(values.concurrency);
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 256)
+    throw new UsageError('--concurrency must be 1..256');
+  const lateAfterSeconds = values['late-after'] === undefined ? 60 : Number(values['late-after']);
+  if (!Number.isSafeInteger(lateAfterSeconds) || lateAfterSeconds < 0)
+    throw new UsageError('--late-after must be a whole number of seconds');
+  const tracerSetting = values.tracer ?? 'auto';
+  if (tracerSetting !== 'auto' && tracerSetting !== 'none' && !TRACER_KINDS.includes(tracerSetting as TracerKind))
+    throw new UsageError(`--tracer must be auto, ${TRACER_KINDS.join(', ')} or none`);
   const chains = values.chain === undefined ? [...deps.chains] : chainList(values.chain);
   const progress = (line: string) => {
     if (!flags.has('quiet')) deps.err(line);
@@ -79,25 +98,44 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
   const toSeconds = Math.ceil(toMs / 1000);
   const scopes: ChainScope[] = [];
   const swaps: OnChainSwap[] = [];
+  const unexamined: UnexaminedTransaction[] = [];
   const tokens = new Map<string, TokenMeta>();
   for (const chainId of chains) {
     const { reader, router, helper } = deps.chain(chainId);
     const range = await blockRangeForTime(reader, fromSeconds, toSeconds);
     const total = Math.max(0, range.toBlock - range.fromBlock + 1);
     progress(`settle: chain ${chainId}: blocks ${range.fromBlock}..${range.toBlock} (${total} blocks)`);
-    const found = await scanSwaps({
+    const tracer = new TracerChoice(tracerSetting as TracerKind | 'auto' | 'none');
+    const scan = await scanSwaps({
       reader,
       router,
       fromBlock: range.fromBlock,
       toBlock: range.toBlock,
       span,
-      onProgress: (done, n) => {
+      concurrency,
+      tracer,
+      onProgress: (done, n, apart) => {
         if (total > span) {
           const pct = Math.floor(((done - range.fromBlock + 1) * 100) / total);
-          progress(`settle: chain ${chainId}: through block ${done} (${pct} %), ${n} swaps`);
+          progress(
+            `settle: chain ${chainId}: through block ${done} (${pct} %), ${n} swaps` +
+              (apart ? `, ${apart} transactions not examined` : ''),
+          );
         }
       },
     });
+    const found = scan.swaps;
+    const kind = await tracer.kind();
+    if (scan.traced > 0) progress(`settle: chain ${chainId}: ${scan.traced} transactions traced with ${kind}`);
+    if (scan.unexamined.length > 0) {
+      // Always said, even with --quiet: the report is incomplete.
+      deps.err(
+        `settle: warning: chain ${chainId}: ${scan.unexamined.length} transactions that touched the router could not be ` +
+          `examined and are listed apart (unexamined): ${scan.unexamined[0]!.reason}` +
+          (tracer.refusals.length ? ` (the node refused: ${tracer.refusals.join('; ')})` : ''),
+      );
+    }
+    unexamined.push(...scan.unexamined);
     const quoteToken = await reader.quoteToken(helper);
     for (const address of new Set([quoteToken, ...found.flatMap((s) => [s.tokenIn, s.tokenOut])])) {
       tokens.set(`${chainId}:${address}`, await reader.token(address));
@@ -118,6 +156,8 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
     toSeconds,
     chains: scopes,
     swaps,
+    unexamined,
+    lateAfterSeconds,
     token: (chainId, address) => tokens.get(`${chainId}:${address}`)!,
     lookup: deps.lookup,
   });
@@ -129,9 +169,22 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
         : settlementCsv(report);
   if (values.out !== undefined) writeFileSync(values.out, text);
   else deps.out(text);
-  progress(
-    `settle: ${report.swaps.length} swaps attributed, ${report.unattributed.length} listed apart` +
-      (values.out !== undefined ? `; written to ${values.out}` : ''),
-  );
+  if (values.metrics !== undefined) {
+    // Renamed into place: a textfile collector never reads half a file.
+    const tmp = `${values.metrics}.${process.pid}.tmp`;
+    writeFileSync(tmp, settlementMetrics(report));
+    renameSync(tmp, values.metrics);
+  }
+  const t = report.totals;
+  const excess = report.signals.reduce((n, s) => n + s.excessSwaps, 0);
+  const late = report.signals.reduce((n, s) => n + s.lateSwaps.length, 0);
+  // The outcome line is always printed (even with --quiet) when something needs a look.
+  const outcome =
+    `settle: ${t.attributed} swaps attributed, ${t.listedApart} listed apart, ` +
+    `${t.unexaminedTransactions} transactions not examined; ${excess} swaps beyond their signature's requests, ` +
+    `${late} late (> ${lateAfterSeconds} s)` +
+    (values.out !== undefined ? `; written to ${values.out}` : '');
+  if (t.unexaminedTransactions > 0 || excess > 0) deps.err(outcome);
+  else progress(outcome);
   return 0;
 }

@@ -14,14 +14,19 @@
  * A swap is attributed only by an audit record of its signature that agrees with its calldata
  * (records that also asked for the calldata's amounts first: the signature does not cover the
  * amounts, so one signature can carry several requests); any other swap is listed apart with the
- * reason, also when its signature was asked for by several integrators. Output is deterministic: the same range and the
- * same trail give the same bytes (sorted, no generation time).
+ * reason, also when its signature was asked for by several integrators. Transactions the scan could
+ * not examine (no tracer on the node) are listed apart too and counted in the totals.
+ *
+ * Per integrator and chain, two signals (`signals`): signatures that carried more swaps than were
+ * asked for (the signature binds no amount, so one can be replayed within its validity), and swaps
+ * executed long after signing (block time minus the audit record's signing time). Output is
+ * deterministic: the same range and the same trail give the same bytes (sorted, no generation time).
  */
 import { FEE_DENOMINATOR, formatUnits } from '@pmm/protocol';
 import type { TokenMeta } from '../chain/chain-reader';
-import { csvLine } from '../domain/csv';
+import { csvLine } from '../csv';
 import type { AuditEntry } from '../store/audit-reader';
-import type { OnChainSwap } from './scan-swaps';
+import type { OnChainSwap, UnexaminedTransaction } from './scan-swaps';
 
 export interface SignatureLookup {
   bySignature(chainId: number, signature: string, timestamp: number): Promise<AuditEntry[]>;
@@ -45,6 +50,10 @@ export interface SettlementInput {
   toSeconds: number;
   chains: ChainScope[];
   swaps: OnChainSwap[];
+  /** Transactions the scan could not examine, with the reason. */
+  unexamined: UnexaminedTransaction[];
+  /** A swap executed more than this many seconds after its signing is late. */
+  lateAfterSeconds: number;
   /** Metadata of every token the swaps touch (prefetched). */
   token(chainId: number, address: string): TokenMeta;
   lookup: SignatureLookup;
@@ -55,13 +64,22 @@ export interface SwapLine {
   blockNumber: number;
   blockTime: string;
   txHash: string;
+  /** Order of the swap in its transaction (0 for the first). */
+  callIndex: number;
+  /** `direct`: the transaction calls the router; `nested`: a contract does (split routes, executors). */
+  via: 'direct' | 'nested';
   integratorId: string;
   keyId: string;
   requestId: string;
   signedAt: string;
+  /** Seconds from signing to the swap's block ('' when not attributed). */
+  delaySeconds: string;
   pair: string;
   side: 'buy' | 'sell' | '';
+  /** msg.sender of the router call: the signed userAddress (an executor contract for nested swaps). */
   user: string;
+  /** Who sent the transaction. */
+  txFrom: string;
   tokenIn: string;
   tokenOut: string;
   amountIn: string;
@@ -80,11 +98,60 @@ export interface SummaryLine {
   swaps: number;
   volume: string;
   fees: string;
+  /** The distinct transactions behind the figures. */
   transactions: string[];
+}
+
+export interface UnexaminedLine {
+  chainId: number;
+  blockNumber: number;
+  blockTime: string;
+  txHash: string;
+  reason: string;
+}
+
+/** One signature that carried several swaps. */
+export interface ReusedSignature {
+  signature: string;
+  /** Swaps executed with it in the period. */
+  swaps: number;
+  /** Requests recorded for it (identical requests in one second share a signature). */
+  requests: number;
+  transactions: string[];
+}
+
+export interface LateSwap {
+  txHash: string;
+  callIndex: number;
+  signedAt: string;
+  blockTime: string;
+  delaySeconds: number;
+}
+
+/** Per integrator and chain: what to look at beyond the figures. */
+export interface IntegratorSignals {
+  integratorId: string;
+  chainId: number;
+  /** Signatures used by more than one swap; `swaps > requests` means reuse beyond what was asked. */
+  reusedSignatures: ReusedSignature[];
+  /** Swaps with more swaps than requests on their signature: the excess. */
+  excessSwaps: number;
+  lateSwaps: LateSwap[];
+  maxDelaySeconds: number;
+}
+
+export interface SettlementTotals {
+  /** Swaps found (attributed + listed apart). */
+  swaps: number;
+  attributed: number;
+  listedApart: number;
+  /** Transactions that touched the router like a swap but could not be examined (each holds at least one swap). */
+  unexaminedTransactions: number;
 }
 
 export interface SettlementReport {
   period: { from: string; to: string };
+  lateAfterSeconds: number;
   chains: {
     chainId: number;
     router: string;
@@ -92,15 +159,20 @@ export interface SettlementReport {
     toBlock: number;
     quoteToken: { address: string; symbol: string; decimals: number };
   }[];
+  totals: SettlementTotals;
   summary: SummaryLine[];
+  signals: IntegratorSignals[];
   swaps: SwapLine[];
   unattributed: SwapLine[];
+  unexamined: UnexaminedLine[];
 }
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 interface Priced {
   line: SwapLine;
+  /** Requests recorded for the swap's signature that agree with it (attributed swaps). */
+  requests: number;
   volume: bigint;
   fees: bigint;
   decimals: number;
@@ -119,13 +191,17 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
     blockNumber: swap.blockNumber,
     blockTime: iso(swap.blockTime),
     txHash: swap.txHash,
+    callIndex: swap.callIndex,
+    via: swap.via,
     integratorId: '',
     keyId: '',
     requestId: '',
     signedAt: '',
+    delaySeconds: '',
     pair: quoteIn || quoteOut ? `${base.symbol}/${scope.quote.symbol}` : `${inMeta.symbol}/${outMeta.symbol}`,
     side: quoteIn ? 'buy' : quoteOut ? 'sell' : '',
-    user: swap.sender,
+    user: swap.user,
+    txFrom: swap.txFrom,
     tokenIn: swap.tokenIn,
     tokenOut: swap.tokenOut,
     amountIn: formatUnits(swap.amountIn, inMeta.decimals),
@@ -137,13 +213,14 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
   };
   const priced: Priced = {
     line,
+    requests: 0,
     volume: 0n,
     fees: 0n,
     decimals: scope.quote.decimals,
     quoteSymbol: scope.quote.symbol,
   };
   const v = swap.verification;
-  if (!v) {
+  if (!v || swap.problem) {
     line.reason = swap.problem ?? 'verificationData: not decodable';
     return priced;
   }
@@ -178,8 +255,7 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
   // The signature does not cover the amounts, so several requests (even of several integrators)
   // can share one: those that asked for this swap's exact amounts tell who sent it.
   const sameAmounts = matching.filter(
-    (e) =>
-      e.record.amountIn === swap.callAmountIn.toString() && e.record.minAmountOut === swap.callMinAmountOut.toString(),
+    (e) => e.record.amountIn === swap.amountIn.toString() && e.record.minAmountOut === swap.minAmountOut.toString(),
   );
   const candidates = sameAmounts.length > 0 ? sameAmounts : matching;
   const integrators = [...new Set(candidates.map((e) => e.record.integratorId))].sort();
@@ -196,6 +272,9 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
     line.keyId = r.keyId;
     line.requestId = r.requestId;
     line.signedAt = new Date(r.time).toISOString();
+    // Whole seconds, rounded down: block times are whole seconds.
+    line.delaySeconds = String(Math.floor((swap.blockTime * 1000 - r.time) / 1000));
+    priced.requests = matching.length;
   }
   return priced;
 }
@@ -205,8 +284,11 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
   const groups = new Map<string, { s: SummaryLine; volume: bigint; fees: bigint; decimals: number }>();
   const swaps: SwapLine[] = [];
   const unattributed: SwapLine[] = [];
+  // signature key → the attributed swaps that used it
+  const bySignature = new Map<string, { line: SwapLine; requests: number }[]>();
   const ordered = [...input.swaps].sort(
-    (a, b) => a.chainId - b.chainId || a.blockNumber - b.blockNumber || a.logIndex - b.logIndex,
+    (a, b) =>
+      a.chainId - b.chainId || a.blockNumber - b.blockNumber || a.logIndex - b.logIndex || a.callIndex - b.callIndex,
   );
   for (const swap of ordered) {
     const scope = scopes.get(swap.chainId);
@@ -217,6 +299,8 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
       continue;
     }
     swaps.push(p.line);
+    const sigKey = `${p.line.integratorId}\u0000${swap.chainId}\u0000${swap.verification!.signature}`;
+    bySignature.set(sigKey, [...(bySignature.get(sigKey) ?? []), { line: p.line, requests: p.requests }]);
     const key = `${p.line.integratorId}\u0000${swap.chainId}\u0000${p.line.pair}`;
     let g = groups.get(key);
     if (!g) {
@@ -238,7 +322,8 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
       groups.set(key, g);
     }
     g.s.swaps += 1;
-    g.s.transactions.push(swap.txHash);
+    // A transaction with several swaps (a split route) is listed once; swaps are in block order.
+    if (g.s.transactions[g.s.transactions.length - 1] !== swap.txHash) g.s.transactions.push(swap.txHash);
     g.volume += p.volume;
     g.fees += p.fees;
   }
@@ -253,8 +338,18 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
     );
   const byIntegrator = (a: SwapLine, b: SwapLine) =>
     a.integratorId < b.integratorId ? -1 : a.integratorId > b.integratorId ? 1 : 0;
+  const unexamined = [...input.unexamined]
+    .sort((a, b) => a.chainId - b.chainId || a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
+    .map((u) => ({
+      chainId: u.chainId,
+      blockNumber: u.blockNumber,
+      blockTime: iso(u.blockTime),
+      txHash: u.txHash,
+      reason: u.reason,
+    }));
   return {
     period: { from: iso(input.fromSeconds), to: iso(input.toSeconds) },
+    lateAfterSeconds: input.lateAfterSeconds,
     chains: [...input.chains]
       .sort((a, b) => a.chainId - b.chainId)
       .map((c) => ({
@@ -264,11 +359,130 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
         toBlock: c.toBlock,
         quoteToken: { address: c.quoteToken, symbol: c.quote.symbol, decimals: c.quote.decimals },
       })),
+    totals: {
+      swaps: swaps.length + unattributed.length,
+      attributed: swaps.length,
+      listedApart: unattributed.length,
+      unexaminedTransactions: unexamined.length,
+    },
     summary,
+    signals: signalsOf(swaps, bySignature, input.lateAfterSeconds),
     // Stable sort: within an integrator, chain then block order from above.
     swaps: swaps.sort(byIntegrator),
     unattributed,
+    unexamined,
   };
+}
+
+/** Reused signatures and late swaps per integrator and chain (only pairs with something to show). */
+function signalsOf(
+  swaps: readonly SwapLine[],
+  bySignature: ReadonlyMap<string, { line: SwapLine; requests: number }[]>,
+  lateAfterSeconds: number,
+): IntegratorSignals[] {
+  const out = new Map<string, IntegratorSignals>();
+  const of = (l: SwapLine) => {
+    const key = `${l.integratorId}\u0000${l.chainId}`;
+    let s = out.get(key);
+    if (!s) {
+      s = {
+        integratorId: l.integratorId,
+        chainId: l.chainId,
+        reusedSignatures: [],
+        excessSwaps: 0,
+        lateSwaps: [],
+        maxDelaySeconds: 0,
+      };
+      out.set(key, s);
+    }
+    return s;
+  };
+  for (const [key, used] of bySignature) {
+    if (used.length < 2) continue;
+    const s = of(used[0]!.line);
+    const requests = Math.max(...used.map((u) => u.requests));
+    s.reusedSignatures.push({
+      signature: key.split('\u0000')[2]!,
+      swaps: used.length,
+      requests,
+      transactions: [...new Set(used.map((u) => u.line.txHash))],
+    });
+    s.excessSwaps += Math.max(0, used.length - requests);
+  }
+  for (const l of swaps) {
+    const delay = Number(l.delaySeconds);
+    const s = of(l);
+    s.maxDelaySeconds = Math.max(s.maxDelaySeconds, delay);
+    if (delay > lateAfterSeconds)
+      s.lateSwaps.push({
+        txHash: l.txHash,
+        callIndex: l.callIndex,
+        signedAt: l.signedAt,
+        blockTime: l.blockTime,
+        delaySeconds: delay,
+      });
+  }
+  for (const s of out.values()) s.reusedSignatures.sort((a, b) => (a.signature < b.signature ? -1 : 1));
+  return [...out.values()].sort((a, b) =>
+    a.integratorId < b.integratorId ? -1 : a.integratorId > b.integratorId ? 1 : a.chainId - b.chainId,
+  );
+}
+
+const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+/**
+ * The report's alerting figures in the Prometheus text format, for node_exporter's textfile
+ * collector (or a Pushgateway): `settle` is a batch job, so these are as fresh as its last run.
+ * Counts are over the report's period.
+ */
+export function settlementMetrics(report: SettlementReport): string {
+  const lines: string[] = [];
+  const metric = (name: string, help: string, rows: [Record<string, string | number>, number][]) => {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+    for (const [labels, value] of rows) {
+      const l = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(String(v))}"`);
+      lines.push(`${name}${l.length ? `{${l.join(',')}}` : ''} ${value}`);
+    }
+  };
+  const chains = report.chains.map((c) => c.chainId);
+  const swapsBy = new Map<string, [Record<string, string | number>, number]>();
+  for (const l of [...report.swaps, ...report.unattributed]) {
+    const key = `${l.chainId}\u0000${l.integratorId}`;
+    const row = swapsBy.get(key) ?? [{ chain: l.chainId, integrator: l.integratorId }, 0];
+    row[1] += 1;
+    swapsBy.set(key, row);
+  }
+  metric(
+    'pmm_settlement_period_end_timestamp_seconds',
+    'End (exclusive) of the period of the last settle run that wrote this file.',
+    [[{}, Date.parse(report.period.to) / 1000]],
+  );
+  metric(
+    'pmm_settlement_swaps',
+    'Swaps found in the period, by integrator ("" = listed apart: no matching audit record).',
+    [...swapsBy.values()],
+  );
+  metric(
+    'pmm_settlement_unexamined_transactions',
+    'Transactions that touched the router like a swap but could not be examined (no tracer on the node).',
+    chains.map((c) => [{ chain: c }, report.unexamined.filter((u) => u.chainId === c).length]),
+  );
+  metric(
+    'pmm_settlement_signature_excess_swaps',
+    'Swaps beyond the number of requests on their signature (one signature replayed), by integrator.',
+    report.signals.map((s) => [{ chain: s.chainId, integrator: s.integratorId }, s.excessSwaps]),
+  );
+  metric(
+    'pmm_settlement_late_swaps',
+    'Swaps executed more than lateAfterSeconds after signing, by integrator.',
+    report.signals.map((s) => [{ chain: s.chainId, integrator: s.integratorId }, s.lateSwaps.length]),
+  );
+  metric(
+    'pmm_settlement_max_delay_seconds',
+    'Longest time from signing to execution of a swap in the period, by integrator.',
+    report.signals.map((s) => [{ chain: s.chainId, integrator: s.integratorId }, s.maxDelaySeconds]),
+  );
+  return `${lines.join('\n')}\n`;
 }
 
 export function settlementJson(report: SettlementReport): string {
@@ -291,9 +505,12 @@ const SWAP_COLUMNS: (keyof SwapLine)[] = [
   'blockNumber',
   'blockTime',
   'txHash',
+  'callIndex',
+  'via',
   'pair',
   'side',
   'user',
+  'txFrom',
   'tokenIn',
   'tokenOut',
   'amountIn',
@@ -304,11 +521,18 @@ const SWAP_COLUMNS: (keyof SwapLine)[] = [
   'keyId',
   'requestId',
   'signedAt',
+  'delaySeconds',
   'reason',
 ];
 
-/** One row per swap, attributed first, then those listed apart (empty integratorId, with a reason). */
+/**
+ * One row per swap, attributed first, then those listed apart (empty integratorId, with a reason),
+ * then the transactions that could not be examined (no swap figures, with the reason).
+ */
 export function settlementSwapsCsv(report: SettlementReport): string {
   const rows = [...report.swaps, ...report.unattributed].map((l) => csvLine(SWAP_COLUMNS.map((c) => l[c])));
-  return [csvLine(SWAP_COLUMNS), ...rows].join('\n') + '\n';
+  const unexamined = report.unexamined.map((u) =>
+    csvLine(SWAP_COLUMNS.map((c) => (c in u ? u[c as keyof UnexaminedLine] : ''))),
+  );
+  return [csvLine(SWAP_COLUMNS), ...rows, ...unexamined].join('\n') + '\n';
 }

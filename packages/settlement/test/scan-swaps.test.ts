@@ -1,16 +1,19 @@
 /**
- * scanSwaps over a scripted chain (pure logic; the real chain is the devnet test's): which
- * transactions are swaps, the amounts taken from the logs, the bounded and halved log windows,
- * and the order of the result.
+ * scanSwaps over a scripted chain (pure logic; the real chain, its tracer and the executor are the
+ * devnet test's): which transactions are candidates, direct swaps' figures, the bounded and halved
+ * log windows, the order of the result, what is listed apart without a tracer; and the three
+ * tracers' shapes (callTracer, trace_transaction) as geth and erigon document them.
  */
 import { encodeSwapCalldata, encodeVerificationData } from '@pmm/protocol';
 import type { ChainReader, ChainTransaction, TransferLog } from '../src';
 import { scanSwaps } from '../src';
+import { TracerChoice, swapCallsFromCallTracer, swapCallsFromParity } from '../src/chain/call-trace';
 
 const ROUTER = '0x00000000000000000000000000000000000000f0';
 const USER = '0x00000000000000000000000000000000000000aa';
 const USDC = '0x00000000000000000000000000000000000000c1';
 const WETH = '0x00000000000000000000000000000000000000e1';
+const EXECUTOR = '0x00000000000000000000000000000000000000ee';
 const SIG = new Uint8Array(65).fill(7);
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
@@ -38,10 +41,14 @@ function chain(opts: { maxSpan?: number; calls?: [number, number][] }) {
   log(2, 3, 1, WETH, ROUTER, USER, 10n);
   log(3, 4, 0, USDC, USER, ROUTER, 1_000n);
   log(4, 6, 0, USDC, USER, ROUTER, 5n);
+  // tx 5: an executor's transaction (both directions, not a call of the router).
+  log(5, 7, 0, USDC, EXECUTOR, ROUTER, 7n);
+  log(5, 7, 1, WETH, ROUTER, EXECUTOR, 1n);
   txs.set(hash(1), { hash: hash(1), blockNumber: 5, from: USER, to: ROUTER, input: swapInput });
   txs.set(hash(2), { hash: hash(2), blockNumber: 3, from: USER, to: ROUTER, input: swapInput });
   txs.set(hash(3), { hash: hash(3), blockNumber: 4, from: USER, to: USDC, input: '0xa9059cbb' });
   txs.set(hash(4), { hash: hash(4), blockNumber: 6, from: USER, to: WETH, input: swapInput });
+  txs.set(hash(5), { hash: hash(5), blockNumber: 7, from: USER, to: EXECUTOR, input: '0x12345678' });
   const reader: ChainReader = {
     chainId: 8453,
     latestBlock: async () => 10,
@@ -58,6 +65,10 @@ function chain(opts: { maxSpan?: number; calls?: [number, number][] }) {
     receiptStatus: async () => 1,
     quoteToken: async () => USDC,
     token: async () => ({ symbol: 'X', decimals: 0 }),
+    send: async (method) => {
+      throw new Error(`${method}: not scripted`);
+    },
+    calls: new Map(),
     close: () => undefined,
   };
   return reader;
@@ -66,12 +77,13 @@ function chain(opts: { maxSpan?: number; calls?: [number, number][] }) {
 describe('scanSwaps', () => {
   it('behavior: direct swap calls to the router are swaps, with the amounts the logs moved, in block order', async () => {
     const progress: number[] = [];
-    const swaps = await scanSwaps({
+    const { swaps, unexamined, transactions, traced } = await scanSwaps({
       reader: chain({}),
       router: ROUTER.toUpperCase().replace('0X', '0x'),
       fromBlock: 0,
       toBlock: 10,
       span: 4,
+      tracer: new TracerChoice('none'),
       onProgress: (done) => progress.push(done),
     });
     expect(swaps.map((s) => [s.txHash, s.blockNumber, s.blockTime, s.amountIn, s.amountOut])).toEqual([
@@ -79,25 +91,42 @@ describe('scanSwaps', () => {
       [hash(1), 5, 1_790_000_005, 100n, 9n],
     ]);
     expect(swaps[0]).toMatchObject({
-      sender: USER,
+      via: 'direct',
+      user: USER,
+      txFrom: USER,
       tokenIn: USDC,
       tokenOut: WETH,
-      callAmountIn: 100n,
-      callMinAmountOut: 1n,
+      amountIn: 100n,
+      minAmountOut: 1n,
       quoteTimestamp: 1_790_000_000,
       verification: { fee: 30n, originRate: 0n, userAddress: USER },
     });
+    // The top-up (tx 3) and the one-way transfer (tx 4) are not read; the executor's is listed apart.
+    expect(transactions).toBe(3);
+    expect(traced).toBe(0);
+    expect(unexamined).toEqual([
+      {
+        chainId: 8453,
+        txHash: hash(5),
+        blockNumber: 7,
+        blockTime: 1_790_000_007,
+        logIndex: 0,
+        reason:
+          'needs a node with debug_traceTransaction (callTracer or the default struct logger) or trace_transaction',
+      },
+    ]);
     expect(progress).toEqual([3, 7, 10]);
   });
 
   it('behavior: a node that refuses a window is asked for half of it until it answers', async () => {
     const calls: [number, number][] = [];
-    const swaps = await scanSwaps({
+    const { swaps } = await scanSwaps({
       reader: chain({ maxSpan: 2, calls }),
       router: ROUTER,
       fromBlock: 0,
       toBlock: 10,
       span: 8,
+      tracer: new TracerChoice('none'),
     });
     expect(swaps).toHaveLength(2);
     expect(Math.max(...calls.map(([a, b]) => b - a + 1))).toBe(8);
@@ -106,5 +135,58 @@ describe('scanSwaps', () => {
     const answered = calls.filter(([a, b]) => b - a + 1 <= 2);
     // Every block was covered by an answered window.
     for (let b = 0; b <= 10; b++) expect(answered.some(([x, y]) => x <= b && b <= y)).toBe(true);
+  });
+});
+
+describe('tracer shapes', () => {
+  const OUT = `0x${123n.toString(16).padStart(64, '0')}`;
+  it('behavior: callTracer: every CALL of swap on the router, any depth, in order; under a reverted frame it is reverted', () => {
+    const root = {
+      type: 'CALL',
+      from: USER,
+      to: EXECUTOR,
+      input: '0x12345678',
+      calls: [
+        { type: 'CALL', from: EXECUTOR, to: USDC, input: '0x23b872dd' },
+        { type: 'CALL', from: EXECUTOR, to: ROUTER.toUpperCase().replace('0X', '0x'), input: swapInput, output: OUT },
+        {
+          type: 'CALL',
+          from: EXECUTOR,
+          to: EXECUTOR,
+          input: '0xabcdef01',
+          error: 'execution reverted',
+          calls: [{ type: 'CALL', from: EXECUTOR, to: ROUTER, input: swapInput, output: OUT }],
+        },
+        { type: 'DELEGATECALL', from: EXECUTOR, to: ROUTER, input: swapInput },
+        { type: 'CALL', from: EXECUTOR, to: ROUTER, input: swapInput, error: 'execution reverted' },
+      ],
+    };
+    expect(swapCallsFromCallTracer(root, ROUTER)).toEqual([
+      { from: EXECUTOR, input: swapInput, output: OUT, depth: 1, reverted: false },
+      { from: EXECUTOR, input: swapInput, output: OUT, depth: 2, reverted: true },
+      { from: EXECUTOR, input: swapInput, output: '0x', depth: 1, reverted: true },
+    ]);
+  });
+
+  it('behavior: trace_transaction: the same from the flat list, a reverted ancestor found by traceAddress', () => {
+    const call = (traceAddress: number[], to: string, input: string, error?: string) => ({
+      type: 'call',
+      action: { callType: 'call', from: EXECUTOR, to, input },
+      result: error ? null : { output: OUT },
+      ...(error ? { error } : {}),
+      traceAddress,
+    });
+    const traces = [
+      call([], EXECUTOR, '0x12345678'),
+      call([0], ROUTER, swapInput),
+      call([1], EXECUTOR, '0xabcdef01', 'Reverted'),
+      call([1, 0], ROUTER, swapInput),
+      call([2], ROUTER, swapInput),
+    ];
+    expect(swapCallsFromParity(traces, ROUTER).map((c) => [c.depth, c.reverted, c.output])).toEqual([
+      [1, false, OUT],
+      [2, true, OUT],
+      [1, false, OUT],
+    ]);
   });
 });

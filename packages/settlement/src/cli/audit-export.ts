@@ -4,7 +4,7 @@
  */
 import { AUDIT_FIELDS } from '@pmm/core';
 import type { AuditEntry } from '../store/audit-reader';
-import { csvLine } from './csv';
+import { csvLine } from '../csv';
 
 export type AuditFormat = 'jsonl' | 'csv';
 

@@ -2,8 +2,7 @@
  * Reads the audit trail back for the operator's `audit` and `settle` commands (the layout is
  * described in audit-trail.ts, its writer).
  */
-import { parseAuditRecord, type AuditRecord, type RedisClient, type RedisKeys } from '@pmm/core';
-import { auditDay } from './audit-trail';
+import { auditDay, parseAuditRecord, type AuditRecord, type RedisClient, type RedisKeys } from '@pmm/core';
 
 /** A record with the id of its stream entry (`<Redis ms>-<seq>`). */
 export interface AuditEntry {

@@ -46,7 +46,7 @@ export function runOperatorCli(
       io.out(`${usage}\n`);
       return argv.length === 0 ? 2 : 0;
     }
-    const ctx = await openOperatorContext(`signer-${name}-cli`);
+    const ctx = await openOperatorContext(`operator-${name}-cli`);
     try {
       return await command(argv, ctx, io);
     } finally {

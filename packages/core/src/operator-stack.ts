@@ -1,0 +1,52 @@
+/**
+ * How the operator commands (`keys`, `audit`, `settle`) find the stack that `npm start` runs
+ * beside them: scripts/start.mjs records in its stack file (`.local/stack.json`, mode 600: the
+ * Redis URL carries the private Redis's password) the Redis URL (`redis.url`) and the chains
+ * file (`configFile`) it gave the services. With no settings, a command uses those; an explicit REDIS_URL, CONFIG_FILE or CHAINS
+ * still wins. Outside a checkout (an image) there is no stack file and nothing changes.
+ *
+ * No signing or quoter key is ever read from here: the commands need none.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** The repository's stack file (this file is packages/core/{src,dist}/operator-stack.*). */
+export const DEFAULT_STACK_FILE = path.resolve(__dirname, '..', '..', '..', '.local', 'stack.json');
+
+export interface OperatorEnv {
+  /** The environment to load settings from: the process's, completed from the stack file. */
+  env: NodeJS.ProcessEnv;
+  /** Where the Redis URL comes from, for messages: `REDIS_URL`, the stack file's path, or `default`. */
+  redisFrom: string;
+}
+
+/** The environment for an operator command: REDIS_URL and CONFIG_FILE from a running `npm start` when unset. */
+export function operatorEnv(env: NodeJS.ProcessEnv = process.env): OperatorEnv {
+  const file = env.STACK_FILE || DEFAULT_STACK_FILE;
+  let recorded: { redisUrl?: unknown; configFile?: unknown } | undefined;
+  try {
+    const stack = JSON.parse(readFileSync(file, 'utf8')) as { redis?: { url?: unknown }; configFile?: unknown };
+    recorded = { redisUrl: stack.redis?.url, configFile: stack.configFile };
+  } catch {
+    // No stack file (no `npm start` here, or an image): the settings alone decide.
+  }
+  const out: NodeJS.ProcessEnv = { ...env };
+  let redisFrom = env.REDIS_URL ? 'REDIS_URL' : 'default';
+  if (!env.REDIS_URL && typeof recorded?.redisUrl === 'string') {
+    out.REDIS_URL = recorded.redisUrl;
+    redisFrom = path.relative(process.cwd(), file) || file;
+  }
+  if (!env.CONFIG_FILE && !env.CHAINS && typeof recorded?.configFile === 'string')
+    out.CONFIG_FILE = recorded.configFile;
+  return { env: out, redisFrom };
+}
+
+/** A Redis URL fit for a message: any user and password replaced by `***`. */
+export function redisUrlForDisplay(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/** "Redis redis://127.0.0.1:6379 (from .local/stack.json)": which Redis a command talks to. */
+export function describeRedis(url: string, from: string): string {
+  return `Redis ${redisUrlForDisplay(url)} (${from === 'default' ? 'the default' : `from ${from}`})`;
+}

@@ -1,0 +1,48 @@
+/**
+ * operatorEnv: the operator commands beside a running `npm start` take its Redis and chains from
+ * the stack file (`redis.url`, `configFile`, as scripts/start.mjs writes them); explicit settings win;
+ * no file changes nothing.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describeRedis, operatorEnv } from '../src';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'operator-stack-'));
+const file = path.join(dir, 'stack.json');
+writeFileSync(
+  file,
+  JSON.stringify({
+    chains: {},
+    redis: { url: 'redis://:s3cret@127.0.0.1:40123' },
+    configFile: '/srv/stack/chains.json',
+  }),
+);
+
+describe('operatorEnv', () => {
+  it('behavior: with no settings, the Redis URL and chains file of the stack file; the source is named', () => {
+    const { env, redisFrom } = operatorEnv({ STACK_FILE: file });
+    expect(env.REDIS_URL).toBe('redis://:s3cret@127.0.0.1:40123');
+    expect(env.CONFIG_FILE).toBe('/srv/stack/chains.json');
+    expect(redisFrom).toBe(path.relative(process.cwd(), file));
+    // The password never reaches a message.
+    expect(describeRedis(env.REDIS_URL!, redisFrom)).toBe(`Redis redis://***@127.0.0.1:40123 (from ${redisFrom})`);
+  });
+
+  it('behavior: an explicit REDIS_URL, CONFIG_FILE or CHAINS wins', () => {
+    const a = operatorEnv({ STACK_FILE: file, REDIS_URL: 'redis://10.0.0.5:6379', CONFIG_FILE: '/etc/pmm.json' });
+    expect([a.env.REDIS_URL, a.env.CONFIG_FILE, a.redisFrom]).toEqual([
+      'redis://10.0.0.5:6379',
+      '/etc/pmm.json',
+      'REDIS_URL',
+    ]);
+    expect(operatorEnv({ STACK_FILE: file, CHAINS: '{}' }).env.CONFIG_FILE).toBeUndefined();
+  });
+
+  it('boundary: no stack file (an image, no npm start): nothing is added', () => {
+    const { env, redisFrom } = operatorEnv({ STACK_FILE: path.join(dir, 'missing.json') });
+    expect(env.REDIS_URL).toBeUndefined();
+    expect(env.CONFIG_FILE).toBeUndefined();
+    expect(redisFrom).toBe('default');
+  });
+});

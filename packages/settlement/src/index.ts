@@ -1,0 +1,18 @@
+/**
+ * @pmm/settlement: the operator's `audit` and `settle` commands (dist/cli/audit.js,
+ * dist/cli/settle.js). They read the chains and the audit trail and hold no key; they are not
+ * in the service image. These exports serve tests and benchmarks.
+ */
+export { AuditReader } from './store/audit-reader';
+export type { AuditEntry, AuditFilter } from './store/audit-reader';
+export { runAuditCommand } from './cli/audit-command';
+export type { AuditCommandDeps } from './cli/audit-command';
+export { runSettleCommand } from './cli/settle-command';
+export type { SettleCommandDeps } from './cli/settle-command';
+export { createChainReader } from './chain/chain-reader';
+export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './chain/chain-reader';
+export { scanSwaps } from './settlement/scan-swaps';
+export type { OnChainSwap } from './settlement/scan-swaps';
+export { buildSettlement } from './settlement/settlement-report';
+export type { SettlementReport, SwapLine, SummaryLine } from './settlement/settlement-report';
+export { csvLine } from './csv';

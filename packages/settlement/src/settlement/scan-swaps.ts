@@ -1,0 +1,239 @@
+/**
+ * Finds every call of the router's `swap` in a block range, top-level or nested at any depth, any
+ * number per transaction, from on-chain facts only (any router that implements the
+ * specification's `swap` and moves standard ERC-20 tokens, not only the reference one):
+ *
+ * 1. standard ERC-20 `Transfer` logs to and from the router (`eth_getLogs`, at most `span`
+ *    blocks per request; a node that refuses a range gets half of it, down to one block, and
+ *    later ranges keep the size it accepted). Every swap moves tokenIn to the router and tokenOut
+ *    from it in its transaction, so only transactions with both are candidates: reserve top-ups
+ *    and withdrawals (one direction) cost nothing more. A reverted transaction has no logs.
+ * 2. each candidate is read (`eth_getTransactionByHash`): a top-level call of the router's `swap`
+ *    is one swap, its figures from its calldata (tokens, amountIn, signature) and its logs
+ *    (amountOut: tokenOut sent by the router; the transaction holds no other swap).
+ * 3. any other candidate (an executor, an aggregator, a split route) is traced (call-trace.ts):
+ *    each successful call of the router's `swap` is a swap, with its own calldata and its own
+ *    return data (amountOut). Reverted calls, or calls under a reverted caller, are not swaps.
+ *    When the node cannot trace, the transaction is listed apart with the reason.
+ *
+ * Transactions are read and traced `concurrency` at a time (ethers sends requests made together
+ * as one JSON-RPC batch); each request is retried when the failure looks transient.
+ */
+import { SWAP_SELECTOR, decodeSwapCalldata, decodeVerificationData, type VerificationData } from '@pmm/protocol';
+import { NO_TRACER_REASON, TracerChoice, type RouterSwapCall } from '../chain/call-trace';
+import { rpcError, type ChainReader, type ChainTransaction, type TransferLog } from '../chain/chain-reader';
+
+export interface OnChainSwap {
+  chainId: number;
+  txHash: string;
+  blockNumber: number;
+  /** Unix seconds of the block. */
+  blockTime: number;
+  /** Index of the first router Transfer log of the transaction (orders transactions within a block). */
+  logIndex: number;
+  /** Order of the swap among the transaction's swaps (0 for the first). */
+  callIndex: number;
+  /** `direct`: the transaction calls the router's swap itself; `nested`: a contract does (found by tracing). */
+  via: 'direct' | 'nested';
+  /** Lowercase: msg.sender of the router call (the router requires it to be the signed userAddress). */
+  user: string;
+  /** Lowercase: who sent the transaction. */
+  txFrom: string;
+  tokenIn: string;
+  tokenOut: string;
+  /** The call's own amountIn (what the router takes). */
+  amountIn: bigint;
+  /** What the router paid out for this call: its return data, or for a direct call the router's tokenOut transfers. */
+  amountOut: bigint;
+  /** The call's `minAmountOut` (not signed: with amountIn, it tells apart requests that share a signature). */
+  minAmountOut: bigint;
+  /** The call's `quoteTimestamp` (the signed timestamp). */
+  quoteTimestamp: number;
+  /** Decoded verificationData; undefined when it is not the canonical encoding (reason in `problem`). */
+  verification?: VerificationData;
+  problem?: string;
+}
+
+/** A transaction that touched the router like a swap but could not be examined. */
+export interface UnexaminedTransaction {
+  chainId: number;
+  txHash: string;
+  blockNumber: number;
+  blockTime: number;
+  logIndex: number;
+  reason: string;
+}
+
+export interface ScanResult {
+  swaps: OnChainSwap[];
+  unexamined: UnexaminedTransaction[];
+  /** Transactions read, and of those traced. */
+  transactions: number;
+  traced: number;
+}
+
+export interface ScanOptions {
+  reader: ChainReader;
+  router: string;
+  fromBlock: number;
+  toBlock: number;
+  /** Most blocks per eth_getLogs request; default 2000. */
+  span?: number;
+  /** Transactions read or traced at once; default 8. */
+  concurrency?: number;
+  /** Shared across a run so that the node's tracer is found once per chain. */
+  tracer: TracerChoice;
+  /** Called after each block window with the last block done. */
+  onProgress?: (doneThrough: number, swapsSoFar: number, unexaminedSoFar: number) => void;
+}
+
+async function logsIn(
+  reader: ChainReader,
+  router: string,
+  from: number,
+  to: number,
+): Promise<{ logs: TransferLog[]; to: number }> {
+  try {
+    const [incoming, outgoing] = await Promise.all([
+      reader.transfers(router, 'to', from, to),
+      reader.transfers(router, 'from', from, to),
+    ]);
+    return { logs: [...incoming, ...outgoing], to };
+  } catch (err) {
+    if (to === from) throw err;
+    // Too many results or too wide a range for this node: try the first half.
+    return logsIn(reader, router, from, from + Math.floor((to - from) / 2));
+  }
+}
+
+/** Runs `work` over `items`, at most `limit` at a time, results in the items' order. */
+async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/**
+ * The router's swap calls of a transaction: its own call when it calls the router's swap, else
+ * the calls its trace shows. `unexamined` says why there is no answer.
+ */
+export async function routerSwapCalls(
+  reader: ChainReader,
+  tracer: TracerChoice,
+  router: string,
+  tx: ChainTransaction,
+): Promise<{ via: 'direct' | 'nested'; calls: RouterSwapCall[] } | { unexamined: string }> {
+  if (tx.to === router && tx.input.startsWith(SWAP_SELECTOR))
+    return { via: 'direct', calls: [{ from: tx.from, input: tx.input, output: '0x', depth: 0, reverted: false }] };
+  try {
+    const calls = await tracer.swapCalls(reader, tx, router);
+    if (calls) return { via: 'nested', calls };
+    return { unexamined: NO_TRACER_REASON };
+  } catch (err) {
+    return { unexamined: `the node could not trace it: ${rpcError(err).message}` };
+  }
+}
+
+export async function scanSwaps(opts: ScanOptions): Promise<ScanResult> {
+  const { reader } = opts;
+  const router = opts.router.toLowerCase();
+  const span = opts.span ?? 2_000;
+  const result: ScanResult = { swaps: [], unexamined: [], transactions: 0, traced: 0 };
+  let from = opts.fromBlock;
+  // Once the node refused a window, later windows keep the size it accepted.
+  let size = span;
+  while (from <= opts.toBlock) {
+    const window = await logsIn(reader, router, from, Math.min(opts.toBlock, from + size - 1));
+    if (window.to < Math.min(opts.toBlock, from + size - 1)) size = window.to - from + 1;
+    const byTx = new Map<string, TransferLog[]>();
+    for (const log of window.logs) {
+      const list = byTx.get(log.txHash) ?? [];
+      list.push(log);
+      byTx.set(log.txHash, list);
+    }
+    // A swap moves tokenIn to the router and tokenOut from it: one direction alone is a top-up or a withdrawal.
+    const candidates = [...byTx].filter(
+      ([, logs]) => logs.some((l) => l.to === router) && logs.some((l) => l.from === router),
+    );
+    const found = await pool(candidates, opts.concurrency ?? 8, ([hash, logs]) =>
+      examine(reader, opts.tracer, router, hash, logs),
+    );
+    for (const f of found) {
+      result.transactions += 1;
+      if (f.traced) result.traced += 1;
+      result.swaps.push(...f.swaps);
+      if (f.unexamined) result.unexamined.push(f.unexamined);
+    }
+    opts.onProgress?.(window.to, result.swaps.length, result.unexamined.length);
+    from = window.to + 1;
+  }
+  const order = (a: { blockNumber: number; logIndex: number }, b: { blockNumber: number; logIndex: number }) =>
+    a.blockNumber - b.blockNumber || a.logIndex - b.logIndex;
+  result.swaps.sort((a, b) => order(a, b) || a.callIndex - b.callIndex);
+  result.unexamined.sort(order);
+  return result;
+}
+
+async function examine(
+  reader: ChainReader,
+  tracer: TracerChoice,
+  router: string,
+  hash: string,
+  logs: TransferLog[],
+): Promise<{ swaps: OnChainSwap[]; unexamined?: UnexaminedTransaction; traced: boolean }> {
+  const first = logs.reduce((a, b) => (a.logIndex <= b.logIndex ? a : b));
+  const [tx, blockTime] = await Promise.all([reader.transaction(hash), reader.blockTime(first.blockNumber)]);
+  if (!tx) throw new Error(`chain ${reader.chainId}: transaction ${hash} of a log not found`);
+  const found = await routerSwapCalls(reader, tracer, router, tx);
+  const place = {
+    chainId: reader.chainId,
+    txHash: hash,
+    blockNumber: first.blockNumber,
+    blockTime,
+    logIndex: first.logIndex,
+  };
+  if ('unexamined' in found) return { swaps: [], unexamined: { ...place, reason: found.unexamined }, traced: false };
+  const swaps: OnChainSwap[] = [];
+  for (const call of found.calls) {
+    if (call.reverted) continue;
+    let args;
+    try {
+      args = decodeSwapCalldata(call.input);
+    } catch {
+      continue; // the selector with truncated arguments: the router rejected it, nothing moved
+    }
+    const swap: OnChainSwap = {
+      ...place,
+      callIndex: swaps.length,
+      via: found.via,
+      user: call.from,
+      txFrom: tx.from,
+      tokenIn: args.tokenIn,
+      tokenOut: args.tokenOut,
+      amountIn: args.amountIn,
+      amountOut:
+        found.via === 'direct'
+          ? logs.filter((l) => l.token === args.tokenOut && l.from === router).reduce((t, l) => t + l.value, 0n)
+          : call.output.length >= 66
+            ? BigInt(call.output.slice(0, 66))
+            : 0n,
+      minAmountOut: args.minAmountOut,
+      quoteTimestamp: Number(args.quoteTimestamp),
+    };
+    if (found.via === 'nested' && call.output.length < 66) swap.problem = 'the router call returned no amountOut';
+    try {
+      swap.verification = decodeVerificationData(args.verificationData);
+    } catch (err) {
+      swap.problem = `verificationData: ${err instanceof Error ? err.message : 'not decodable'}`;
+    }
+    swaps.push(swap);
+  }
+  return { swaps, traced: found.via === 'nested' };
+}
