@@ -72,5 +72,5 @@ export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, r
 export { maskUrlCredentials, redactText, registerSecret } from './secrets';
 export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
-export { DEFAULT_STACK_FILE, describeRedis, operatorEnv, redisUrlForDisplay } from './operator-stack';
+export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
 export type { OperatorEnv } from './operator-stack';

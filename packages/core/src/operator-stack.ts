@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { maskUrlCredentials } from './secrets';
 
 /** The repository's stack file (this file is packages/core/{src,dist}/operator-stack.*). */
 export const DEFAULT_STACK_FILE = path.resolve(__dirname, '..', '..', '..', '.local', 'stack.json');
@@ -41,12 +42,7 @@ export function operatorEnv(env: NodeJS.ProcessEnv = process.env): OperatorEnv {
   return { env: out, redisFrom };
 }
 
-/** A Redis URL fit for a message: any user and password replaced by `***`. */
-export function redisUrlForDisplay(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
-}
-
 /** "Redis redis://127.0.0.1:6379 (from .local/stack.json)": which Redis a command talks to. */
 export function describeRedis(url: string, from: string): string {
-  return `Redis ${redisUrlForDisplay(url)} (${from === 'default' ? 'the default' : `from ${from}`})`;
+  return `Redis ${maskUrlCredentials(url)} (${from === 'default' ? 'the default' : `from ${from}`})`;
 }
