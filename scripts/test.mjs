@@ -13,6 +13,18 @@ const step = (label, cmd, args, env = process.env) => {
   return spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
 };
 
+// Programs some tests drive, from Debian's packages: said up front rather than as a failed test.
+const onPath = (name) => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
+const missing = [
+  !onPath('promtool') && 'promtool (apt-get install prometheus)',
+  !existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium') &&
+    'chromium (apt-get install chromium, or CHROMIUM_PATH)',
+].filter(Boolean);
+if (missing.length > 0) {
+  console.error(`[test] missing: ${missing.join('; ')}`);
+  process.exit(1);
+}
+
 if (step('type-check tests', bin('tsc'), ['-p', 'tsconfig.test.json']) !== 0) process.exit(1);
 if (step('lint', bin('eslint'), ['.']) !== 0) process.exit(1);
 if (step('format', bin('prettier'), ['--check', '--log-level', 'warn', '.']) !== 0) process.exit(1);
