@@ -26,7 +26,12 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const REQ = { chainId: 8453, tokenIn: '0x1', tokenOut: '0x2', fee: 10, userAddress: '0x3', amountIn: 1n };
-const quote = (deadline: number) => ({ verificationData: '0xab', timestamp: deadline - 60, deadline, calldata: '0xcd' });
+const quote = (deadline: number) => ({
+  verificationData: '0xab',
+  timestamp: deadline - 60,
+  deadline,
+  calldata: '0xcd',
+});
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 describe('the quote deadline in the SDK', () => {
