@@ -8,6 +8,7 @@ import { Interface } from 'ethers';
 import type { SignSwapResponse } from '@pmm/protocol';
 import type { CallOptions } from './http-request';
 import type { PmmClient } from './pmm-client';
+import { assertQuoteLive } from './quote-deadline';
 import { swapAccountOf, type SwapWallet } from './wallet';
 
 const ERC20 = new Interface([
@@ -71,6 +72,8 @@ export async function executeSwap(p: ExecuteSwapParams): Promise<ExecuteSwapResu
     p.signOptions,
   );
   if (!quote.calldata) throw new Error('the API answered without calldata although amountIn was sent');
+  // The last moment before the transaction leaves: a wallet may have kept it waiting.
+  assertQuoteLive(quote);
   const swap = await account.send(p.router, quote.calldata, nonce);
   let amountOut: bigint | undefined;
   for (const log of swap.logs) {

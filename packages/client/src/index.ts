@@ -11,6 +11,7 @@ export type {
   AmmVerificationParams,
 } from '@pmm/protocol';
 export { PmmApiError } from './pmm-api-error';
+export { assertQuoteLive } from './quote-deadline';
 export type { ClientErrorCode } from './pmm-api-error';
 export { PmmClient } from './pmm-client';
 export type { PmmClientOptions } from './pmm-client';

@@ -2,8 +2,11 @@ import { ERROR_CODES, type ErrorCode as ApiErrorCode } from '@pmm/protocol';
 import { rateLimitFromHeaders, type RateLimitInfo } from './rate-limit-info';
 import { retryAfterMs } from './retry-after';
 
-/** Codes of failures the SDK sees itself, with status 0: no answer was read. */
-export type ClientErrorCode = 'NETWORK_ERROR' | 'BAD_RESPONSE' | 'TIMEOUT' | 'ABORTED';
+/**
+ * Codes of failures the SDK sees itself, with status 0: no answer was read, or (QUOTE_EXPIRED) the
+ * answer was a quote whose deadline had already passed (quote-deadline.ts).
+ */
+export type ClientErrorCode = 'NETWORK_ERROR' | 'BAD_RESPONSE' | 'TIMEOUT' | 'ABORTED' | 'QUOTE_EXPIRED';
 
 /** An error answered by the API, typed by the spec's code, or a client-side failure (status 0). */
 export class PmmApiError extends Error {

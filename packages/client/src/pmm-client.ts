@@ -5,6 +5,7 @@
  */
 import type { OrderbookResponse as Orderbook, SignSwapRequest, SignSwapResponse } from '@pmm/protocol';
 import { requestJson, type CallOptions, type RetryOptions } from './http-request';
+import { assertQuoteLive } from './quote-deadline';
 import type { RateLimitInfo } from './rate-limit-info';
 import { subscribeOrderbook, type OrderbookSubscription, type SubscribeOrderbookOptions } from './subscribe-orderbook';
 
@@ -55,8 +56,11 @@ export class PmmClient {
     return subscribeOrderbook({ baseUrl: this.baseUrl, apiKey: this.opts.apiKey }, chainId, onBook, options);
   }
 
-  /** A signed swap quote (`POST /v2/swap/sign`); amounts and fee are sent as decimal strings. */
-  signSwap(req: SignSwapRequest, options: CallOptions = {}): Promise<SignSwapResponse> {
+  /**
+   * A signed swap quote (`POST /v2/swap/sign`); amounts and fee are sent as decimal strings.
+   * Never resolves with a quote past its `deadline` (PmmApiError QUOTE_EXPIRED instead).
+   */
+  async signSwap(req: SignSwapRequest, options: CallOptions = {}): Promise<SignSwapResponse> {
     const body: Record<string, unknown> = {
       tokenIn: req.tokenIn,
       tokenOut: req.tokenOut,
@@ -66,7 +70,9 @@ export class PmmClient {
     if (req.chainId !== undefined) body.chainId = req.chainId;
     if (req.amountIn !== undefined) body.amountIn = String(req.amountIn);
     if (req.minAmountOut !== undefined) body.minAmountOut = String(req.minAmountOut);
-    return this.request<SignSwapResponse>('POST', '/v2/swap/sign', body, options);
+    const quote = await this.request<SignSwapResponse>('POST', '/v2/swap/sign', body, options);
+    assertQuoteLive(quote);
+    return quote;
   }
 
   private request<T>(method: string, path: string, body: unknown, options: CallOptions): Promise<T> {

@@ -87,7 +87,10 @@ describe('PmmClient retries', () => {
   });
 
   it('behavior: the sign call is retried too, with the same body', async () => {
-    script = [reply(503, envelope('SERVICE_UNAVAILABLE'), { 'Retry-After': '0' }), reply(200, '{"signature":"0x"}')];
+    script = [
+      reply(503, envelope('SERVICE_UNAVAILABLE'), { 'Retry-After': '0' }),
+      reply(200, '{"verificationData":"0x","timestamp":1,"deadline":9999999999}'),
+    ];
     const req = { chainId: 56, tokenIn: '0x1', tokenOut: '0x2', fee: 10, userAddress: '0x3' };
     await client().signSwap(req);
     expect(seen.map((s) => s.method)).toEqual(['POST', 'POST']);

@@ -30,6 +30,11 @@ export interface AuditRecord {
   minAmountOut?: string;
   /** The signed `timestamp` (Unix seconds), as returned to the integrator. */
   timestamp: number;
+  /**
+   * Unix seconds: the last block timestamp at which the router accepts the quote (`timestamp` +
+   * the chain's validity), as answered on /v2. Absent from records written before it existed.
+   */
+  deadline?: number;
   /** `0x` hex: the signed digest and the 65-byte signature (lowercase). */
   digest: string;
   signature: string;
@@ -56,6 +61,8 @@ export const AUDIT_FIELDS = [
   'signature',
   'signer',
   'clientRequestId',
+  // Added after the first records: last, so that the CSV export's earlier columns keep their places.
+  'deadline',
 ] as const satisfies readonly (keyof AuditRecord)[];
 
 /** The stream entry's only field: the record as JSON (one argument to send, one value to store). */
@@ -68,9 +75,13 @@ export function auditRecordJson(record: AuditRecord): string {
 
 const INTEGER_FIELDS = ['time', 'chainId', 'timestamp'] as const;
 const OPTIONAL_FIELDS = ['amountIn', 'minAmountOut', 'clientRequestId'] as const;
+const OPTIONAL_INTEGER_FIELDS = ['deadline'] as const;
 /** The other fields: required strings. */
 const STRING_FIELDS = AUDIT_FIELDS.filter(
-  (f) => !(INTEGER_FIELDS as readonly string[]).includes(f) && !(OPTIONAL_FIELDS as readonly string[]).includes(f),
+  (f) =>
+    !(INTEGER_FIELDS as readonly string[]).includes(f) &&
+    !(OPTIONAL_FIELDS as readonly string[]).includes(f) &&
+    !(OPTIONAL_INTEGER_FIELDS as readonly string[]).includes(f),
 );
 
 /** Reads a record back from its JSON; throws a plain Error naming the first bad field. */
@@ -83,6 +94,9 @@ export function parseAuditRecord(json: string): AuditRecord {
     if (typeof v[name] !== 'string') throw new Error(`audit record: ${name} is missing`);
   for (const name of OPTIONAL_FIELDS)
     if (v[name] !== undefined && typeof v[name] !== 'string') throw new Error(`audit record: ${name} is not a string`);
+  for (const name of OPTIONAL_INTEGER_FIELDS)
+    if (v[name] !== undefined && !Number.isSafeInteger(v[name]))
+      throw new Error(`audit record: ${name} is not an integer`);
   return v as unknown as AuditRecord;
 }
 

@@ -40,11 +40,11 @@ export const SHARED_SETTINGS = {
 
 /**
  * `CHAINS` (config-file key `chains`): the chain deployments, `{ "<id>": { chainId, rpcUrl?,
- * wsUrl?, contracts } }`, checked by parseChainDeployments. Required; each program that reads it
- * says in `description` what it uses it for.
+ * wsUrl?, contracts } }`, checked by parseChainDeployments. Required unless a `fallback` is
+ * given; each program that reads it says in `description` what it uses it for.
  */
-export function chainsSetting(description: string): Setting<ChainDeployments> {
-  return settings.json('CHAINS', description, undefined, (value) => {
+export function chainsSetting(description: string, fallback?: ChainDeployments): Setting<ChainDeployments> {
+  return settings.json('CHAINS', description, fallback, (value) => {
     try {
       return parseChainDeployments(value);
     } catch (err) {

@@ -94,7 +94,7 @@ export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';
 export { isUint256String, parseUintString, UINT256_MAX } from './parse-uint';
 export { parseSignRequest, SIGN_REQUEST_SCHEMA, type ParsedSignRequest, type SignRequestOptions } from './sign-request';
 export { signSwapQuote, type SignedSwapQuote } from './sign-swap-quote';
-export { type SignSwapRequest, type SignSwapResponse } from './sign-wire';
+export { type LegacySignSwapResponse, type SignSwapRequest, type SignSwapResponse } from './sign-wire';
 export {
   decodeSwapCalldata,
   encodeSwapCalldata,
@@ -111,5 +111,6 @@ export {
   SIGN_RESPONSE_SCHEMA,
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
+  V1_SIGN_RESPONSE_SCHEMA,
 } from './wire-schemas';
 export { decodeVerificationData, encodeVerificationData, type VerificationData } from './verification-data';

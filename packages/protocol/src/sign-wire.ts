@@ -18,6 +18,14 @@ export interface SignSwapResponse {
   verificationData: string;
   /** Unix seconds at signing. */
   timestamp: number;
+  /**
+   * Unix seconds: the last block timestamp at which the chain's router still accepts this
+   * quote (`timestamp` + the router's validity); in any later block the swap reverts.
+   */
+  deadline: number;
   /** Present if and only if the request had `amountIn`. */
   calldata?: string;
 }
+
+/** The body of a legacy `/v1` 200: the earlier interface's fields, without `deadline`. */
+export type LegacySignSwapResponse = Omit<SignSwapResponse, 'deadline'>;

@@ -73,11 +73,23 @@ export const V1_SIGN_REQUEST_SCHEMA = {
 export const SIGN_RESPONSE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['verificationData', 'timestamp'],
+  required: ['verificationData', 'timestamp', 'deadline'],
   properties: {
     verificationData: { type: 'string', pattern: HEX_BYTES_PATTERN },
     timestamp: { type: 'integer', format: 'int64', minimum: 0 },
+    deadline: { type: 'integer', format: 'int64', minimum: 0 },
     calldata: { type: 'string', pattern: HEX_BYTES_PATTERN },
+  },
+} as const;
+
+/** Legacy `POST /v1/swap/sign` 200 (LegacySignSwapResponse): the v2 answer without `deadline`. */
+export const V1_SIGN_RESPONSE_SCHEMA = {
+  ...SIGN_RESPONSE_SCHEMA,
+  required: ['verificationData', 'timestamp'],
+  properties: {
+    verificationData: SIGN_RESPONSE_SCHEMA.properties.verificationData,
+    timestamp: SIGN_RESPONSE_SCHEMA.properties.timestamp,
+    calldata: SIGN_RESPONSE_SCHEMA.properties.calldata,
   },
 } as const;
 

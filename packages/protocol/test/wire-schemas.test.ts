@@ -6,7 +6,7 @@ import { ApiError, ERROR_CODES, toErrorEnvelope, type ErrorEnvelope } from '../s
 import { levelsFromSamples } from '../src/orderbook-levels';
 import type { OrderbookLevel, OrderbookResponse, PairOrderbook } from '../src/orderbook';
 import { signSwapQuote } from '../src/sign-swap-quote';
-import type { SignSwapResponse } from '../src/sign-wire';
+import type { LegacySignSwapResponse, SignSwapResponse } from '../src/sign-wire';
 import {
   errorEnvelopeSchema,
   ORDERBOOK_LEVEL_SCHEMA,
@@ -15,6 +15,7 @@ import {
   SIGN_RESPONSE_SCHEMA,
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
+  V1_SIGN_RESPONSE_SCHEMA,
 } from '../src/wire-schemas';
 import { SIGN_REQUEST_SCHEMA } from '../src/sign-request';
 
@@ -30,7 +31,8 @@ const _shapes: [
   Matches<typeof ORDERBOOK_RESPONSE_SCHEMA, OrderbookResponse>,
   Matches<typeof V1_ORDERBOOK_RESPONSE_SCHEMA, Omit<OrderbookResponse, 'chainId'>>,
   Matches<typeof SIGN_RESPONSE_SCHEMA, SignSwapResponse>,
-] = [true, true, true, true, true];
+  Matches<typeof V1_SIGN_RESPONSE_SCHEMA, LegacySignSwapResponse>,
+] = [true, true, true, true, true, true];
 
 /** The schemas as the OpenAPI document holds them, so that their `$ref`s resolve. */
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -102,7 +104,8 @@ describe('wire schemas', () => {
     const fields = fc.record({
       tokenIn: addressArb,
       tokenOut: addressArb,
-      timestamp: fc.bigInt({ min: 0n, max: BigInt(Number.MAX_SAFE_INTEGER) }),
+      // Room for the deadline (timestamp + validity) to stay a safe integer too.
+      timestamp: fc.bigInt({ min: 0n, max: BigInt(Number.MAX_SAFE_INTEGER - 86_400) }),
       fee: uint256Arb,
       originRate: uint256Arb,
       userAddress: addressArb,
@@ -112,6 +115,7 @@ describe('wire schemas', () => {
         const body: SignSwapResponse = {
           verificationData: signSwapQuote(signer, f).verificationData,
           timestamp: Number(f.timestamp),
+          deadline: Number(f.timestamp) + 60,
         };
         expect(validate(SIGN_RESPONSE_SCHEMA, body)).toBeUndefined();
       }),
@@ -120,8 +124,12 @@ describe('wire schemas', () => {
   });
 
   it('error: a sign response the schema refuses (it can fail)', () => {
-    const body = { verificationData: '0xab', timestamp: 1 };
+    const body = { verificationData: '0xab', timestamp: 1, deadline: 61 };
     expect(validate(SIGN_RESPONSE_SCHEMA, body)).toBeUndefined();
+    expect(validate(SIGN_RESPONSE_SCHEMA, { ...body, deadline: undefined })).toBeDefined();
+    expect(validate(SIGN_RESPONSE_SCHEMA, { ...body, deadline: 1.5 })).toBeDefined();
+    expect(validate(V1_SIGN_RESPONSE_SCHEMA, { verificationData: '0xab', timestamp: 1 })).toBeUndefined();
+    expect(validate(V1_SIGN_RESPONSE_SCHEMA, body)).toBeDefined();
     expect(validate(SIGN_RESPONSE_SCHEMA, { ...body, verificationData: '0xAB' })).toBeDefined();
     expect(validate(SIGN_RESPONSE_SCHEMA, { ...body, timestamp: -1 })).toBeDefined();
     expect(validate(SIGN_RESPONSE_SCHEMA, { timestamp: 1 })).toBeDefined();

@@ -53,6 +53,7 @@ export async function startInProcessSign(opts: { redisUrl: string; prefix: strin
     maxFee: 10_000n,
     signers: new Map([[8453, createDigestSigner(`0x${randomBytes(32).toString('hex')}`)]]),
     originRates: new Map(),
+    quoteValiditySeconds: new Map([[8453, 60]]),
     pairs,
     audit: new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: DAY_MS }),
     metrics: signMetrics(createMetrics('in-process')),

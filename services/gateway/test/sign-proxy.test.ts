@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import type { Gateway } from '@pmm/gateway';
 import { call, harness, type Harness } from './support/harness';
-import { SIGN_OK_BODY, fakeSigner, type FakeSigner } from './support/fake-signer';
+import { SIGN_OK_BODY, V1_SIGN_OK_BODY, fakeSigner, type FakeSigner } from './support/fake-signer';
 
 let h: Harness;
 let signer: FakeSigner;
@@ -81,7 +81,7 @@ describe('POST to the signer through http-proxy-middleware', () => {
           .send(text),
       );
       expect(res.status).toBe(200);
-      expect(res.text).toBe(SIGN_OK_BODY);
+      expect(res.text).toBe(v1 ? V1_SIGN_OK_BODY : SIGN_OK_BODY);
       expect(signer.requests).toHaveLength(1);
       const got = signer.requests[0]!;
       expect(got.method).toBe('POST');

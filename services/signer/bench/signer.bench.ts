@@ -112,6 +112,7 @@ async function main(): Promise<void> {
     integrator: integratorView('bench', JSON.stringify(integratorRecord)),
     signer: () => signer,
     originRate: () => 0n,
+    validitySeconds: () => 60,
     nowMs: Date.now(),
   };
   const maxFee = 10_000n;
@@ -223,6 +224,7 @@ async function main(): Promise<void> {
       servedChains: [CHAIN],
       maxFee,
       signers: new Map([[CHAIN, signer]]),
+      quoteValiditySeconds: new Map([[CHAIN, 60]]),
       originRates: new Map([[CHAIN, 0n]]),
       pairs,
       integrators: new IntegratorStore({ redis, keys }),

@@ -26,6 +26,7 @@ export function createApp(deps: SignerDeps): RequestListener {
     maxFee: deps.maxFee,
     signers: deps.signers,
     originRates: deps.originRates,
+    quoteValiditySeconds: deps.quoteValiditySeconds,
     pairs: deps.pairs,
     audit: deps.audit,
     metrics: signMetrics(deps.metrics),

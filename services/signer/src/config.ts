@@ -14,6 +14,7 @@
  * redaction and never echoes them.
  */
 import {
+  chainsSetting,
   ConfigError,
   loadConfig,
   settings,
@@ -22,9 +23,13 @@ import {
   SIGN_PATH_SETTINGS,
   throwConfigErrors,
   readConfigFile,
+  type ChainDeployments,
   type Setting,
 } from '@pmm/core';
 import { DEFAULT_MAX_FEE, UINT256_MAX } from '@pmm/protocol';
+
+/** The reference router's validity, and the devnet's. */
+export const DEFAULT_QUOTE_VALIDITY_SECONDS = 60;
 
 function fail(reason: string): never {
   throw new ConfigError(reason);
@@ -85,6 +90,12 @@ export const SIGNER_SETTINGS = {
     100_000,
     [0, 1_000_000_000],
   ),
+  chains: chainsSetting(
+    'Chain deployments, the same map as the indexer reads (JSON, or the `chains` key of CONFIG_FILE). The signer uses only ' +
+      "each served chain's rpcUrl and router: at start it asks the router for validity() and refuses to start when " +
+      'QUOTE_VALIDITY_SECONDS_<id> differs. Default: none (the validity settings are used unchecked).',
+    {},
+  ),
   signerBackend: settings.oneOf(
     'SIGNER_BACKEND',
     'secp256k1 implementation: auto (native libsecp256k1 when it loads, else @noble/curves), libsecp256k1 (fail if absent) or noble. Default auto.',
@@ -98,8 +109,8 @@ export const SIGNER_SETTINGS = {
  * 1. `SIGNER_KEY_<id>` (or `SIGNER_KEY_<id>_FILE`): 32-byte hex private key;
  * 2. `SIGNER_KEYSTORE_<id>`: path of an encrypted JSON keystore (geth/ethers v3), decrypted
  *    with the password from `SIGNER_KEYSTORE_PASSWORD_<id>` (or, better, `…_FILE`).
- * Config-file names are `signerKey_<id>`, `signerKeystore_<id>`, `signerKeystorePassword_<id>`
- * and `originRate_<id>`.
+ * Config-file names are `signerKey_<id>`, `signerKeystore_<id>`, `signerKeystorePassword_<id>`,
+ * `originRate_<id>` and `quoteValiditySeconds_<id>`.
  */
 export function chainSettings(chainId: number) {
   return {
@@ -107,6 +118,12 @@ export function chainSettings(chainId: number) {
       `ORIGIN_RATE_${chainId}`,
       `originRate signed into every chain-${chainId} quote (uint256, opaque to the service; an integrator record may override it). Default 0.`,
       0n,
+    ),
+    [`quoteValiditySeconds_${chainId}`]: settings.int(
+      `QUOTE_VALIDITY_SECONDS_${chainId}`,
+      `Seconds the chain-${chainId} router accepts a quote after its timestamp (the router's validity); every sign answer's deadline is timestamp + this. Checked at start against the router's validity() when CHAINS names the chain's rpcUrl. Default 60 (the reference router's).`,
+      DEFAULT_QUOTE_VALIDITY_SECONDS,
+      [1, 86_400],
     ),
     [`signerKey_${chainId}`]: settings.optionalSecret(
       `SIGNER_KEY_${chainId}`,
@@ -130,6 +147,8 @@ export type KeySource =
 export interface ChainSignerConfig {
   chainId: number;
   originRate: bigint;
+  /** The router's validity: a quote's deadline is its timestamp + this many seconds. */
+  quoteValiditySeconds: number;
   key: KeySource;
 }
 
@@ -151,6 +170,8 @@ export interface SignerConfig {
   /** Default signatures per integrator, chain and UTC day (0: none). */
   dailySignatureQuota: number;
   chains: Record<number, ChainSignerConfig>;
+  /** Where the served chains live (only rpcUrl and router are used: check-quote-validity.ts). */
+  deployments: ChainDeployments;
 }
 
 /** The message for a served chain with no key: names the chain and every way to give one. */
@@ -200,7 +221,8 @@ export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
     if (chain) chains[chainId] = chain;
   }
   throwConfigErrors(problems);
-  return { ...base!, chains };
+  const { chains: deployments, ...fixed } = base!;
+  return { ...fixed, chains, deployments };
 }
 
 function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerConfig {
@@ -218,5 +240,10 @@ function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerCo
     }
     key = { kind: 'keystore', env: `SIGNER_KEYSTORE_${chainId}`, path: keystore, password };
   } else throw new ConfigError(missingKeyMessage(chainId));
-  return { chainId, originRate: c[`originRate_${chainId}`] as bigint, key };
+  return {
+    chainId,
+    originRate: c[`originRate_${chainId}`] as bigint,
+    quoteValiditySeconds: c[`quoteValiditySeconds_${chainId}`] as number,
+    key,
+  };
 }

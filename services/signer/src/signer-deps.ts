@@ -20,6 +20,8 @@ export interface SignerDeps {
   signers: ReadonlyMap<number, DigestSigner>;
   /** Configured originRate per chain; a missing chain means 0. */
   originRates: ReadonlyMap<number, bigint>;
+  /** The router's validity per served chain, in seconds: an answer's deadline is its timestamp + this. */
+  quoteValiditySeconds: ReadonlyMap<number, number>;
   /** Cached pair registries (PairRegistryCache). */
   pairs: { get(chainId: number): PairRegistry | undefined };
   integrators: IntegratorSource;

@@ -15,6 +15,7 @@ import {
   type Served,
 } from '@pmm/core';
 import { createApp } from './app';
+import { checkQuoteValidity } from './check-quote-validity';
 import type { SignerConfig } from './config';
 import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
 import { RedisAuditTrail } from './store/audit-trail';
@@ -33,6 +34,8 @@ export interface RunningSigner {
 /** Starts the signer. Rejects with a ConfigError when a signing key cannot be loaded. */
 export async function startSigner(config: SignerConfig, logger: Logger): Promise<RunningSigner> {
   const signers = await loadSigningKeys(config);
+  // Before any Redis connection: a validity the router contradicts is a configuration error.
+  await checkQuoteValidity(Object.values(config.chains), config.deployments, logger);
   for (const [chainId, signer] of signers) {
     // Addresses only: the key never leaves the signer's closure.
     logger.info('signing key loaded', { chainId, address: signer.address, backend: signer.backend });
@@ -56,6 +59,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   const metrics = createMetrics('signer');
   auditTrailSizeMetric(metrics, auditRedis, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
+  const quoteValiditySeconds = new Map(config.servedChains.map((id) => [id, config.chains[id]!.quoteValiditySeconds]));
   const app = createApp({
     logger,
     metrics,
@@ -65,6 +69,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     bodyLimitBytes: config.signBodyLimit,
     signers,
     originRates,
+    quoteValiditySeconds,
     pairs,
     integrators,
     audit: new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: config.auditRetentionDays * DAY_MS }),

@@ -82,6 +82,7 @@ describe('the audit trail on the sign path', () => {
       amountIn: '1000',
       minAmountOut: '7',
       timestamp: NOW_S,
+      deadline: NOW_S + 60,
       digest,
       signature,
       signer: f.signers.get(8453)!.address,

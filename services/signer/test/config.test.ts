@@ -68,6 +68,7 @@ describe('settings', () => {
     expect(c.chains[56]).toEqual({
       chainId: 56,
       originRate: 0n,
+      quoteValiditySeconds: 60,
       key: { kind: 'hex', env: 'SIGNER_KEY_56', privateKey: KEYS[56] },
     });
   });
@@ -85,6 +86,28 @@ describe('settings', () => {
     expect(c.chains[56]?.originRate).toBe(BigInt(max));
     expect(c.maxFee).toBe(500n);
     expect(Object.keys(c.chains)).toEqual(['56']);
+  });
+
+  const ROUTER = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+  it('behavior: QUOTE_VALIDITY_SECONDS_<id> per chain (1 s to a day); CHAINS is optional and keeps only deployments', () => {
+    const c = load({ ...baseEnv(), QUOTE_VALIDITY_SECONDS_56: '120' });
+    expect(c.chains[56]?.quoteValiditySeconds).toBe(120);
+    expect(c.chains[8453]?.quoteValiditySeconds).toBe(60);
+    expect(c.deployments).toEqual({});
+    expect(configError(() => load({ ...baseEnv(), QUOTE_VALIDITY_SECONDS_56: '0' }))).toMatch(
+      /^QUOTE_VALIDITY_SECONDS_56 \(quoteValiditySeconds_56\): /,
+    );
+    const withChains = load({
+      ...baseEnv(),
+      CHAINS: JSON.stringify({
+        56: {
+          chainId: 56,
+          rpcUrl: 'http://127.0.0.1:8546',
+          contracts: { router: ROUTER, helper: ROUTER, verifier: ROUTER },
+        },
+      }),
+    });
+    expect(withChains.deployments[56]?.rpcUrl).toBe('http://127.0.0.1:8546');
   });
 
   it('error: invalid settings name the setting', () => {

@@ -2,7 +2,8 @@
  * End to end on the devnet (three real Hardhat chains with the reference router): what the
  * signer returns executes a swap, both as the six-argument call and as the raw calldata, and
  * pays exactly the reference curve's output net of the fee; a signature for one chain is
- * rejected by another chain's router; a response replayed after the validity window reverts.
+ * rejected by another chain's router; the answer's deadline is the router's own: a swap in a
+ * block at the deadline executes, one in a later block reverts.
  * The chain side is driven with viem, not with the code under test.
  */
 import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
@@ -98,6 +99,7 @@ interface SignBody {
 interface Signed {
   verificationData: Hex;
   timestamp: number;
+  deadline: number;
   calldata?: Hex;
 }
 
@@ -309,7 +311,7 @@ describe('across chains', () => {
 // Last: moving the chain clock forward would age every later signature.
 describe('validity window', () => {
   it.each(CHAIN_IDS)(
-    'error: chain %i: a response replayed after the 60 s window reverts (QuoteExpired); inside it, it executes',
+    "error: chain %i: the deadline is timestamp + the router's validity(); a swap at the deadline executes, one after it reverts (QuoteExpired)",
     async (chainId) => {
       const c = chainCtx(chainId);
       const quote = c.stack.quoteToken.address;
@@ -327,17 +329,24 @@ describe('validity window', () => {
       const send = () =>
         c.user.sendTransaction({ to: c.stack.contracts.router as Hex, data: signed.calldata!, gas: 500_000n });
       const latest = async () => (await c.pub.getBlock({ blockTag: 'latest' })).timestamp;
+      // The router's own figure, read independently of the signer.
+      const validity = await c.pub.readContract({
+        address: c.stack.contracts.router as Hex,
+        abi: routerAbi,
+        functionName: 'validity',
+      });
+      expect(signed.deadline).toBe(signed.timestamp + Number(validity));
 
-      // Inside the window (exactly at quoteTimestamp + 60): executes.
-      await c.pub.request({ method: 'evm_setNextBlockTimestamp' as never, params: [signed.timestamp + 60] as never });
+      // In a block whose timestamp is the deadline: executes.
+      await c.pub.request({ method: 'evm_setNextBlockTimestamp' as never, params: [signed.deadline] as never });
       const ok = await c.pub.waitForTransactionReceipt({ hash: await send() });
       expect(ok.status).toBe('success');
-      expect(await latest()).toBe(BigInt(signed.timestamp + 60));
+      expect(await latest()).toBe(BigInt(signed.deadline));
 
       // One second later the same calldata reverts: expired.
       await c.pub.request({ method: 'evm_increaseTime' as never, params: [1] as never });
       await c.pub.request({ method: 'evm_mine' as never, params: [] as never });
-      expect(await latest()).toBeGreaterThan(BigInt(signed.timestamp + 60));
+      expect(await latest()).toBeGreaterThan(BigInt(signed.deadline));
       const name = await revertName(
         c.pub.simulateContract({
           account: c.user.account,

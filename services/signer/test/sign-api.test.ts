@@ -105,8 +105,9 @@ describe('success', () => {
   it('behavior: 200 with verificationData and timestamp in seconds, no calldata without amountIn', async () => {
     const res = await post(valid());
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['verificationData', 'timestamp']);
+    expect(Object.keys(res.body)).toEqual(['verificationData', 'timestamp', 'deadline']);
     expect(res.body.timestamp).toBe(NOW_S);
+    expect(res.body.deadline).toBe(NOW_S + 60);
     expect(res.headers['cache-control']).toBe('no-store');
     const vd = decodeVd(res.body.verificationData);
     expect(vd).toMatchObject({ fee: 30n, originRate: 777n, userAddress: USER });
@@ -116,7 +117,7 @@ describe('success', () => {
   it('behavior: calldata present iff amountIn; minAmountOut defaults to 0', async () => {
     const res = await post(valid({ amountIn: '1000' }));
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['verificationData', 'timestamp', 'calldata']);
+    expect(Object.keys(res.body)).toEqual(['verificationData', 'timestamp', 'deadline', 'calldata']);
     expect(decodeCalldata(res.body.calldata)).toEqual({
       tokenIn: WETH(8453),
       amountIn: 1000n,
@@ -548,14 +549,14 @@ describe('server-side failures', () => {
 describe('legacy /v1/swap/sign', () => {
   const v1 = (body: unknown, o: PostOptions = {}) => post(body, { path: '/v1/swap/sign', ...o });
 
-  it('behavior: signs on 8453 with the same response shape, Deprecation and Link headers', async () => {
+  it('behavior: signs on 8453 with the earlier response shape (no deadline), Deprecation and Link headers', async () => {
     const res = await v1(valid({ amountIn: '10' }));
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['verificationData', 'timestamp', 'calldata']);
     expect(res.headers.deprecation).toBe('true');
     expect(res.headers.link).toBe('</v2/swap/sign>; rel="successor-version"');
-    const v2 = await post(valid({ amountIn: '10' }));
-    expect(res.body).toEqual(v2.body);
+    const { deadline: _deadline, ...v2 } = (await post(valid({ amountIn: '10' }))).body as Record<string, unknown>;
+    expect(res.body).toEqual(v2);
   });
 
   it('error: a chainId field is 400 UNSUPPORTED_FIELD, even chainId 8453', async () => {

@@ -35,6 +35,7 @@ function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { de
       maxFee: 10_000n,
       signers: new Map([[8453, signer]]),
       originRates: new Map([[8453, 7n]]),
+      quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: (chainId) => (chainId === 8453 ? testRegistry(8453) : undefined) },
       audit,
       metrics: signMetrics(metrics),
@@ -45,6 +46,8 @@ function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { de
 }
 
 const registry = testRegistry(8453);
+/** Not the default 60, so that a deadline computed from a constant instead of the setting fails. */
+const VALIDITY_SECONDS = 45;
 const body = (over: Record<string, unknown> = {}) => ({
   chainId: 8453,
   tokenIn: registry.quoteToken.address,
@@ -108,6 +111,27 @@ describe('sign use case', () => {
     );
   });
 
+  it('behavior: the answer and the record carry the deadline, timestamp + the chain validity; /v1 answers keep the earlier fields', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign } = useCase(sink);
+    const pending = sign(command());
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.resolve();
+    const json = await pending;
+    // The field sits right after the timestamp it is counted from.
+    expect(Object.keys(JSON.parse(json) as object)).toEqual(['verificationData', 'timestamp', 'deadline', 'calldata']);
+    expect(JSON.parse(json)).toMatchObject({ timestamp: NOW_S, deadline: NOW_S + VALIDITY_SECONDS });
+    expect(writes[0]!.record.deadline).toBe(NOW_S + VALIDITY_SECONDS);
+
+    const { chainId: _chainId, ...v1 } = body();
+    const legacy = sign(command({ body: v1, legacy: true }));
+    await new Promise((r) => setImmediate(r));
+    writes[1]!.resolve();
+    expect(Object.keys(JSON.parse(await legacy) as object)).toEqual(['verificationData', 'timestamp', 'calldata']);
+    // The router's deadline holds for a /v1 quote too: the record keeps it.
+    expect(writes[1]!.record.deadline).toBe(NOW_S + VALIDITY_SECONDS);
+  });
+
   it('error: a failed audit write withholds the answer (503) and counts the failure', async () => {
     const { sink, writes } = heldAudit();
     const { sign, metrics } = useCase(sink);
@@ -155,6 +179,7 @@ describe('daily signature quota', () => {
       maxFee: 10_000n,
       signers: new Map([[8453, signer]]),
       originRates: new Map(),
+      quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: () => registry },
       audit: refusing,
       dailySignatureQuota: 500,

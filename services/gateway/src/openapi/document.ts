@@ -15,6 +15,7 @@ import {
   PAIR_ORDERBOOK_SCHEMA,
   SIGN_REQUEST_SCHEMA,
   SIGN_RESPONSE_SCHEMA,
+  V1_SIGN_RESPONSE_SCHEMA,
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
 } from '@pmm/protocol';
@@ -92,7 +93,7 @@ export function buildOpenApiDocument(): Json {
 
 **Chains.** 8453 (default; quote token USDC, 6 decimals), 56 (USDT, 18 decimals), 4663 (USDG, 6 decimals). Amounts in wei must be scaled with the decimals of the token they are in.
 
-**Swap flow.** 1) \`POST /v2/swap/sign\` with \`amountIn\` (and \`minAmountOut\` for slippage protection); 2) approve the chain's router for \`amountIn\` of \`tokenIn\`; 3) send \`calldata\` to the router from \`userAddress\` (or call \`swap(tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData)\`), before the quote expires (60 s on the reference router). The signature is bound to \`userAddress\`, the tokens, the fee and the timestamp, not to the chain.`,
+**Swap flow.** 1) \`POST /v2/swap/sign\` with \`amountIn\` (and \`minAmountOut\` for slippage protection); 2) approve the chain's router for \`amountIn\` of \`tokenIn\`; 3) send \`calldata\` to the router from \`userAddress\` (or call \`swap(tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData)\`) so that it is mined in a block whose timestamp is at most the answer's \`deadline\` (timestamp + the router's validity: 60 s on the reference router); in any later block the router reverts \`QuoteExpired\`. The signature is bound to \`userAddress\`, the tokens, the fee and the timestamp, not to the chain.`,
       // info-license (Redocly recommended): the repository's license (LICENSE), the SDK's too.
       license: { name: 'MIT', identifier: 'MIT' },
     },
@@ -149,6 +150,12 @@ export function buildOpenApiDocument(): Json {
           'Unknown fields are rejected with 400 UNSUPPORTED_FIELD.',
           SIGN_FIELDS,
         ),
+        V1SignQuoteResponse: describe(V1_SIGN_RESPONSE_SCHEMA, 'A signed quote, in the earlier form: no `deadline`.', {
+          verificationData:
+            "ABI encoding of (uint256 fee, uint256 originRate, address userAddress, bytes signature); pass it unchanged to the router's `swap`.",
+          timestamp: 'Unix seconds at which the quote was signed; pass it unchanged as `quoteTimestamp`.',
+          calldata: 'Present if and only if `amountIn` was sent: as in the /v2 answer.',
+        }),
         V1SignQuoteRequest: describe(
           V1_SIGN_REQUEST_SCHEMA,
           'Unknown fields are rejected with 400 UNSUPPORTED_FIELD (including `chainId`, which /v1 does not have).',
@@ -162,6 +169,8 @@ export function buildOpenApiDocument(): Json {
           verificationData:
             "ABI encoding of (uint256 fee, uint256 originRate, address userAddress, bytes signature); pass it unchanged to the router's `swap`.",
           timestamp: 'Unix seconds at which the quote was signed; pass it unchanged as `quoteTimestamp`.',
+          deadline:
+            "Unix seconds, like `timestamp`: the last block timestamp at which the chain's router accepts this quote (`timestamp` + the router's validity, 60 s on the reference router). A swap mined in a later block reverts `QuoteExpired`; do not send one that cannot be mined by then.",
           calldata:
             "Present if and only if `amountIn` was sent: the ABI-encoded call `swap(address,uint256,address,uint256,uint256,bytes)` with (tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData); send it to the chain's router from `userAddress`.",
         }),

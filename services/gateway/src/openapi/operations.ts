@@ -51,11 +51,13 @@ const SIGN_AMOUNTS = { amountIn: '1000000000', minAmountOut: '330000000000000000
 const { chainId: _signChainId, ...V1_SIGN_BODY } = SIGN_BODY;
 const VERIFICATION_DATA =
   '0x000000000000000000000000000000000000000000000000000000000000001e000000000000000000000000000000000000000000000000000000000000000000000000000000000000000070997970c51812dc3a010c7d01b50e0d17dc79c800000000000000000000000000000000000000000000000000000000000000800000000000000000000000000000000000000000000000000000000000000041abababababababababababababababababababababababababababababababababababababababababababababababababababababababababababababababab1b00000000000000000000000000000000000000000000000000000000000000';
-const SIGNED = { verificationData: VERIFICATION_DATA, timestamp: 1767225600 };
-const SIGNED_WITH_CALLDATA = {
-  ...SIGNED,
+const V1_SIGNED = { verificationData: VERIFICATION_DATA, timestamp: 1767225600 };
+const V1_SIGNED_WITH_CALLDATA = {
+  ...V1_SIGNED,
   calldata: '0xa1b2c3d40000000000000000000000000000000000000000000000000000000000000000',
 };
+const SIGNED = { ...V1_SIGNED, deadline: 1767225660 };
+const SIGNED_WITH_CALLDATA = { ...SIGNED, calldata: V1_SIGNED_WITH_CALLDATA.calldata };
 
 // ---- operations ------------------------------------------------------------------------------
 
@@ -228,7 +230,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     },
     success: {
       description: 'Signed quote.',
-      content: json('SignQuoteResponse', { withCalldata: SIGNED_WITH_CALLDATA, withoutCalldata: SIGNED }),
+      content: json('V1SignQuoteResponse', { withCalldata: V1_SIGNED_WITH_CALLDATA, withoutCalldata: V1_SIGNED }),
     },
     answers: SIGN_ANSWERS(true),
   },

@@ -21,7 +21,13 @@ export type Behavior =
   | { kind: 'hang' }
   | { kind: 'drop' };
 
-export const SIGN_OK_BODY = JSON.stringify({ verificationData: `0x${'00'.repeat(32)}`, timestamp: 1_767_225_600 });
+/** A signed quote as the signer answers on /v2; on /v1 the earlier form, without `deadline`. */
+export const SIGN_OK_BODY = JSON.stringify({
+  verificationData: `0x${'00'.repeat(32)}`,
+  timestamp: 1_767_225_600,
+  deadline: 1_767_225_660,
+});
+export const V1_SIGN_OK_BODY = JSON.stringify({ verificationData: `0x${'00'.repeat(32)}`, timestamp: 1_767_225_600 });
 
 export interface FakeSigner {
   url: string;
@@ -65,7 +71,7 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
       if (b.kind === 'hang') return;
       if (b.kind === 'drop') return req.socket.destroy();
       if (b.kind === 'ok') {
-        const body = b.body ?? SIGN_OK_BODY;
+        const body = b.body ?? (req.url?.startsWith('/v1/') ? V1_SIGN_OK_BODY : SIGN_OK_BODY);
         res.writeHead(200, {
           'Content-Type': 'application/json; charset=utf-8',
           'X-Request-Id': String(req.headers['x-request-id']),

@@ -20,6 +20,7 @@ import {
   encodeSwapCalldata,
   signSwapQuote,
   type DigestSigner,
+  type LegacySignSwapResponse,
   type PairRegistry,
   type ParsedSignRequest,
   type SignSwapResponse,
@@ -38,6 +39,8 @@ export interface SignQuoteContext {
   signer(chainId: number): DigestSigner | undefined;
   /** The chain's configured originRate (the integrator's override wins over it). */
   originRate(chainId: number): bigint;
+  /** The chain's router validity in seconds (undefined only for a chain that is not served). */
+  validitySeconds(chainId: number): number | undefined;
   /** Unix milliseconds now. */
   nowMs: number;
   /** Legacy `/v1` code mapping (see the file comment). */
@@ -46,7 +49,10 @@ export interface SignQuoteContext {
 
 /** What was signed, for the response, logs and metrics. */
 export interface SignedQuote {
-  response: SignQuoteResponse;
+  /** The answer's body: without `deadline` on legacy `/v1`. */
+  response: SignQuoteResponse | LegacySignSwapResponse;
+  /** Unix seconds: the last block timestamp at which the router accepts the quote. */
+  deadline: number;
   chainId: number;
   digest: string;
   signature: string;
@@ -186,8 +192,10 @@ export function checkSignRequest(req: ParsedSignRequest, ctx: SignQuoteContext):
 export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): SignedQuote {
   checkSignRequest(req, ctx);
   const signer = ctx.signer(req.chainId);
+  const validitySeconds = ctx.validitySeconds(req.chainId);
   // Start-up refuses to serve a chain without a key; reaching this is a wiring bug.
-  if (!signer) throw new Error(`no signer for served chain ${req.chainId}`);
+  if (!signer || validitySeconds === undefined)
+    throw new Error(`no signer or validity for served chain ${req.chainId}`);
   const originRate = ctx.integrator.originRates.get(req.chainId) ?? ctx.originRate(req.chainId);
   const seconds = Math.floor(ctx.nowMs / 1000);
   const timestamp = BigInt(seconds);
@@ -200,7 +208,12 @@ export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): Signed
     originRate,
     userAddress: req.userAddress,
   });
-  const response: SignQuoteResponse = { verificationData: signed.verificationData, timestamp: seconds };
+  const deadline = seconds + validitySeconds;
+  // Field order is the JSON's: deadline right after the timestamp it is counted from. The
+  // legacy /v1 answer keeps the earlier interface's fields (docs/decisions.md#the-quote-deadline).
+  const response: SignQuoteResponse | LegacySignSwapResponse = ctx.legacy
+    ? { verificationData: signed.verificationData, timestamp: seconds }
+    : { verificationData: signed.verificationData, timestamp: seconds, deadline };
   if (req.amountIn !== undefined) {
     try {
       response.calldata = encodeSwapCalldata({
@@ -220,6 +233,7 @@ export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): Signed
   }
   return {
     response,
+    deadline,
     chainId: req.chainId,
     digest: signed.digest,
     signature: signed.signature,

@@ -42,7 +42,15 @@ export interface SignCommand {
 /** What the use case needs of the signer's dependencies (signer-deps.ts), plus its metrics. */
 export type SignUseCaseDeps = Pick<
   SignerDeps,
-  'servedChains' | 'maxFee' | 'signers' | 'originRates' | 'pairs' | 'audit' | 'dailySignatureQuota' | 'now'
+  | 'servedChains'
+  | 'maxFee'
+  | 'signers'
+  | 'originRates'
+  | 'quoteValiditySeconds'
+  | 'pairs'
+  | 'audit'
+  | 'dailySignatureQuota'
+  | 'now'
 > & {
   metrics: SignMetrics;
   /** Whether the quote-signed info line is written (checked once, not per request). */
@@ -63,6 +71,7 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       integrator: cmd.integrator,
       signer: (chainId) => deps.signers.get(chainId),
       originRate: (chainId) => deps.originRates.get(chainId) ?? 0n,
+      validitySeconds: (chainId) => deps.quoteValiditySeconds.get(chainId),
       nowMs: now(),
       legacy: cmd.legacy,
     };

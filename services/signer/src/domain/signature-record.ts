@@ -30,6 +30,7 @@ export function signatureRecord(req: ParsedSignRequest, signed: SignedQuote, who
     fee: req.fee.toString(),
     originRate: signed.originRate.toString(),
     timestamp: signed.response.timestamp,
+    deadline: signed.deadline,
     digest: signed.digest,
     signature: signed.signature,
     signer: signed.signerAddress,

@@ -106,6 +106,8 @@ export interface FixtureOptions {
   /** Chains whose registry is written at start; default all. */
   registries?: number[];
   originRates?: Record<number, bigint>;
+  /** The router validity per chain, seconds; default 60. */
+  quoteValiditySeconds?: Record<number, number>;
   maxFee?: bigint;
   /** Signing key per chain; default testKey(`api-signer-<id>`). */
   signerKeys?: Record<number, string>;
@@ -148,6 +150,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     maxFee: opts.maxFee ?? 10_000n,
     signers,
     originRates: new Map(chains.map((id) => [id, opts.originRates?.[id] ?? 0n])),
+    quoteValiditySeconds: new Map(chains.map((id) => [id, opts.quoteValiditySeconds?.[id] ?? 60])),
     pairs,
     integrators,
     audit: new RedisAuditTrail({ redis, keys, retentionMs: 180 * DAY_MS }),

@@ -1,0 +1,130 @@
+/**
+ * The start-up check of QUOTE_VALIDITY_SECONDS_<id> against the router (check-quote-validity.ts),
+ * on a real Hardhat chain with the reference router: a matching setting starts, a different one
+ * stops the start naming the router's figure, and what cannot be checked (no such function, no
+ * code, no node, a node that never answers, no rpcUrl) is logged and the setting used as is.
+ */
+import { createServer, type Server } from 'node:net';
+import { Writable } from 'node:stream';
+import { ConfigError, createLogger, parseChainDeployments, type ChainDeployments } from '@pmm/core';
+import { startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
+import { freePort } from '@pmm/testkit';
+import { checkQuoteValidity, loadSignerConfig, startSigner } from '../src';
+import type { ChainSignerConfig } from '../src/config';
+
+let devnet: Devnet;
+let chain: ChainStack;
+
+beforeAll(async () => {
+  devnet = await startDevnet({ chains: [8453], blockIntervalMs: 0 });
+  chain = devnet.stack.chains['8453']!;
+}, 120_000);
+
+afterAll(async () => {
+  await devnet?.stop();
+});
+
+function capturedLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger({ service: 'validity-test', stream }), lines };
+}
+
+const chainConfig = (quoteValiditySeconds: number): ChainSignerConfig => ({
+  chainId: 8453,
+  originRate: 0n,
+  quoteValiditySeconds,
+  key: { kind: 'hex', env: 'SIGNER_KEY_8453', privateKey: chain.apiSigner.privateKey },
+});
+
+const deployments = (over: { rpcUrl?: string; router?: string } = {}): ChainDeployments =>
+  parseChainDeployments({
+    8453: {
+      chainId: 8453,
+      ...('rpcUrl' in over ? (over.rpcUrl === undefined ? {} : { rpcUrl: over.rpcUrl }) : { rpcUrl: chain.rpcUrl }),
+      contracts: { ...chain.contracts, router: over.router ?? chain.contracts.router },
+    },
+  });
+
+describe('the quote validity checked against the router at start', () => {
+  it("behavior: the devnet router's validity (60 s) matches the default setting: logged, no error", async () => {
+    const { logger, lines } = capturedLogger();
+    await checkQuoteValidity([chainConfig(60)], deployments(), logger);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ message: 'quote validity matches the router', chainId: 8453 }),
+    );
+  });
+
+  it("error: a setting the router contradicts stops the start, naming the setting and the router's figure", async () => {
+    const { logger } = capturedLogger();
+    const err = await checkQuoteValidity([chainConfig(61)], deployments(), logger).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toBe(
+      `QUOTE_VALIDITY_SECONDS_8453 (quoteValiditySeconds_8453): is 61 but the router ${chain.contracts.router} says validity() = 60; set it to 60`,
+    );
+  });
+
+  it('edge: a contract without validity(), an address without code, no rpcUrl: warned, the setting used as is', async () => {
+    const cases: [string, ChainDeployments][] = [
+      ['validity() reverted', deployments({ router: chain.quoteToken.address })],
+      ['validity() answered 0x', deployments({ router: chain.testUser.address })],
+      ['CHAINS gives no rpcUrl for this chain', deployments({ rpcUrl: undefined })],
+    ];
+    for (const [reason, given] of cases) {
+      const { logger, lines } = capturedLogger();
+      await checkQuoteValidity([chainConfig(61)], given, logger);
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          message: 'quote validity not checked against the router; deadlines use QUOTE_VALIDITY_SECONDS_8453 as set',
+          reason,
+        }),
+      );
+    }
+  });
+
+  it('fault: no node on the port, or a node that never answers: warned within the timeout, never a failed start', async () => {
+    const closedPort = await freePort();
+    const silent: Server = createServer(() => {
+      // Accepts and never answers.
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as { port: number }).port;
+    try {
+      for (const rpcUrl of [`http://127.0.0.1:${closedPort}`, `http://user:secret-pass@127.0.0.1:${silentPort}`]) {
+        const { logger, lines } = capturedLogger();
+        const started = Date.now();
+        await checkQuoteValidity([chainConfig(61)], deployments({ rpcUrl }), logger, 500);
+        expect(Date.now() - started).toBeLessThan(5_000);
+        const warning = lines.find((l) => l.level === 'warn');
+        expect(warning).toMatchObject({ chainId: 8453, validitySeconds: 61 });
+        // The node's credentials never reach the log.
+        expect(JSON.stringify(lines)).not.toContain('secret-pass');
+      }
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('error: the signer itself refuses to start with a contradicted setting (ConfigError, before any port opens)', async () => {
+    const config = loadSignerConfig({
+      env: {
+        INTERNAL_TOKEN: 'validity-test-internal-token-0123',
+        SERVED_CHAINS: '8453',
+        SIGNER_KEY_8453: chain.apiSigner.privateKey,
+        QUOTE_VALIDITY_SECONDS_8453: '30',
+        PORT: '0',
+        CHAINS: JSON.stringify({ 8453: { chainId: 8453, rpcUrl: chain.rpcUrl, contracts: chain.contracts } }),
+      },
+      file: {},
+    });
+    const { logger } = capturedLogger();
+    await expect(startSigner(config, logger)).rejects.toThrow(/QUOTE_VALIDITY_SECONDS_8453 .*: is 30 .* set it to 60/);
+  });
+});
