@@ -32,6 +32,7 @@ import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry
 import { createIndexerMetrics, type IndexerMetrics } from './metrics';
 import { createBookStore, type BookStore } from './store/book-store';
 import { createRegistryStore, registryTtlMs } from './store/registry-store';
+import { startPresenceAnnouncer } from './store/presence-announcer';
 
 export interface IndexerDeps {
   logger?: Logger;
@@ -218,6 +219,15 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   );
   watchdog.unref();
 
+  const presence = startPresenceAnnouncer({
+    redis,
+    keys,
+    chainId: config.chainId,
+    replica,
+    transport: config.deployment.wsUrl ? 'websocket' : 'http polling',
+    state: () => ({ nodeUp: blockSource.isUp(), headBlock: blockSource.latest()?.number ?? null }),
+  });
+
   const served = await serveOperatorEndpoints(
     {
       logger: log,
@@ -249,6 +259,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     (stopping ??= (async () => {
       clearInterval(watchdog);
       registryRef.stop();
+      await presence.stop();
       // Worker first: it finishes its job (the book write needs Redis and the node).
       await worker.close().catch((err: unknown) => log.warn('worker close failed', { error: errorText(err) }));
       await queue.close().catch(() => undefined);
