@@ -11,7 +11,7 @@
   const SVG = 'http://www.w3.org/2000/svg';
   const W = 560;
   const H = 220;
-  const PAD = { left: 48, right: 12, top: 10, bottom: 24 };
+  const PAD = { left: 56, right: 12, top: 12, bottom: 26 };
 
   /** chainId → { card, book, symbols } */
   const chains = new Map();
@@ -227,7 +227,7 @@
         continue;
       }
       indexers.dataset.replicas = s.indexers.length;
-      indexers.dataset.state = s.indexers.some((i) => i.nodeUp) ? 'ok' : 'fail';
+      indexers.dataset.health = s.indexers.some((i) => i.nodeUp) ? 'ok' : 'fail';
       const list = el('ul', { class: 'indexers' });
       for (const i of s.indexers) {
         const head = i.headBlock === null ? 'no head yet' : `head ${i.headBlock}`;

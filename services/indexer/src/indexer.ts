@@ -1,7 +1,7 @@
 /**
  * Wires one chain's indexer: node connection (block source) → BullMQ block jobs → block
- * processor → Redis book; the pair registry refresher; the liveness watchdog; the operator
- * endpoints. `main.ts` calls this with the loaded config; tests call it in-process.
+ * processor → Redis book; the pair registry refresher; the liveness watchdog; the replica's
+ * presence (store/presence-announcer.ts); the operator endpoints. `main.ts` calls this with the loaded config; tests call it in-process.
  *
  * Liveness: the book key carries a TTL of BOOK_TTL_MS, renewed by every write, so a book
  * that nobody refreshes (dead process, halted chain, failing calls) disappears by itself.
@@ -40,6 +40,8 @@ export interface IndexerDeps {
   defaultMetrics?: boolean;
   /** Observer of every block job (tests, benchmarks). */
   onBlock?: (event: BlockEvent) => void;
+  /** This replica's id in logs and in its presence; default `<hostname>:<pid>` (tests running two in one process give each its own). */
+  replica?: string;
 }
 
 export interface RunningIndexer {
@@ -60,7 +62,7 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * and Redis connections come up (and come back) on their own.
  */
 export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}): Promise<RunningIndexer> {
-  const replica = `${hostname()}:${process.pid}`;
+  const replica = deps.replica ?? `${hostname()}:${process.pid}`;
   const log = (deps.logger ?? createLogger({ service: 'indexer', level: config.logLevel })).child({
     chainId: config.chainId,
     replica,

@@ -22,6 +22,8 @@ const ASSETS = {
   '/console': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/console/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
   '/console/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
+  // Browsers ask for an icon; without one every page load logs a 404.
+  '/console/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 } as const;
 
 const CONSOLE_CSP: Record<string, string[]> = {
