@@ -30,4 +30,9 @@ export default tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
     },
   },
+  {
+    // The operator console's page script runs in the browser.
+    files: ['services/gateway/console/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { document: 'readonly', EventSource: 'readonly' } },
+  },
 );

@@ -6,8 +6,8 @@
 // What it writes, next to the stack file (.local/ by default; the folder and every file in it
 // readable by their owner only):
 //   stack.json   the operator's: { configFile, redis: { url }, chains (devnet only), gateway:
-//                { url, apiKey } }; configFile and redis from the moment Redis and the chains
-//                are up (operator commands find the stack there), gateway once it is ready.
+//                { url, apiKey }, console: { url } }; configFile and redis from the moment Redis and the chains
+//                are up (operator commands find the stack there), gateway and console once it is ready.
 //   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no key in it.
 //   redis/       the private Redis: its data (append-only file, so integrators and keys survive
 //                restarts) and redis.conf with its password, generated at each start and
@@ -270,6 +270,9 @@ async function main() {
 
   const url = `http://127.0.0.1:${gatewayPort}`;
   stack.gateway = { url, apiKey };
+  // The operator console, on the gateway's private operator port (no API key).
+  const consoleUrl = `http://127.0.0.1:${opsPort}/console`;
+  stack.console = { url: consoleUrl };
   saveStack();
   const first = config.chains['8453'] ?? Object.values(config.chains)[0];
   const base = first.baseTokens?.[0]?.address ?? '<baseToken>';
@@ -281,6 +284,7 @@ async function main() {
       : (1000n * 10n ** BigInt(first.quoteToken.decimals)).toString();
   console.log(`
 The stack is up. Gateway: ${url}
+Operator console (books, readiness, sign rate): ${consoleUrl}
 Development API key (whitelisted for each chain's devnet test user): ${apiKey}
 
   curl -s -H 'X-API-KEY: ${apiKey}' '${url}/v2/price?chainId=${first.chainId}'

@@ -53,6 +53,15 @@ export {
 } from './http/request-context';
 export { sendError } from './http/send-error';
 export { listen, shutdownOnSignals, type HttpTimeouts, type ListenOptions, type Served } from './http/serve';
+export {
+  PRESENCE_INTERVAL_MS,
+  PRESENCE_TTL_MS,
+  announcePresence,
+  parseIndexerPresence,
+  readPresence,
+  withdrawPresence,
+  type IndexerPresence,
+} from './indexer-presence';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './lua-command';

@@ -47,6 +47,13 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     auditSignatures: (chainId: number, day: number) => `${prefix}:{${chainId}}:audit-sig:${day}`,
     /** hash: integrator id → signatures recorded on the chain that UTC day (the daily quota). */
     auditQuota: (chainId: number, day: number) => `${prefix}:{${chainId}}:audit-quota:${day}`,
+    /**
+     * string, TTL: one indexer replica's presence (indexer-presence.ts), rewritten every second
+     * by the replica; it expires when the replica is gone.
+     */
+    indexerPresence: (chainId: number, replica: string) => `${prefix}:{${chainId}}:indexer:${replica}`,
+    /** sorted set: the replica ids of the chain's presence keys (score = expiry ms), to find them without SCAN. */
+    indexerPresenceIndex: (chainId: number) => `${prefix}:{${chainId}}:indexers`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
   };

@@ -115,6 +115,22 @@ describe('the stack started as the README says', () => {
     expect(output()).toContain("curl -s -H 'X-API-KEY:");
   });
 
+  it("behavior: prints the operator console and records it in stack.json; it streams every chain's book", async () => {
+    const { console: consoleEntry } = JSON.parse(readFileSync(stackFile, 'utf8'));
+    expect(output()).toContain(`Operator console (books, readiness, sign rate): ${consoleEntry.url}`);
+    const page = await fetch(consoleEntry.url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('console/console.js');
+    const events = await fetch(`${consoleEntry.url}/events`, { signal: AbortSignal.timeout(30_000) });
+    const reader = events.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const booksOf = () => new Set([...text.matchAll(/event: book\ndata: \{"chainId":([0-9]+)/g)].map((m) => m[1]));
+    while (booksOf().size < 3 || !text.includes('event: status')) text += decoder.decode((await reader.read()).value);
+    await reader.cancel();
+    expect([...booksOf()].sort()).toEqual(['4663', '56', '8453']);
+  });
+
   it('behavior: the demo swap succeeds on every chain and pays at least the book estimate', async () => {
     const lines: string[] = [];
     const results = await runDemo(stackFile, (l) => lines.push(l));

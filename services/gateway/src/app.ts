@@ -2,7 +2,8 @@
  * The gateway's Express apps, built from explicit dependencies:
  * - `app`, the public API: /v2/price, /v2/swap/sign, /v2/openapi.json, legacy /v1/price and
  *   /v1/swap/sign, and /healthz;
- * - `opsApp`, the operator port: /healthz, /readyz (Redis and signer), /metrics.
+ * - `opsApp`, the operator port: /healthz, /readyz (Redis and signer), /metrics, and the
+ *   operator console (/console, console/console-routes.ts).
  *
  * Order of checks (docs/decisions.md#error-precedence): unknown route 404 → wrong method 405
  * → API key 401 → rate limit 429 → body size 413 → the route's own validation. Express
@@ -47,6 +48,9 @@ import { loadOpenApiDocument, openApiRoute } from './http/openapi-route';
 import { corsPolicy } from './http/cors-policy';
 import { ROUTES, type PublicRoute } from './http/routes';
 import { gatewayMetrics } from './gateway-metrics';
+import { ConsoleFeed } from './console/console-feed';
+import { consoleRoutes } from './console/console-routes';
+import { consoleStatus } from './console/console-status';
 
 /** The settings createApp uses (the rest of GatewayConfig is for main.ts). */
 export type GatewayAppConfig = Pick<
@@ -93,14 +97,14 @@ export interface Gateway {
   app: RequestListener;
   /** The Express part of the public API (everything but the price fast path and the sign route). */
   expressApp: Express;
-  /** /healthz, /readyz, /metrics for the operator port. */
+  /** /healthz, /readyz, /metrics and the operator console, for the operator port. */
   opsApp: Express;
   books: BookCache;
   keys: ApiKeyStore;
   metrics: Metrics;
   /** Subscribes to book and access updates; call before serving (resolves once subscribed). */
   start(): Promise<void>;
-  /** Ends every open price stream (graceful shutdown: before closing the server). */
+  /** Ends every open price stream and console stream (graceful shutdown: before closing the servers). */
   closeStreams(): void;
   /** Ends the streams, unsubscribes and closes the signer connections (not the Redis clients: the caller owns them). */
   close(): Promise<void>;
@@ -236,31 +240,36 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.use(errorHandler());
   app.use(lateErrors);
 
+  const readiness = {
+    redis: async () => {
+      await redis.ping();
+    },
+    // Its HTTP health, then whether it accepts our internal token (what sign requests need:
+    // a signer with another INTERNAL_TOKEN is healthy but refuses every one).
+    signer: async () => {
+      await probe(config.signerUrl, '/healthz', 200);
+      await probe(config.signerUrl, SIGNER_ACCESS_PATH, 204, {
+        [INTERNAL_TOKEN_HEADER]: config.internalToken,
+      }).catch((err: Error) => {
+        throw err.message.endsWith('status 401') ? new Error('the signer refused the internal token (HTTP 401)') : err;
+      });
+    },
+  };
+  const consoleFeed = new ConsoleFeed({
+    hub: streams,
+    chains: config.servedChains,
+    status: consoleStatus({
+      redis,
+      keys: redisKeys(config.redisKeyPrefix),
+      chains: config.servedChains,
+      readiness,
+    }),
+  });
   const opsApp = baseApp();
   opsApp.use(requestContext(logger));
   opsApp.get('/metrics', gm.refreshBookGauges(books, config.servedChains));
-  opsApp.use(
-    healthRoutes({
-      checks: {
-        redis: async () => {
-          await redis.ping();
-        },
-        // Its HTTP health, then whether it accepts our internal token (what sign requests need:
-        // a signer with another INTERNAL_TOKEN is healthy but refuses every one).
-        signer: async () => {
-          await probe(config.signerUrl, '/healthz', 200);
-          await probe(config.signerUrl, SIGNER_ACCESS_PATH, 204, {
-            [INTERNAL_TOKEN_HEADER]: config.internalToken,
-          }).catch((err: Error) => {
-            throw err.message.endsWith('status 401')
-              ? new Error('the signer refused the internal token (HTTP 401)')
-              : err;
-          });
-        },
-      },
-      registry: metrics.registry,
-    }),
-  );
+  opsApp.use(healthRoutes({ checks: readiness, registry: metrics.registry }));
+  opsApp.use(consoleRoutes(consoleFeed));
   opsApp.use(notFound());
   opsApp.use(errorHandler());
   opsApp.use(lateErrors);
@@ -299,10 +308,14 @@ export function createApp(deps: GatewayDeps): Gateway {
       await keyCache.start();
       await books.start();
     },
-    closeStreams: () => streams.close(),
+    closeStreams: () => {
+      streams.close();
+      consoleFeed.close();
+    },
     close: async () => {
       await keyCache.stop();
       streams.close();
+      consoleFeed.close();
       slots.stop();
       await books.stop();
       agent.destroy();

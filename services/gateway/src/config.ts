@@ -54,7 +54,7 @@ export const GATEWAY_SETTINGS = {
   host: settings.string('HOST', 'Interface to bind (0.0.0.0 in containers).', '127.0.0.1'),
   opsPort: settings.int(
     'OPS_PORT',
-    'Operator port: /healthz, /readyz, /metrics (not for the public).',
+    'Operator port: /healthz, /readyz, /metrics and the operator console /console (not for the public).',
     9080,
     [0, 65535],
   ),

@@ -1,7 +1,7 @@
 /**
  * Production entry point (`node services/gateway/dist/main.js`): loads the config, connects
  * Redis, seeds the development key if configured, serves the public API on PORT and the
- * operator endpoints on OPS_PORT, and drains on SIGTERM/SIGINT (start-up, errors and exit codes:
+ * operator endpoints and console on OPS_PORT, and drains on SIGTERM/SIGINT (start-up, errors and exit codes:
  * core's runService).
  */
 import { checkRedisDurabilityWhenReady, createRedis, listen, redisReady, runService, type Logger } from '@pmm/core';
@@ -46,7 +46,10 @@ async function start(config: GatewayConfig, logger: Logger) {
   });
   return {
     // Open price streams never end by themselves: end them first, or the drain waits them out.
-    served: [{ ...api, close: () => (gateway.closeStreams(), api.close()) }, ops],
+    served: [
+      { ...api, close: () => (gateway.closeStreams(), api.close()) },
+      { ...ops, close: () => (gateway.closeStreams(), ops.close()) },
+    ],
     close: async () => {
       devKey?.stop();
       await gateway.close();

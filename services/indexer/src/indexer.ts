@@ -1,7 +1,7 @@
 /**
  * Wires one chain's indexer: node connection (block source) → BullMQ block jobs → block
- * processor → Redis book; the pair registry refresher; the liveness watchdog; the operator
- * endpoints. `main.ts` calls this with the loaded config; tests call it in-process.
+ * processor → Redis book; the pair registry refresher; the liveness watchdog; the replica's
+ * presence (store/presence-announcer.ts); the operator endpoints. `main.ts` calls this with the loaded config; tests call it in-process.
  *
  * Liveness: the book key carries a TTL of BOOK_TTL_MS, renewed by every write, so a book
  * that nobody refreshes (dead process, halted chain, failing calls) disappears by itself.
@@ -32,6 +32,7 @@ import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry
 import { createIndexerMetrics, type IndexerMetrics } from './metrics';
 import { createBookStore, type BookStore } from './store/book-store';
 import { createRegistryStore, registryTtlMs } from './store/registry-store';
+import { startPresenceAnnouncer } from './store/presence-announcer';
 
 export interface IndexerDeps {
   logger?: Logger;
@@ -39,6 +40,8 @@ export interface IndexerDeps {
   defaultMetrics?: boolean;
   /** Observer of every block job (tests, benchmarks). */
   onBlock?: (event: BlockEvent) => void;
+  /** This replica's id in logs and in its presence; default `<hostname>:<pid>` (tests running two in one process give each its own). */
+  replica?: string;
 }
 
 export interface RunningIndexer {
@@ -59,7 +62,7 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
  * and Redis connections come up (and come back) on their own.
  */
 export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}): Promise<RunningIndexer> {
-  const replica = `${hostname()}:${process.pid}`;
+  const replica = deps.replica ?? `${hostname()}:${process.pid}`;
   const log = (deps.logger ?? createLogger({ service: 'indexer', level: config.logLevel })).child({
     chainId: config.chainId,
     replica,
@@ -218,6 +221,15 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   );
   watchdog.unref();
 
+  const presence = startPresenceAnnouncer({
+    redis,
+    keys,
+    chainId: config.chainId,
+    replica,
+    transport: config.deployment.wsUrl ? 'websocket' : 'http polling',
+    state: () => ({ nodeUp: blockSource.isUp(), headBlock: blockSource.latest()?.number ?? null }),
+  });
+
   const served = await serveOperatorEndpoints(
     {
       logger: log,
@@ -249,6 +261,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     (stopping ??= (async () => {
       clearInterval(watchdog);
       registryRef.stop();
+      await presence.stop();
       // Worker first: it finishes its job (the book write needs Redis and the node).
       await worker.close().catch((err: unknown) => log.warn('worker close failed', { error: errorText(err) }));
       await queue.close().catch(() => undefined);

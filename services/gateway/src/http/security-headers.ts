@@ -1,5 +1,5 @@
 /**
- * Security headers from helmet, configured for a JSON API (no HTML is ever served): a CSP
+ * Security headers from helmet, configured for a JSON API (the public port serves no HTML): a CSP
  * that forbids everything, no framing, no referrer, HSTS, nosniff, same-origin COOP/CORP.
  * Headers meant for HTML pages in old browsers (X-XSS-Protection, X-Download-Options,
  * X-DNS-Prefetch-Control, X-Permitted-Cross-Domain-Policies, Origin-Agent-Cluster) are left
@@ -13,9 +13,13 @@ import helmet from 'helmet';
 
 export type HeaderList = ReadonlyArray<readonly [string, string]>;
 
-export function securityHeaders(): HeaderList {
+/** The API's policy: nothing may load. */
+const API_CSP: Record<string, string[]> = { defaultSrc: ["'none'"], frameAncestors: ["'none'"] };
+
+/** The headers; `csp` replaces the API's Content-Security-Policy (the operator console's page needs its own). */
+export function securityHeaders(csp: Record<string, string[]> = API_CSP): HeaderList {
   const middleware = helmet({
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    contentSecurityPolicy: { useDefaults: false, directives: csp },
     crossOriginOpenerPolicy: { policy: 'same-origin' },
     crossOriginResourcePolicy: { policy: 'same-origin' },
     referrerPolicy: { policy: 'no-referrer' },

@@ -1,5 +1,7 @@
 /**
- * Fans every chain's books out to the open `/v2/price/stream` connections of this gateway.
+ * Fans every chain's books out to the open `/v2/price/stream` connections of this gateway,
+ * and to in-process observers (the operator console's feed, console/console-feed.ts), which
+ * hear the same books and the same `unavailable` moments under the same rules.
  *
  * Source of books: the gateway's BookCache (one `book-updated` subscription and one Redis
  * read per notice, whatever the number of streams; see store/book-cache.ts), plus, while a
@@ -53,8 +55,19 @@ interface Outgoing {
   kind?: 'book' | 'unavailable';
 }
 
+/** Hears a chain's book (null: the chain has none, or the store is unreachable). Must not throw. */
+export type BookObserver = (entry: BookEntry | null) => void;
+
+interface Observer {
+  notify: BookObserver;
+  /** As a Subscriber's: the last block it heard, and whether it last heard `unavailable`. */
+  lastId: number;
+  gone: boolean;
+}
+
 interface ChainState {
   subscribers: Set<Subscriber>;
+  observers: Set<Observer>;
   /** The newest book seen, with its event bytes. */
   book?: { blockNumber: number; event: StreamPayload };
   /** Whether that book is still live. */
@@ -112,25 +125,53 @@ export class StreamHub {
       gone: false,
       blocked: false,
     };
-    let chain = this.chains.get(chainId);
-    if (!chain) {
-      const state: ChainState = { subscribers: new Set(), live: false, stopWatching: () => undefined };
-      state.stopWatching = this.books.watch(chainId, (entry) => this.update(chainId, entry));
-      this.chains.set(chainId, (chain = state));
-    }
-    const state = chain;
+    const state = this.chainState(chainId);
     state.subscribers.add(sub);
     this.metrics.opened(chainId);
     res.once('close', () => {
       state.subscribers.delete(sub);
       this.metrics.closed(chainId);
-      if (state.subscribers.size === 0 && this.chains.get(chainId) === state) {
-        state.stopWatching();
-        this.chains.delete(chainId);
-      }
+      this.release(chainId, state);
       opts.onClose();
     });
     this.refresh(chainId);
+  }
+
+  /**
+   * Calls `notify` with the chain's current book (or null) as soon as it is known, then on
+   * every newer book and whenever the book goes; returns the function that stops it.
+   */
+  observe(chainId: number, notify: BookObserver): () => void {
+    const state = this.chainState(chainId);
+    const observer: Observer = { notify, lastId: -1, gone: false };
+    state.observers.add(observer);
+    this.refresh(chainId);
+    return () => {
+      if (state.observers.delete(observer)) this.release(chainId, state);
+    };
+  }
+
+  private chainState(chainId: number): ChainState {
+    let chain = this.chains.get(chainId);
+    if (!chain) {
+      const state: ChainState = {
+        subscribers: new Set(),
+        observers: new Set(),
+        live: false,
+        stopWatching: () => undefined,
+      };
+      state.stopWatching = this.books.watch(chainId, (entry) => this.update(chainId, entry));
+      this.chains.set(chainId, (chain = state));
+    }
+    return chain;
+  }
+
+  /** Stops watching a chain nobody listens to any more. */
+  private release(chainId: number, state: ChainState): void {
+    if (state.subscribers.size === 0 && state.observers.size === 0 && this.chains.get(chainId) === state) {
+      state.stopWatching();
+      this.chains.delete(chainId);
+    }
   }
 
   /** Ends every stream (graceful shutdown) and refuses new ones. */
@@ -179,6 +220,13 @@ export class StreamHub {
       }
     }
     if (sent > 0) this.metrics.fanout(Number(process.hrtime.bigint() - started) / 1e9);
+    for (const observer of chain.observers) {
+      if (blockNumber > observer.lastId || (observer.gone && blockNumber === observer.lastId)) {
+        observer.lastId = blockNumber;
+        observer.gone = false;
+        observer.notify(entry);
+      }
+    }
   }
 
   private unreachable(chainId: number): void {
@@ -188,6 +236,11 @@ export class StreamHub {
 
   private unavailable(chain: ChainState, chainId: number, reason: string, storeDown = false): void {
     chain.live = false;
+    for (const observer of chain.observers) {
+      if (observer.gone) continue;
+      observer.gone = true;
+      observer.notify(null);
+    }
     const message = storeDown ? reason : `chainId: ${chainId} ${reason}`;
     for (const sub of chain.subscribers) {
       if (sub.gone) continue;

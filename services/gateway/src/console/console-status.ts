@@ -1,0 +1,85 @@
+/**
+ * The operator console's status snapshot, sent to its viewers every few seconds
+ * (console-feed.ts): the readiness of the gateway's dependencies (the same checks as `/readyz`:
+ * Redis, the signer), and per chain the indexer replicas that announce themselves (core's
+ * indexer-presence.ts), the sign rate across every signer (sign-rate.ts) and the symbols of the
+ * chain's tokens (from the pair registry, to label the charts). Books are not in it: they come
+ * from the price stream's hub as they are written.
+ */
+import {
+  checkReadiness,
+  readPresence,
+  type IndexerPresence,
+  type ReadinessCheck,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
+import { SignRate } from './sign-rate';
+
+export interface ConsoleChainStatus {
+  chainId: number;
+  /** The replicas that announced themselves within the presence TTL; null when Redis could not be read. */
+  indexers: IndexerPresence[] | null;
+  /** Signatures per second over the last 10 s, every signer replica together; null while unknown. */
+  signRate: number | null;
+  /** Lowercase token address → symbol, from the chain's pair registry ({} before it is written). */
+  symbols: Record<string, string>;
+}
+
+export interface ConsoleStatus {
+  /** Unix milliseconds on the gateway's clock (the page measures book ages against it). */
+  time: number;
+  /** Per dependency: `ok` or `fail: <reason>`, as `/readyz` says. */
+  parts: Record<string, string>;
+  chains: ConsoleChainStatus[];
+}
+
+export interface ConsoleStatusOptions {
+  redis: RedisClient;
+  keys: RedisKeys;
+  chains: readonly number[];
+  readiness: Record<string, ReadinessCheck>;
+}
+
+/** Token symbols of a stored pair registry (anything unreadable gives none). */
+function registrySymbols(text: string | null): Record<string, string> {
+  const symbols: Record<string, string> = {};
+  if (text === null) return symbols;
+  try {
+    const registry = JSON.parse(text) as { quoteToken?: unknown; baseTokens?: unknown };
+    const tokens = [registry.quoteToken, ...(Array.isArray(registry.baseTokens) ? registry.baseTokens : [])];
+    for (const token of tokens) {
+      const { address, symbol } = (token ?? {}) as { address?: unknown; symbol?: unknown };
+      if (typeof address === 'string' && typeof symbol === 'string') symbols[address.toLowerCase()] = symbol;
+    }
+  } catch {
+    // Not JSON: no labels; the console shows addresses.
+  }
+  return symbols;
+}
+
+/** Returns the function that takes one snapshot (it samples the sign rates: call it at a steady pace). */
+export function consoleStatus(opts: ConsoleStatusOptions): () => Promise<ConsoleStatus> {
+  const { redis, keys } = opts;
+  const rates = new Map(opts.chains.map((chainId) => [chainId, new SignRate(redis, keys.audit(chainId))]));
+  const chainStatus = async (chainId: number): Promise<ConsoleChainStatus> => {
+    const [indexers, signRate, registry] = await Promise.allSettled([
+      readPresence(redis, keys, chainId),
+      rates.get(chainId)!.sample(),
+      redis.get(keys.pairs(chainId)),
+    ]);
+    return {
+      chainId,
+      indexers: indexers.status === 'fulfilled' ? indexers.value : null,
+      signRate: signRate.status === 'fulfilled' ? signRate.value : null,
+      symbols: registrySymbols(registry.status === 'fulfilled' ? registry.value : null),
+    };
+  };
+  return async () => {
+    const [readiness, chains] = await Promise.all([
+      checkReadiness(opts.readiness),
+      Promise.all(opts.chains.map(chainStatus)),
+    ]);
+    return { time: Date.now(), parts: readiness.checks, chains };
+  };
+}
