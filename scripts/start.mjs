@@ -6,8 +6,9 @@
 // What it writes, next to the stack file (.local/ by default; the folder and every file in it
 // readable by their owner only):
 //   stack.json   the operator's: { configFile, redis: { url }, chains (devnet only), gateway:
-//                { url, apiKey }, console: { url } }; configFile and redis from the moment Redis and the chains
-//                are up (operator commands find the stack there), gateway and console once it is ready.
+//                { url, apiKey }, console: { url }, metrics: { gateway, signer, indexer-<id>: /metrics URL } };
+//                configFile and redis from the moment Redis and the chains are up (operator commands
+//                find the stack there), the rest once the gateway is ready.
 //   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no key in it.
 //   redis/       the private Redis: its data (append-only file, so integrators and keys survive
 //                restarts) and redis.conf with its password, generated at each start and
@@ -207,6 +208,8 @@ async function main() {
   const config = JSON.parse(readFileSync(configFile, 'utf8'));
   const chainIds = Object.keys(config.chains);
   const common = { REDIS_URL: redisUrl, CONFIG_FILE: configFile, SERVED_CHAINS: chainIds.join(',') };
+  // Every process's Prometheus endpoint, for a local Prometheus and the alert rules' test.
+  const metricsUrls = {};
 
   // 3. One indexer per chain, started together (they are independent).
   await Promise.all(
@@ -214,6 +217,7 @@ async function main() {
       const opsPort = await freePort();
       const quoterKey = keys[`QUOTER_KEY_${id}`] ?? process.env[`QUOTER_KEY_${id}`];
       const readyUrl = `http://127.0.0.1:${opsPort}/readyz`;
+      metricsUrls[`indexer-${id}`] = `http://127.0.0.1:${opsPort}/metrics`;
       startProcess(
         `indexer ${id}`,
         'services/indexer/dist/main.js',
@@ -237,6 +241,7 @@ async function main() {
   const signerKeys = ownSettings(/^(SIGNER_KEY|SIGNER_KEYSTORE|SIGNER_KEYSTORE_PASSWORD)_\d+(_FILE)?$/);
   for (const id of chainIds) if (keys[`SIGNER_KEY_${id}`]) signerKeys[`SIGNER_KEY_${id}`] = keys[`SIGNER_KEY_${id}`];
   const signerReady = `http://127.0.0.1:${signerPort}/readyz`;
+  metricsUrls.signer = `http://127.0.0.1:${signerPort}/metrics`;
   startProcess(
     'signer',
     'services/signer/dist/main.js',
@@ -273,6 +278,8 @@ async function main() {
   // The operator console, on the gateway's private operator port (no API key).
   const consoleUrl = `http://127.0.0.1:${opsPort}/console`;
   stack.console = { url: consoleUrl };
+  metricsUrls.gateway = `http://127.0.0.1:${opsPort}/metrics`;
+  stack.metrics = metricsUrls;
   saveStack();
   const first = config.chains['8453'] ?? Object.values(config.chains)[0];
   const base = first.baseTokens?.[0]?.address ?? '<baseToken>';

@@ -73,8 +73,11 @@ export {
   checkRedisDurability,
   checkRedisDurabilityWhenReady,
   durabilityWarnings,
+  readInfoHealth,
   type RedisDurability,
+  type RedisInfoHealth,
 } from './redis-durability';
+export { redisHealthMetrics } from './redis-health-metrics';
 export { redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';

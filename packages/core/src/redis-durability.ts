@@ -38,7 +38,9 @@ export function durabilityWarnings(d: RedisDurability): string[] {
   return warnings;
 }
 
-type Node = { call(command: string, ...args: string[]): Promise<unknown> };
+/** One Redis node, as ioredis gives it (a client, or a master of a Cluster). */
+export type RedisNode = { call(command: string, ...args: string[]): Promise<unknown> };
+type Node = RedisNode;
 
 /** Reads one node's settings: CONFIG GET, else INFO; undefined when neither is allowed. */
 export async function readDurability(node: Node): Promise<RedisDurability | undefined> {
@@ -55,18 +57,34 @@ export async function readDurability(node: Node): Promise<RedisDurability | unde
   } catch {
     // CONFIG disabled or renamed (managed Redis): fall back to INFO.
   }
-  try {
-    const info = String(await node.call('INFO', 'persistence')) + String(await node.call('INFO', 'memory'));
-    const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-    const policy = field('maxmemory_policy');
-    const aof = field('aof_enabled');
-    if (policy === undefined || aof === undefined) return undefined;
-    // INFO does not show save points; a snapshot ever taken (rdb_last_save_time > 0 after a
-    // bgsave) is not proof of a schedule, so RDB is reported as off and only AOF counts.
-    return { aof: aof === '1', rdb: false, maxmemoryPolicy: policy };
-  } catch {
-    return undefined;
-  }
+  const health = await readInfoHealth(node).catch(() => undefined);
+  // INFO does not show save points; a snapshot ever taken (rdb_last_save_time > 0 after a
+  // bgsave) is not proof of a schedule, so RDB is reported as off and only AOF counts.
+  return health && { aof: health.aof, rdb: false, maxmemoryPolicy: health.maxmemoryPolicy };
+}
+
+/** What `INFO persistence` and `INFO memory` say about one node (redis-health-metrics.ts too). */
+export interface RedisInfoHealth {
+  aof: boolean;
+  maxmemoryPolicy: string;
+  usedMemoryBytes: number;
+  /** 0: no limit. */
+  maxmemoryBytes: number;
+}
+
+/** Reads one node's INFO; undefined when it lacks the fields, a rejection when Redis fails. */
+export async function readInfoHealth(node: Node): Promise<RedisInfoHealth | undefined> {
+  const info = String(await node.call('INFO', 'persistence')) + String(await node.call('INFO', 'memory'));
+  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+  const policy = field('maxmemory_policy');
+  const aof = field('aof_enabled');
+  if (policy === undefined || aof === undefined) return undefined;
+  return {
+    aof: aof === '1',
+    maxmemoryPolicy: policy,
+    usedMemoryBytes: Number(field('used_memory') ?? 0),
+    maxmemoryBytes: Number(field('maxmemory') ?? 0),
+  };
 }
 
 /**

@@ -16,6 +16,7 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import { DEFAULT_CHAIN_ID, INTERNAL_TOKEN_HEADER, SIGNER_ACCESS_PATH } from '@pmm/protocol';
 import {
   createMetrics,
+  redisHealthMetrics,
   errorHandler,
   healthRoutes,
   methodNotAllowed,
@@ -145,6 +146,9 @@ export function createApp(deps: GatewayDeps): Gateway {
   const { config, redis, logger } = deps;
   const metrics = deps.metrics ?? createMetrics('gateway');
   const gm = gatewayMetrics(metrics);
+  // Redis's persistence and memory, for the alert rules: the gateway's operator port is the one
+  // scrape every deployment has (deploy/prometheus/alerts.yml).
+  redisHealthMetrics(metrics, redis, 'gateway');
   const keys = new ApiKeyStore(redis, config.redisKeyPrefix);
   const keyCache = new ApiKeyCache({
     store: keys,

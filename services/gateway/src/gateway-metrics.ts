@@ -21,6 +21,8 @@ export function gatewayMetrics(metrics: Metrics) {
     'Signer requests that failed, by error code',
     ['reason'] as const,
   );
+  // At 0 from the start, so that increase() sees the first refusal (deploy/prometheus/alerts.yml).
+  upstreamErrors.inc({ reason: 'TOKEN_REFUSED' }, 0);
   const timeouts = metrics.counter(
     'gateway_request_timeouts_total',
     'Requests answered 503 by the request timeout',
@@ -42,8 +44,8 @@ export function gatewayMetrics(metrics: Metrics) {
   );
   const streamFanout = metrics.histogram(
     'gateway_stream_fanout_seconds',
-    'Time to write one book to every open stream of its chain',
-    [] as const,
+    'Time to write one book to every open stream of its chain, per chain (compared with its block interval)',
+    ['chain'] as const,
   );
   const sentBook = streamEvents.labels('book');
   const sentUnavailable = streamEvents.labels('unavailable');
@@ -52,7 +54,7 @@ export function gatewayMetrics(metrics: Metrics) {
     closed: (chainId) => streamsOpen.dec({ chain: String(chainId) }),
     sent: (event) => (event === 'book' ? sentBook : sentUnavailable).inc(),
     skipped: () => streamSkipped.inc(),
-    fanout: (seconds) => streamFanout.observe(seconds),
+    fanout: (chainId, seconds) => streamFanout.observe({ chain: String(chainId) }, seconds),
   };
 
   /** Mount before the /metrics route: reads each chain's book (cache or Redis) and sets the gauges. */

@@ -42,7 +42,7 @@ export interface IndexerMetrics {
 export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: boolean }): IndexerMetrics {
   const metrics: Metrics = createMetrics('indexer', opts);
   metrics.registry.setDefaultLabels({ service: 'indexer', chain: String(opts.chainId) });
-  return {
+  const out = {
     metrics,
     registry: metrics.registry,
     headBlock: metrics.gauge('indexer_head_block', 'Newest block number seen from the node', []),
@@ -86,4 +86,9 @@ export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: b
       [],
     ),
   };
+  // The series the alert rules count failures on exist from the start at 0: a counter that
+  // appears at 1 shows no increase() to Prometheus, so the first failure would go unseen.
+  out.blocks.inc({ outcome: 'failed' }, 0);
+  for (const purpose of ['block', 'registry']) out.rpcErrors.inc({ purpose }, 0);
+  return out;
 }

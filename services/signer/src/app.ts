@@ -29,7 +29,7 @@ export function createApp(deps: SignerDeps): RequestListener {
     quoteValiditySeconds: deps.quoteValiditySeconds,
     pairs: deps.pairs,
     audit: deps.audit,
-    metrics: signMetrics(deps.metrics),
+    metrics: signMetrics(deps.metrics, deps.servedChains),
     logSigned: deps.logger.isLevelEnabled('info'),
     now: deps.now,
   });

@@ -32,7 +32,7 @@ export interface StreamMetrics {
   sent(event: 'book' | 'unavailable'): void;
   skipped(): void;
   /** Seconds spent writing one book to every stream of its chain. */
-  fanout(seconds: number): void;
+  fanout(chainId: number, seconds: number): void;
 }
 
 interface Subscriber {
@@ -219,7 +219,7 @@ export class StreamHub {
         sent++;
       }
     }
-    if (sent > 0) this.metrics.fanout(Number(process.hrtime.bigint() - started) / 1e9);
+    if (sent > 0) this.metrics.fanout(chainId, Number(process.hrtime.bigint() - started) / 1e9);
     for (const observer of chain.observers) {
       if (blockNumber > observer.lastId || (observer.gone && blockNumber === observer.lastId)) {
         observer.lastId = blockNumber;

@@ -6,20 +6,24 @@ import type { Metrics } from '@pmm/core';
 
 export interface SignMetrics {
   latency(chainId: number, seconds: number): void;
-  signed(chainId: number, legacy: boolean): void;
+  signed(chainId: number, legacy: boolean, integratorId: string): void;
   auditFailure(chainId: number): void;
   quotaRefusal(chainId: number): void;
 }
 
-export function signMetrics(metrics: Metrics): SignMetrics {
+/** `chains`: the served chains, whose failure counters start at 0 (see below). */
+export function signMetrics(metrics: Metrics, chains: readonly number[] = []): SignMetrics {
   const latency = metrics.histogram(
     'signer_sign_duration_seconds',
     'Time to check, sign and encode one quote (after body parsing)',
     ['chain'] as const,
   );
-  const signed = metrics.counter('signer_signatures_total', 'Quotes signed, by chain and route version', [
+  // By integrator too: integrators are a set the operator creates (tens, not per user), so the
+  // series stay few, and the dashboard can show who signs how much.
+  const signed = metrics.counter('signer_signatures_total', 'Quotes signed, by chain, route version and integrator', [
     'chain',
     'version',
+    'integrator',
   ] as const);
   const auditFailures = metrics.counter(
     'signer_audit_failures_total',
@@ -31,6 +35,12 @@ export function signMetrics(metrics: Metrics): SignMetrics {
     'Signatures refused (429 QUOTA_EXCEEDED) because the integrator used up its daily quota on the chain',
     ['chain'] as const,
   );
+  // Present from the start at 0: a counter that appears at 1 shows no increase() to Prometheus,
+  // so the alert on the first withheld signature would never fire.
+  for (const chain of chains) {
+    auditFailures.inc({ chain: String(chain) }, 0);
+    quotaRefusals.inc({ chain: String(chain) }, 0);
+  }
   // Label-bound children, cached: prom-client hashes a labels object on every call otherwise.
   const latencyOf = new Map<number, { observe(v: number): void }>();
   const signedOf = new Map<string, { inc(): void }>();
@@ -40,11 +50,11 @@ export function signMetrics(metrics: Metrics): SignMetrics {
       if (!h) latencyOf.set(chainId, (h = latency.labels(String(chainId))));
       h.observe(seconds);
     },
-    signed(chainId, legacy) {
+    signed(chainId, legacy, integratorId) {
       const version = legacy ? 'v1' : 'v2';
-      const key = `${chainId} ${version}`;
+      const key = `${chainId} ${version} ${integratorId}`;
       let c = signedOf.get(key);
-      if (!c) signedOf.set(key, (c = signed.labels(String(chainId), version)));
+      if (!c) signedOf.set(key, (c = signed.labels(String(chainId), version, integratorId)));
       c.inc();
     },
     auditFailure(chainId) {

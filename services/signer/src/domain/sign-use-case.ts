@@ -105,7 +105,7 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       });
       throw new ApiError('SERVICE_UNAVAILABLE', 'the signature could not be recorded; retry shortly');
     }
-    m.signed(signed.chainId, cmd.legacy);
+    m.signed(signed.chainId, cmd.legacy, cmd.integrator.record.id);
     // Field names avoid "token": the logger redacts any field whose name contains it.
     if (deps.logSigned)
       cmd.log()?.info('quote signed', {
