@@ -5,7 +5,7 @@ export { stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
 export { privateRedisCluster, type PrivateRedisCluster } from './private-redis-cluster';
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
-export { launchBrowser, CHROMIUM_PATH } from './browser';
+export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser';
 export { until } from './until';
 export {
   addressArb,

@@ -1,7 +1,7 @@
 /**
  * The gateway's Express apps, built from explicit dependencies:
  * - `app`, the public API: /v2/price, /v2/swap/sign, /v2/openapi.json, legacy /v1/price and
- *   /v1/swap/sign, and /healthz;
+ *   /v1/swap/sign, and, with no key, /healthz and the API reference page /docs;
  * - `opsApp`, the operator port: /healthz, /readyz (Redis and signer), /metrics, and the
  *   operator console (/console, console/console-routes.ts).
  *
@@ -47,6 +47,7 @@ import { securityHeaders } from './http/security-headers';
 import { deprecationHeaders } from './http/deprecation';
 import { loadOpenApiDocument, openApiRoute } from './http/openapi-route';
 import { corsPolicy } from './http/cors-policy';
+import { DOCS_DOCUMENT_PATH, DOCS_PATH, docsRoutes, REDOC_BUNDLE_PATH } from './http/docs-routes';
 import { ROUTES, type PublicRoute } from './http/routes';
 import { gatewayMetrics } from './gateway-metrics';
 import { ConsoleFeed } from './console/console-feed';
@@ -205,6 +206,11 @@ export function createApp(deps: GatewayDeps): Gateway {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  const docs = docsRoutes(openapi);
+  const docsMethods = methodNotAllowed(['GET', 'HEAD']);
+  app.route(DOCS_PATH).get(docs.page).all(docsMethods);
+  app.route(DOCS_DOCUMENT_PATH).get(docs.document).all(docsMethods);
+  app.route(REDOC_BUNDLE_PATH).get(docs.bundle).all(docsMethods);
   app
     .route(ROUTES.price.path)
     .get(...authed, priceV2(books, config.servedChains))

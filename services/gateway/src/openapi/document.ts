@@ -20,6 +20,7 @@ import {
   V1_SIGN_REQUEST_SCHEMA,
 } from '@pmm/protocol';
 import { ROUTES, type PublicRoute, type RouteName } from '../http/routes';
+import { DEFAULT_BASE_URL } from './code-samples';
 import { BODY_LIMIT, MAX_HEADER_BYTES, RATE_LIMIT, RATE_WINDOW_SECONDS, seconds, TIMEOUT_MS, TIMEOUTS } from './limits';
 import { operation } from './operations';
 import { ComponentSet } from './responses';
@@ -77,7 +78,9 @@ export function buildOpenApiDocument(): Json {
       title: 'PMM quote service',
       version: '2.0.0',
       summary: "Signed swap quotes and per-block orderbooks for a market maker's router on chains 8453, 56 and 4663.",
-      description: `Every route under \`/v1/\` and \`/v2/\` needs the header \`X-API-KEY\` (issued by the operator, who also whitelists your signing addresses and sets your allowed chains and rate limit).
+      description: `Every route under \`/v1/\` and \`/v2/\` needs the header \`X-API-KEY\` (issued by the operator, who also whitelists your signing addresses and sets your allowed chains and rate limit). The examples read it from \`$PMM_API_KEY\`.
+
+**This reference** is served by the gateway without a key: as a page at \`/docs\`, and as this document at \`/docs/openapi.json\` (the same bytes as \`/v2/openapi.json\`).
 
 **Errors.** Every error, including 404, 405, 413 and 429, is \`{"error":{"code","message","requestId"}}\`. Validation messages read \`<field>: <reason>\` with the field named as you sent it. Checks run in this order, first match wins: unknown route 404 NOT_FOUND · wrong method 405 METHOD_NOT_ALLOWED (with \`Allow\`) · missing/invalid key 401 UNAUTHORIZED · over the rate limit 429 RATE_LIMITED (with \`Retry-After\`) · body over ${BODY_LIMIT / 1024} KiB 413 PAYLOAD_TOO_LARGE · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED · 500 ENCODING_FAILED · 429 QUOTA_EXCEEDED (with \`Retry-After\`) · 500 INTERNAL_ERROR. The codes 404, 405, 413, 429 and 403 extend the interface specification.
 
@@ -100,7 +103,7 @@ export function buildOpenApiDocument(): Json {
     servers: [
       {
         url: '{base_url}',
-        variables: { base_url: { default: 'http://127.0.0.1:8080', description: "The gateway's address." } },
+        variables: { base_url: { default: DEFAULT_BASE_URL, description: "The gateway's address." } },
       },
     ],
     security: [{ ApiKey: [] }],

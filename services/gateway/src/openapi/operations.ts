@@ -1,9 +1,10 @@
 /**
  * One OpenAPI operation per route of the route table: its prose, parameters, request and
- * 200 bodies with examples, and its error answers (answers.ts) grouped into responses.
+ * 200 bodies with examples, curl commands made from those examples (code-samples.ts), and its
+ * error answers (answers.ts) grouped into responses.
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
-import type { PublicRoute, RouteName } from '../http/routes';
+import { ROUTES, type PublicRoute, type RouteName } from '../http/routes';
 import {
   BEFORE_ROUTING,
   CHAIN_QUERY_ANSWERS,
@@ -15,6 +16,7 @@ import {
   UNAUTHORIZED,
   unavailableAnswer,
 } from './answers';
+import { curlGet, curlPost, type CodeSample } from './code-samples';
 import { HEARTBEAT_MS, seconds, STREAMS_PER_KEY } from './limits';
 import { STAGE_HEADERS, type Answer, type ComponentSet, type HeaderUse } from './responses';
 
@@ -67,6 +69,8 @@ interface Operation {
   description: string;
   parameters?: Json[];
   requestBody?: { schema: string; examples: Record<string, unknown> };
+  /** Rendered as `x-codeSamples`. */
+  codeSamples?: CodeSample[];
   success: { description: string; content: Json };
   answers: Answer[];
 }
@@ -97,6 +101,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
         ' Any other query parameter (a misspelt `chainid` included) is 400 UNSUPPORTED_FIELD naming it.',
       ),
     ],
+    codeSamples: [curlGet('curl', `${ROUTES.price.path}?chainId=${BOOK.chainId}`)],
     success: {
       description:
         "The chain's latest orderbook, exactly as computed at `blockNumber`. `pairs` may be empty when the chain is live but tracks no pairs.",
@@ -125,6 +130,13 @@ const OPERATIONS: Record<RouteName, Operation> = {
           'The `id` of the last event received (a block number), sent when reconnecting: the current book is then sent only if it is newer. Anything but ASCII digits is 422.',
         schema: { type: 'string', pattern: '^[0-9]{1,16}$', examples: ['12345678'] },
       },
+    ],
+    codeSamples: [
+      curlGet('curl', `${ROUTES.priceStream.path}?chainId=${BOOK.chainId}`, { stream: true }),
+      curlGet('curl (reconnect)', `${ROUTES.priceStream.path}?chainId=${BOOK.chainId}`, {
+        stream: true,
+        headers: [`Last-Event-ID: ${BOOK.blockNumber}`],
+      }),
     ],
     success: {
       description:
@@ -165,6 +177,10 @@ const OPERATIONS: Record<RouteName, Operation> = {
       schema: 'SignQuoteRequest',
       examples: { withCalldata: { ...SIGN_BODY, ...SIGN_AMOUNTS }, signatureOnly: SIGN_BODY },
     },
+    codeSamples: [
+      curlPost('curl (with amountIn: calldata)', ROUTES.sign.path, { ...SIGN_BODY, ...SIGN_AMOUNTS }),
+      curlPost('curl (signature only)', ROUTES.sign.path, SIGN_BODY),
+    ],
     success: {
       description: 'Signed quote.',
       content: json('SignQuoteResponse', { withCalldata: SIGNED_WITH_CALLDATA, withoutCalldata: SIGNED }),
@@ -174,7 +190,9 @@ const OPERATIONS: Record<RouteName, Operation> = {
   openapi: {
     operationId: 'getOpenApi',
     summary: 'This OpenAPI document',
-    description: 'Like every route under /v2/, needs an API key.',
+    description:
+      'Like every route under /v2/, needs an API key. The same document is served without a key at `/docs/openapi.json`, and rendered as a page at `/docs`.',
+    codeSamples: [curlGet('curl', ROUTES.openapi.path)],
     success: {
       description: 'This document.',
       content: {
@@ -272,6 +290,7 @@ export function operation(name: RouteName, routeInfo: PublicRoute, components: C
     ...(op.requestBody
       ? { requestBody: { required: true, content: json(op.requestBody.schema, op.requestBody.examples) } }
       : {}),
+    ...(op.codeSamples ? { 'x-codeSamples': op.codeSamples } : {}),
     responses: {
       200: {
         description: op.success.description,
