@@ -16,13 +16,13 @@ import type { ChainSignerConfig } from './config';
 const ROUTER = new Interface(['function validity() view returns (uint256)']);
 
 /** What the router said about one chain's validity. */
-export type ValidityCheck =
+type ValidityCheck =
   | { outcome: 'matches'; routerSeconds: number }
   | { outcome: 'differs'; routerSeconds: number }
   | { outcome: 'not-exposed' | 'no-node' | 'unreachable'; reason: string };
 
 /** Asks one router for its validity (never throws: every failure is an outcome). */
-export async function askRouterValidity(
+async function askRouterValidity(
   rpcUrl: string,
   chainId: number,
   router: string,

@@ -11,8 +11,7 @@ export { SIGNER_SETTINGS, chainSettings, loadSignerConfig, missingKeyMessage } f
 export type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 export { loadSigningKeys } from './load-signing-keys';
 export type { ChainSigners } from './load-signing-keys';
-export { checkQuoteValidity, askRouterValidity } from './check-quote-validity';
-export type { ValidityCheck } from './check-quote-validity';
+export { checkQuoteValidity } from './check-quote-validity';
 export { startSigner } from './start-signer';
 export type { RunningSigner } from './start-signer';
 export { PairRegistryCache } from './store/pair-registry-cache';

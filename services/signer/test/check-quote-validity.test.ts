@@ -4,7 +4,7 @@
  * stops the start naming the router's figure, and what cannot be checked (no such function, no
  * code, no node, a node that never answers, no rpcUrl) is logged and the setting used as is.
  */
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { ConfigError, createLogger, parseChainDeployments, type ChainDeployments } from '@pmm/core';
 import { startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
@@ -91,9 +91,9 @@ describe('the quote validity checked against the router at start', () => {
 
   it('fault: no node on the port, or a node that never answers: warned within the timeout, never a failed start', async () => {
     const closedPort = await freePort();
-    const silent: Server = createServer(() => {
-      // Accepts and never answers.
-    });
+    const accepted: Socket[] = [];
+    // Accepts and never answers (its sockets are destroyed at the end, or jest waits on them).
+    const silent: Server = createServer((socket) => void accepted.push(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const silentPort = (silent.address() as { port: number }).port;
     try {
@@ -108,6 +108,7 @@ describe('the quote validity checked against the router at start', () => {
         expect(JSON.stringify(lines)).not.toContain('secret-pass');
       }
     } finally {
+      for (const socket of accepted) socket.destroy();
       silent.close();
     }
   });
