@@ -138,6 +138,10 @@ const pathArb = fc.oneof(
     arbitrary: fc.constantFrom(
       '/v2/openapi.json',
       '/healthz',
+      '/docs',
+      '/docs/openapi.json',
+      '/docs/',
+      '/docs/assets/',
       '/',
       '/v2/price/',
       '/V2/price',

@@ -3,7 +3,7 @@ import { get, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import request from 'supertest';
 import { OPENAPI_PATH, type Gateway } from '@pmm/gateway';
-import { DOCS_CSP, DOCS_DOCUMENT_PATH, REDOC_BUNDLE_PATH } from '../src/http/docs-routes';
+import { DOCS_CSP, DOCS_DOCUMENT_PATH, REDOC_BUNDLE_PATH, REMOTE_BADGE } from '../src/http/docs-routes';
 import { harness, type Harness } from './support/harness';
 
 /** helmet's rendering of the API's policy (security-headers.ts), on every answer but the page. */
@@ -45,6 +45,7 @@ describe('GET /docs (the API reference page)', () => {
     expect(res.text).toContain(`<script src="${REDOC_BUNDLE_PATH.slice(1)}"></script>`);
     expect(res.text).toContain(`spec-url="${DOCS_DOCUMENT_PATH.slice(1)}"`);
     expect(res.text).not.toMatch(/<script>|<style|\sstyle=|https?:\/\//);
+    expect(res.text).toContain('<title>PMM quote service — API reference</title>');
   });
 
   it('invariant: the CSP allows scripts and connections from the page origin only, never inline or eval', () => {
@@ -72,7 +73,9 @@ describe('GET /docs (the API reference page)', () => {
   });
 
   it('behavior: the Redoc bundle is served from node_modules as JavaScript, cached as immutable, gzipped on request', async () => {
-    const file = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'));
+    const original = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+    expect(original).toContain(REMOTE_BADGE);
+    const file = Buffer.from(original.replaceAll(REMOTE_BADGE, ''));
     const { version } = JSON.parse(readFileSync(require.resolve('redoc/package.json'), 'utf8')) as { version: string };
     expect(REDOC_BUNDLE_PATH).toBe(`/docs/assets/redoc-${version}/redoc.standalone.js`);
 
@@ -82,12 +85,15 @@ describe('GET /docs (the API reference page)', () => {
     expect(plain.headers['x-content-type-options']).toBe('nosniff');
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.headers.vary).toBe('Accept-Encoding');
-    expect(plain.body.equals(file)).toBe(true);
+    // Redoc's bundle but for its badge's URL (an inline image instead).
+    const served = plain.body.toString('utf8');
+    expect(served).not.toContain(REMOTE_BADGE);
+    expect(served.replaceAll(/data:image\/gif;base64,[A-Za-z0-9+/=]+/g, '')).toBe(file.toString('utf8'));
 
     const gzipped = await raw(REDOC_BUNDLE_PATH, 'gzip, deflate, br');
     expect(gzipped.headers['content-encoding']).toBe('gzip');
-    expect(Number(gzipped.headers['content-length'])).toBeLessThan(file.length / 2);
-    expect(gunzipSync(gzipped.body).equals(file)).toBe(true);
+    expect(Number(gzipped.headers['content-length'])).toBeLessThan(plain.body.length / 2);
+    expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true);
   });
 
   it('behavior: HEAD answers the headers of GET without a body', async () => {
