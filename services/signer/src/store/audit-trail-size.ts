@@ -13,7 +13,7 @@ export function auditTrailSizeMetric(metrics: Metrics, redis: RedisClient, keys:
     ['chain'] as const,
     async (gauge) => {
       const lengths = await Promise.allSettled(chains.map((chain) => redis.xlen(keys.audit(chain))));
-      // Redis unreachable: the last values stay (redis_up and /readyz say why).
+      // Redis unreachable: the last values stay (the gateway's gateway_redis_up and /readyz say why).
       lengths.forEach((r, i) => r.status === 'fulfilled' && gauge.set({ chain: String(chains[i]) }, r.value));
     },
   );
