@@ -63,6 +63,7 @@ export {
   SIGNER_ACCESS_PATH,
   v1DeprecationHeaders,
 } from './headers';
+export { BODY_ENCODINGS, bodyEncoding, type BodyEncoding } from './body-encoding';
 export {
   apiKeyRecordProblems,
   INTEGRATOR_ID_PATTERN,

@@ -34,7 +34,7 @@ import { BookCache } from './store/book-cache';
 import { RateLimiter, type RateLimiterOptions } from './store/rate-limiter';
 import { apiKeyGuard } from './http/api-key-guard';
 import { rateLimit } from './http/rate-limit';
-import { signProxy, signerAgent } from './http/sign-proxy';
+import { signForwarder, signerAgent } from './http/sign-forward';
 import { createSignRoute } from './http/sign-route';
 import { priceV1, priceV2 } from './http/price-routes';
 import { priceStream } from './http/price-stream';
@@ -167,10 +167,9 @@ export function createApp(deps: GatewayDeps): Gateway {
     logger,
   });
   const agent = signerAgent(config.signerUrl);
-  const proxy = signProxy({
+  const forward = signForwarder({
     signerUrl: config.signerUrl,
     internalToken: config.internalToken,
-    timeoutMs: config.requestTimeoutMs,
     agent,
     logger,
     onUpstreamError: gm.upstreamError,
@@ -300,7 +299,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     bodyLimit: config.signBodyLimit,
     v1,
     cors,
-    forward: proxy,
+    forward,
   });
   const handler: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     if (authFailures.refuse(req, res, frame, gm.rateLimited)) return;

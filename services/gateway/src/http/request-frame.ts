@@ -43,8 +43,6 @@ export class RequestLocals extends LazyRequestContext {
   upstream?: Upstream;
   /** The gateway's own id of the request (`requestId` is the client's when it sent one). */
   serviceRequestId = '';
-  /** A sign request's body bytes, as read (forwarded to the signer untouched). */
-  body?: Buffer;
   /** Logged at debug whatever its status (a refusal that must not flood the log). */
   quiet?: boolean;
 }
@@ -125,7 +123,7 @@ export function createRequestFrame(opts: RequestFrameOptions): RequestFrame {
       sendError(res, new ApiError('SERVICE_UNAVAILABLE', `request timed out after ${timeoutMs} ms`));
       abortUpstream(locals);
     }, timeoutMs);
-    // A client that leaves needs no timeout: http-proxy aborts the upstream request itself.
+    // A client that leaves needs no timeout: sign-forward.ts gives up the upstream request itself.
     res.once('close', () => clearTimeout(locals.timer));
   };
 

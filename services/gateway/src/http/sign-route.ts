@@ -7,11 +7,11 @@
  *
  * Steps, in the order of docs/decisions.md#error-precedence: request frame (id, security
  * headers, timeout, metrics, access log) · /v1 deprecation headers · CORS (browser requests,
- * when configured) · API key 401 · rate limit 429 · body 413 · the signer, over
- * http-proxy-middleware (sign-proxy.ts).
+ * when configured) · API key 401 · rate limit 429 · body 413 · body encoding 400 · the signer,
+ * one request built by sign-forward.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { v1DeprecationHeaders } from '@pmm/protocol';
+import { bodyEncoding, v1DeprecationHeaders } from '@pmm/protocol';
 import { andThen, readLimitedBody, sendError, type MaybePromise } from '@pmm/core';
 import type { ApiKeyCache } from '../store/api-key-cache';
 import type { ResolvedApiKey } from '../store/api-key-store';
@@ -20,6 +20,7 @@ import type { CorsStep } from './cors-policy';
 import { enforceRateLimit, type RateLimitOptions } from './rate-limit';
 import type { RequestFrame } from './request-frame';
 import { ROUTES } from './routes';
+import type { signForwarder } from './sign-forward';
 
 export interface SignRouteOptions {
   frame: RequestFrame;
@@ -29,8 +30,8 @@ export interface SignRouteOptions {
   /** /v1 exists (chain 8453 served). */
   v1: boolean;
   cors?: CorsStep;
-  /** Forwards a request whose `res.locals` has its auth and body (sign-proxy.ts). */
-  forward(req: IncomingMessage, res: ServerResponse): void;
+  /** Sends the request to the signer (sign-forward.ts), once its steps have passed. */
+  forward: ReturnType<typeof signForwarder>;
 }
 
 /** Returns a function that answers the request and returns true, or returns false to pass it on. */
@@ -51,8 +52,13 @@ export function createSignRoute(opts: SignRouteOptions): (req: IncomingMessage, 
     if (legacy) for (const [name, value] of v1Headers) res.setHeader(name, value);
     const send = () =>
       readLimitedBody(req, res, opts.bodyLimit, (body) => {
-        locals.body = body;
-        opts.forward(req, res);
+        let encoding: string | undefined;
+        try {
+          encoding = bodyEncoding(req.headers['content-encoding']);
+        } catch (err) {
+          return sendError(res, err);
+        }
+        opts.forward(res, locals, { path, body, encoding });
       });
     const proceed = () => {
       let ready: MaybePromise<ResolvedApiKey>;
