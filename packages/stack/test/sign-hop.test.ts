@@ -130,7 +130,10 @@ describe('Expect: 100-continue is answered by the gateway and never reaches the 
 
   it('security: the body sent after the 100: the signed quote', async () => {
     const r = signRequest({ extraHeaders: ['Expect: 100-continue'] });
-    const answers = await exchange([{ data: r.head, waitMs: 200 }, { data: r.payload, waitMs: 500 }]);
+    const answers = await exchange([
+      { data: r.head, waitMs: 200 },
+      { data: r.payload, waitMs: 500 },
+    ]);
     expect(interim(answers).map((a) => a.status)).toEqual([100]);
     expect(finals(answers)[0]!.status).toBe(200);
     checkAnswer(finals(answers)[0]!, r.id);
@@ -172,7 +175,9 @@ describe('what a client controls never steers the hop', () => {
     const a = signRequest();
     const b = signRequest({ key: other.apiKey });
     const c = signRequest();
-    const answers = await exchange([{ data: a.head + a.payload + b.head + b.payload + c.head + c.payload, waitMs: 1_000 }]);
+    const answers = await exchange([
+      { data: a.head + a.payload + b.head + b.payload + c.head + c.payload, waitMs: 1_000 },
+    ]);
     expect(answers.map((x) => x.status)).toEqual([200, 200, 200]);
     checkAnswer(answers[0]!, a.id);
     checkAnswer(answers[1]!, b.id, other.keyId);
@@ -291,7 +296,9 @@ describe('a stalled signer, every pooled socket busy', () => {
           (res) => {
             let text = '';
             res.on('data', (d: Buffer) => (text += d.toString('utf8')));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, text, id: String(res.headers['x-request-id']) }));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, text, id: String(res.headers['x-request-id']) }),
+            );
           },
         );
         req.on('error', reject);

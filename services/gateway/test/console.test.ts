@@ -73,7 +73,7 @@ describe('the console page', () => {
     const postEvents = await request(gw.opsApp).post('/console/events');
     expect(postEvents.status).toBe(405);
     // The public port has no console.
-    expect((await request(gw.expressApp).get('/console')).status).toBe(404);
+    expect((await request(gw.app).get('/console')).status).toBe(404);
   });
 });
 

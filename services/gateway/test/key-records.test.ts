@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { hashApiKey } from '@pmm/gateway';
-import { runKeysCommand } from '../src/cli/keys-command';
+import { runKeysCommand } from '../src/keys/keys-command';
 import { harness, type Harness } from './support/harness';
 
 const USER = '0x00000000000000000000000000000000000000aa';

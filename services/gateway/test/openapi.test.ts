@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { ERROR_STATUS, type ErrorCode } from '@pmm/protocol';
 import { OPENAPI_PATH, type Gateway } from '@pmm/gateway';
-import { renderOpenApiDocument } from '../src/openapi/document';
-import { ROUTES, type PublicRoute } from '../src/http/routes';
+import { renderOpenApiDocument } from '../src/docs/openapi/document';
+import { ROUTES, type PublicRoute } from '../src/http/public-routes';
 import { call, harness, type Harness } from './support/harness';
 import { deref, escape, nodeAt, openapi, resolve, responsePointer, validateAt } from './support/contract';
 

@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http';
 import request from 'supertest';
 import type { Gateway } from '@pmm/gateway';
 import { bookBody, harness, type Harness } from './support/harness';
@@ -83,5 +84,71 @@ describe('operator port', () => {
   it('behavior: the operator routes are not on the public app', async () => {
     expect((await request(gw.app).get('/metrics')).status).toBe(404);
     expect((await request(gw.app).get('/readyz')).status).toBe(404);
+  });
+});
+
+describe('operator port: who may read it', () => {
+  it('security: a Host that is not an IP, localhost or OPS_ALLOWED_HOSTS is 400 (no reading by DNS rebinding)', async () => {
+    const gw2 = await h.gateway({ signerUrl: signer.url, opsAllowedHosts: ['gateway'] });
+    for (const host of ['attacker.example', 'attacker.example:9080', 'localhost.attacker.example', 'gateway.evil']) {
+      const res = await request(gw2.opsApp).get('/metrics').set('Host', host);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'MALFORMED_REQUEST' });
+      expect(res.text).not.toContain('http_requests_total');
+    }
+    const console = await request(gw2.opsApp).get('/console').set('Host', 'attacker.example');
+    expect(console.status).toBe(400);
+    for (const host of [
+      '127.0.0.1:9080',
+      'localhost:9080',
+      'LOCALHOST',
+      '[::1]:9080',
+      '10.0.0.7',
+      'gateway:9080',
+      'Gateway',
+    ])
+      expect({ host, status: (await request(gw2.opsApp).get('/healthz').set('Host', host)).status }).toEqual({
+        host,
+        status: 200,
+      });
+  });
+
+  it('security: with OPS_TOKEN, /metrics and the console need the bearer token; /healthz and /readyz stay open', async () => {
+    const token = 'ops-token-0123456789abcdef';
+    const gw2 = await h.gateway({ signerUrl: signer.url, opsToken: token });
+    for (const path of ['/metrics', '/console', '/console/events']) {
+      const none = await request(gw2.opsApp).get(path);
+      expect(none.status).toBe(401);
+      expect(none.headers['www-authenticate']).toBe('Bearer');
+      expect(JSON.stringify(none.body)).not.toContain(token);
+      expect((await request(gw2.opsApp).get(path).set('Authorization', 'Bearer wrong-token-000000000')).status).toBe(
+        401,
+      );
+    }
+    expect((await request(gw2.opsApp).get('/metrics').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expect((await request(gw2.opsApp).get('/healthz')).status).toBe(200);
+    expect((await request(gw2.opsApp).get('/readyz')).status).toBe(200);
+  });
+
+  it('error: past CONSOLE_MAX_VIEWERS a new console stream is 429 with Retry-After', async () => {
+    const gw2 = await h.gateway({ signerUrl: signer.url, consoleMaxViewers: 1 });
+    const base = new URL(await h.listen(gw2.opsApp));
+    const open = () =>
+      new Promise<{ status: number; res: import('node:http').IncomingMessage }>((resolve, reject) =>
+        httpGet({ host: base.hostname, port: base.port, path: '/console/events', agent: false }, (res) =>
+          resolve({ status: res.statusCode ?? 0, res }),
+        ).on('error', reject),
+      );
+    const first = await open();
+    expect(first.status).toBe(200);
+    const second = await open();
+    expect(second.status).toBe(429);
+    expect(second.res.headers['retry-after']).toBe('10');
+    second.res.resume();
+    first.res.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    const third = await open();
+    expect(third.status).toBe(200);
+    third.res.destroy();
   });
 });

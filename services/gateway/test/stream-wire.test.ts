@@ -10,7 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { until } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
 import { bookBody, harness, hashApiKey, type Harness } from './support/harness';
-import { KEY_RECHECK_MS } from '../src/http/price-stream';
+import { KEY_RECHECK_MS } from '../src/stream/price-stream';
 
 let h: Harness;
 let gw: Gateway;

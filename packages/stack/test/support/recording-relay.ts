@@ -74,7 +74,8 @@ export function parseRelayedRequests(stream: Buffer): RelayedRequest[] {
   let rest = stream;
   while (rest.length > 0) {
     const end = rest.indexOf('\r\n\r\n');
-    if (end === -1) throw new Error(`incomplete request head: ${JSON.stringify(rest.toString('latin1').slice(0, 200))}`);
+    if (end === -1)
+      throw new Error(`incomplete request head: ${JSON.stringify(rest.toString('latin1').slice(0, 200))}`);
     const [requestLine, ...lines] = rest.subarray(0, end).toString('latin1').split('\r\n');
     const names: string[] = [];
     const headers: Record<string, string> = {};

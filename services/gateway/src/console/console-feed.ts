@@ -14,10 +14,10 @@
  * that grows. A new viewer gets the latest of each at once.
  */
 import type { ServerResponse } from 'node:http';
-import type { StreamHub } from '../http/stream-hub';
-import type { BookEntry } from '../store/book-cache';
-import { sseEvent } from '../http/sse-event';
-import { StreamPayload, streamWriter, type StreamWriter } from '../http/stream-writer';
+import type { StreamHub } from '../stream/stream-hub';
+import type { BookEntry } from '../price/book-cache';
+import { sseEvent } from '../stream/sse-event';
+import { StreamPayload, streamWriter, type StreamWriter } from '../stream/stream-writer';
 import type { ConsoleStatus } from './console-status';
 
 /** How often the status is sent (also what keeps an idle stream open through proxies). */

@@ -7,7 +7,10 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ApiError, bodyEncoding, type BodyEncoding } from '@pmm/protocol';
 
-const DECODERS: Record<Exclude<BodyEncoding, 'identity'>, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer> = {
+const DECODERS: Record<
+  Exclude<BodyEncoding, 'identity'>,
+  (bytes: Buffer, options: { maxOutputLength: number }) => Buffer
+> = {
   gzip: gunzipSync,
   'x-gzip': gunzipSync,
   deflate: inflateSync,

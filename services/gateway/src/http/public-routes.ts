@@ -1,12 +1,16 @@
 /**
- * The public paths and the methods each answers: app.ts routes by this table (a method not
- * listed is 405 with `Allow` from it), and the OpenAPI generator documents the same table.
- * `legacy` paths exist only when chain 8453 is served (docs/decisions.md#legacy-v1).
+ * The API's routes: paths and methods. The public port's route table is built from this
+ * declaration (app.ts binds each name to its feature's last step; every route here takes the
+ * CORS, key and rate-limit steps first), and the OpenAPI generator documents the same
+ * declaration. `legacy` paths exist only when chain 8453 is served (docs/decisions.md#legacy-v1).
+ * The keyless routes (`/healthz`, `/docs`) are declared by their features.
  */
+import type { RouteMethod } from '@pmm/core';
+
 export interface PublicRoute {
   path: string;
-  /** The methods answered; `HEAD` wherever `GET` is (Express answers HEAD with the GET route). */
-  methods: readonly ('GET' | 'HEAD' | 'POST')[];
+  /** The methods answered; `HEAD` wherever `GET` is (answered by the GET steps). */
+  methods: readonly RouteMethod[];
   legacy: boolean;
 }
 

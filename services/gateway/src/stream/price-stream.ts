@@ -8,16 +8,17 @@
  * Once the 200 and its headers are out, the stream only ends when the client leaves or the
  * gateway shuts down.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import { localsOf, queryOf, type Step } from '@pmm/core';
 import { ApiError, validationError } from '@pmm/protocol';
-import type { StreamSlots } from '../store/stream-slots';
-import type { ApiKeyCache } from '../store/api-key-cache';
-import { authenticate } from './api-key-guard';
-import { authOf } from './auth-context';
-import { assertChainEnabled, priceChainOf } from './price-routes';
+import type { StreamSlots } from './stream-slots';
+import type { ApiKeyCache } from '../keys/api-key-cache';
+import { authenticate } from '../keys/api-key-step';
+import { authOf } from '../keys/auth-context';
+import { assertChainEnabled, priceChainOf } from '../price/price-route';
 import { parseLastEventId } from './sse-event';
 import type { StreamHub } from './stream-hub';
-import type { RequestLocals } from './request-frame';
 
 export interface PriceStreamOptions {
   hub: StreamHub;
@@ -42,7 +43,7 @@ export interface PriceStreamOptions {
 export const KEY_RECHECK_MS = 2_000;
 
 /** Whether the request's key still grants a stream of `chainId` (true when the store is down). */
-async function stillAuthorized(keys: ApiKeyCache, req: Request, chainId: number): Promise<boolean> {
+async function stillAuthorized(keys: ApiKeyCache, req: IncomingMessage, chainId: number): Promise<boolean> {
   try {
     const auth = await authenticate(keys, req.headers);
     assertChainEnabled(auth.integrator.chains, chainId);
@@ -59,15 +60,16 @@ const STREAM_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
-export function priceStream(opts: PriceStreamOptions): RequestHandler {
+export function priceStreamStep(opts: PriceStreamOptions): Step {
   const { hub, slots, servedChains, streamsPerKey } = opts;
   const retryAfter = String(Math.ceil(opts.leaseMs / 1_000));
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req, res, next) => {
     const auth = authOf(res);
     let chainId: number;
     let lastEventId: number | undefined;
     try {
-      chainId = priceChainOf(servedChains, auth.integrator, req.query as Record<string, unknown>);
+      const query = queryOf(req);
+      chainId = priceChainOf(servedChains, auth.integrator, query === undefined ? undefined : parseQuery(query));
       const last = parseLastEventId(req.headers['last-event-id']);
       if (last === null) throw validationError('Last-Event-ID', 'must be the id of an event of this stream');
       lastEventId = last;
@@ -90,7 +92,7 @@ export function priceStream(opts: PriceStreamOptions): RequestHandler {
         }
         // The client left, or the request timed out, while the slot was being taken.
         if (res.headersSent || res.destroyed || res.writableEnded) return lease.release();
-        const locals = res.locals as RequestLocals;
+        const locals = localsOf(res);
         if (locals.timer) clearTimeout(locals.timer);
         res.writeHead(200, STREAM_HEADERS);
         res.flushHeaders();

@@ -1,9 +1,13 @@
 /**
- * Failed authentications per client address: past AUTH_FAILURE_LIMIT 401s in a minute, every
- * request from that address is refused with 429 RATE_LIMITED and `Retry-After` (the seconds
- * left in the minute) before anything else runs: no key lookup (no Redis read), and the
- * access log line at debug instead of info. A guessing client pays for its guesses; the
- * integrators keep their own per-key limits (rate-limit.ts).
+ * Failed authentications per client: past AUTH_FAILURE_LIMIT failed keys in a minute, the
+ * client's further failed attempts are answered 429 RATE_LIMITED with `Retry-After` (the
+ * seconds left in the minute) instead of 401, logged at debug. A failure is counted when the
+ * key step decides it (api-key-step.ts), so concurrent guesses count at once. A valid key is
+ * never refused, so a shared address (a NAT, a load balancer without TRUSTED_PROXIES) can lock
+ * out only the guessers behind it, and no route without a key (health checks) is refused.
+ *
+ * A client is its address; an IPv6 client is its /64 (one host usually holds a whole /64 and
+ * could rotate through it).
  *
  * The client address is the socket's. `X-Forwarded-For` counts only when the socket's peer is
  * one of TRUSTED_PROXIES: then the client is the right-most address of the header that is not
@@ -11,17 +15,17 @@
  * it can). Without TRUSTED_PROXIES the header is ignored, so a client cannot pick its address.
  *
  * Counts are kept in this process (no Redis: the point is to spend nothing on a guess), per
- * gateway replica, in fixed one-minute windows; at most MAX_ADDRESSES addresses are tracked in
- * a window (past it, new addresses are not counted until the next one).
+ * gateway replica, in fixed one-minute windows; at most MAX_CLIENTS clients are tracked in a
+ * window, and past it every new client shares one count (with the same limit): a full table
+ * still limits.
  */
 import { BlockList, isIP } from 'node:net';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '@pmm/protocol';
-import { sendError } from '@pmm/core';
-import type { RequestFrame } from './request-frame';
+import type { IncomingMessage } from 'node:http';
 
 const WINDOW_MS = 60_000;
-const MAX_ADDRESSES = 100_000;
+const MAX_CLIENTS = 100_000;
+/** The count shared by clients that arrive when the table is full. */
+const OVERFLOW = 'overflow';
 
 export interface AuthFailureOptions {
   /** 401s per client address and minute before its requests are refused; 0: no limit. */
@@ -29,6 +33,8 @@ export interface AuthFailureOptions {
   /** Addresses or CIDR ranges of the proxies whose X-Forwarded-For is believed. */
   trustedProxies: readonly string[];
   now?: () => number;
+  /** Clients tracked per window before new ones share one count (default MAX_CLIENTS). */
+  maxClients?: number;
 }
 
 /** `::ffff:1.2.3.4` → `1.2.3.4` (an IPv4 client of a dual-stack socket). */
@@ -53,6 +59,27 @@ export function proxyList(addresses: readonly string[]): BlockList {
     }
   }
   return list;
+}
+
+/** The /64 of an IPv6 address, as `a:b:c:d::/64` (groups without leading zeros). */
+export function ipv6Prefix64(address: string): string {
+  const bare = address.split('%')[0]!;
+  const [left = '', right] = bare.split('::');
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'));
+  const head = groupsOf(left);
+  // An embedded IPv4 address (a.b.c.d) fills two groups; it can only be at the end.
+  const tail = right === undefined ? [] : groupsOf(right).flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]));
+  const groups =
+    right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+
+/** Whom failures are counted against: the client's address, an IPv6 one as its /64. */
+export function clientKey(address: string): string {
+  return isIP(address) === 6 ? ipv6Prefix64(address) : address;
 }
 
 function trusted(list: BlockList, address: string): boolean {
@@ -93,42 +120,18 @@ export class AuthFailures {
     return this.counts;
   }
 
-  /** Counts a failed authentication of `req`'s client. */
-  record(req: IncomingMessage): void {
-    if (this.opts.limit === 0) return;
-    const counts = this.current();
-    const address = clientAddress(req, this.proxies);
-    const count = counts.get(address);
-    if (count !== undefined) counts.set(address, count + 1);
-    else if (counts.size < MAX_ADDRESSES) counts.set(address, 1);
-  }
-
-  /** Seconds until `req`'s client may try again, or 0 when it may now. */
-  retryAfter(req: IncomingMessage): number {
-    if (this.opts.limit === 0) return 0;
-    const count = this.current().get(clientAddress(req, this.proxies)) ?? 0;
-    if (count < this.opts.limit) return 0;
-    return Math.max(1, Math.ceil(((this.window + 1) * WINDOW_MS - this.now()) / 1000));
-  }
-
   /**
-   * Answers 429 for a client over its limit (the request framed like any other: request id,
-   * security headers, metrics; logged at debug) and returns true; false lets the request on.
+   * Counts a failed authentication of `req`'s client, now. Returns 0 while the client is within
+   * its limit (answer 401), else the seconds until the window ends (answer 429).
    */
-  refuse(req: IncomingMessage, res: ServerResponse, frame: RequestFrame, onRefused?: () => void): boolean {
-    const seconds = this.retryAfter(req);
-    if (seconds === 0) return false;
-    const locals = frame.begin(req, res);
-    locals.route = 'auth-refused';
-    locals.quiet = true;
-    onRefused?.();
-    res.setHeader('Retry-After', String(seconds));
-    // The request's body, if any, is not read: the connection is not reused.
-    res.setHeader('Connection', 'close');
-    sendError(
-      res,
-      new ApiError('RATE_LIMITED', `too many failed authentications from this address; retry after ${seconds} s`),
-    );
-    return true;
+  fail(req: IncomingMessage): number {
+    if (this.opts.limit === 0) return 0;
+    const counts = this.current();
+    const client = clientKey(clientAddress(req, this.proxies));
+    const key = counts.has(client) || counts.size < (this.opts.maxClients ?? MAX_CLIENTS) ? client : OVERFLOW;
+    const count = (counts.get(key) ?? 0) + 1;
+    counts.set(key, count);
+    if (count <= this.opts.limit) return 0;
+    return Math.max(1, Math.ceil(((this.window + 1) * WINDOW_MS - this.now()) / 1000));
   }
 }

@@ -1,15 +1,14 @@
 /**
- * Per-integrator rate limit (see store/rate-limiter.ts for the algorithm). Runs after the
- * API-key guard. Every authenticated response carries `RateLimit-Limit`,
+ * The rate-limit step: per integrator, over its window (rate-limiter.ts has the algorithm).
+ * Runs after the key step. Every authenticated response carries `RateLimit-Limit`,
  * `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window ends, as in the IETF
  * RateLimit header draft); a refused request is 429 RATE_LIMITED with `Retry-After`.
  * Redis unreachable → 503 (fail closed: without Redis the limit cannot be shared).
  */
 import type { ServerResponse } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, type IntegratorRecord } from '@pmm/protocol';
-import { attempt, type MaybePromise } from '@pmm/core';
-import type { RateDecision, RateLimiter } from '../store/rate-limiter';
+import { attempt, type MaybePromise, type Step } from '@pmm/core';
+import type { RateDecision, RateLimiter } from './rate-limiter';
 import { authOf } from './auth-context';
 
 export interface RateLimitOptions {
@@ -55,9 +54,9 @@ export function enforceRateLimit(
   return apply(decision);
 }
 
-/** The Express form (after apiKeyGuard). */
-export function rateLimit(opts: RateLimitOptions): RequestHandler {
-  return (_req: Request, res: Response, next: NextFunction) =>
+/** The step form. */
+export function rateLimitStep(opts: RateLimitOptions): Step {
+  return (_req, res, next) =>
     attempt(
       () => enforceRateLimit(opts, authOf(res).integrator, res),
       (err) => next(err),

@@ -12,25 +12,16 @@
  *
  * Hot path: no JSON work per request; the body is a Buffer prepared once per book.
  */
-import type { ServerResponse } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { parse as parseQuery } from 'node:querystring';
 import { ApiError, DEFAULT_CHAIN_ID, assertServedChain, chainIdFromQuery, type IntegratorRecord } from '@pmm/protocol';
-import { attempt, type MaybePromise } from '@pmm/core';
-import type { BookCache, BookEntry } from '../store/book-cache';
-import { authOf } from './auth-context';
+import { attempt, JSON_TYPE, queryOf, sendBytes, type MaybePromise, type Step } from '@pmm/core';
+import type { BookCache, BookEntry } from './book-cache';
+import { authOf } from '../keys/auth-context';
 
 /** The `/v1/price` body before the first book: what the earlier interface answered. */
 export const V1_EMPTY_BOOK = Buffer.from('{"blockNumber":0,"blockTime":0,"pairs":[]}', 'utf8');
 
-/** Writes a 200 JSON body (unless the request timed out meanwhile). */
-export function sendJson(res: ServerResponse, body: Buffer): void {
-  if (res.headersSent) return;
-  res.statusCode = 200;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', body.length);
-  res.setHeader('Cache-Control', 'no-store');
-  res.end(body);
-}
+const BOOK_HEADERS = { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' };
 
 const unreachable = () => new ApiError('SERVICE_UNAVAILABLE', 'orderbook store unreachable, retry shortly');
 
@@ -112,21 +103,26 @@ export function v1PriceBody(books: BookCache, integrator: IntegratorRecord): May
   return read(books, DEFAULT_CHAIN_ID, (entry) => (entry ? entry.v1() : V1_EMPTY_BOOK));
 }
 
-export function priceV2(books: BookCache, servedChains: readonly number[]): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) =>
+/** The last step of `GET /v2/price` (after the key and the limit). */
+export function priceV2Step(books: BookCache, servedChains: readonly number[]): Step {
+  return (req, res, next) => {
+    const query = queryOf(req);
     attempt(
-      () => v2PriceBody(books, servedChains, authOf(res).integrator, req.query as Record<string, unknown>),
-      (err) => next(err),
-      (body) => sendJson(res, body),
+      // Express's "simple" query semantics (node:querystring).
+      () =>
+        v2PriceBody(books, servedChains, authOf(res).integrator, query === undefined ? undefined : parseQuery(query)),
+      next,
+      (body) => sendBytes(res, 200, body, BOOK_HEADERS),
     );
+  };
 }
 
-/** Mount only when chain 8453 is served (the app leaves /v1 out otherwise: 404). */
-export function priceV1(books: BookCache): RequestHandler {
-  return (_req: Request, res: Response, next: NextFunction) =>
+/** The last step of `GET /v1/price`; the route exists only when chain 8453 is served (else 404). */
+export function priceV1Step(books: BookCache): Step {
+  return (_req, res, next) =>
     attempt(
       () => v1PriceBody(books, authOf(res).integrator),
-      (err) => next(err),
-      (body) => sendJson(res, body),
+      next,
+      (body) => sendBytes(res, 200, body, BOOK_HEADERS),
     );
 }

@@ -19,7 +19,7 @@ import {
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
 } from '@pmm/protocol';
-import { ROUTES, type PublicRoute, type RouteName } from '../http/routes';
+import { ROUTES, type PublicRoute, type RouteName } from '../../http/public-routes';
 import { DEFAULT_BASE_URL } from './code-samples';
 import { BODY_LIMIT, MAX_HEADER_BYTES, RATE_LIMIT, RATE_WINDOW_SECONDS, seconds, TIMEOUT_MS, TIMEOUTS } from './limits';
 import { operation } from './operations';

@@ -19,7 +19,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError, toErrorEnvelope } from '@pmm/protocol';
-import type { BookCache, BookEntry } from '../store/book-cache';
+import type { BookCache, BookEntry } from '../price/book-cache';
 import { SSE_KEEPALIVE, sseEvent } from './sse-event';
 import { StreamPayload, streamWriter, type StreamWriter } from './stream-writer';
 

@@ -9,8 +9,8 @@ import { ConfigError, type RedisClient } from '@pmm/core';
 import { INTEGRATOR_ID_PATTERN, isIntegratorId } from '@pmm/protocol';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { InvalidRecordError, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
-import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';
+import { InvalidRecordError, type ApiKeyStore, type IntegratorUpdate } from './api-key-store';
+import { exportKeys, importKeys, parseKeyBackup } from './key-backup';
 
 export const KEYS_USAGE = `usage: keys <command> [options]
 

@@ -4,7 +4,7 @@
  * error answers (answers.ts) grouped into responses.
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
-import { ROUTES, type PublicRoute, type RouteName } from '../http/routes';
+import { ROUTES, type PublicRoute, type RouteName } from '../../http/public-routes';
 import {
   BEFORE_ROUTING,
   CHAIN_QUERY_ANSWERS,

@@ -1,7 +1,7 @@
 /**
  * A sign request → the signer: the gateway's one way to it, one HTTP/1.1 request over a
  * keep-alive pool (docs/decisions.md#gateway-to-signer-a-request-built-not-copied).
- * sign-route.ts runs the public steps first (key, limit, body) and hands over what they found.
+ * The sign route's steps run first (key, limit, body) and hand over what they found.
  *
  * INVARIANT: the upstream request is BUILT from what the gateway decided, never copied from the
  * client's request. It is exactly `POST <route path>` with the headers of signer-headers.ts and
@@ -25,8 +25,8 @@
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ApiError, INTERNAL_TOKEN_SCHEME } from '@pmm/protocol';
-import { sendError, type Logger } from '@pmm/core';
-import type { RequestLocals } from './request-frame';
+import { sendError, type Logger, type RequestLocals } from '@pmm/core';
+import { authOf } from '../keys/auth-context';
 import { signerRequestHeaders } from './signer-headers';
 
 export interface SignForwardOptions {
@@ -113,7 +113,7 @@ export function signForwarder(
       opts.onUpstreamError?.('POOL_FULL');
       return sendError(res, unavailable());
     }
-    const auth = locals.auth!;
+    const auth = authOf(res);
     const headers = signerRequestHeaders(
       {
         requestId: locals.requestId,

@@ -3,7 +3,7 @@
  * them) and the timeouts the gateway derives from them, so the prose cannot drift from the code.
  */
 import { maxHeaderSize } from 'node:http';
-import { GATEWAY_SETTINGS, gatewayTimeouts } from '../config';
+import { GATEWAY_SETTINGS, gatewayTimeouts } from '../../config';
 
 /** A setting's default: the limits the document states are the defaults (a deployment may change them). */
 function defaultOf<T>(setting: { env: string; default?: T }): T {

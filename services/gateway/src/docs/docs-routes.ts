@@ -12,7 +12,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import type { Request, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import accepts from 'accepts';
+import type { Route, Step } from '@pmm/core';
 
 export const DOCS_PATH = '/docs';
 export const DOCS_DOCUMENT_PATH = '/docs/openapi.json';
@@ -83,7 +85,7 @@ function docsPage(title: string): Buffer {
 `);
 }
 
-function send(res: Response, type: string, cacheControl: string, body: Buffer): void {
+function send(res: ServerResponse, type: string, cacheControl: string, body: Buffer): void {
   res.statusCode = 200;
   res.setHeader('Content-Type', type);
   res.setHeader('Cache-Control', cacheControl);
@@ -92,9 +94,9 @@ function send(res: Response, type: string, cacheControl: string, body: Buffer): 
 }
 
 export interface DocsRoutes {
-  page: RequestHandler;
-  document: RequestHandler;
-  bundle: RequestHandler;
+  page: Step;
+  document: Step;
+  bundle: Step;
 }
 
 /** The three handlers, over the OpenAPI document's bytes (the gateway's `openapi`). */
@@ -111,22 +113,32 @@ export function docsRoutes(openapi: Buffer): DocsRoutes {
     return bundle;
   };
   return {
-    page: (_req: Request, res: Response) => {
+    page: (_req, res) => {
       res.setHeader('Content-Security-Policy', DOCS_CSP);
       // The page and the document change with a deployment: revalidated, never stale.
       send(res, 'text/html; charset=utf-8', 'no-cache', page);
     },
-    document: (_req: Request, res: Response) => {
+    document: (_req, res) => {
       send(res, 'application/json; charset=utf-8', 'no-cache', openapi);
     },
-    bundle: (req: Request, res: Response) => {
+    bundle: (req, res) => {
       const { plain, gzip } = loadBundle();
       res.setHeader('Vary', 'Accept-Encoding');
       // Only to a client that asked (an absent Accept-Encoding would allow it, but surprise curl).
       const gzipped =
-        req.headers['accept-encoding'] !== undefined && req.acceptsEncodings('gzip', 'identity') === 'gzip';
+        req.headers['accept-encoding'] !== undefined && accepts(req).encodings(['gzip', 'identity']) === 'gzip';
       if (gzipped) res.setHeader('Content-Encoding', 'gzip');
       send(res, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable', gzipped ? gzip : plain);
     },
   };
+}
+
+/** The three keyless routes of the public port. */
+export function docsRouteTable(openapi: Buffer): Route[] {
+  const docs = docsRoutes(openapi);
+  return [
+    { path: DOCS_PATH, methods: ['GET', 'HEAD'], steps: [docs.page] },
+    { path: DOCS_DOCUMENT_PATH, methods: ['GET', 'HEAD'], steps: [docs.document] },
+    { path: REDOC_BUNDLE_PATH, methods: ['GET', 'HEAD'], steps: [docs.bundle] },
+  ];
 }

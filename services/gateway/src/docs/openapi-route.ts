@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Request, RequestHandler, Response } from 'express';
+import { JSON_TYPE, sendBytes, type Step } from '@pmm/core';
 
 /** The document's path, the same from src/http (tests) and dist/http (production). */
 export const OPENAPI_PATH = path.resolve(__dirname, '..', '..', 'openapi', 'openapi.json');
@@ -17,11 +17,7 @@ export function loadOpenApiDocument(file = OPENAPI_PATH): Buffer {
   return bytes;
 }
 
-export function openApiRoute(document: Buffer): RequestHandler {
-  return (_req: Request, res: Response) => {
-    res.statusCode = 200;
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', document.length);
-    res.end(document);
-  };
+/** The last step of `GET /v2/openapi.json` (after the key and the limit). */
+export function openApiStep(document: Buffer): Step {
+  return (_req, res) => sendBytes(res, 200, document, { 'Content-Type': JSON_TYPE });
 }
