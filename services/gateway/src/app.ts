@@ -86,6 +86,8 @@ export interface GatewayDeps {
   openapiDocument?: Buffer;
   /** Rate-limiter tuning (tests and benchmarks); see keys/rate-limiter.ts. */
   rateLimiter?: RateLimiterOptions;
+  /** Sign requests waiting for the signer at once before 503 (tests); see sign/sign-forward.ts. */
+  signerMaxInFlight?: number;
 }
 
 export interface Gateway {
@@ -155,6 +157,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       internalToken: config.internalToken,
       agent,
       logger,
+      maxInFlight: deps.signerMaxInFlight,
       onUpstreamError: gauges.upstreamError,
     }),
   });

@@ -311,6 +311,32 @@ describe('what the gateway tells the signer', () => {
   });
 });
 
+describe('a stalled signer', () => {
+  it('error: past the in-flight bound a sign is 503 at once, counted as POOL_FULL; the waiting ones end at the timeout', async () => {
+    signer.behave({ kind: 'hang' });
+    const gw5 = await h.gateway({ signerUrl: signer.url, requestTimeoutMs: 1_500 }, { signerMaxInFlight: 2 });
+    const send = () =>
+      request(gw5.app).post('/v2/swap/sign').set('X-API-KEY', key).set('Content-Type', 'application/json').send(BODY);
+    // supertest sends on then(): started now, awaited below.
+    const waiting = [send(), send()].map((t) => t.then((res) => res));
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    const refused = await send();
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'signer unavailable, retry shortly',
+    });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    for (const res of await Promise.all(waiting)) expect(res.status).toBe(503);
+    const metrics = await request(gw5.opsApp).get('/metrics');
+    expect(metrics.text).toMatch(/gateway_upstream_errors_total\{reason="POOL_FULL"[^}]*\} 1$/m);
+    // The bound frees with the answers: the next sign reaches the signer again.
+    signer.behave({ kind: 'ok' });
+    expect((await send()).status).toBe(200);
+  });
+});
+
 describe('signer down', () => {
   it('error: nothing listening at SIGNER_URL is 503 at once (connection refused)', async () => {
     const down = await fakeSigner();
