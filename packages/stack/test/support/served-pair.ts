@@ -102,7 +102,7 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
         BOOK_CACHE_MS: '500',
         KEY_CACHE_MS: '500',
         // Thousands of requests with wrong keys from one address: the failed-authentication
-        // limit would answer nearly all of them 429 (gateway/test/auth-failures.test.ts covers it).
+        // limit would answer nearly all of them 429 (gateway/test/keys/auth-failures.test.ts covers it).
         AUTH_FAILURE_LIMIT: '0',
       },
       file: {},

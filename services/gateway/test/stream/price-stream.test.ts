@@ -7,9 +7,9 @@
 import request from 'supertest';
 import { until } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
-import { bookBody, call, harness, hashApiKey, type Harness } from './support/harness';
-import { openStream, type SseStream } from './support/sse-client';
-import { KEY_RECHECK_MS } from '../src/stream/price-stream';
+import { bookBody, call, harness, hashApiKey, type Harness } from '../support/harness';
+import { openStream, type SseStream } from '../support/sse-client';
+import { KEY_RECHECK_MS } from '../../src/stream/price-stream';
 
 let h: Harness;
 let gw: Gateway;

@@ -1,8 +1,8 @@
 import { get as httpGet } from 'node:http';
 import request from 'supertest';
 import type { Gateway } from '@pmm/gateway';
-import { bookBody, harness, type Harness } from './support/harness';
-import { fakeSigner, type FakeSigner } from './support/fake-signer';
+import { bookBody, harness, type Harness } from '../support/harness';
+import { fakeSigner, type FakeSigner } from '../support/fake-signer';
 
 let h: Harness;
 let signer: FakeSigner;

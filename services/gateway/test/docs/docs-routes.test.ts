@@ -3,8 +3,8 @@ import { get, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import request from 'supertest';
 import { OPENAPI_PATH, type Gateway } from '@pmm/gateway';
-import { DOCS_CSP, DOCS_DOCUMENT_PATH, REDOC_BUNDLE_PATH, REMOTE_BADGE } from '../src/docs/docs-routes';
-import { harness, type Harness } from './support/harness';
+import { DOCS_CSP, DOCS_DOCUMENT_PATH, REDOC_BUNDLE_PATH, REMOTE_BADGE } from '../../src/docs/docs-routes';
+import { harness, type Harness } from '../support/harness';
 
 /** helmet's rendering of the API's policy (security-headers.ts), on every answer but the page. */
 const API_CSP = "default-src 'none';frame-ancestors 'none'";

@@ -1,4 +1,4 @@
-import { parseLastEventId, sseEvent, SSE_KEEPALIVE } from '../src/stream/sse-event';
+import { parseLastEventId, sseEvent, SSE_KEEPALIVE } from '../../src/stream/sse-event';
 
 describe('sse framing', () => {
   it('default: event, id, one data line, blank line', () => {

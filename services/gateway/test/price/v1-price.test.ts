@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { v1BodyFromV2, type Gateway } from '@pmm/gateway';
-import { bookBody, call, harness, type Harness } from './support/harness';
+import { bookBody, call, harness, type Harness } from '../support/harness';
 
 let h: Harness;
 let gw: Gateway;

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { OPENAPI_PATH } from '@pmm/gateway';
 
-const root = path.resolve(__dirname, '..', '..', '..');
+const root = path.resolve(__dirname, '..', '..', '..', '..');
 const redocly = path.join(root, 'node_modules', '.bin', 'redocly');
-const config = path.resolve(__dirname, '..', 'redocly.yaml');
+const config = path.resolve(__dirname, '..', '..', 'redocly.yaml');
 
 interface LintProblem {
   ruleId: string;

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { hashApiKey } from '@pmm/gateway';
-import { runKeysCommand } from '../src/keys/keys-command';
-import { harness, type Harness } from './support/harness';
+import { runKeysCommand } from '../../src/keys/keys-command';
+import { harness, type Harness } from '../support/harness';
 
 const USER = '0x00000000000000000000000000000000000000aa';
 const HASH = (n: number) => n.toString(16).padStart(64, '0');

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { ERROR_STATUS, type ErrorCode } from '@pmm/protocol';
 import { OPENAPI_PATH, type Gateway } from '@pmm/gateway';
-import { renderOpenApiDocument } from '../src/docs/openapi/document';
-import { ROUTES, type PublicRoute } from '../src/http/public-routes';
-import { call, harness, type Harness } from './support/harness';
-import { deref, escape, nodeAt, openapi, resolve, responsePointer, validateAt } from './support/contract';
+import { renderOpenApiDocument } from '../../src/docs/openapi/document';
+import { ROUTES, type PublicRoute } from '../../src/http/public-routes';
+import { call, harness, type Harness } from '../support/harness';
+import { deref, escape, nodeAt, openapi, resolve, responsePointer, validateAt } from '../support/contract';
 
 type Json = Record<string, unknown>;
 interface Operation {

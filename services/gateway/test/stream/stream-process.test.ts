@@ -8,10 +8,10 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
 import { stopProcess } from '@pmm/testkit';
-import { bookBody, harness, type Harness } from './support/harness';
-import { openStream, type SseStream } from './support/sse-client';
+import { bookBody, harness, type Harness } from '../support/harness';
+import { openStream, type SseStream } from '../support/sse-client';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../../../..');
 const MAIN = path.join(ROOT, 'services/gateway/src/main.ts');
 const REGISTER = path.join(ROOT, 'scripts/lib/ts-register.cjs');
 const LEASE_MS = 900;

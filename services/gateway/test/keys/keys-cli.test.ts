@@ -3,11 +3,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { DEV_INTEGRATOR_ID, hashApiKey, seedDevKey, type Gateway } from '@pmm/gateway';
-import { runKeysCommand } from '../src/keys/keys-command';
-import { REDIS_URL, call, harness, type Harness } from './support/harness';
+import { runKeysCommand } from '../../src/keys/keys-command';
+import { REDIS_URL, call, harness, type Harness } from '../support/harness';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '..', '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 
 let h: Harness;
 let gw: Gateway;

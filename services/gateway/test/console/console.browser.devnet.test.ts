@@ -20,7 +20,7 @@ import { loadIndexerConfig, startIndexer, type RunningIndexer } from '@pmm/index
 import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
 import { launchBrowser, until } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
-import { REDIS_URL, harness, type Harness } from './support/harness';
+import { REDIS_URL, harness, type Harness } from '../support/harness';
 
 jest.setTimeout(240_000);
 
@@ -32,7 +32,7 @@ const STOPPED = 4663;
 const BOOK_TTL_MS = 4_000;
 const INTERNAL_TOKEN = 'console-browser-internal-token-0123';
 const SCREENSHOT = process.env.UPDATE_SCREENSHOTS
-  ? path.resolve(__dirname, '..', '..', '..', 'docs', 'images', 'console.png')
+  ? path.resolve(__dirname, '..', '..', '..', '..', 'docs', 'images', 'console.png')
   : path.join(mkdtempSync(path.join(tmpdir(), 'pmm-console-')), 'console.png');
 
 let devnet: Devnet;

@@ -8,8 +8,8 @@
 import { ERROR_CODES } from '@pmm/protocol';
 import { launchBrowser, type Browser, type Page } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
-import { ROUTES } from '../src/http/public-routes';
-import { harness, type Harness } from './support/harness';
+import { ROUTES } from '../../src/http/public-routes';
+import { harness, type Harness } from '../support/harness';
 
 let h: Harness;
 let gw: Gateway;

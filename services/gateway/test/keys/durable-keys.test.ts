@@ -9,8 +9,8 @@ import path from 'node:path';
 import { createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { ApiKeyStore, DEV_INTEGRATOR_ID, hashApiKey } from '@pmm/gateway';
 import { privateRedis, type PrivateRedis } from '@pmm/testkit';
-import { runKeysCommand } from '../src/keys/keys-command';
-import { keepDevKeySeeded } from '../src/keys/dev-key';
+import { runKeysCommand } from '../../src/keys/keys-command';
+import { keepDevKeySeeded } from '../../src/keys/dev-key';
 
 const PREFIX = 'pmm';
 const dirs: string[] = [];

@@ -5,8 +5,8 @@
  * /64; a full table still limits. Real gateways on real sockets, real Redis.
  */
 import { request as httpRequest } from 'node:http';
-import { AuthFailures, clientAddress, clientKey, proxyList } from '../src/keys/auth-failures';
-import { harness, type Harness } from './support/harness';
+import { AuthFailures, clientAddress, clientKey, proxyList } from '../../src/keys/auth-failures';
+import { harness, type Harness } from '../support/harness';
 
 let h: Harness;
 beforeAll(async () => {

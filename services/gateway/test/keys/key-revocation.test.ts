@@ -5,8 +5,8 @@
  */
 import request from 'supertest';
 import type { Gateway } from '@pmm/gateway';
-import { call, harness, type Harness } from './support/harness';
-import { fakeSigner, type FakeSigner } from './support/fake-signer';
+import { call, harness, type Harness } from '../support/harness';
+import { fakeSigner, type FakeSigner } from '../support/fake-signer';
 
 let h: Harness;
 let signer: FakeSigner;

@@ -9,8 +9,8 @@
 import { connect, type Socket } from 'node:net';
 import { until } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
-import { bookBody, harness, hashApiKey, type Harness } from './support/harness';
-import { KEY_RECHECK_MS } from '../src/stream/price-stream';
+import { bookBody, harness, hashApiKey, type Harness } from '../support/harness';
+import { KEY_RECHECK_MS } from '../../src/stream/price-stream';
 
 let h: Harness;
 let gw: Gateway;

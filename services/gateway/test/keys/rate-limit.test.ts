@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { RateLimiter, batchFor, type Gateway } from '@pmm/gateway';
-import { call, harness, type Harness } from './support/harness';
+import { call, harness, type Harness } from '../support/harness';
 
 let h: Harness;
 let a: Gateway;

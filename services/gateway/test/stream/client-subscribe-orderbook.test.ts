@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { PmmClient, type Orderbook, type PmmApiError } from '@pmm/client';
 import type { Gateway } from '@pmm/gateway';
 import { until } from '@pmm/testkit';
-import { bookBody, harness, type Harness } from './support/harness';
+import { bookBody, harness, type Harness } from '../support/harness';
 
 let h: Harness;
 let gw: Gateway;

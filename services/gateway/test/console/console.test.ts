@@ -7,9 +7,9 @@
 import request from 'supertest';
 import { announcePresence } from '@pmm/core';
 import type { Gateway } from '@pmm/gateway';
-import { bookBody, harness, type Harness } from './support/harness';
-import { openStream, type SseStream } from './support/sse-client';
-import type { ConsoleStatus } from '../src/console/console-status';
+import { bookBody, harness, type Harness } from '../support/harness';
+import { openStream, type SseStream } from '../support/sse-client';
+import type { ConsoleStatus } from '../../src/console/console-status';
 
 let h: Harness;
 let gw: Gateway;

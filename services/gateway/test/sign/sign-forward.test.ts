@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import type { Gateway } from '@pmm/gateway';
-import { call, harness, type Harness } from './support/harness';
-import { SIGN_OK_BODY, V1_SIGN_OK_BODY, fakeSigner, type FakeSigner } from './support/fake-signer';
+import { call, harness, type Harness } from '../support/harness';
+import { SIGN_OK_BODY, V1_SIGN_OK_BODY, fakeSigner, type FakeSigner } from '../support/fake-signer';
 
 let h: Harness;
 let signer: FakeSigner;
