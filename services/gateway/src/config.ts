@@ -61,7 +61,7 @@ export const GATEWAY_SETTINGS = {
   opsHost: settings.string('OPS_HOST', 'Interface of the operator port.', '127.0.0.1'),
   opsAllowedHosts: list(
     'OPS_ALLOWED_HOSTS',
-    'Host names (comma-separated) the operator port answers besides IP addresses and "localhost": any other Host header is 400, so that a web page cannot read the port by DNS rebinding. Compose sets the service name (gateway) for Prometheus.',
+    'Host names (comma-separated) the operator port answers besides IP addresses and "localhost": any other Host header is 400, so that a web page cannot read the port by DNS rebinding. Add the names a scraper or tunnel uses.',
     [] as string[],
     stringList,
   ),

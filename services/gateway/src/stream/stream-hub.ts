@@ -4,7 +4,7 @@
  * hear the same books and the same `unavailable` moments under the same rules.
  *
  * Source of books: the gateway's BookCache (one `book-updated` subscription and one Redis
- * read per notice, whatever the number of streams; see store/book-cache.ts), plus, while a
+ * read per notice, whatever the number of streams; see price/book-cache.ts), plus, while a
  * chain has streams, a check every {@link CHECK_MS} through the same cache: the indexer's
  * book can also vanish without a notice (it expires), and that must reach the streams too.
  *

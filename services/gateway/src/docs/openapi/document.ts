@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document of the public API, generated: paths and methods from the route
- * table (http/routes.ts), body schemas from @pmm/protocol (wire-schemas.ts, sign-request.ts),
+ * declaration (http/public-routes.ts), body schemas from @pmm/protocol (wire-schemas.ts, sign-request.ts),
  * error codes and statuses from protocol's ERROR_STATUS, header patterns from protocol's
  * headers.ts, stated limits from the settings (limits.ts). Written by hand: the prose, which
  * codes each route can send (answers.ts) and each route's operation (operations.ts);
