@@ -1,7 +1,7 @@
 // Build step of the gateway (run by the root `npm run build`, so also by the Dockerfile): copies
 // Redoc's standalone bundle, the one file the `/docs` page needs, out of the `redoc` development
-// dependency into services/gateway/assets/ (git-ignored; scripts/docker/assemble-image.sh puts it
-// in the runtime image). The `redoc` package itself, with React, MobX and core-js, stays out of
+// dependency into services/gateway/assets/ (not committed; scripts/docker/assemble-image.sh puts the
+// folder in the runtime image). The `redoc` package itself, with React, MobX and core-js, stays out of
 // every image (docs/decisions.md#the-api-reference-page-redoc-served-by-the-gateway).
 //
 // The bundle is a script every visitor's browser runs from our origin: the build accepts only the
@@ -19,8 +19,8 @@ import { fileURLToPath } from 'node:url';
 /**
  * SHA-256 of redoc@2.5.4's bundles/redoc.standalone.js. The version is pinned (exactly) by the
  * `redoc` devDependency in services/gateway/package.json. To update Redoc: set the new exact
- * version there, `pnpm install`, run this script (it prints the new bundle's hash), check the
- * release and the page (`docs-page.browser.test.ts`), then put the printed hash here.
+ * version there, `pnpm install`, run this script (it fails, printing the new bundle's hash),
+ * check the release and the page (`docs-page.browser.test.ts`), then put the printed hash here.
  */
 const PINNED_SHA256 = 'dcaf76612bc4a3fbcc923a8966dee2f6146a5f32e5ce1b6f02dd60cbbf89500b';
 
