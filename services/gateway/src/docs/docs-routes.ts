@@ -4,13 +4,15 @@
  * page, its script and the document it renders (`/docs/openapi.json`, the same bytes as
  * `/v2/openapi.json`) hold nothing secret, and an integrator reads them before having a key.
  *
- * Everything comes from this process: the bundle is read from the `redoc` package in
- * node_modules (a runtime dependency, so it is in the image), under a path that names its
- * version, so that it can be cached as immutable. The one thing the bundle would fetch from
- * elsewhere, the side menu's badge image, is replaced (REMOTE_BADGE). The page has its own Content-Security-Policy;
+ * Everything comes from this process: the bundle is the copy the build takes from the pinned
+ * `redoc` development dependency into `assets/` (scripts/copy-redoc-bundle.mjs, which checks its
+ * SHA-256; the image carries that folder, not the package and its React), served under a path
+ * that names its version, so that it can be cached as immutable. The one thing the bundle would
+ * fetch from elsewhere, the side menu's badge image, is replaced (REMOTE_BADGE). The page has its own Content-Security-Policy;
  * every other answer keeps the API's `default-src 'none'`.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ServerResponse } from 'node:http';
 import accepts from 'accepts';
@@ -19,9 +21,12 @@ import type { Route, Step } from '@pmm/core';
 export const DOCS_PATH = '/docs';
 export const DOCS_DOCUMENT_PATH = '/docs/openapi.json';
 
-const REDOC_VERSION = (JSON.parse(readFileSync(require.resolve('redoc/package.json'), 'utf8')) as { version: string })
-  .version;
-const REDOC_BUNDLE_FILE = require.resolve('redoc/bundles/redoc.standalone.js');
+/** Written by the build (scripts/copy-redoc-bundle.mjs); missing, the gateway does not start. */
+const REDOC_ASSETS_DIR = path.resolve(__dirname, '..', '..', 'assets');
+const REDOC_VERSION = (
+  JSON.parse(readFileSync(path.join(REDOC_ASSETS_DIR, 'redoc-bundle.json'), 'utf8')) as { version: string }
+).version;
+const REDOC_BUNDLE_FILE = path.join(REDOC_ASSETS_DIR, 'redoc.standalone.js');
 /** Versioned by path: a new Redoc is a new URL, so the old one may be cached forever. */
 export const REDOC_BUNDLE_PATH = `/docs/assets/redoc-${REDOC_VERSION}/redoc.standalone.js`;
 

@@ -72,7 +72,7 @@ describe('GET /docs (the API reference page)', () => {
     expect((await request(gw.app).get('/v2/openapi.json')).status).toBe(401);
   });
 
-  it('behavior: the Redoc bundle is served from node_modules as JavaScript, cached as immutable, gzipped on request', async () => {
+  it('behavior: the Redoc bundle (the pinned one, as the build copied it) is served as JavaScript, cached as immutable, gzipped on request', async () => {
     const original = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
     expect(original).toContain(REMOTE_BADGE);
     const file = Buffer.from(original.replaceAll(REMOTE_BADGE, ''));
