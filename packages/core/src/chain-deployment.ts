@@ -4,7 +4,7 @@
  * same `chains` shape, so it can be used directly as a config file.
  */
 import Ajv, { JSONSchemaType } from 'ajv';
-import { ChainContracts, findChain, parseAddress } from '@pmm/protocol';
+import { ChainContracts, findChain, MAX_TOKEN_DECIMALS, parseAddress } from '@pmm/protocol';
 
 export interface ChainDeployment {
   chainId: number;
@@ -13,6 +13,12 @@ export interface ChainDeployment {
   /** WebSocket JSON-RPC URL (newHeads). */
   wsUrl?: string;
   contracts: ChainContracts;
+  /**
+   * Decimals the operator vouches for, by checksummed token address: the indexer leaves a
+   * token out of the registry when its `decimals()` answers anything else (a node's answer
+   * alone must not rescale a published book).
+   */
+  pinnedDecimals?: Record<string, number>;
 }
 
 /** The config's form: any address may be left out when the chain registry knows it. */
@@ -21,6 +27,7 @@ interface ChainDeploymentInput {
   rpcUrl?: string;
   wsUrl?: string;
   contracts?: Partial<ChainContracts>;
+  tokens?: Record<string, { decimals: number }>;
 }
 
 const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
@@ -39,6 +46,16 @@ const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
         multicall3: { type: 'string', nullable: true },
       },
       required: [],
+    },
+    tokens: {
+      type: 'object',
+      nullable: true,
+      required: [],
+      additionalProperties: {
+        type: 'object',
+        properties: { decimals: { type: 'integer', minimum: 0, maximum: MAX_TOKEN_DECIMALS } },
+        required: ['decimals'],
+      },
     },
   },
   required: ['chainId'],
@@ -84,10 +101,15 @@ export function parseChainDeployments(value: unknown): ChainDeployments {
       if (!value) throw new Error(`chains.${key}.contracts.${name}: required (the chain registry has no default)`);
       return checksum(`chains.${key}.contracts.${name}`, value);
     };
+    // The schema bounds the decimals (0 … MAX_TOKEN_DECIMALS, the range the signer accepts).
+    const pinned = Object.entries(raw.tokens ?? {}).map(
+      ([address, { decimals }]) => [checksum(`chains.${key}.tokens`, address), decimals] as const,
+    );
     out[raw.chainId] = {
       chainId: raw.chainId,
       rpcUrl: raw.rpcUrl ?? undefined,
       wsUrl: raw.wsUrl ?? undefined,
+      ...(pinned.length > 0 ? { pinnedDecimals: Object.fromEntries(pinned) } : {}),
       contracts: {
         router: required('router'),
         helper: required('helper'),

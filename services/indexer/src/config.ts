@@ -41,6 +41,27 @@ export const INDEXER_SETTINGS = {
     10_000,
     [1_000, 3_600_000],
   ),
+  maxHeadLagMs: settings.int(
+    'MAX_HEAD_LAG_MS',
+    "Freshness against the clock, ms (default 12000, a few block intervals): a head older than this by this machine's clock is " +
+      'not computed, and no book is served longer than this after its block\'s timestamp, so a node that lags yields 503. ' +
+      'Set it per chain (one process per chain) to a few of its block intervals plus the usual lag of its node.',
+    12_000,
+    [1_000, 3_600_000],
+  ),
+  maxHeadJump: settings.int(
+    'MAX_HEAD_JUMP',
+    'Blocks a head may jump above the last accepted one before it waits for the next head to confirm it (default 100).',
+    100,
+    [1, 1_000_000_000],
+  ),
+  maxRpcAnswerBytes: settings.int(
+    'MAX_RPC_ANSWER_BYTES',
+    'Largest node answer or WebSocket message, bytes (default 2097152: a few times the answer of a block call with 50 pairs); ' +
+      'a bigger one is refused unread: the HTTP request fails, the WebSocket is closed and reopened. Raise it with pairs × ladder points.',
+    2_097_152,
+    [65_536, 268_435_456],
+  ),
   registryRefreshMs: settings.int(
     'REGISTRY_REFRESH_MS',
     'Pair registry refresh period, ms (also on every reconnect). Default 60000.',
@@ -114,6 +135,9 @@ export interface IndexerConfig {
   redisUrl: string;
   redisKeyPrefix: string;
   bookTtlMs: number;
+  maxHeadLagMs: number;
+  maxHeadJump: number;
+  maxRpcAnswerBytes: number;
   registryRefreshMs: number;
   heartbeatMs: number;
   rpcTimeoutMs: number;

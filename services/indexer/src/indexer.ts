@@ -22,6 +22,8 @@ import {
   type Served,
 } from '@pmm/core';
 import type { QuoteContext } from './chain/block-quotes';
+import type { DroppedReason } from './chain/json-rpc';
+import { createHeadGuard } from './domain/head-guard';
 import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';
 import type { IndexerConfig } from './config';
@@ -30,6 +32,7 @@ import { createBlockProcessor, type BlockEvent } from './jobs/block-processor';
 import { createBlockQueue, createBlockWorker, type BlockWorker } from './jobs/block-queue';
 import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry-refresher';
 import { createIndexerMetrics, type IndexerMetrics } from './metrics';
+import { outageLog } from './outage-log';
 import { createBookStore, type BookStore } from './store/book-store';
 import { createRegistryStore, registryTtlMs } from './store/registry-store';
 import { startPresenceAnnouncer } from './store/presence-announcer';
@@ -111,6 +114,29 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   let lastHeadBeforeDown: number | undefined;
   let deletedThisOutage = false;
 
+  const headGuard = createHeadGuard({ maxLagMs: config.maxHeadLagMs, maxJump: config.maxHeadJump });
+  const refusedHeads = outageLog(log, 'head refused');
+  /** Newest valid head the node sent, admitted or not: the lag metric reads it. */
+  let lastSeen: BlockHead | undefined;
+  const admit = (head: BlockHead) => {
+    lastSeen = head;
+    updateLag();
+    const verdict = headGuard.check(head, Date.now());
+    if (verdict === 'accept') {
+      refusedHeads.ok();
+      return true;
+    }
+    metrics.headsRefused.inc({ reason: verdict });
+    refusedHeads.failed(verdict === 'lagging' ? 'older than MAX_HEAD_LAG_MS' : 'jump above MAX_HEAD_JUMP, unconfirmed', {
+      block: head.number,
+      blockTime: head.timestamp,
+    });
+    return false;
+  };
+  const updateLag = () => {
+    if (lastSeen) metrics.headLag.set(Math.max(0, Date.now() / 1000 - lastSeen.timestamp));
+  };
+
   const onHead = (head: BlockHead) => {
     metrics.headBlock.set(head.number);
     void queue.announce(head);
@@ -142,7 +168,12 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     heartbeatMs: config.heartbeatMs,
     pollIntervalMs: config.pollIntervalMs,
     backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
+    limits: {
+      maxAnswerBytes: config.maxRpcAnswerBytes,
+      onDropped: (reason: DroppedReason) => metrics.messagesDropped.inc({ reason }),
+    },
     logger: log,
+    admit,
     onHead,
     onState,
     onReconnect: () => metrics.reconnects.inc(),
@@ -160,6 +191,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     ctx,
     multicall3: contracts.multicall3,
     ladder: config.ladder,
+    pinnedDecimals: config.deployment.pinnedDecimals,
     store: registryStore,
     refreshMs: config.registryRefreshMs,
     timeoutMs: config.rpcTimeoutMs,
@@ -177,6 +209,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     latestHead: blockSource.latest,
     registry: registryRef,
     books,
+    maxHeadLagMs: config.maxHeadLagMs,
     timeoutMs: config.rpcTimeoutMs,
     metrics,
     logger: log,
@@ -204,6 +237,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
 
   const watchdog = setInterval(
     () => {
+      updateLag();
       if (downSince === undefined || deletedThisOutage || Date.now() - downSince < config.bookTtlMs) return;
       if (lastHeadBeforeDown === undefined) return;
       books
