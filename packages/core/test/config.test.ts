@@ -156,6 +156,21 @@ describe('parseChainDeployments defaults from the chain registry', () => {
     expect(out[8453]!.contracts.multicall3).toBe('0xcA11bde05977b3631167028862bE2a173976CA11');
     expect(out[4663]!.contracts.multicall3).toBeUndefined();
   });
+  it('behavior: pinned token decimals are kept by checksummed address; out of range or malformed is refused', () => {
+    const contracts = { router: addr(1), helper: addr(2), verifier: addr(3) };
+    const out = parseChainDeployments({
+      '8453': { chainId: 8453, contracts, tokens: { [addr(0xabc).toLowerCase()]: { decimals: 18 } } },
+    });
+    expect(out[8453]!.pinnedDecimals).toEqual({ '0x0000000000000000000000000000000000000aBc': 18 });
+    expect(parseChainDeployments({ '8453': { chainId: 8453, contracts } })[8453]!.pinnedDecimals).toBeUndefined();
+    for (const tokens of [{ [addr(4)]: { decimals: 37 } }, { [addr(4)]: { decimals: 6.5 } }, { [addr(4)]: {} }])
+      expect(() => parseChainDeployments({ '8453': { chainId: 8453, contracts, tokens } })).toThrow(
+        'chains.8453/tokens',
+      );
+    expect(() =>
+      parseChainDeployments({ '8453': { chainId: 8453, contracts, tokens: { '0x12': { decimals: 6 } } } }),
+    ).toThrow('chains.8453.tokens: not an address');
+  });
   it('error: a router the registry does not know must be configured', () => {
     expect(() =>
       parseChainDeployments({ '56': { chainId: 56, contracts: { helper: addr(2), verifier: addr(3) } } }),

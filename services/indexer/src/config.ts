@@ -44,7 +44,7 @@ export const INDEXER_SETTINGS = {
   maxHeadLagMs: settings.int(
     'MAX_HEAD_LAG_MS',
     "Freshness against the clock, ms (default 12000, a few block intervals): a head older than this by this machine's clock is " +
-      'not computed, and no book is served longer than this after its block\'s timestamp, so a node that lags yields 503. ' +
+      "not computed, and no book is served longer than this after its block's timestamp, so a node that lags yields 503. " +
       'Set it per chain (one process per chain) to a few of its block intervals plus the usual lag of its node.',
     12_000,
     [1_000, 3_600_000],

@@ -114,6 +114,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   let lastHeadBeforeDown: number | undefined;
   let deletedThisOutage = false;
 
+  metrics.maxHeadLag.set(config.maxHeadLagMs / 1000);
   const headGuard = createHeadGuard({ maxLagMs: config.maxHeadLagMs, maxJump: config.maxHeadJump });
   const refusedHeads = outageLog(log, 'head refused');
   /** Newest valid head the node sent, admitted or not: the lag metric reads it. */
@@ -127,10 +128,13 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
       return true;
     }
     metrics.headsRefused.inc({ reason: verdict });
-    refusedHeads.failed(verdict === 'lagging' ? 'older than MAX_HEAD_LAG_MS' : 'jump above MAX_HEAD_JUMP, unconfirmed', {
-      block: head.number,
-      blockTime: head.timestamp,
-    });
+    refusedHeads.failed(
+      verdict === 'lagging' ? 'older than MAX_HEAD_LAG_MS' : 'jump above MAX_HEAD_JUMP, unconfirmed',
+      {
+        block: head.number,
+        blockTime: head.timestamp,
+      },
+    );
     return false;
   };
   const updateLag = () => {

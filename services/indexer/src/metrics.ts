@@ -4,6 +4,7 @@
  * alert rule covers every chain's indexers and tells them apart.
  */
 import { createMetrics, type Metrics } from '@pmm/core';
+import type { DroppedReason } from './chain/json-rpc';
 
 /** Block-to-book latency buckets, seconds: the goal is p99 < 100 ms on the devnet. */
 const BLOCK_LATENCY_BUCKETS = [0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -42,6 +43,8 @@ export interface IndexerMetrics {
   booksDeleted: Counter;
   silentCallFailures: Counter;
   headLag: Gauge;
+  /** MAX_HEAD_LAG_MS in seconds: the alert compares the lag with this replica's own limit. */
+  maxHeadLag: Gauge;
   /** label reason: see HeadRefusal */
   headsRefused: Counter;
   /** label reason: see DroppedReason (chain/json-rpc.ts) */
@@ -101,6 +104,11 @@ export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: b
       "Age of the node's newest head by this machine's clock (now minus the block's timestamp)",
       [],
     ),
+    maxHeadLag: metrics.gauge(
+      'indexer_max_head_lag_seconds',
+      'MAX_HEAD_LAG_MS of this replica, seconds: heads older than this are not computed and books expire by then',
+      [],
+    ),
     headsRefused: metrics.counter(
       'indexer_heads_refused_total',
       'Heads not computed: older than MAX_HEAD_LAG_MS, or an unconfirmed jump of more than MAX_HEAD_JUMP blocks',
@@ -121,6 +129,9 @@ export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: b
   // appears at 1 shows no increase() to Prometheus, so the first failure would go unseen.
   out.blocks.inc({ outcome: 'failed' }, 0);
   for (const purpose of ['block', 'registry']) out.rpcErrors.inc({ purpose }, 0);
+  for (const reason of ['lagging', 'jump'] satisfies HeadRefusal[]) out.headsRefused.inc({ reason }, 0);
+  for (const reason of ['oversized', 'malformed', 'unexpected'] satisfies DroppedReason[])
+    out.messagesDropped.inc({ reason }, 0);
   for (const kind of ['decimals', 'listing'])
     for (const result of ['accepted', 'refused']) out.registryChanges.inc({ kind, result }, 0);
   return out;

@@ -104,7 +104,9 @@ describe('call codec', () => {
         fc.array(fc.record({ success: fc.boolean(), returnData: bytes(100) }), { maxLength: 12 }),
         (results) => {
           const encoded = encodeFunctionResult({ abi: multicallAbi, functionName: 'aggregate3', result: results });
-          expect(decodeAggregate3(encoded, results.length)).toEqual(results.map((r) => ({ success: r.success, data: r.returnData })));
+          expect(decodeAggregate3(encoded, results.length)).toEqual(
+            results.map((r) => ({ success: r.success, data: r.returnData })),
+          );
           expect(
             ethersMulticall.encodeFunctionResult('aggregate3', [results.map((r) => [r.success, r.returnData])]),
           ).toBe(encoded);

@@ -230,7 +230,9 @@ it('error: a flood of heads makes no more jobs than the chain has heads, at most
     params: { subscription: '0x5ub', result },
   });
   // 20,000 notifications in one message (no node batches notifications)...
-  ws.node.sendRaw(JSON.stringify(Array.from({ length: 20_000 }, (_, i) => notification(header(head.number + 1 + (i % 50), i)))));
+  ws.node.sendRaw(
+    JSON.stringify(Array.from({ length: 20_000 }, (_, i) => notification(header(head.number + 1 + (i % 50), i)))),
+  );
   // ...and 3,000 messages, each another hash at the same height.
   for (let i = 0; i < 3_000; i++) ws.node.sendRaw(JSON.stringify(notification(header(head.number, i + 1))));
   await sleep(2_000);

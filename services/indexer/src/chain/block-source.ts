@@ -23,7 +23,14 @@ import type { Logger } from '@pmm/core';
 import { backoffDelay, type BackoffBounds } from '../domain/backoff';
 import { outageLog } from '../outage-log';
 import { createHttpTransport } from './http-transport';
-import { hexToNumber, isBlockHash, isRpcObject, RpcConnectionError, type RpcTransport, type TransportLimits } from './json-rpc';
+import {
+  hexToNumber,
+  isBlockHash,
+  isRpcObject,
+  RpcConnectionError,
+  type RpcTransport,
+  type TransportLimits,
+} from './json-rpc';
 import { openWsTransport, type WsTransport } from './ws-transport';
 
 export interface BlockHead {

@@ -106,7 +106,9 @@ export function createHttpTransport(url: string, limits: TransportLimits): RpcTr
   return {
     kind: 'http',
     async request(method, params, timeoutMs) {
-      const outcome = toOutcome(single(await post({ jsonrpc: '2.0', id: nextId++, method, params }, method, timeoutMs), method));
+      const outcome = toOutcome(
+        single(await post({ jsonrpc: '2.0', id: nextId++, method, params }, method, timeoutMs), method),
+      );
       if (!outcome.ok) throw outcome.error;
       return outcome.result;
     },
