@@ -28,7 +28,8 @@ export const INDEXER_SETTINGS = {
   chains: chainsSetting(
     'Chain deployments, JSON { "<id>": { chainId, rpcUrl?, wsUrl?, contracts: { router, helper, verifier, multicall3? } } } ' +
       '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
-      'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Required.',
+      'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Optional tokens: { "<address>": { decimals } } pins ' +
+      "a token's decimals: a token whose decimals() answers otherwise is left out of the registry. Required.",
   ),
   quoterKey: settings.secret(
     'QUOTER_KEY',
@@ -57,7 +58,8 @@ export const INDEXER_SETTINGS = {
   ),
   maxRpcAnswerBytes: settings.int(
     'MAX_RPC_ANSWER_BYTES',
-    'Largest node answer or WebSocket message, bytes (default 2097152: a few times the answer of a block call with 50 pairs); ' +
+    'Largest node answer or WebSocket message, bytes (default 2097152: 3 to 5 times the answer of a block call of 50 pairs × 24 ' +
+      'points, 0.4 to 0.6 MB); ' +
       'a bigger one is refused unread: the HTTP request fails, the WebSocket is closed and reopened. Raise it with pairs × ladder points.',
     2_097_152,
     [65_536, 268_435_456],
