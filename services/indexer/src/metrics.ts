@@ -13,7 +13,7 @@ const CALLS_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500];
 /** `stale`: the block is older than MAX_HEAD_LAG_MS by the time its book would be written. */
 export type BlockOutcome = 'written' | 'not_newer' | 'superseded' | 'already_stored' | 'stale' | 'failed';
 
-/** Why a head from the node was not announced as a block to compute (see chain/head-guard.ts). */
+/** Why a head from the node was not announced as a block to compute (see domain/head-guard.ts). */
 export type HeadRefusal = 'lagging' | 'jump';
 
 type Counter = ReturnType<Metrics['counter']>;
