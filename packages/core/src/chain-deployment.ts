@@ -12,6 +12,11 @@ export interface ChainDeployment {
   rpcUrl?: string;
   /** WebSocket JSON-RPC URL (newHeads). */
   wsUrl?: string;
+  /**
+   * HTTP JSON-RPC URL of a second, independent node: the indexer believes a change of the pair
+   * registry only when this node reads the same at the same block.
+   */
+  confirmRpcUrl?: string;
   contracts: ChainContracts;
   /**
    * Decimals the operator vouches for, by checksummed token address: the indexer leaves a
@@ -26,8 +31,9 @@ interface ChainDeploymentInput {
   chainId: number;
   rpcUrl?: string;
   wsUrl?: string;
+  confirmRpcUrl?: string;
   contracts?: Partial<ChainContracts>;
-  tokens?: Record<string, { decimals: number }>;
+  pinnedDecimals?: Record<string, number>;
 }
 
 const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
@@ -36,6 +42,7 @@ const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
     chainId: { type: 'integer' },
     rpcUrl: { type: 'string', nullable: true, pattern: '^https?://' },
     wsUrl: { type: 'string', nullable: true, pattern: '^wss?://' },
+    confirmRpcUrl: { type: 'string', nullable: true, pattern: '^https?://' },
     contracts: {
       type: 'object',
       nullable: true,
@@ -47,15 +54,12 @@ const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
       },
       required: [],
     },
-    tokens: {
+    // Not `tokens`: the devnet's stack file, also read as a chains file, has a `tokens` map of its own.
+    pinnedDecimals: {
       type: 'object',
       nullable: true,
       required: [],
-      additionalProperties: {
-        type: 'object',
-        properties: { decimals: { type: 'integer', minimum: 0, maximum: MAX_TOKEN_DECIMALS } },
-        required: ['decimals'],
-      },
+      additionalProperties: { type: 'integer', minimum: 0, maximum: MAX_TOKEN_DECIMALS },
     },
   },
   required: ['chainId'],
@@ -102,13 +106,14 @@ export function parseChainDeployments(value: unknown): ChainDeployments {
       return checksum(`chains.${key}.contracts.${name}`, value);
     };
     // The schema bounds the decimals (0 … MAX_TOKEN_DECIMALS, the range the signer accepts).
-    const pinned = Object.entries(raw.tokens ?? {}).map(
-      ([address, { decimals }]) => [checksum(`chains.${key}.tokens`, address), decimals] as const,
+    const pinned = Object.entries(raw.pinnedDecimals ?? {}).map(
+      ([address, decimals]) => [checksum(`chains.${key}.pinnedDecimals`, address), decimals] as const,
     );
     out[raw.chainId] = {
       chainId: raw.chainId,
       rpcUrl: raw.rpcUrl ?? undefined,
       wsUrl: raw.wsUrl ?? undefined,
+      ...(raw.confirmRpcUrl ? { confirmRpcUrl: raw.confirmRpcUrl } : {}),
       ...(pinned.length > 0 ? { pinnedDecimals: Object.fromEntries(pinned) } : {}),
       contracts: {
         router: required('router'),

@@ -28,8 +28,9 @@ export const INDEXER_SETTINGS = {
   chains: chainsSetting(
     'Chain deployments, JSON { "<id>": { chainId, rpcUrl?, wsUrl?, contracts: { router, helper, verifier, multicall3? } } } ' +
       '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
-      'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Optional tokens: { "<address>": { decimals } } pins ' +
-      "a token's decimals: a token whose decimals() answers otherwise is left out of the registry. Required.",
+      'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Optional pinnedDecimals: { "<address>": decimals } pins ' +
+      "a token's decimals: a token whose decimals() answers otherwise is left out of the registry. Optional confirmRpcUrl: a second " +
+      "node's HTTP URL; a change of the pair registry is believed only when it reads the same there. Required.",
   ),
   quoterKey: settings.secret(
     'QUOTER_KEY',

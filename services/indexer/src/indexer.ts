@@ -22,7 +22,8 @@ import {
   type Served,
 } from '@pmm/core';
 import type { QuoteContext } from './chain/block-quotes';
-import type { DroppedReason } from './chain/json-rpc';
+import { createHttpTransport } from './chain/http-transport';
+import type { TransportLimits } from './chain/json-rpc';
 import { createHeadGuard } from './domain/head-guard';
 import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';
@@ -119,6 +120,9 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   const refusedHeads = outageLog(log, 'head refused');
   /** Newest valid head the node sent, admitted or not: the lag metric reads it. */
   let lastSeen: BlockHead | undefined;
+  const updateLag = () => {
+    if (lastSeen) metrics.headLag.set(Math.max(0, Date.now() / 1000 - lastSeen.timestamp));
+  };
   const admit = (head: BlockHead) => {
     lastSeen = head;
     updateLag();
@@ -136,9 +140,6 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
       },
     );
     return false;
-  };
-  const updateLag = () => {
-    if (lastSeen) metrics.headLag.set(Math.max(0, Date.now() / 1000 - lastSeen.timestamp));
   };
 
   const onHead = (head: BlockHead) => {
@@ -164,6 +165,10 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     }
   };
 
+  const nodeLimits: TransportLimits = {
+    maxAnswerBytes: config.maxRpcAnswerBytes,
+    onDropped: (reason) => metrics.messagesDropped.inc({ reason }),
+  };
   const blockSource = startBlockSource({
     chainId: config.chainId,
     wsUrl: config.deployment.wsUrl,
@@ -172,10 +177,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     heartbeatMs: config.heartbeatMs,
     pollIntervalMs: config.pollIntervalMs,
     backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
-    limits: {
-      maxAnswerBytes: config.maxRpcAnswerBytes,
-      onDropped: (reason: DroppedReason) => metrics.messagesDropped.inc({ reason }),
-    },
+    limits: nodeLimits,
     logger: log,
     admit,
     onHead,
@@ -184,12 +186,17 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   });
   late.source = blockSource;
 
-  const registryRpc = countingRpc(blockSource.rpc, {
-    ethCalls: (n) => metrics.ethCalls.inc({ purpose: 'registry' }, n),
+  const countRegistryCalls = {
+    ethCalls: (n: number) => metrics.ethCalls.inc({ purpose: 'registry' }, n),
     error: () => metrics.rpcErrors.inc({ purpose: 'registry' }),
-  });
+  };
+  const registryRpc = countingRpc(blockSource.rpc, countRegistryCalls);
+  const confirmRpc = config.deployment.confirmRpcUrl
+    ? countingRpc(createHttpTransport(config.deployment.confirmRpcUrl, nodeLimits), countRegistryCalls)
+    : undefined;
   const registryRef = createRegistryRefresher({
     rpc: registryRpc,
+    confirmRpc,
     latestHead: blockSource.latest,
     nodeUp: blockSource.isUp,
     ctx,
@@ -304,6 +311,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
       await worker.close().catch((err: unknown) => log.warn('worker close failed', { error: errorText(err) }));
       await queue.close().catch(() => undefined);
       await blockSource.close();
+      confirmRpc?.close();
       await served.close();
       for (const client of [redis, workerRedis]) {
         try {

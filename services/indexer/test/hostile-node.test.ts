@@ -4,7 +4,9 @@
  * JSON-RPC node, one replica over WebSocket (chain 8453, Multicall3) and one polling over HTTP
  * (chain 4663, JSON-RPC batches), both against a real Redis. The nodes send `null` and
  * malformed messages, answers far above any real one, a flood of heads, a head an hour old,
- * a made-up block a million blocks ahead, a reorg, and other decimals for a token.
+ * a made-up block a million blocks ahead, a reorg, and other decimals for a token (the HTTP
+ * replica has an honest second node to confirm registry changes; the WebSocket one pins the
+ * token's decimals).
  *
  * Throughout, every book in Redis is checked every 50 ms: it must describe a block of the
  * honest chain, with that block's prices, not older than MAX_HEAD_LAG_MS, and not a block
@@ -124,8 +126,10 @@ async function startReplica(name: string, chainId: number, transport: 'ws' | 'ht
     chainId,
     ...(transport === 'ws' ? { wsUrl: node.wsUrl } : { rpcUrl: node.httpUrl }),
     contracts: CONTRACTS,
-    // The WebSocket replica's operator pins the base token's decimals; the HTTP one does not.
-    ...(transport === 'ws' ? { tokens: { [TOKENS.base.address]: { decimals: TOKENS.base.decimals } } } : {}),
+    // The WebSocket replica's operator pins the base token's decimals; the HTTP one has a second node.
+    ...(transport === 'ws'
+      ? { pinnedDecimals: { [TOKENS.base.address]: TOKENS.base.decimals } }
+      : { confirmRpcUrl: `${node.httpUrl}/confirm` }),
   };
   const proc = spawnIndexer({
     CHAIN_ID: String(chainId),
@@ -286,23 +290,26 @@ it('behavior: a new hash at a known height recomputes that block, with calls pin
 });
 
 it('behavior: decimals that change are believed only when a second read agrees; pinned decimals are never overridden', async () => {
-  // One lying read: the second read disagrees, the change is refused, the book keeps its scale.
-  http.node.lieDecimals(6, 1);
-  await until(
-    async () => (await metric(http, 'indexer_registry_changes_total', 'result="refused"')) > 0,
-    10_000,
-    'a refused registry change',
-  );
-  // A node that lies every time against pinned decimals: the pair is left out, never rescaled.
+  // A node that lies every time, against a second node that does not: refused at every refresh.
+  http.node.lieDecimals(6, Infinity);
+  // A node that lies every time, read twice alike (no second node), against pinned decimals:
+  // the pair is left out (a listing change, accepted), never rescaled.
   ws.node.lieDecimals(6, Infinity);
   try {
+    await until(
+      async () => (await metric(http, 'indexer_registry_changes_total', 'result="refused"')) >= 2,
+      10_000,
+      'registry changes refused twice',
+    );
     await until(
       async () => (await readBook(redis, ws.bookKey))?.pairs.length === 0,
       10_000,
       'the pair left out of the websocket replica book',
     );
-    expect(await metric(ws, 'indexer_registry_changes_total', 'result="accepted"')).toBeGreaterThan(0);
+    expect(await metric(ws, 'indexer_registry_changes_total', 'kind="listing",result="accepted"')).toBeGreaterThan(0);
+    expect((await readBook(redis, http.bookKey))?.pairs).toHaveLength(1);
   } finally {
+    http.node.lieDecimals(6, 0);
     ws.node.lieDecimals(6, 0);
   }
 });

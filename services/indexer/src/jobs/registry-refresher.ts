@@ -6,8 +6,9 @@
  * announces it. Refreshes are single-flight: concurrent callers share one.
  *
  * A registry that differs from the last one accepted (a token listed or delisted, a token's
- * decimals) is believed only when a second read, at the newest head, says the same: one
- * answer of one node must not rescale the book by a power of ten or add a pair. Every change,
+ * decimals) is believed only when a second read says the same: from the second node when the
+ * chain has one (`confirmRpcUrl`, at the same block), else from the same node at the newest
+ * head. One answer of one node must not rescale the book by a power of ten or add a pair. Every change,
  * accepted or refused, is logged and counted (`indexer_registry_changes_total`, alerted on).
  */
 import type { Logger } from '@pmm/core';
@@ -24,6 +25,8 @@ import type { RegistryStore } from '../store/registry-store';
 export interface RegistryRefresherDeps {
   /** Node connection (counted as purpose "registry" by the caller). */
   rpc: RpcTransport;
+  /** A second node that confirms registry changes; absent: the second read goes to `rpc`. */
+  confirmRpc?: RpcTransport;
   latestHead: () => BlockHead | undefined;
   /** The periodic refresh is skipped while the node is down (the next block refreshes). */
   nodeUp: () => boolean;
@@ -82,8 +85,8 @@ export function createRegistryRefresher(deps: RegistryRefresherDeps): RegistryRe
     const head = deps.latestHead();
     if (!head) throw new Error('no block seen yet');
     const batch = { multicall3: deps.multicall3, timeoutMs: deps.timeoutMs };
-    const read = (at: BlockHead) =>
-      readPairRegistry(deps.rpc, {
+    const read = (at: BlockHead, rpc = deps.rpc) =>
+      readPairRegistry(rpc, {
         chainId: deps.ctx.chainId,
         helper: deps.ctx.helper,
         block: at,
@@ -96,7 +99,7 @@ export function createRegistryRefresher(deps: RegistryRefresherDeps): RegistryRe
       registry = await read(head);
       if (accepted && registryKey(accepted) !== registryKey(registry)) {
         const kind = changeKind(accepted, registry);
-        const second = await read(deps.latestHead() ?? head);
+        const second = deps.confirmRpc ? await read(head, deps.confirmRpc) : await read(deps.latestHead() ?? head);
         const confirmed = registryKey(second) === registryKey(registry);
         deps.metrics.registryChanges.inc({ kind, result: confirmed ? 'accepted' : 'refused' });
         const fields = {

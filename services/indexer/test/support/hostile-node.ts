@@ -9,6 +9,9 @@
  * computed from. `quote()` is linear (no spread) and the reserves are unbounded, so every
  * level of a correct book has exactly the block's price. Calls are answered for the block the
  * request names: by hash (EIP-1898), by number (the canonical block), or "latest".
+ *
+ * `POST /confirm` is a second, honest node of the same chain: the lies below (decimals, raw
+ * answers) are not told there.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -62,9 +65,9 @@ export interface HostileNode {
   lagSeconds: number;
   /** Mining on/off. */
   mining: boolean;
-  /** decimals() of the base token answers this instead of 18 for the next `lieCount` reads (Infinity: always). */
+  /** decimals() of the base token answers this instead of 18 for the next `count` reads (Infinity: always), except on `/confirm`. */
   lieDecimals(decimals: number, count: number): void;
-  /** Replaces every HTTP answer (and every WebSocket answer to a request) by this raw text while set. */
+  /** Replaces every answer (HTTP but `/confirm`, and WebSocket answers to requests) by this raw text while set. */
   rawAnswer: string | undefined;
   /** Sends raw text to every WebSocket client. */
   sendRaw(text: string): void;
@@ -94,6 +97,8 @@ export async function startHostileNode(opts: {
   const sockets = new Set<WebSocket>();
   let salt = 0;
   let decimalsLie: { decimals: number; count: number } | undefined;
+  /** True while an answer of the honest second node (`/confirm`) is computed (synchronously). */
+  let honestView = false;
 
   const orphaned = new Map<FakeBlock, number>();
   /** The block served as the latest one (the head, or a made-up block while a jump lasts). */
@@ -148,7 +153,7 @@ export async function startHostileNode(opts: {
       const token = same(to, quote.address) ? quote : base;
       if (data === DECIMALS_CALLDATA) {
         let decimals = token.decimals;
-        if (token === base && decimalsLie && decimalsLie.count > 0) {
+        if (token === base && !honestView && decimalsLie && decimalsLie.count > 0) {
           decimals = decimalsLie.decimals;
           decimalsLie.count--;
         }
@@ -290,7 +295,9 @@ export async function startHostileNode(opts: {
         res.writeHead(400).end();
         return;
       }
-      const out = node.rawAnswer ?? JSON.stringify(answerAll(body));
+      honestView = req.url === '/confirm';
+      const out = (!honestView && node.rawAnswer) || JSON.stringify(answerAll(body));
+      honestView = false;
       res.writeHead(200, { 'content-type': 'application/json' }).end(out);
     });
   });
