@@ -14,10 +14,21 @@ export type Logger = winston.Logger;
  */
 const MAX_DEPTH = 64;
 
+/** Causes followed at most this deep (a chain that long is a loop or a bug). */
+const MAX_CAUSES = 8;
+
+/** An error's stack, then each of its causes' (`Error.cause`), so that a line leads to the origin. */
+function errorText(err: Error, depth = 0): string {
+  const text = err.stack ?? err.message;
+  const cause: unknown = err.cause;
+  if (cause === undefined || depth >= MAX_CAUSES) return text;
+  return `${text}\ncaused by: ${cause instanceof Error ? errorText(cause, depth + 1) : String(cause)}`;
+}
+
 /** `value` with every secret-named field and registered secret masked, at any depth; cycles cut. */
 function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (typeof value === 'string') return redactText(value);
-  if (value instanceof Error) return redactText(value.stack ?? value.message);
+  if (value instanceof Error) return redactText(errorText(value));
   if (value === null || typeof value !== 'object') return value;
   if (depth > MAX_DEPTH) return '[truncated]';
   if (seen.has(value)) return '[circular]';

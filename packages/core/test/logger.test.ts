@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { ApiError } from '@pmm/protocol';
 import { createLogger, LazyRequestContext, registerSecret } from '@pmm/core';
 
 function capture() {
@@ -33,6 +34,17 @@ describe('logger', () => {
     expect(text).not.toContain(key.slice(2));
     expect(text).not.toContain(key.slice(2).toUpperCase());
     expect(text).toContain('[redacted]');
+  });
+
+  it('behavior: an error is logged with its chain of causes, each masked like the rest', () => {
+    const { lines, logger } = capture();
+    const root = Object.assign(new Error(`connect ECONNREFUSED with ${key}`), { code: 'ECONNREFUSED' });
+    const wrapped = new ApiError('SERVICE_UNAVAILABLE', 'signer unavailable, retry shortly', {}, { cause: root });
+    logger.error('request failed', { error: wrapped });
+    const error = JSON.parse(lines[0]!).error as string;
+    expect(error).toMatch(/^ApiError: signer unavailable, retry shortly\n/);
+    expect(error).toContain('caused by: Error: connect ECONNREFUSED with [redacted]');
+    expect(error).not.toContain(key.slice(2));
   });
 
   it('behavior: redaction has no depth limit: a secret nested 20 levels down is masked, by value and by name', () => {

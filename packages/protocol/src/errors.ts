@@ -38,7 +38,8 @@ export interface ErrorEnvelope {
 /**
  * An error meant for the client. `message` is shown to the client as is, so it must never
  * carry a secret or an internal exception text; for 5xx codes the renderer replaces it with
- * a generic text anyway.
+ * a generic text anyway. An ApiError that stands for another failure keeps it as `cause`
+ * (never shown to the client; logged with the request's line, so the log leads to the origin).
  */
 export class ApiError extends Error {
   readonly status: number;
@@ -48,8 +49,9 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     headers: Record<string, string> = {},
+    options: { cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ApiError';
     this.status = ERROR_STATUS[code];
     this.headers = this.status === 503 ? withRetryAfter(headers) : headers;

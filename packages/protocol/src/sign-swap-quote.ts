@@ -30,19 +30,19 @@ export function signSwapQuote(signer: DigestSigner, f: SwapQuoteFields): SignedS
   try {
     digest = swapDigest(f);
   } catch (err) {
-    throw new ApiError('ENCODING_FAILED', `encoding failed: ${messageOf(err)}`);
+    throw new ApiError('ENCODING_FAILED', `encoding failed: ${messageOf(err)}`, {}, { cause: err });
   }
   let signature: Uint8Array;
   try {
     signature = signer.sign(digest);
   } catch (err) {
-    throw new ApiError('SIGNING_FAILED', `signing failed: ${messageOf(err)}`);
+    throw new ApiError('SIGNING_FAILED', `signing failed: ${messageOf(err)}`, {}, { cause: err });
   }
   let verificationData: string;
   try {
     verificationData = encodeVerificationData(f.fee, f.originRate, f.userAddress, signature);
   } catch (err) {
-    throw new ApiError('ENCODING_FAILED', `encoding failed: ${messageOf(err)}`);
+    throw new ApiError('ENCODING_FAILED', `encoding failed: ${messageOf(err)}`, {}, { cause: err });
   }
   return { digest: bytesToHex(digest), signature: bytesToHex(signature), verificationData };
 }

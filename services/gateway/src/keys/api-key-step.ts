@@ -20,7 +20,8 @@ import { setAuth } from './auth-context';
 const MAX_KEY_LENGTH = 256;
 
 const invalid = () => new ApiError('UNAUTHORIZED', 'X-API-KEY: invalid, disabled or revoked API key');
-const unreachable = () => new ApiError('SERVICE_UNAVAILABLE', 'API key store unreachable, retry shortly');
+const unreachable = (cause: unknown) =>
+  new ApiError('SERVICE_UNAVAILABLE', 'API key store unreachable, retry shortly', {}, { cause });
 
 function accept(value: ResolvedApiKey | undefined): ResolvedApiKey {
   if (!value || value.key.disabled || value.integrator.disabled) throw invalid();
@@ -39,7 +40,7 @@ export function authenticate(cache: ApiKeyCache, headers: IncomingHttpHeaders): 
   const found = cache.get(hashApiKey(raw));
   if (found instanceof Promise) {
     return found.then(accept, (err: unknown) => {
-      throw err instanceof ApiError ? err : unreachable();
+      throw err instanceof ApiError ? err : unreachable(err);
     });
   }
   return accept(found);

@@ -47,8 +47,8 @@ export function enforceRateLimit(
   };
   const decision = opts.limiter.consume(integrator.id, requests, windowSeconds);
   if (decision instanceof Promise) {
-    return decision.then(apply, () => {
-      throw new ApiError('SERVICE_UNAVAILABLE', 'rate limiter unreachable, retry shortly');
+    return decision.then(apply, (cause: unknown) => {
+      throw new ApiError('SERVICE_UNAVAILABLE', 'rate limiter unreachable, retry shortly', {}, { cause });
     });
   }
   return apply(decision);

@@ -23,7 +23,8 @@ export const V1_EMPTY_BOOK = Buffer.from('{"blockNumber":0,"blockTime":0,"pairs"
 
 const BOOK_HEADERS = { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' };
 
-const unreachable = () => new ApiError('SERVICE_UNAVAILABLE', 'orderbook store unreachable, retry shortly');
+const unreachable = (cause: unknown) =>
+  new ApiError('SERVICE_UNAVAILABLE', 'orderbook store unreachable, retry shortly', {}, { cause });
 
 /** Whether the key's integrator may use `chainId` (an empty list enables every chain). */
 function chainEnabled(chains: readonly number[], chainId: number): boolean {
@@ -40,8 +41,8 @@ export function assertChainEnabled(chains: readonly number[], chainId: number): 
 function read(books: BookCache, chainId: number, use: (entry: BookEntry | null) => Buffer): MaybePromise<Buffer> {
   const found = books.get(chainId);
   if (!(found instanceof Promise)) return use(found);
-  return found.then(use, () => {
-    throw unreachable();
+  return found.then(use, (err: unknown) => {
+    throw unreachable(err);
   });
 }
 

@@ -69,7 +69,8 @@ export function signerAgent(signerUrl: string): Agent | HttpsAgent {
   return signerUrl.startsWith('https:') ? new HttpsAgent(options) : new Agent(options);
 }
 
-const unavailable = () => new ApiError('SERVICE_UNAVAILABLE', 'signer unavailable, retry shortly');
+const unavailable = (cause?: unknown) =>
+  new ApiError('SERVICE_UNAVAILABLE', 'signer unavailable, retry shortly', {}, { cause });
 
 /** The forwarder of sign-route.ts. */
 export function signForwarder(
@@ -81,14 +82,14 @@ export function signForwarder(
   const maxInFlight = opts.maxInFlight ?? 2 * SIGNER_SOCKETS;
   let inFlight = 0;
 
-  const failed = (res: ServerResponse, locals: RequestLocals, reason: string) => {
+  const failed = (res: ServerResponse, locals: RequestLocals, reason: string, cause?: Error) => {
     opts.onUpstreamError?.(reason);
     if (res.headersSent) {
       if (!res.writableEnded) res.destroy();
       return;
     }
-    locals.log.warn('signer unreachable', { code: reason });
-    sendError(res, unavailable());
+    locals.log.warn('signer unreachable', { code: reason, error: cause });
+    sendError(res, unavailable(cause));
   };
 
   const answer = (res: ServerResponse, upstream: IncomingMessage, body: Buffer) => {
@@ -158,7 +159,7 @@ export function signForwarder(
       });
       answered.once('aborted', () => settle() && failed(res, locals, 'ABORTED'));
     });
-    upstream.once('error', (err: NodeJS.ErrnoException) => settle() && failed(res, locals, err.code ?? 'unknown'));
+    upstream.once('error', (err: NodeJS.ErrnoException) => settle() && failed(res, locals, err.code ?? 'unknown', err));
     // The client left, or the request timed out (request-frame.ts destroys the upstream then):
     // the socket is given up rather than kept busy for nobody.
     res.once('close', () => {

@@ -111,7 +111,8 @@ export function priceStreamStep(opts: PriceStreamOptions): Step {
           },
         });
       },
-      () => next(new ApiError('SERVICE_UNAVAILABLE', 'stream slots unreachable, retry shortly')),
+      (cause: unknown) =>
+        next(new ApiError('SERVICE_UNAVAILABLE', 'stream slots unreachable, retry shortly', {}, { cause })),
     );
   };
 }

@@ -103,7 +103,12 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
         chainId: signed.chainId,
         error: err instanceof Error ? err.message : String(err),
       });
-      throw new ApiError('SERVICE_UNAVAILABLE', 'the signature could not be recorded; retry shortly');
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        'the signature could not be recorded; retry shortly',
+        {},
+        { cause: err },
+      );
     }
     m.signed(signed.chainId, cmd.legacy, cmd.integrator.record.id);
     // Field names avoid "token": the logger redacts any field whose name contains it.

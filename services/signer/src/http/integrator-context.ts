@@ -35,7 +35,14 @@ export function resolveIntegrator(
     // A record that exists but is unusable is the operator's error, not a transient one.
     if (err instanceof MalformedIntegratorError) throw err;
     log()?.error('integrator read failed', { integratorId: id, error: err });
-    throw new ApiError('SERVICE_UNAVAILABLE', 'integrator data is temporarily unavailable; retry shortly');
+    throw new ApiError(
+      'SERVICE_UNAVAILABLE',
+      'integrator data is temporarily unavailable; retry shortly',
+      {},
+      {
+        cause: err,
+      },
+    );
   };
   let found: MaybePromise<IntegratorView | undefined>;
   try {
