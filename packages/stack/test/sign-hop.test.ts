@@ -16,25 +16,13 @@
 import { request as httpRequest, Agent } from 'node:http';
 import { ERROR_STATUS } from '@pmm/protocol';
 import { AUDIT_ENTRY_FIELD, createRedis, parseAuditRecord, redisKeys, redisReady, type RedisClient } from '@pmm/core';
-import { ApiKeyStore } from '@pmm/gateway';
+import { ApiKeyStore, SIGNER_REQUEST_HEADER_NAMES } from '@pmm/gateway';
 import { parseRawResponses, rawExchange, type RawResponse, type RawStep } from '@pmm/testkit';
 import { INTEGRATOR, REDIS_URL, USER, startServedPair, tokensOf, type ServedPair } from './support/served-pair';
 import { parseRelayedRequests, recordingRelay, type RecordingRelay } from './support/recording-relay';
 
 /** Longer than the default test timeouts so that a loaded machine still parses 1,000 connections' heads in time. */
 const REQUEST_TIMEOUT_MS = 3_000;
-/** Every header name a request to the signer carries: the gateway's own set, and Node's `host` and `connection`. */
-const SIGNER_HEADERS = [
-  'connection',
-  'content-length',
-  'content-type',
-  'host',
-  'x-api-key-id',
-  'x-integrator-id',
-  'x-internal-token',
-  'x-request-id',
-  'x-service-request-id',
-];
 
 let pair: ServedPair;
 let relay: RecordingRelay;
@@ -259,7 +247,7 @@ describe('what reached the signer', () => {
     for (const r of requests) {
       expect(r.requestLine).toMatch(/^POST \/v[12]\/swap\/sign HTTP\/1\.1$/);
       const names = r.names.filter((n) => n !== 'content-encoding').sort();
-      expect(names).toEqual(SIGNER_HEADERS);
+      expect(names).toEqual(SIGNER_REQUEST_HEADER_NAMES);
       expect(r.headers['x-internal-token']).toBe(pair.internalToken);
       expect(r.headers['content-length']).toBe(String(r.body.length));
       expect(JSON.parse(r.body.toString('utf8'))).toEqual(expect.any(Object));

@@ -24,3 +24,4 @@ export { RateLimiter, batchFor, EXACT_UP_TO, type RateDecision, type RateLimiter
 export { seedDevKey, DEV_INTEGRATOR_ID } from './keys/dev-key';
 export { OPENAPI_PATH, loadOpenApiDocument } from './docs/openapi-route';
 export { V1_EMPTY_BOOK } from './price/price-route';
+export { SIGNER_REQUEST_HEADER_NAMES } from './sign/signer-headers';

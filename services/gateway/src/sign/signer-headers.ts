@@ -38,3 +38,20 @@ export function signerRequestHeaders(h: SignerHeaders, internalToken: string, bo
   if (h.encoding !== undefined) headers['content-encoding'] = h.encoding;
   return headers;
 }
+
+/**
+ * The name of every header a request to the signer carries, sorted: this module's (a body
+ * without encoding) and the two Node's client adds (`host`, `connection`). What tests hold the
+ * wire to.
+ */
+export const SIGNER_REQUEST_HEADER_NAMES: readonly string[] = [
+  ...Object.keys(
+    signerRequestHeaders(
+      { requestId: '', serviceRequestId: '', integratorId: '', apiKeyId: '', encoding: undefined },
+      '',
+      0,
+    ),
+  ),
+  'host',
+  'connection',
+].sort();

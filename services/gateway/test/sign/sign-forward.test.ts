@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
-import type { Gateway } from '@pmm/gateway';
+import { SIGNER_REQUEST_HEADER_NAMES, type Gateway } from '@pmm/gateway';
 import { call, harness, type Harness } from '../support/harness';
 import { SIGN_OK_BODY, V1_SIGN_OK_BODY, fakeSigner, type FakeSigner } from '../support/fake-signer';
 
@@ -8,19 +8,6 @@ let h: Harness;
 let signer: FakeSigner;
 let gw: Gateway;
 let key: string;
-
-/** Every header name a sign request to the signer carries (sorted): the gateway's own, and Node's client's `host` and `connection`. */
-const SIGNER_HEADER_NAMES = [
-  'connection',
-  'content-length',
-  'content-type',
-  'host',
-  'x-api-key-id',
-  'x-integrator-id',
-  'x-internal-token',
-  'x-request-id',
-  'x-service-request-id',
-];
 
 const BODY = JSON.stringify({
   chainId: 8453,
@@ -109,7 +96,7 @@ describe('POST to the signer: one request built by the gateway', () => {
       expect(got.headers['x-integrator-id']).toBe('acme');
       expect(got.headers['x-api-key-id']).toBe(key.slice(0, (got.headers['x-api-key-id'] as string).length));
       expect(got.headers['x-api-key-id']).not.toBe('spoofed');
-      expect(Object.keys(got.headers).sort()).toEqual(SIGNER_HEADER_NAMES);
+      expect(Object.keys(got.headers).sort()).toEqual(SIGNER_REQUEST_HEADER_NAMES);
       expect(res.headers['x-request-id']).toBe('trace-123');
       expect(res.headers['ratelimit-limit']).toBe('100000');
       if (v1) {
@@ -257,7 +244,7 @@ describe('what the gateway tells the signer', () => {
     expect(status).toBe(200);
     const got = signer.requests[0]!.headers;
     // Exactly the headers the gateway sets (signer-headers.ts) and Node's client adds: no client header.
-    expect(Object.keys(got).sort()).toEqual(SIGNER_HEADER_NAMES);
+    expect(Object.keys(got).sort()).toEqual(SIGNER_REQUEST_HEADER_NAMES);
     // The agent's own: the client's "close" would otherwise end the pooled connection.
     expect(got.connection).toBe('keep-alive');
   });
