@@ -17,3 +17,4 @@ export {
   testKey,
   uint256Arb,
 } from './eth-arbitraries';
+export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
