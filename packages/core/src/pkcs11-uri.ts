@@ -11,6 +11,7 @@
  * the URI (`pin-value`, `pin-source`) is refused too: the URI is a plain setting, the PIN is
  * a secret read from its own file.
  */
+import { ConfigError, type Setting } from './config';
 
 /** A parsed key reference: one token (by label or slot) and one key (by label and/or id). */
 export interface Pkcs11KeyRef {
@@ -99,4 +100,21 @@ export function describePkcs11Key(ref: Pkcs11KeyRef): string {
     .filter(Boolean)
     .join(', ');
   return `key (${key}) in ${token} of ${ref.modulePath}`;
+}
+
+/** A setting whose value is a PKCS#11 URI, parsed (and so checked) when the settings load; absent: undefined. */
+export function pkcs11UriSetting(env: string, description: string): Setting<Pkcs11KeyRef | undefined> {
+  return {
+    env,
+    description,
+    default: undefined,
+    parse: (raw) => {
+      if (typeof raw !== 'string' || raw.length === 0) throw new ConfigError('must be a PKCS#11 URI');
+      try {
+        return parsePkcs11Uri(raw);
+      } catch (err) {
+        throw new ConfigError(err instanceof Error ? err.message : 'not a PKCS#11 URI');
+      }
+    },
+  };
 }

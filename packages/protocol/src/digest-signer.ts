@@ -24,6 +24,8 @@ export interface KeySigner {
    * rejects with) {@link KeyUnavailableError} when the key's module cannot sign for now.
    */
   sign(digest: Uint8Array): Uint8Array | Promise<Uint8Array>;
+  /** Releases what the signer holds outside the process (a module's sessions); absent when nothing. */
+  close?(): Promise<void>;
 }
 
 /** A signer bound to one key held in memory: signs synchronously. */
