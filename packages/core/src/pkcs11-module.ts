@@ -20,6 +20,16 @@ export interface Pkcs11Module {
    * plain Error without the PIN.
    */
   login(slot: Buffer, session: Buffer, pin: string): void;
+  /** Counts the module's initialisations: a signer notes it when it connects (see {@link reinitialize}). */
+  epoch(): number;
+  /**
+   * Finalises and initialises the module again, the last resort when it cannot even list its
+   * tokens after a failure (SoftHSM, and vendors' network clients after a lost link, need it).
+   * Every session of the module ends, so every key in it reconnects; done once per `seenEpoch`,
+   * however many keys ask, and at most once every few seconds. Throws a plain Error when the
+   * module does not initialise.
+   */
+  reinitialize(seenEpoch: number): void;
   /** Drops this user of the module; the last one finalises it. Idempotent. */
   release(): void;
 }
@@ -29,7 +39,17 @@ interface Loaded {
   users: number;
   /** SHA-256 of the PIN that logged in, by slot (hex of its handle); the PIN itself is not kept here. */
   pins: Map<string, string>;
+  epoch: number;
+  /** When it was last initialised again (Unix ms). */
+  reinitializedAt: number;
 }
+
+/**
+ * Least time between two initialisations of one module. Initialising again ends the sessions of
+ * every key in the module: one key whose token stays away must not knock the others over at
+ * every retry.
+ */
+const REINITIALIZE_MIN_MS = 5_000;
 
 const loaded = new Map<string, Loaded>();
 
@@ -56,7 +76,9 @@ export function openPkcs11Module(path: string): Pkcs11Module {
     try {
       lib.load(path);
     } catch (err) {
-      throw new Error(`cannot load the PKCS#11 module ${path} (${err instanceof Error ? err.message : 'unknown error'})`);
+      throw new Error(
+        `cannot load the PKCS#11 module ${path} (${err instanceof Error ? err.message : 'unknown error'})`,
+      );
     }
     try {
       lib.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
@@ -66,7 +88,7 @@ export function openPkcs11Module(path: string): Pkcs11Module {
         throw new Error(`cannot initialise the PKCS#11 module ${path} (${pkcs11Reason(err)})`);
       }
     }
-    entry = { lib, users: 0, pins: new Map() };
+    entry = { lib, users: 0, pins: new Map(), epoch: 0, reinitializedAt: 0 };
     loaded.set(path, entry);
   }
   entry.users++;
@@ -87,11 +109,31 @@ export function openPkcs11Module(path: string): Pkcs11Module {
         if (!isPkcs11Error(err, 'CKR_USER_ALREADY_LOGGED_IN')) {
           if (isPkcs11Error(err, 'CKR_PIN_INCORRECT')) throw new Error('the token refused the PIN (CKR_PIN_INCORRECT)');
           if (isPkcs11Error(err, 'CKR_PIN_LOCKED'))
-            throw new Error('the PIN is locked after too many wrong tries (CKR_PIN_LOCKED): the security officer must reset it');
+            throw new Error(
+              'the PIN is locked after too many wrong tries (CKR_PIN_LOCKED): the security officer must reset it',
+            );
           throw new Error(`login failed (${pkcs11Reason(err)})`);
         }
       }
       current.pins.set(slotKey, pinHash);
+    },
+    epoch: () => current.epoch,
+    reinitialize(seenEpoch) {
+      if (seenEpoch !== current.epoch) return; // another key of this module did it already
+      if (Date.now() - current.reinitializedAt < REINITIALIZE_MIN_MS) return;
+      current.reinitializedAt = Date.now();
+      current.epoch++;
+      current.pins.clear();
+      try {
+        current.lib.C_Finalize();
+      } catch {
+        // a failed module may refuse to finalise; initialising again is what matters
+      }
+      try {
+        current.lib.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
+      } catch (err) {
+        throw new Error(`cannot initialise the PKCS#11 module ${path} again (${pkcs11Reason(err)})`);
+      }
     },
     release() {
       if (released) return;

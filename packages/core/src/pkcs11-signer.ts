@@ -59,10 +59,14 @@ export interface Pkcs11Signer extends KeySigner {
   readonly backend: 'pkcs11';
   /** Waits for the signs in flight, closes the sessions and releases the module. Idempotent. */
   close(): Promise<void>;
+  /** The session pool now: sessions open, signing, and signs waiting for one. */
+  pool(): { sessions: number; busy: number; waiting: number };
 }
 
 /** What a connection to the key holds: the sessions and the key's handle in them. */
 interface Connection {
+  /** The module's epoch when this connection was made. */
+  epoch: number;
   key: Buffer;
   sessions: Buffer[];
   publicKey: Uint8Array;
@@ -114,7 +118,8 @@ function attribute(lib: pkcs11js.PKCS11, session: Buffer, object: Buffer, type: 
 /** CKA_EC_POINT as the uncompressed point 0x04 ‖ X ‖ Y: DER-wrapped (04 41 …) by the standard, bare by some modules. */
 function uncompressedPoint(ecPoint: Buffer): Uint8Array {
   const bare = ecPoint.length === 67 && ecPoint[0] === 0x04 && ecPoint[1] === 0x41 ? ecPoint.subarray(2) : ecPoint;
-  if (bare.length !== 65 || bare[0] !== 0x04) throw new Error('the public key (CKA_EC_POINT) is not an uncompressed point');
+  if (bare.length !== 65 || bare[0] !== 0x04)
+    throw new Error('the public key (CKA_EC_POINT) is not an uncompressed point');
   try {
     nobleSecp256k1.ProjectivePoint.fromHex(bare).assertValidity();
   } catch {
@@ -146,11 +151,13 @@ function findKey(lib: pkcs11js.PKCS11, session: Buffer, ref: Pkcs11KeyRef): { ke
   const publicRef: Pkcs11KeyRef = { modulePath: ref.modulePath };
   if (id && id.length > 0) publicRef.keyId = id;
   else if (label) publicRef.keyLabel = label.toString('utf8');
-  const publics = publicRef.keyId || publicRef.keyLabel ? findOne(lib, session, keyTemplate(publicRef, pkcs11js.CKO_PUBLIC_KEY)) : [];
+  const publics =
+    publicRef.keyId || publicRef.keyLabel ? findOne(lib, session, keyTemplate(publicRef, pkcs11js.CKO_PUBLIC_KEY)) : [];
   const ecPoint =
     (publics.length === 1 ? attribute(lib, session, publics[0]!, pkcs11js.CKA_EC_POINT) : undefined) ??
     attribute(lib, session, key, pkcs11js.CKA_EC_POINT);
-  if (!ecPoint) throw new Error('no public key object (CKA_EC_POINT) beside the private key: the address cannot be derived');
+  if (!ecPoint)
+    throw new Error('no public key object (CKA_EC_POINT) beside the private key: the address cannot be derived');
   return { key, publicKey: uncompressedPoint(ecPoint) };
 }
 
@@ -165,13 +172,13 @@ function closeQuietly(lib: pkcs11js.PKCS11, session: Buffer): void {
 /** Opens `count` sessions on the key's token, logs in, finds the key. Throws a plain Error. */
 function connect(module: Pkcs11Module, ref: Pkcs11KeyRef, pin: string, count: number): Connection {
   const lib = module.lib;
-  const slot = findSlot(lib, ref);
   const sessions: Buffer[] = [];
   try {
+    const slot = findSlot(lib, ref);
     for (let i = 0; i < count; i++) sessions.push(lib.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
     module.login(slot, sessions[0]!, pin);
     const { key, publicKey } = findKey(lib, sessions[0]!, ref);
-    return { key, sessions, publicKey };
+    return { epoch: module.epoch(), key, sessions, publicKey };
   } catch (err) {
     for (const s of sessions) closeQuietly(lib, s);
     throw isPkcs11Error(err) ? new Error(`the module failed (${pkcs11Reason(err)})`) : err;
@@ -210,6 +217,7 @@ export async function openPkcs11Signer(opts: Pkcs11SignerOptions): Promise<Pkcs1
   // back from a sign of an older generation is closed, not reused.
   let generation = 0;
   let conn: Connection | undefined = first;
+  let epoch = first.epoch;
   let idle = [...first.sessions];
   let down: { reason: string; at: number } | undefined;
   let reconnecting: Promise<void> | undefined;
@@ -230,9 +238,22 @@ export async function openPkcs11Signer(opts: Pkcs11SignerOptions): Promise<Pkcs1
     opts.onFailure?.(reason);
   };
 
+  /** Connects again; when the module cannot, initialises it again (once per epoch) and retries. */
+  const connectAgain = (): Connection => {
+    try {
+      return connect(module, ref, pin, sessionCount);
+    } catch {
+      module.reinitialize(epoch);
+      // Whatever happened, the next attempt compares with the module's epoch of now.
+      epoch = module.epoch();
+      return connect(module, ref, pin, sessionCount);
+    }
+  };
+
   const reconnect = async (): Promise<void> => {
     try {
-      const next = connect(module, ref, pin, sessionCount);
+      const next = connectAgain();
+      epoch = next.epoch;
       const nextAddress = addressOfPublicKey(next.publicKey);
       if (nextAddress !== address) {
         for (const s of next.sessions) closeQuietly(lib, s);
@@ -319,18 +340,23 @@ export async function openPkcs11Signer(opts: Pkcs11SignerOptions): Promise<Pkcs1
     module.release();
   };
 
+  const pool = () => {
+    const sessions = conn ? conn.sessions.length : 0;
+    return { sessions, busy: sessions - idle.length, waiting: waiters.length };
+  };
+
   const describe = { address, backend: 'pkcs11' as const, key: where };
   const signer = {
     address,
     backend: 'pkcs11' as const,
     sign,
     close,
+    pool,
     toJSON: () => describe,
     toString: () => `Pkcs11Signer(${address}, ${where})`,
     [inspect.custom]: () => `Pkcs11Signer { address: '${address}', key: '${where}' }`,
   };
-  for (const hidden of ['toJSON', 'toString', 'close', inspect.custom])
+  for (const hidden of ['toJSON', 'toString', 'close', 'pool', inspect.custom])
     Object.defineProperty(signer, hidden, { enumerable: false });
   return Object.freeze(signer);
 }
-

@@ -68,9 +68,11 @@ export function parsePkcs11Uri(uri: string): Pkcs11KeyRef {
   const path = attributes(q < 0 ? rest : rest.slice(0, q), ';', PATH_ATTRIBUTES);
   const query = attributes(q < 0 ? '' : rest.slice(q + 1), '&', QUERY_ATTRIBUTES);
   const type = path.get('type');
-  if (type !== undefined && type !== 'private') throw new Error('type: only type=private (the signing key) is meaningful here');
+  if (type !== undefined && type !== 'private')
+    throw new Error('type: only type=private (the signing key) is meaningful here');
   const modulePath = query.has('module-path') ? decodeText(query.get('module-path')!, 'module-path') : '';
-  if (modulePath === '') throw new Error('module-path: required (the PKCS#11 module, e.g. ?module-path=/usr/lib/softhsm/libsofthsm2.so)');
+  if (modulePath === '')
+    throw new Error('module-path: required (the PKCS#11 module, e.g. ?module-path=/usr/lib/softhsm/libsofthsm2.so)');
   const ref: Pkcs11KeyRef = { modulePath };
   if (path.has('token')) ref.tokenLabel = decodeText(path.get('token')!, 'token');
   if (path.has('slot-id')) {
