@@ -57,6 +57,8 @@ export interface Pkcs11SignerOptions {
 
 export interface Pkcs11Signer extends KeySigner {
   readonly backend: 'pkcs11';
+  /** Always later: the module answers on libuv's thread pool. */
+  sign(digest: Uint8Array): Promise<Uint8Array>;
   /** Waits for the signs in flight, closes the sessions and releases the module. Idempotent. */
   close(): Promise<void>;
   /** The session pool now: sessions open, signing, and signs waiting for one. */
