@@ -20,6 +20,10 @@ FROM ${NODE_IMAGE} AS build
 # No TTY during a build: without CI=true pnpm aborts instead of replacing node_modules.
 ENV CI=true
 WORKDIR /app
+# pkcs11js (the PKCS#11 key backend, packages/core) has no prebuilt binary: node-gyp builds it
+# here with the compiler; only its built .node file reaches the runtime image (no compiler there).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
 RUN npm install -g pnpm@10.34.8
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json tsconfig.json ./
 COPY packages/protocol/package.json packages/protocol/
