@@ -18,3 +18,4 @@ export {
   uint256Arb,
 } from './eth-arbitraries';
 export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
+export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';
