@@ -88,7 +88,12 @@ export {
   rawSign,
   toRecoverableSignature,
 } from './secp256k1-signer';
-export { DEFAULT_PKCS11_SESSIONS, openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from './pkcs11-signer';
+export {
+  DEFAULT_PKCS11_SESSIONS,
+  openPkcs11Signer,
+  type Pkcs11Signer,
+  type Pkcs11SignerOptions,
+} from './pkcs11-signer';
 export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
 export { maskUrlCredentials, redactText, registerSecret } from './secrets';
 export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';

@@ -261,7 +261,12 @@ function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerCo
   const pin = c[`signerPkcs11Pin_${chainId}`] as string | undefined;
   let key: KeySource;
   if (pkcs11 !== undefined) {
-    const other = privateKey !== undefined ? `SIGNER_KEY_${chainId}` : keystore !== undefined ? `SIGNER_KEYSTORE_${chainId}` : undefined;
+    const other =
+      privateKey !== undefined
+        ? `SIGNER_KEY_${chainId}`
+        : keystore !== undefined
+          ? `SIGNER_KEYSTORE_${chainId}`
+          : undefined;
     if (other !== undefined)
       throw new ConfigError(`SIGNER_PKCS11_${chainId}: chain ${chainId} has two signing keys (${other} too): give one`);
     if (pin === undefined) {

@@ -61,7 +61,9 @@ async function signerFor(
       });
     } catch (err) {
       // Names the module, token and key label and what is wrong; the PIN is never in it.
-      throw new ConfigError(`${key.env}: chain ${chainId}: ${err instanceof Error ? err.message : 'cannot open the key'}`);
+      throw new ConfigError(
+        `${key.env}: chain ${chainId}: ${err instanceof Error ? err.message : 'cannot open the key'}`,
+      );
     }
   }
   const privateKey = await privateKeyOf(chainId, key);

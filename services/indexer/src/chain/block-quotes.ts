@@ -93,9 +93,7 @@ export function planBlockCalls(
     sideCalls(ctx, base.address, quote, ladder.bids, timestampInMilisec),
   ]);
   const join = (lists: Call[][]): Call[] => [reserves, ...lists.flat()];
-  return sides.some((side) => side instanceof Promise)
-    ? Promise.all(sides).then(join)
-    : join(sides as Call[][]);
+  return sides.some((side) => side instanceof Promise) ? Promise.all(sides).then(join) : join(sides as Call[][]);
 }
 
 /**
