@@ -8,10 +8,10 @@
  * concurrent sign), and a module initialised without it may assume a single-threaded caller.
  */
 import { createHash } from 'node:crypto';
-import * as pkcs11js from 'pkcs11js';
+import type * as Pkcs11js from 'pkcs11js';
 
 export interface Pkcs11Module {
-  readonly lib: pkcs11js.PKCS11;
+  readonly lib: Pkcs11js.PKCS11;
   readonly path: string;
   /**
    * Logs the application in to the token of `slot` as its user. Login is per token and process,
@@ -35,7 +35,7 @@ export interface Pkcs11Module {
 }
 
 interface Loaded {
-  lib: pkcs11js.PKCS11;
+  lib: Pkcs11js.PKCS11;
   users: number;
   /** SHA-256 of the PIN that logged in, by slot (hex of its handle); the PIN itself is not kept here. */
   pins: Map<string, string>;
@@ -53,8 +53,19 @@ const REINITIALIZE_MIN_MS = 5_000;
 
 const loaded = new Map<string, Loaded>();
 
+let binding: typeof Pkcs11js | undefined;
+
+/**
+ * The pkcs11js binding, loaded on first use: a process without a key in a module (the gateway,
+ * the operator commands, a signer with keys in files) never loads its native code.
+ */
+export function pkcs11Binding(): typeof Pkcs11js {
+  binding ??= require('pkcs11js') as typeof Pkcs11js;
+  return binding;
+}
+
 /** True for a PKCS#11 error with this CKR_ name (pkcs11js puts the name in the message). */
-export function isPkcs11Error(err: unknown, name?: string): err is pkcs11js.Pkcs11Error {
+export function isPkcs11Error(err: unknown, name?: string): err is Pkcs11js.Pkcs11Error {
   if (!(err instanceof Error) || typeof (err as { code?: unknown }).code !== 'number') return false;
   return name === undefined ? err.message.startsWith('CKR_') : err.message.startsWith(name);
 }
@@ -72,7 +83,8 @@ export function pkcs11Reason(err: unknown): string {
 export function openPkcs11Module(path: string): Pkcs11Module {
   let entry = loaded.get(path);
   if (!entry) {
-    const lib = new pkcs11js.PKCS11();
+    const { PKCS11 } = pkcs11Binding();
+    const lib = new PKCS11();
     try {
       lib.load(path);
     } catch (err) {
@@ -81,7 +93,7 @@ export function openPkcs11Module(path: string): Pkcs11Module {
       );
     }
     try {
-      lib.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
+      lib.C_Initialize({ flags: pkcs11Binding().CKF_OS_LOCKING_OK });
     } catch (err) {
       // Another loader in this process (a test's own handle, say) got there first: same state.
       if (!isPkcs11Error(err, 'CKR_CRYPTOKI_ALREADY_INITIALIZED')) {
@@ -104,7 +116,7 @@ export function openPkcs11Module(path: string): Pkcs11Module {
       if (known !== undefined && known !== pinHash)
         throw new Error('the token refused the PIN (it differs from the PIN this process logged in with)');
       try {
-        current.lib.C_Login(session, pkcs11js.CKU_USER, pin);
+        current.lib.C_Login(session, pkcs11Binding().CKU_USER, pin);
       } catch (err) {
         if (!isPkcs11Error(err, 'CKR_USER_ALREADY_LOGGED_IN')) {
           if (isPkcs11Error(err, 'CKR_PIN_INCORRECT')) throw new Error('the token refused the PIN (CKR_PIN_INCORRECT)');
@@ -130,7 +142,7 @@ export function openPkcs11Module(path: string): Pkcs11Module {
         // a failed module may refuse to finalise; initialising again is what matters
       }
       try {
-        current.lib.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
+        current.lib.C_Initialize({ flags: pkcs11Binding().CKF_OS_LOCKING_OK });
       } catch (err) {
         throw new Error(`cannot initialise the PKCS#11 module ${path} again (${pkcs11Reason(err)})`);
       }

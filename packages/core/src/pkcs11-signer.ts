@@ -22,10 +22,10 @@
  * never a property, never in an error message, and the key's private part never leaves the module.
  */
 import { inspect } from 'node:util';
-import * as pkcs11js from 'pkcs11js';
+import type * as Pkcs11js from 'pkcs11js';
 import { secp256k1 as nobleSecp256k1 } from '@noble/curves/secp256k1';
 import { KeyUnavailableError, type KeySigner } from '@pmm/protocol';
-import { openPkcs11Module, isPkcs11Error, pkcs11Reason, type Pkcs11Module } from './pkcs11-module';
+import { openPkcs11Module, isPkcs11Error, pkcs11Binding, pkcs11Reason, type Pkcs11Module } from './pkcs11-module';
 import { describePkcs11Key, type Pkcs11KeyRef } from './pkcs11-uri';
 import { addressOfPublicKey, toRecoverableSignature } from './secp256k1-signer';
 
@@ -78,7 +78,7 @@ function slotNumber(slot: Buffer): bigint {
   return slot.length >= 8 ? slot.readBigUInt64LE(0) : BigInt(slot.readUInt32LE(0));
 }
 
-function findSlot(lib: pkcs11js.PKCS11, ref: Pkcs11KeyRef): Buffer {
+function findSlot(lib: Pkcs11js.PKCS11, ref: Pkcs11KeyRef): Buffer {
   const slots = lib.C_GetSlotList(true);
   const labels: string[] = [];
   for (const slot of slots) {
@@ -92,7 +92,7 @@ function findSlot(lib: pkcs11js.PKCS11, ref: Pkcs11KeyRef): Buffer {
   throw new Error(`no token ${wanted} (tokens present: ${labels.length > 0 ? labels.join(', ') : 'none'})`);
 }
 
-function findOne(lib: pkcs11js.PKCS11, session: Buffer, template: pkcs11js.Template): Buffer[] {
+function findOne(lib: Pkcs11js.PKCS11, session: Buffer, template: Pkcs11js.Template): Buffer[] {
   lib.C_FindObjectsInit(session, template);
   try {
     return lib.C_FindObjects(session, 2);
@@ -101,14 +101,15 @@ function findOne(lib: pkcs11js.PKCS11, session: Buffer, template: pkcs11js.Templ
   }
 }
 
-function keyTemplate(ref: Pkcs11KeyRef, objectClass: number): pkcs11js.Template {
-  const template: pkcs11js.Template = [{ type: pkcs11js.CKA_CLASS, value: objectClass }];
-  if (ref.keyLabel !== undefined) template.push({ type: pkcs11js.CKA_LABEL, value: ref.keyLabel });
-  if (ref.keyId !== undefined) template.push({ type: pkcs11js.CKA_ID, value: Buffer.from(ref.keyId) });
+function keyTemplate(ref: Pkcs11KeyRef, objectClass: number): Pkcs11js.Template {
+  const p = pkcs11Binding();
+  const template: Pkcs11js.Template = [{ type: p.CKA_CLASS, value: objectClass }];
+  if (ref.keyLabel !== undefined) template.push({ type: p.CKA_LABEL, value: ref.keyLabel });
+  if (ref.keyId !== undefined) template.push({ type: p.CKA_ID, value: Buffer.from(ref.keyId) });
   return template;
 }
 
-function attribute(lib: pkcs11js.PKCS11, session: Buffer, object: Buffer, type: number): Buffer | undefined {
+function attribute(lib: Pkcs11js.PKCS11, session: Buffer, object: Buffer, type: number): Buffer | undefined {
   try {
     const [attr] = lib.C_GetAttributeValue(session, object, [{ type }]);
     return Buffer.isBuffer(attr?.value) ? attr.value : undefined;
@@ -131,39 +132,40 @@ function uncompressedPoint(ecPoint: Buffer): Uint8Array {
 }
 
 /** Finds the private key and its public point in an open, logged-in session; checks the curve. */
-function findKey(lib: pkcs11js.PKCS11, session: Buffer, ref: Pkcs11KeyRef): { key: Buffer; publicKey: Uint8Array } {
-  const keys = findOne(lib, session, keyTemplate(ref, pkcs11js.CKO_PRIVATE_KEY));
+function findKey(lib: Pkcs11js.PKCS11, session: Buffer, ref: Pkcs11KeyRef): { key: Buffer; publicKey: Uint8Array } {
+  const p = pkcs11Binding();
+  const keys = findOne(lib, session, keyTemplate(ref, p.CKO_PRIVATE_KEY));
   if (keys.length === 0) throw new Error('no private key with that label/id in the token');
   if (keys.length > 1) throw new Error('more than one private key matches: give both object= and id= in the URI');
   const key = keys[0]!;
-  const keyType = attribute(lib, session, key, pkcs11js.CKA_KEY_TYPE);
-  if (keyType && keyType.readUIntLE(0, Math.min(keyType.length, 6)) !== pkcs11js.CKK_EC)
+  const keyType = attribute(lib, session, key, p.CKA_KEY_TYPE);
+  if (keyType && keyType.readUIntLE(0, Math.min(keyType.length, 6)) !== p.CKK_EC)
     throw new Error('the key is not an elliptic-curve key (a secp256k1 key is required)');
-  const params = attribute(lib, session, key, pkcs11js.CKA_EC_PARAMS)?.toString('hex');
+  const params = attribute(lib, session, key, p.CKA_EC_PARAMS)?.toString('hex');
   if (params !== SECP256K1_PARAMS) {
     const curve = params === undefined ? 'unknown' : (OTHER_CURVES[params] ?? `EC_PARAMS ${params}`);
     throw new Error(`the key is not a secp256k1 key (its curve: ${curve}); Ethereum signatures need secp256k1`);
   }
-  const canSign = attribute(lib, session, key, pkcs11js.CKA_SIGN);
+  const canSign = attribute(lib, session, key, p.CKA_SIGN);
   if (canSign && canSign[0] === 0) throw new Error('the key may not sign (CKA_SIGN is false)');
   // The public point: on the public key object beside it (same id, else same label), or on
   // the private key itself where the module shows it there.
-  const id = attribute(lib, session, key, pkcs11js.CKA_ID);
-  const label = attribute(lib, session, key, pkcs11js.CKA_LABEL);
+  const id = attribute(lib, session, key, p.CKA_ID);
+  const label = attribute(lib, session, key, p.CKA_LABEL);
   const publicRef: Pkcs11KeyRef = { modulePath: ref.modulePath };
   if (id && id.length > 0) publicRef.keyId = id;
   else if (label) publicRef.keyLabel = label.toString('utf8');
   const publics =
-    publicRef.keyId || publicRef.keyLabel ? findOne(lib, session, keyTemplate(publicRef, pkcs11js.CKO_PUBLIC_KEY)) : [];
+    publicRef.keyId || publicRef.keyLabel ? findOne(lib, session, keyTemplate(publicRef, p.CKO_PUBLIC_KEY)) : [];
   const ecPoint =
-    (publics.length === 1 ? attribute(lib, session, publics[0]!, pkcs11js.CKA_EC_POINT) : undefined) ??
-    attribute(lib, session, key, pkcs11js.CKA_EC_POINT);
+    (publics.length === 1 ? attribute(lib, session, publics[0]!, p.CKA_EC_POINT) : undefined) ??
+    attribute(lib, session, key, p.CKA_EC_POINT);
   if (!ecPoint)
     throw new Error('no public key object (CKA_EC_POINT) beside the private key: the address cannot be derived');
   return { key, publicKey: uncompressedPoint(ecPoint) };
 }
 
-function closeQuietly(lib: pkcs11js.PKCS11, session: Buffer): void {
+function closeQuietly(lib: Pkcs11js.PKCS11, session: Buffer): void {
   try {
     lib.C_CloseSession(session);
   } catch {
@@ -177,7 +179,7 @@ function connect(module: Pkcs11Module, ref: Pkcs11KeyRef, pin: string, count: nu
   const sessions: Buffer[] = [];
   try {
     const slot = findSlot(lib, ref);
-    for (let i = 0; i < count; i++) sessions.push(lib.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
+    for (let i = 0; i < count; i++) sessions.push(lib.C_OpenSession(slot, pkcs11Binding().CKF_SERIAL_SESSION));
     module.login(slot, sessions[0]!, pin);
     const { key, publicKey } = findKey(lib, sessions[0]!, ref);
     return { epoch: module.epoch(), key, sessions, publicKey };
@@ -205,6 +207,7 @@ export async function openPkcs11Signer(opts: Pkcs11SignerOptions): Promise<Pkcs1
     throw new Error(`${where}: ${err instanceof Error ? err.message : 'cannot load the module'}`);
   }
   const lib = module.lib;
+  const ecdsa = { mechanism: pkcs11Binding().CKM_ECDSA };
   let first: Connection;
   try {
     first = connect(module, ref, pin, sessionCount);
@@ -306,7 +309,7 @@ export async function openPkcs11Signer(opts: Pkcs11SignerOptions): Promise<Pkcs1
     const { session, gen, key } = await acquire();
     let rs: Buffer;
     try {
-      lib.C_SignInit(session, { mechanism: pkcs11js.CKM_ECDSA }, key);
+      lib.C_SignInit(session, ecdsa, key);
       rs = await lib.C_SignAsync(session, Buffer.from(digest), Buffer.alloc(72));
     } catch (err) {
       closeQuietly(lib, session);
