@@ -20,6 +20,12 @@ FROM ${NODE_IMAGE} AS build
 # No TTY during a build: without CI=true pnpm aborts instead of replacing node_modules.
 ENV CI=true
 WORKDIR /app
+# pkcs11js (the PKCS#11 key backend, packages/core) has no prebuilt binary: node-gyp builds it
+# here with the compiler, against the Node headers the official image ships in /usr/local/include
+# (no download from nodejs.org); only its built .node file reaches the runtime image.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+ENV npm_config_nodedir=/usr/local
 RUN npm install -g pnpm@10.34.8
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc tsconfig.base.json tsconfig.json ./
 COPY packages/protocol/package.json packages/protocol/

@@ -17,6 +17,9 @@ module.exports = {
   },
   testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts'],
   testTimeout: 60_000,
+  // A private SoftHSM2 folder for the run (packages/testkit/src/softhsm-run-folder.ts).
+  globalSetup: '<rootDir>/scripts/jest/global-setup.ts',
+  globalTeardown: '<rootDir>/scripts/jest/global-teardown.ts',
   // Integration tests start hardhat nodes and Redis servers: two workers fit the 2-core machines.
   maxWorkers: 2,
 };

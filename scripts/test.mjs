@@ -19,6 +19,8 @@ const missing = [
   !onPath('promtool') && 'promtool (apt-get install prometheus)',
   !existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium') &&
     'chromium (apt-get install chromium, or CHROMIUM_PATH)',
+  // The PKCS#11 key tests: SoftHSM2's module and its tool, and opensc's pkcs11-tool (keys).
+  !(onPath('softhsm2-util') && onPath('pkcs11-tool')) && 'softhsm2 and pkcs11-tool (apt-get install softhsm2 opensc)',
 ].filter(Boolean);
 if (missing.length > 0) {
   console.error(`[test] missing: ${missing.join('; ')}`);

@@ -77,7 +77,21 @@ export {
 export { redisHealthMetrics } from './redis-health-metrics';
 export { redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
-export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
+export {
+  addressOfPublicKey,
+  createDigestSigner,
+  defaultSignerBackend,
+  isNativeSecp256k1Available,
+  rawSign,
+  toRecoverableSignature,
+} from './secp256k1-signer';
+export {
+  DEFAULT_PKCS11_SESSIONS,
+  openPkcs11Signer,
+  type Pkcs11Signer,
+  type Pkcs11SignerOptions,
+} from './pkcs11-signer';
+export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
 export { maskUrlCredentials, redactText, registerSecret } from './secrets';
 export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';

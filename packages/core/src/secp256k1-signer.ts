@@ -33,6 +33,7 @@ interface NativeSecp256k1 {
     options?: object,
     output?: Uint8Array,
   ): { signature: Uint8Array; recid: number };
+  ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array;
 }
 
 /** undefined: not tried yet; null: tried and failed. */
@@ -92,7 +93,7 @@ function parsePrivateKey(privateKeyHex: string): { bytes: Uint8Array; scalar: bi
 }
 
 /** Address of an uncompressed public key (0x04 ‖ X ‖ Y): last 20 bytes of keccak(X ‖ Y). */
-function addressOfPublicKey(uncompressed: Uint8Array): string {
+export function addressOfPublicKey(uncompressed: Uint8Array): string {
   const hash = keccak256(uncompressed.subarray(1));
   return toChecksumAddress(bytesToHex(hash.subarray(12)).slice(2));
 }
@@ -171,6 +172,49 @@ export function createDigestSigner(privateKeyHex: string, opts: { backend?: Sign
   Object.defineProperty(signer, 'toString', { enumerable: false });
   Object.defineProperty(signer, inspect.custom, { enumerable: false });
   return Object.freeze(signer);
+}
+
+const HALF_ORDER = CURVE_ORDER >> 1n;
+
+function recoverPublicKey(rs: Uint8Array, recid: number, digest: Uint8Array): Uint8Array | undefined {
+  try {
+    const native = loadNative();
+    if (native) return native.ecdsaRecover(rs, recid, digest, false);
+    return nobleSecp256k1.Signature.fromCompact(rs).addRecoveryBit(recid).recoverPublicKey(digest).toRawBytes(false);
+  } catch {
+    return undefined; // no point for this recovery id
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+/**
+ * Completes a bare ECDSA signature r ‖ s (64 bytes, as a hardware module's CKM_ECDSA gives it)
+ * into the 65-byte r ‖ s ‖ v the router takes: s made low (n − s when s > n/2, the same
+ * signature to ECDSA but the only form Ethereum accepts), and v = 27 + the recovery id that
+ * recovers `publicKey` (uncompressed 0x04 ‖ X ‖ Y). Throws a plain Error when r or s is out of
+ * range or neither id recovers that key (the module signed with another key).
+ */
+export function toRecoverableSignature(digest: Uint8Array, rs: Uint8Array, publicKey: Uint8Array): Uint8Array {
+  checkDigest(digest);
+  if (rs.length !== 64) throw new Error('sign: the module returned a signature that is not 64 bytes');
+  const r = BigInt(bytesToHex(rs.subarray(0, 32)));
+  let s = BigInt(bytesToHex(rs.subarray(32)));
+  if (r === 0n || r >= CURVE_ORDER || s === 0n || s >= CURVE_ORDER) throw new Error('sign: r or s out of range');
+  const out = new Uint8Array(65);
+  out.set(rs.subarray(0, 32), 0);
+  if (s > HALF_ORDER) s = CURVE_ORDER - s;
+  out.set(hexToBytes('0x' + s.toString(16).padStart(64, '0')), 32);
+  for (const recid of [0, 1]) {
+    const recovered = recoverPublicKey(out.subarray(0, 64), recid, digest);
+    if (recovered && sameBytes(recovered, publicKey)) {
+      out[64] = 27 + recid;
+      return out;
+    }
+  }
+  throw new Error('sign: the signature does not recover to the key');
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { keccak256 } from './keccak256';
 import { WORD_BYTES, bytesToHex, writeAddressWord, writeUint256Word } from './abi-words';
-import type { DigestSigner } from './digest-signer';
+import type { DigestSigner, KeySigner } from './digest-signer';
 import {
   AMM_VERIFICATION_DOMAIN_NAME,
   AMM_VERIFICATION_DOMAIN_VERSION,
@@ -77,7 +77,13 @@ export function ammVerificationDigest(p: AmmVerificationParams): Uint8Array {
   return keccak256(buf);
 }
 
-/** `0x` hex of the 65-byte signature r ‖ s ‖ v (low-s, v ∈ {27, 28}) `quote()` takes as `sig`. */
-export function signAmmVerification(signer: DigestSigner, p: AmmVerificationParams): string {
-  return bytesToHex(signer.sign(ammVerificationDigest(p)));
+/**
+ * `0x` hex of the 65-byte signature r ‖ s ‖ v (low-s, v ∈ {27, 28}) `quote()` takes as `sig`;
+ * a promise of it when the key is in a hardware module.
+ */
+export function signAmmVerification(signer: DigestSigner, p: AmmVerificationParams): string;
+export function signAmmVerification(signer: KeySigner, p: AmmVerificationParams): string | Promise<string>;
+export function signAmmVerification(signer: KeySigner, p: AmmVerificationParams): string | Promise<string> {
+  const signature = signer.sign(ammVerificationDigest(p));
+  return signature instanceof Promise ? signature.then(bytesToHex) : bytesToHex(signature);
 }

@@ -37,7 +37,13 @@ export {
   scaleRatio,
   type ScaledDecimal,
 } from './decimal';
-export { type DigestSigner, type SignerBackend } from './digest-signer';
+export {
+  type DigestSigner,
+  type KeyBackend,
+  type KeySigner,
+  KeyUnavailableError,
+  type SignerBackend,
+} from './digest-signer';
 export { toChecksumAddress } from './eip55';
 export {
   ApiError,

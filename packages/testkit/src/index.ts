@@ -17,3 +17,5 @@ export {
   testKey,
   uint256Arb,
 } from './eth-arbitraries';
+export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
+export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';

@@ -13,6 +13,8 @@ import {
   settings,
   type ChainDeployment,
   type ConfigSources,
+  pkcs11UriSetting,
+  type Pkcs11KeyRef,
   SHARED_SETTINGS,
 } from '@pmm/core';
 import { findChain } from '@pmm/protocol';
@@ -32,9 +34,18 @@ export const INDEXER_SETTINGS = {
       "a token's decimals: a token whose decimals() answers otherwise is left out of the registry. Optional confirmRpcUrl: a second " +
       "node's HTTP URL; a change of the pair registry is believed only when it reads the same there. Required.",
   ),
-  quoterKey: settings.secret(
+  quoterKey: settings.optionalSecret(
     'QUOTER_KEY',
-    'Private key (hex) of the quoter the router whitelists for quote(); signs the EIP-712 AmmVerification of each block. Required (or QUOTER_KEY_FILE).',
+    'Private key (hex) of the quoter the router whitelists for quote(); signs the EIP-712 AmmVerification of each block. Required (or QUOTER_KEY_FILE), unless QUOTER_PKCS11 is set.',
+  ),
+  quoterPkcs11: pkcs11UriSetting(
+    'QUOTER_PKCS11',
+    'The quoter key in a hardware module instead of QUOTER_KEY: its PKCS#11 URI, pkcs11:token=<label>;object=<key label>?module-path=<module .so> ' +
+      '(slot-id=<n> instead of token, id=<%-encoded CKA_ID> instead of or beside object). The key never leaves the module.',
+  ),
+  quoterPkcs11Pin: settings.optionalSecret(
+    'QUOTER_PKCS11_PIN',
+    "User PIN of QUOTER_PKCS11's token; give it as QUOTER_PKCS11_PIN_FILE.",
   ),
   bookTtlMs: settings.int(
     'BOOK_TTL_MS',
@@ -131,10 +142,13 @@ export const INDEXER_SETTINGS = {
   ),
 };
 
+/** Where the quoter key is: in memory (hex), or in a PKCS#11 module with its token's PIN. */
+export type QuoterKeySource = { kind: 'hex'; privateKey: string } | { kind: 'pkcs11'; key: Pkcs11KeyRef; pin: string };
+
 export interface IndexerConfig {
   chainId: number;
   deployment: ChainDeployment;
-  quoterKey: string;
+  quoter: QuoterKeySource;
   redisUrl: string;
   redisKeyPrefix: string;
   bookTtlMs: number;
@@ -161,7 +175,19 @@ export interface IndexerConfig {
  * @throws ConfigError naming the setting (never echoing a secret)
  */
 export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
-  const { chains, ...c } = loadConfig(INDEXER_SETTINGS, sources);
+  const { chains, quoterKey, quoterPkcs11, quoterPkcs11Pin, ...c } = loadConfig(INDEXER_SETTINGS, sources);
+  let quoter: QuoterKeySource;
+  if (quoterPkcs11 !== undefined) {
+    if (quoterKey !== undefined)
+      throw new ConfigError('QUOTER_PKCS11 (quoterPkcs11): QUOTER_KEY is set too; give one quoter key');
+    if (quoterPkcs11Pin === undefined)
+      throw new ConfigError("QUOTER_PKCS11 (quoterPkcs11): the token's PIN is needed: set QUOTER_PKCS11_PIN_FILE");
+    quoter = { kind: 'pkcs11', key: quoterPkcs11, pin: quoterPkcs11Pin };
+  } else if (quoterKey !== undefined) quoter = { kind: 'hex', privateKey: quoterKey };
+  else
+    throw new ConfigError(
+      'QUOTER_KEY (quoterKey): required (or QUOTER_KEY_FILE; or the key in a module: QUOTER_PKCS11 with QUOTER_PKCS11_PIN_FILE)',
+    );
   if (!findChain(c.chainId))
     throw new ConfigError(`CHAIN_ID (chainId): chain ${c.chainId} is not in the chain registry`);
   const deployment = chains[c.chainId];
@@ -175,5 +201,5 @@ export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
       'BOOK_TTL_MS (bookTtlMs): must exceed HEARTBEAT_MS + RPC_TIMEOUT_MS, or a live node could look lost',
     );
   }
-  return { ...c, deployment };
+  return { ...c, quoter, deployment };
 }

@@ -12,8 +12,10 @@
  */
 import { hostname } from 'node:os';
 import {
+  ConfigError,
   createDigestSigner,
   createLogger,
+  openPkcs11Signer,
   checkRedisDurabilityWhenReady,
   createRedis,
   redisKeys,
@@ -21,6 +23,7 @@ import {
   type RedisClient,
   type Served,
 } from '@pmm/core';
+import type { KeySigner } from '@pmm/protocol';
 import type { QuoteContext } from './chain/block-quotes';
 import { createHttpTransport } from './chain/http-transport';
 import type { TransportLimits } from './chain/json-rpc';
@@ -62,6 +65,26 @@ export interface RunningIndexer {
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
+ * The quoter key: in memory, or in a PKCS#11 module (whose failures fail the block jobs until
+ * it recovers, so the book goes stale and expires rather than being computed without quotes).
+ * A key that cannot be opened is a ConfigError naming the module, token and label, never the PIN.
+ */
+async function openQuoterKey(config: IndexerConfig, log: Logger): Promise<KeySigner> {
+  const quoter = config.quoter;
+  if (quoter.kind === 'hex') return createDigestSigner(quoter.privateKey);
+  try {
+    return await openPkcs11Signer({
+      key: quoter.key,
+      pin: quoter.pin,
+      onFailure: (reason) => log.error('quoter key unavailable; blocks fail until its module recovers', { reason }),
+      onRecovered: () => log.info('quoter key available again'),
+    });
+  } catch (err) {
+    throw new ConfigError(`QUOTER_PKCS11 (quoterPkcs11): ${errorText(err)}`);
+  }
+}
+
+/**
  * Starts indexing `config.chainId`. Resolves once the operator endpoints listen; the node
  * and Redis connections come up (and come back) on their own.
  */
@@ -72,7 +95,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     replica,
   });
   const metrics = createIndexerMetrics({ chainId: config.chainId, defaultMetrics: deps.defaultMetrics ?? true });
-  const signer = createDigestSigner(config.quoterKey);
+  const signer = await openQuoterKey(config, log);
   const keys = redisKeys(config.redisKeyPrefix);
   const { contracts } = config.deployment;
   const ctx: QuoteContext = {
@@ -297,6 +320,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   log.info('indexer started', {
     port: served.port,
     quoter: signer.address,
+    quoterBackend: signer.backend,
     transport: config.deployment.wsUrl ? 'websocket' : 'http polling',
     batching: contracts.multicall3 ? 'multicall3' : 'json-rpc batch',
   });
@@ -320,6 +344,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
           client.disconnect();
         }
       }
+      await signer.close?.();
       log.info('indexer stopped');
     })());
 

@@ -50,7 +50,7 @@ describe('indexer config', () => {
     const c = loadIndexerConfig({
       env: { CHAIN_ID: '8453', QUOTER_KEY_FILE: path.join(dir, 'key'), CONFIG_FILE: path.join(dir, 'stack.json') },
     });
-    expect(c.quoterKey).toBe(KEY);
+    expect(c.quoter).toEqual({ kind: 'hex', privateKey: KEY });
     expect(c.deployment.wsUrl).toBe('ws://127.0.0.1:8545');
   });
 

@@ -11,6 +11,9 @@
  *    thread's CPU time plus Redis's CPU per signature; Linux), which a shared machine disturbs
  *    far less.
  *    Run it without REDIS_URL: a private Redis makes its CPU figure this benchmark's alone.
+ * 5. the key in memory beside a key in a PKCS#11 token (SoftHSM2), same run (key-backends.ts):
+ *    signatures/s and p50/p99 of one signature at a paced rate, then the HTTP sign path with
+ *    the token's key at a paced rate and under load.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -23,10 +26,12 @@ import {
   swapDigest,
   hexToBytes,
   parseSignRequest,
+  type KeySigner,
   type PairRegistry,
 } from '@pmm/protocol';
 import {
   DAY_MS,
+  DEFAULT_PKCS11_SESSIONS,
   auditDay,
   createDigestSigner,
   createLogger,
@@ -50,6 +55,7 @@ import {
   type AuditSink,
   type SignQuoteContext,
 } from '../src';
+import { benchKeyBackends, openTokenKey } from './key-backends';
 
 const CHAIN = 8453;
 const key = keccak256(toBytes('pmm-signer-bench-key'));
@@ -216,14 +222,19 @@ async function main(): Promise<void> {
     /** Redis CPU per request, µs (exact only when the Redis serves this benchmark alone). */
     redisUs: number;
   }
-  const http = async (label: string, audit: AuditSink, seconds: number): Promise<Run> => {
+  const http = async (
+    label: string,
+    audit: AuditSink,
+    seconds: number,
+    opts: { signer?: KeySigner; rate?: number } = {},
+  ): Promise<Run> => {
     const app = createApp({
       logger,
       metrics: createMetrics('signer-bench'),
       internalToken: token,
       servedChains: [CHAIN],
       maxFee,
-      signers: new Map([[CHAIN, signer]]),
+      signers: new Map([[CHAIN, opts.signer ?? signer]]),
       quoteValiditySeconds: new Map([[CHAIN, 60]]),
       originRates: new Map([[CHAIN, 0n]]),
       pairs,
@@ -242,6 +253,8 @@ async function main(): Promise<void> {
         connections: 50,
         workers: 1,
         duration: seconds,
+        // Paced: this many requests per second in all, whatever the answers' times.
+        ...(opts.rate ? { overallRate: opts.rate } : {}),
         headers: { 'content-type': 'application/json', 'x-internal-token': token, 'x-integrator-id': 'bench' },
         // 64 distinct quotes in turn (different fees, so different signatures), as many integrators'
         // requests are: one body repeated would sign the same digest all second long.
@@ -252,7 +265,7 @@ async function main(): Promise<void> {
       const n = Math.max(1, result.requests.total);
       const run = { rps: result.requests.average, appUs: appUs / n, redisUs: (redisSeconds * 1e6) / n };
       console.log(
-        `HTTP POST /v2/swap/sign ${label} (autocannon in a worker, 50 connections, ${seconds} s): ` +
+        `HTTP POST /v2/swap/sign ${label} (autocannon in a worker, 50 connections${opts.rate ? `, paced ${opts.rate}/s` : ''}, ${seconds} s): ` +
           `${fmt(run.rps)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
           `${result['2xx']} ok, ${result.non2xx} non-2xx, ${result.errors} errors; ` +
           `per request: app ${run.appUs.toFixed(0)} us CPU, Redis ${run.redisUs.toFixed(0)} us CPU`,
@@ -280,6 +293,25 @@ async function main(): Promise<void> {
       }),
     );
     console.log(`audit trail writes alone (50 concurrent, 2 s): ${fmt(written / 2)} /s`);
+
+    // The key in a PKCS#11 token beside the key in memory, same run, audit trail on.
+    const sessions = DEFAULT_PKCS11_SESSIONS;
+    const token = await openTokenKey(sessions);
+    if (!token)
+      console.log('\nkey backends: SoftHSM2 is not installed (apt-get install softhsm2 opensc); token figures skipped');
+    else {
+      try {
+        await benchKeyBackends(signer, token, sessions);
+        for (const rate of [200, 400]) {
+          await http('key in memory, paced', trail, 4, { rate });
+          await http('key in the token, paced', trail, 4, { rate, signer: token.signer });
+        }
+        await http('key in memory           ', trail, 4);
+        await http('key in the token        ', trail, 4, { signer: token.signer });
+      } finally {
+        await token.close();
+      }
+    }
 
     // Short rounds in pairs, the order alternating, so that a busy phase of a shared machine
     // lands on both sides; medians over the pairs are the figures.

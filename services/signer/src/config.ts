@@ -9,7 +9,7 @@
  *   fixed layer first and the per-chain layer second, with the same loader and the same
  *   error messages (`<ENV> (<name>): <reason>`).
  *
- * Secrets (INTERNAL_TOKEN, SIGNER_KEY_<id>, SIGNER_KEYSTORE_PASSWORD_<id>) come from the
+ * Secrets (INTERNAL_TOKEN, SIGNER_KEY_<id>, SIGNER_KEYSTORE_PASSWORD_<id>, SIGNER_PKCS11_PIN_<id>) come from the
  * variable or from the file named by `<ENV>_FILE`; the loader registers them for log
  * redaction and never echoes them.
  */
@@ -23,7 +23,10 @@ import {
   SIGN_PATH_SETTINGS,
   throwConfigErrors,
   readConfigFile,
+  DEFAULT_PKCS11_SESSIONS,
+  pkcs11UriSetting,
   type ChainDeployments,
+  type Pkcs11KeyRef,
   type Setting,
 } from '@pmm/core';
 import { DEFAULT_MAX_FEE, UINT256_MAX } from '@pmm/protocol';
@@ -102,6 +105,12 @@ export const SIGNER_SETTINGS = {
     'auto',
     ['auto', 'libsecp256k1', 'noble'] as const,
   ),
+  pkcs11Sessions: settings.int(
+    'PKCS11_SESSIONS',
+    `Sessions the signer keeps open on each PKCS#11 key (SIGNER_PKCS11_<id>): the signs of that key that can run at once. Default ${DEFAULT_PKCS11_SESSIONS}.`,
+    DEFAULT_PKCS11_SESSIONS,
+    [1, 64],
+  ),
 };
 
 /**
@@ -109,8 +118,11 @@ export const SIGNER_SETTINGS = {
  * 1. `SIGNER_KEY_<id>` (or `SIGNER_KEY_<id>_FILE`): 32-byte hex private key;
  * 2. `SIGNER_KEYSTORE_<id>`: path of an encrypted JSON keystore (geth/ethers v3), decrypted
  *    with the password from `SIGNER_KEYSTORE_PASSWORD_<id>` (or, better, `…_FILE`).
+ * Or, alone (with either of the above it is a configuration error: which key signs must not
+ * depend on an order of precedence), `SIGNER_PKCS11_<id>`: the PKCS#11 URI of a key in a
+ * hardware module, with the token's PIN from `SIGNER_PKCS11_PIN_<id>_FILE`.
  * Config-file names are `signerKey_<id>`, `signerKeystore_<id>`, `signerKeystorePassword_<id>`,
- * `originRate_<id>` and `quoteValiditySeconds_<id>`.
+ * `signerPkcs11_<id>`, `signerPkcs11Pin_<id>`, `originRate_<id>` and `quoteValiditySeconds_<id>`.
  */
 export function chainSettings(chainId: number) {
   return {
@@ -137,12 +149,24 @@ export function chainSettings(chainId: number) {
       `SIGNER_KEYSTORE_PASSWORD_${chainId}`,
       `Password of SIGNER_KEYSTORE_${chainId}; prefer SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE.`,
     ),
+    [`signerPkcs11_${chainId}`]: pkcs11UriSetting(
+      `SIGNER_PKCS11_${chainId}`,
+      `Signing key of chain ${chainId} in a hardware module: its PKCS#11 URI, pkcs11:token=<label>;object=<key label>?module-path=<module .so> ` +
+        '(slot-id=<n> instead of token, id=<%-encoded CKA_ID> instead of or beside object). The key never leaves the module. ' +
+        `Not together with SIGNER_KEY_${chainId} or SIGNER_KEYSTORE_${chainId}.`,
+    ),
+    [`signerPkcs11Pin_${chainId}`]: settings.optionalSecret(
+      `SIGNER_PKCS11_PIN_${chainId}`,
+      `User PIN of the token of SIGNER_PKCS11_${chainId}; give it as SIGNER_PKCS11_PIN_${chainId}_FILE.`,
+    ),
   } as Record<string, Setting<unknown>>;
 }
 
 /** Where a chain's signing key comes from. The key text itself is a registered secret. */
 export type KeySource =
-  { kind: 'hex'; env: string; privateKey: string } | { kind: 'keystore'; env: string; path: string; password: string };
+  | { kind: 'hex'; env: string; privateKey: string }
+  | { kind: 'keystore'; env: string; path: string; password: string }
+  | { kind: 'pkcs11'; env: string; key: Pkcs11KeyRef; pin: string };
 
 export interface ChainSignerConfig {
   chainId: number;
@@ -165,6 +189,8 @@ export interface SignerConfig {
   signBodyLimit: number;
   maxFee: bigint;
   signerBackend: 'auto' | 'libsecp256k1' | 'noble';
+  /** Sessions kept open on each PKCS#11 key. */
+  pkcs11Sessions: number;
   /** Days each audit record is kept. */
   auditRetentionDays: number;
   /** Default signatures per integrator, chain and UTC day (0: none). */
@@ -178,7 +204,8 @@ export interface SignerConfig {
 export function missingKeyMessage(chainId: number): string {
   return (
     `chain ${chainId} is served (SERVED_CHAINS) but has no signing key: set SIGNER_KEY_${chainId} ` +
-    `(or SIGNER_KEY_${chainId}_FILE), or SIGNER_KEYSTORE_${chainId} with SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE`
+    `(or SIGNER_KEY_${chainId}_FILE), or SIGNER_KEYSTORE_${chainId} with SIGNER_KEYSTORE_PASSWORD_${chainId}_FILE, ` +
+    `or SIGNER_PKCS11_${chainId} with SIGNER_PKCS11_PIN_${chainId}_FILE`
   );
 }
 
@@ -230,8 +257,25 @@ function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerCo
   const privateKey = c[`signerKey_${chainId}`] as string | undefined;
   const keystore = c[`signerKeystore_${chainId}`] as string | undefined;
   const password = c[`signerKeystorePassword_${chainId}`] as string | undefined;
+  const pkcs11 = c[`signerPkcs11_${chainId}`] as Pkcs11KeyRef | undefined;
+  const pin = c[`signerPkcs11Pin_${chainId}`] as string | undefined;
   let key: KeySource;
-  if (privateKey !== undefined) key = { kind: 'hex', env: `SIGNER_KEY_${chainId}`, privateKey };
+  if (pkcs11 !== undefined) {
+    const other =
+      privateKey !== undefined
+        ? `SIGNER_KEY_${chainId}`
+        : keystore !== undefined
+          ? `SIGNER_KEYSTORE_${chainId}`
+          : undefined;
+    if (other !== undefined)
+      throw new ConfigError(`SIGNER_PKCS11_${chainId}: chain ${chainId} has two signing keys (${other} too): give one`);
+    if (pin === undefined) {
+      throw new ConfigError(
+        `SIGNER_PKCS11_${chainId}: chain ${chainId}'s token needs its PIN: set SIGNER_PKCS11_PIN_${chainId}_FILE (or SIGNER_PKCS11_PIN_${chainId})`,
+      );
+    }
+    key = { kind: 'pkcs11', env: `SIGNER_PKCS11_${chainId}`, key: pkcs11, pin };
+  } else if (privateKey !== undefined) key = { kind: 'hex', env: `SIGNER_KEY_${chainId}`, privateKey };
   else if (keystore !== undefined) {
     if (password === undefined) {
       throw new ConfigError(

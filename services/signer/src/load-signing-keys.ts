@@ -1,20 +1,28 @@
 /**
- * Turns the configured key sources into one {@link DigestSigner} per served chain.
+ * Turns the configured key sources into one {@link KeySigner} per served chain: in memory
+ * (hex or keystore) or in a PKCS#11 module.
  *
- * SECURITY: the private keys end up only inside the signers' closures. Every failure is a
- * {@link ConfigError} naming the setting and the chain with fixed text: never the key, the
- * password or the library's own message (which could quote its input).
+ * SECURITY: the private keys end up only inside the signers' closures (or never leave their
+ * module). Every failure is a {@link ConfigError} naming the setting and the chain with fixed
+ * text: never the key, the password, the PIN or the library's own message (which could quote
+ * its input); the PKCS#11 backend's messages name the module, token and key label only.
  */
 import { readFile } from 'node:fs/promises';
 import { Wallet } from 'ethers';
-import { ConfigError, createDigestSigner, registerSecret, throwConfigErrors } from '@pmm/core';
-import { type DigestSigner, type SignerBackend } from '@pmm/protocol';
+import { ConfigError, createDigestSigner, openPkcs11Signer, registerSecret, throwConfigErrors } from '@pmm/core';
+import { type KeySigner, type SignerBackend } from '@pmm/protocol';
 import type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 
 /** The signer of each served chain. */
-export type ChainSigners = ReadonlyMap<number, DigestSigner>;
+export type ChainSigners = ReadonlyMap<number, KeySigner>;
 
-async function privateKeyOf(chainId: number, key: KeySource): Promise<string> {
+/** What the signer hears of a key in a module that fails and comes back (logs, metrics). */
+export interface KeyHealthHooks {
+  failed(chainId: number, reason: string): void;
+  recovered(chainId: number): void;
+}
+
+async function privateKeyOf(chainId: number, key: Exclude<KeySource, { kind: 'pkcs11' }>): Promise<string> {
   if (key.kind === 'hex') return key.privateKey;
   let json: string;
   try {
@@ -36,21 +44,44 @@ async function privateKeyOf(chainId: number, key: KeySource): Promise<string> {
   return privateKey;
 }
 
-async function signerFor(chain: ChainSignerConfig, backend: SignerBackend | undefined): Promise<DigestSigner> {
-  const privateKey = await privateKeyOf(chain.chainId, chain.key);
+async function signerFor(
+  chain: ChainSignerConfig,
+  config: Pick<SignerConfig, 'signerBackend' | 'pkcs11Sessions'>,
+  health: KeyHealthHooks | undefined,
+): Promise<KeySigner> {
+  const { chainId, key } = chain;
+  if (key.kind === 'pkcs11') {
+    try {
+      return await openPkcs11Signer({
+        key: key.key,
+        pin: key.pin,
+        sessions: config.pkcs11Sessions,
+        onFailure: (reason) => health?.failed(chainId, reason),
+        onRecovered: () => health?.recovered(chainId),
+      });
+    } catch (err) {
+      // Names the module, token and key label and what is wrong; the PIN is never in it.
+      throw new ConfigError(
+        `${key.env}: chain ${chainId}: ${err instanceof Error ? err.message : 'cannot open the key'}`,
+      );
+    }
+  }
+  const privateKey = await privateKeyOf(chainId, key);
+  const backend: SignerBackend | undefined = config.signerBackend === 'auto' ? undefined : config.signerBackend;
   try {
     return createDigestSigner(privateKey, backend ? { backend } : {});
   } catch (err) {
     // createDigestSigner's messages are fixed text that never quotes the key.
     const reason = err instanceof Error ? err.message : 'invalid key';
-    throw new ConfigError(`${chain.key.env}: chain ${chain.chainId}: ${reason}`);
+    throw new ConfigError(`${key.env}: chain ${chainId}: ${reason}`);
   }
 }
 
 /**
  * Refuses one signing key on several chains: the signed digest carries no chain id, so a
  * signature issued for one chain would be valid on every other chain whose router trusts the
- * same address. Names each group of chains and the address (public), never the key.
+ * same address. Names each group of chains and the address (public), never the key. Holds
+ * across backends: the same key in a module and in a file is the same address.
  */
 function assertOneChainPerKey(signers: ChainSigners): void {
   const chainsOf = new Map<string, number[]>();
@@ -69,21 +100,31 @@ function assertOneChainPerKey(signers: ChainSigners): void {
   );
 }
 
+/** Releases every signer's module sessions (in-memory signers hold none). */
+export async function closeSigningKeys(signers: ChainSigners): Promise<void> {
+  await Promise.allSettled([...signers.values()].map((signer) => signer.close?.()));
+}
+
 /**
  * Loads the signing key of every served chain (in SERVED_CHAINS order). Rejects with a
- * ConfigError on the first chain whose key cannot be read, decrypted or used, and when two
- * chains resolve to the same signer address.
+ * ConfigError on the first chain whose key cannot be read, decrypted, found or used, and when
+ * two chains resolve to the same signer address; the keys opened before are released then.
  */
 export async function loadSigningKeys(
-  config: Pick<SignerConfig, 'servedChains' | 'chains' | 'signerBackend'>,
+  config: Pick<SignerConfig, 'servedChains' | 'chains' | 'signerBackend' | 'pkcs11Sessions'>,
+  health?: KeyHealthHooks,
 ): Promise<ChainSigners> {
-  const backend = config.signerBackend === 'auto' ? undefined : config.signerBackend;
-  const out = new Map<number, DigestSigner>();
-  for (const chainId of config.servedChains) {
-    const chain = config.chains[chainId];
-    if (!chain) throw new ConfigError(`chain ${chainId}: no signer configuration`);
-    out.set(chainId, await signerFor(chain, backend));
+  const out = new Map<number, KeySigner>();
+  try {
+    for (const chainId of config.servedChains) {
+      const chain = config.chains[chainId];
+      if (!chain) throw new ConfigError(`chain ${chainId}: no signer configuration`);
+      out.set(chainId, await signerFor(chain, config, health));
+    }
+    assertOneChainPerKey(out);
+  } catch (err) {
+    await closeSigningKeys(out);
+    throw err;
   }
-  assertOneChainPerKey(out);
   return out;
 }

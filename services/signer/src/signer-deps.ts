@@ -2,7 +2,7 @@
  * Everything the signer's app depends on, passed explicitly to `createApp` (no globals, no
  * `process.env`): main wires the real ones, tests real Redis-backed stores or fakes.
  */
-import type { DigestSigner, PairRegistry } from '@pmm/protocol';
+import type { KeySigner, PairRegistry } from '@pmm/protocol';
 import type { Logger, Metrics, ReadinessCheck } from '@pmm/core';
 import type { AuditSink } from './store/audit-trail';
 import type { IntegratorSource } from './store/integrator-store';
@@ -16,8 +16,8 @@ export interface SignerDeps {
   servedChains: readonly number[];
   /** Largest accepted `fee` (units of 0.1 bps). */
   maxFee: bigint;
-  /** The signing key of every served chain. */
-  signers: ReadonlyMap<number, DigestSigner>;
+  /** The signing key of every served chain (in memory, or in a PKCS#11 module). */
+  signers: ReadonlyMap<number, KeySigner>;
   /** Configured originRate per chain; a missing chain means 0. */
   originRates: ReadonlyMap<number, bigint>;
   /** The router's validity per served chain, in seconds: an answer's deadline is its timestamp + this. */

@@ -17,7 +17,8 @@ import {
 import { createApp } from './app';
 import { checkQuoteValidity } from './check-quote-validity';
 import type { SignerConfig } from './config';
-import { loadSigningKeys, type ChainSigners } from './load-signing-keys';
+import { closeSigningKeys, loadSigningKeys, type ChainSigners } from './load-signing-keys';
+import { keyHealth } from './domain/key-health';
 import { RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { auditTrailSizeMetric } from './store/audit-trail-size';
@@ -33,11 +34,17 @@ export interface RunningSigner {
 
 /** Starts the signer. Rejects with a ConfigError when a signing key cannot be loaded. */
 export async function startSigner(config: SignerConfig, logger: Logger): Promise<RunningSigner> {
-  const signers = await loadSigningKeys(config);
-  // Before any Redis connection: a validity the router contradicts is a configuration error.
-  await checkQuoteValidity(Object.values(config.chains), config.deployments, logger);
+  const metrics = createMetrics('signer');
+  const signers = await loadSigningKeys(config, keyHealth(metrics, logger, config.servedChains));
+  try {
+    // Before any Redis connection: a validity the router contradicts is a configuration error.
+    await checkQuoteValidity(Object.values(config.chains), config.deployments, logger);
+  } catch (err) {
+    await closeSigningKeys(signers);
+    throw err;
+  }
   for (const [chainId, signer] of signers) {
-    // Addresses only: the key never leaves the signer's closure.
+    // Addresses only: the key never leaves the signer's closure (or its module).
     logger.info('signing key loaded', { chainId, address: signer.address, backend: signer.backend });
   }
   const keys = redisKeys(config.redisKeyPrefix);
@@ -56,7 +63,6 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // The same subscriber connection carries the integrator invalidations.
   const integrators = new IntegratorStore({ redis, keys, subscriber });
   await integrators.start();
-  const metrics = createMetrics('signer');
   auditTrailSizeMetric(metrics, auditRedis, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const quoteValiditySeconds = new Map(config.servedChains.map((id) => [id, config.chains[id]!.quoteValiditySeconds]));
@@ -101,6 +107,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await pairs.close();
         await integrators.stop();
         await Promise.allSettled([redis.quit(), subscriber.quit(), auditRedis.quit()]);
+        await closeSigningKeys(signers);
       })()),
   };
 }

@@ -150,7 +150,8 @@ describe('settings', () => {
     const message = configError(() => load(env));
     expect(message).toBe(missingKeyMessage(56));
     expect(message).toBe(
-      'chain 56 is served (SERVED_CHAINS) but has no signing key: set SIGNER_KEY_56 (or SIGNER_KEY_56_FILE), or SIGNER_KEYSTORE_56 with SIGNER_KEYSTORE_PASSWORD_56_FILE',
+      'chain 56 is served (SERVED_CHAINS) but has no signing key: set SIGNER_KEY_56 (or SIGNER_KEY_56_FILE), or SIGNER_KEYSTORE_56 with SIGNER_KEYSTORE_PASSWORD_56_FILE, ' +
+        'or SIGNER_PKCS11_56 with SIGNER_PKCS11_PIN_56_FILE',
     );
   });
 });

@@ -11,7 +11,7 @@
  * timestampInMilisec = block.timestamp × 1000: one signature per (tokenIn, tokenOut) per
  * block, shared by every point of that side's ladder (the signature does not cover amountIn).
  */
-import { signAmmVerification, type DigestSigner, type PairOrderbook, type TokenInfo } from '@pmm/protocol';
+import { signAmmVerification, type KeySigner, type PairOrderbook, type TokenInfo } from '@pmm/protocol';
 import type { RawLadder } from '../domain/ladder';
 import { pairBook } from '../domain/pair-book';
 import {
@@ -39,7 +39,8 @@ export interface QuoteContext {
   router: string;
   helper: string;
   verifier: string;
-  signer: DigestSigner;
+  /** The quoter key: in memory (signs at once) or in a PKCS#11 module (signs later). */
+  signer: KeySigner;
 }
 
 /** Number of calls {@link planBlockCalls} makes for `tracked`. */
@@ -47,14 +48,17 @@ export function callCount(tracked: TrackedPairs): number {
   return 1 + tracked.pairs.reduce((n, p) => n + p.ladder.asks.length + p.ladder.bids.length, 0);
 }
 
-/** The `quote()` calls of one side: input `tokenIn`, ladder `amounts`, one signature. */
+/**
+ * The `quote()` calls of one side: input `tokenIn`, ladder `amounts`, one signature. A promise
+ * when the quoter key is in a module.
+ */
 export function sideCalls(
   ctx: QuoteContext,
   tokenIn: string,
   tokenOut: string,
   amounts: readonly bigint[],
   timestampInMilisec: bigint,
-): Call[] {
+): Call[] | Promise<Call[]> {
   if (amounts.length === 0) return [];
   const signature = signAmmVerification(ctx.signer, {
     chainId: ctx.chainId,
@@ -63,21 +67,33 @@ export function sideCalls(
     tokenOut,
     timestampInMilisec,
   });
-  const calldata = quoteCalldataBuilder({ tokenIn, tokenOut, timestampInMilisec, signature });
-  return amounts.map((a) => ({ target: ctx.router, data: calldata(a) }));
+  const build = (sig: string): Call[] => {
+    const calldata = quoteCalldataBuilder({ tokenIn, tokenOut, timestampInMilisec, signature: sig });
+    return amounts.map((a) => ({ target: ctx.router, data: calldata(a) }));
+  };
+  return typeof signature === 'string' ? build(signature) : signature.then(build);
 }
 
-/** The full call list of one block (layout in the file comment). */
-export function planBlockCalls(tracked: TrackedPairs, ctx: QuoteContext, timestampInMilisec: bigint): Call[] {
+/**
+ * The full call list of one block (layout in the file comment). With a key in a module, the
+ * sides' signatures are asked for all at once (the module's sessions sign them side by side).
+ */
+export function planBlockCalls(
+  tracked: TrackedPairs,
+  ctx: QuoteContext,
+  timestampInMilisec: bigint,
+): Call[] | Promise<Call[]> {
   const quote = tracked.quote.address;
-  const calls: Call[] = [
-    { target: ctx.helper, data: reserveBalancesCalldata([quote, ...tracked.pairs.map((p) => p.base.address)]) },
-  ];
-  for (const { base, ladder } of tracked.pairs) {
-    calls.push(...sideCalls(ctx, quote, base.address, ladder.asks, timestampInMilisec));
-    calls.push(...sideCalls(ctx, base.address, quote, ladder.bids, timestampInMilisec));
-  }
-  return calls;
+  const reserves: Call = {
+    target: ctx.helper,
+    data: reserveBalancesCalldata([quote, ...tracked.pairs.map((p) => p.base.address)]),
+  };
+  const sides = tracked.pairs.flatMap(({ base, ladder }) => [
+    sideCalls(ctx, quote, base.address, ladder.asks, timestampInMilisec),
+    sideCalls(ctx, base.address, quote, ladder.bids, timestampInMilisec),
+  ]);
+  const join = (lists: Call[][]): Call[] => [reserves, ...lists.flat()];
+  return sides.some((side) => side instanceof Promise) ? Promise.all(sides).then(join) : join(sides as Call[][]);
 }
 
 /**

@@ -34,12 +34,13 @@ export async function probePrices(
   opts: { multicall3?: string; timeoutMs: number },
 ): Promise<Map<string, ProbePrice>> {
   const ts = BigInt(block.timestamp) * 1000n;
-  const calls = requests.flatMap((r) => {
+  const sides = requests.flatMap((r) => {
     const oneBase = 10n ** BigInt(r.base.decimals);
     const ask = sideCalls(ctx, quote.address, r.base.address, r.askNotional ? [r.askNotional] : [1n], ts);
     const bid = sideCalls(ctx, r.base.address, quote.address, [oneBase], ts);
-    return [...ask, ...bid];
+    return [ask, bid];
   });
+  const calls = (await Promise.all(sides)).flat();
   const { results } = await executeCalls(rpc, calls, {
     block: blockHashRef(block.hash),
     multicall3: opts.multicall3,

@@ -81,7 +81,7 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
     const started = Date.now();
     try {
       const tracked = await deps.registry.ensure();
-      const calls = planBlockCalls(tracked, deps.ctx, BigInt(job.timestamp) * 1000n);
+      const calls = await planBlockCalls(tracked, deps.ctx, BigInt(job.timestamp) * 1000n);
       metrics.quoteCallsPerBlock.set(calls.length - 1); // every call but getReserveBalances
       let batch;
       const callStarted = Date.now();

@@ -1,6 +1,8 @@
 /**
  * The sign decision after the body has been parsed: which chain, which pair, which user, and
  * the signature. Pure apart from the signer it is given (no Redis, no clock: `nowMs` is passed).
+ * Synchronous with a key in memory; a promise with a key in a hardware module (whose outage is
+ * SERVICE_UNAVAILABLE, from signSwapQuote).
  *
  * Precedence (docs/decisions.md#error-precedence, after VALIDATION_ERROR), first match wins:
  *   UNSUPPORTED_CHAIN (not served, or not enabled for this integrator) ·
@@ -19,10 +21,11 @@ import {
   assertServedChain,
   encodeSwapCalldata,
   signSwapQuote,
-  type DigestSigner,
+  type KeySigner,
   type LegacySignSwapResponse,
   type PairRegistry,
   type ParsedSignRequest,
+  type SignedSwapQuote,
   type SignSwapResponse,
   type TokenInfo,
 } from '@pmm/protocol';
@@ -36,7 +39,7 @@ export interface SignQuoteContext {
   /** The cached registry of a chain (undefined: not bootstrapped). */
   registry(chainId: number): PairRegistry | undefined;
   integrator: IntegratorView;
-  signer(chainId: number): DigestSigner | undefined;
+  signer(chainId: number): KeySigner | undefined;
   /** The chain's configured originRate (the integrator's override wins over it). */
   originRate(chainId: number): bigint;
   /** The chain's router validity in seconds (undefined only for a chain that is not served). */
@@ -189,7 +192,7 @@ export function checkSignRequest(req: ParsedSignRequest, ctx: SignQuoteContext):
  * Checks and signs a parsed request. Throws ApiError with the codes of the file comment;
  * an unexpected exception propagates (rendered as INTERNAL_ERROR).
  */
-export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): SignedQuote {
+export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): SignedQuote | Promise<SignedQuote> {
   checkSignRequest(req, ctx);
   const signer = ctx.signer(req.chainId);
   const validitySeconds = ctx.validitySeconds(req.chainId);
@@ -199,7 +202,8 @@ export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): Signed
   const originRate = ctx.integrator.originRates.get(req.chainId) ?? ctx.originRate(req.chainId);
   const seconds = Math.floor(ctx.nowMs / 1000);
   const timestamp = BigInt(seconds);
-  // signSwapQuote throws ENCODING_FAILED (digest or verificationData) or SIGNING_FAILED itself.
+  // signSwapQuote throws ENCODING_FAILED (digest or verificationData), SERVICE_UNAVAILABLE (the
+  // key's module is down) or SIGNING_FAILED itself.
   const signed = signSwapQuote(signer, {
     tokenIn: req.tokenIn,
     tokenOut: req.tokenOut,
@@ -208,6 +212,19 @@ export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): Signed
     originRate,
     userAddress: req.userAddress,
   });
+  const answer = (s: SignedSwapQuote) => signedAnswer(req, ctx, s, { signer, validitySeconds, originRate, seconds });
+  return signed instanceof Promise ? signed.then(answer) : answer(signed);
+}
+
+/** The answer of a signed quote: response body (with calldata when amountIn was sent) and what the log needs. */
+function signedAnswer(
+  req: ParsedSignRequest,
+  ctx: SignQuoteContext,
+  signed: SignedSwapQuote,
+  p: { signer: KeySigner; validitySeconds: number; originRate: bigint; seconds: number },
+): SignedQuote {
+  const { signer, validitySeconds, originRate, seconds } = p;
+  const timestamp = BigInt(seconds);
   const deadline = seconds + validitySeconds;
   // Field order is the JSON's: deadline right after the timestamp it is counted from. The
   // legacy /v1 answer keeps the earlier interface's fields (docs/decisions.md#the-quote-deadline).

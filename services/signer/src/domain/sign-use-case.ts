@@ -76,7 +76,9 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       legacy: cmd.legacy,
     };
     const started = process.hrtime.bigint();
-    const signed = signQuote(parsed, ctx);
+    const result = signQuote(parsed, ctx);
+    // A key in memory answers at once (no await, no microtask); a module's answer is awaited.
+    const signed = result instanceof Promise ? await result : result;
     m.latency(parsed.chainId, Number(process.hrtime.bigint() - started) / 1e9);
     const record = signatureRecord(parsed, signed, {
       integratorId: cmd.integrator.record.id,

@@ -1,0 +1,6 @@
+// Jest's global tear-down: removes what global-setup.ts made.
+import { removeSoftHsmRunFolder } from '../../packages/testkit/src/softhsm-run-folder';
+
+export default function globalTeardown(): void {
+  removeSoftHsmRunFolder();
+}
