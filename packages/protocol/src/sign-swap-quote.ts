@@ -67,7 +67,12 @@ function finish(f: SwapQuoteFields, digest: Uint8Array, signature: Uint8Array): 
 function signingError(err: unknown): ApiError {
   // The module's own text goes to the signer's log (where it is caught), not to the client.
   if (err instanceof KeyUnavailableError)
-    return new ApiError('SERVICE_UNAVAILABLE', 'the signing key is unavailable for now; retry shortly', {}, { cause: err });
+    return new ApiError(
+      'SERVICE_UNAVAILABLE',
+      'the signing key is unavailable for now; retry shortly',
+      {},
+      { cause: err },
+    );
   return new ApiError('SIGNING_FAILED', `signing failed: ${messageOf(err)}`, {}, { cause: err });
 }
 
