@@ -1,14 +1,14 @@
 /**
- * The programmatic devnet: one Hardhat node per chain, deployed and seeded, described by a
+ * The programmatic devnet: one anvil node per chain, deployed and seeded, described by a
  * StackDescription. Used by the CLI (`pnpm devnet`) and by every integration test.
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { findFreePort } from './free-port';
-import { HardhatNode } from './hardhat-node';
+import { AnvilNode } from './anvil-node';
 import { setupChain } from './setup-chain';
 import { writeStack, type ChainStack, type StackDescription } from './stack';
 
-/** Block periods close to the real chains, never below 250 ms (a Hardhat node keeps up). */
+/** Block periods close to the real chains. */
 export const DEFAULT_BLOCK_INTERVAL_MS: Readonly<Record<number, number>> = Object.freeze({
   8453: 2000,
   56: 750,
@@ -57,7 +57,7 @@ interface ChainSlot {
   chainId: number;
   port: number;
   blockIntervalMs: number;
-  node: HardhatNode | undefined;
+  node: AnvilNode | undefined;
   description: ChainStack | undefined;
 }
 
@@ -99,7 +99,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
 
   const bringUp = async (slot: ChainSlot): Promise<ChainStack> => {
     const started = Date.now();
-    slot.node = await HardhatNode.start({
+    slot.node = await AnvilNode.start({
       chainId: slot.chainId,
       port: slot.port,
       blockIntervalMs: slot.blockIntervalMs,
@@ -154,7 +154,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     if (!slot) throw new Error(`chain ${chainId} is not part of this devnet`);
     return slot;
   };
-  const runningNode = (chainId: number): HardhatNode => {
+  const runningNode = (chainId: number): AnvilNode => {
     const node = slotOf(chainId).node;
     if (!node?.running) throw new Error(`chain ${chainId} is not running`);
     return node;
