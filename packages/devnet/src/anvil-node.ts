@@ -53,6 +53,8 @@ export interface AnvilNodeOptions {
   blockIntervalMs: number;
   /** Address to bind; default 127.0.0.1 (0.0.0.0 inside a container). */
   host?: string;
+  /** Record each transaction's opcode steps (anvil's --steps-tracing), see StartDevnetOptions. */
+  stepsTracing?: boolean;
 }
 
 /** A hex string of 64 digits (a private key or hash): never copied into an error message. */
@@ -74,6 +76,7 @@ export function anvilArgs(options: AnvilNodeOptions): string[] {
     DEVNET_MNEMONIC,
     // Interval mining alone (anvil's --block-time takes seconds, fractions allowed); none is automine.
     ...(options.blockIntervalMs > 0 ? ['--block-time', String(options.blockIntervalMs / 1000)] : []),
+    ...(options.stepsTracing ? ['--steps-tracing'] : []),
     // The node logs every JSON-RPC call and its account keys by default: pipe traffic for nothing.
     ...(process.env.DEVNET_RPC_LOGGING === 'true' ? [] : ['--silent']),
   ];

@@ -37,6 +37,13 @@ export interface StartDevnetOptions {
   advertisedHost?: string;
   /** Progress lines (never contain keys). Default: silent. */
   log?: (msg: string) => void;
+  /**
+   * Record every transaction's opcode steps, so that debug_traceTransaction's default tracer
+   * (struct logs, the only one some nodes have) answers with them; anvil answers it with no steps
+   * otherwise. callTracer and trace_transaction need nothing. Default false: it slows every
+   * transaction and keeps the steps in memory.
+   */
+  stepsTracing?: boolean;
 }
 
 export interface Devnet {
@@ -104,6 +111,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
       port: slot.port,
       blockIntervalMs: slot.blockIntervalMs,
       host: opts.host,
+      stepsTracing: opts.stepsTracing,
     });
     const nodeMs = Date.now() - started;
     let description: ChainStack;

@@ -9,8 +9,9 @@
  *   `traceAddress` (its path in the tree). erigon, reth, nethermind, besu.
  * - `structLogs`: `debug_traceTransaction(hash, {})`, the default opcode logger: every step with
  *   its stack and memory, from which the calls are rebuilt. The only one Hardhat 2 offers ("Hardhat
- *   currently only supports the default tracer"); geth has it too. Megabytes per transaction and
- *   slow on Hardhat (hundreds of ms): the last resort.
+ *   currently only supports the default tracer"); geth has it too; anvil gives the steps only when
+ *   started with --steps-tracing (an empty list otherwise). Megabytes per transaction and slow on
+ *   Hardhat (hundreds of ms): the last resort.
  *
  * `auto` tries them in that order on the first transaction that needs one and keeps the first
  * the node accepts. A call that reverted, or whose caller (at any level) reverted, changed nothing:
