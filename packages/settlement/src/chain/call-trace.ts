@@ -221,6 +221,9 @@ export async function traceSwapCalls(
       { disableStorage: true, enableMemory: true, disableMemory: false, disableStack: false },
     ])) as { failed?: boolean; structLogs?: StructLog[] };
     if (!Array.isArray(result?.structLogs)) throw new TracerUnsupported('debug_traceTransaction gave no structLogs');
+    // Every transaction traced here ran contract code, so it has steps. None means the node did not
+    // record them (anvil without --steps-tracing): reading that as "no swap" would drop swaps silently.
+    if (result.structLogs.length === 0) throw new TracerUnsupported('debug_traceTransaction recorded no steps');
     return swapCallsFromStructLogs(result, { from: tx.from, to: tx.to ?? '' }, router);
   } catch (err) {
     if (err instanceof TracerUnsupported || refusesTracer(err))
