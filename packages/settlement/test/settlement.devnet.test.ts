@@ -727,6 +727,24 @@ describe('settlement and audit on the devnet', () => {
     );
   });
 
+  it("behavior: the block times of the router's transfers come with the logs (the node has blockTimestamp): no block request", async () => {
+    const reader = createChainReader(8453, c(8453).stack.rpcUrl);
+    try {
+      const router = c(8453).stack.contracts.router;
+      const to = await reader.latestBlock();
+      const logs = await reader.transfers(router, 'to', 0, to);
+      const blocks = [...new Set(logs.map((l) => l.blockNumber))];
+      expect(blocks.length).toBeGreaterThan(5);
+      for (const b of blocks) {
+        const block = await c(8453).pub.getBlock({ blockNumber: BigInt(b) });
+        expect(await reader.blockTime(b)).toBe(Number(block.timestamp));
+      }
+      expect(reader.calls.get('eth_getBlockByNumber')).toBeUndefined();
+    } finally {
+      reader.close();
+    }
+  });
+
   it('behavior: each tracer of the node (callTracer, trace_transaction, struct logs) gives the same report, byte for byte', async () => {
     const iso = (x: number) => new Date(x * 1000).toISOString();
     const args = ['--from', iso(fromSeconds), '--to', iso(toSeconds), '--format', 'csv', '--detail'];
