@@ -17,6 +17,6 @@ module.exports = {
   },
   testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts'],
   testTimeout: 60_000,
-  // Integration tests start hardhat nodes and Redis servers: two workers fit the 2-core machines.
+  // Integration tests start anvil nodes and Redis servers: two workers fit the 2-core machines.
   maxWorkers: 2,
 };

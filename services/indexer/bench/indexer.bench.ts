@@ -38,13 +38,16 @@ async function main(): Promise<void> {
   const devnet = await startDevnet({ chains: [8453], blockIntervalMs: BLOCK_INTERVAL_MS });
   const c = devnet.stack.chains['8453']!;
   const provider = new JsonRpcProvider(c.rpcUrl, 8453, { staticNetwork: true });
+  // A receipt may be missing right after sending (anvil): ethers then polls, every 4 s by default.
+  provider.pollingInterval = 50;
   const owner = new NonceManager(deployerWallet().connect(provider));
   const plan = seedPlan(8453);
   const weth = plan.baseTokens[0]!;
 
   // Extra base tokens: curves shaped like WETH's, scaled to each token's decimals.
   const extra: { address: string; decimals: number }[] = [];
-  await provider.send('evm_setAutomine', [true]);
+  // Mined by the chain's own interval: on anvil, evm_setAutomine(true) replaces interval mining,
+  // and evm_setAutomine(false) then leaves no mining at all.
   const factory = new ContractFactory(TestTokenArtifact.abi, TestTokenArtifact.bytecode, owner);
   const txs = [];
   for (let i = 0; i < Math.max(...PAIR_COUNTS) - 2; i++) {
@@ -72,36 +75,35 @@ async function main(): Promise<void> {
     );
   }
   await Promise.all(txs.map((tx) => tx.wait()));
-  await provider.send('evm_setAutomine', [false]);
   const listed = [...c.baseTokens.map((b) => b.address), ...extra.map((e) => e.address)];
 
   const redis = new Redis(REDIS_URL);
   const rows: string[] = [];
   for (const pairs of PAIR_COUNTS) {
     // List exactly `pairs` base tokens: delist the rest (only WETH stays for 1 pair).
-    await provider.send('evm_setAutomine', [true]);
     const current = (await provider.call({
       to: c.contracts.router,
       data: router.encodeFunctionData('listedTokens'),
     })) as string;
     const now = new Set((router.decodeFunctionResult('listedTokens', current)[0] as string[]).slice(1));
     const wanted = listed.slice(0, pairs);
+    const changes = [];
     for (const a of now)
       if (!wanted.includes(a))
-        await (
-          await owner.sendTransaction({ to: c.contracts.router, data: router.encodeFunctionData('delistToken', [a]) })
-        ).wait();
+        changes.push(
+          await owner.sendTransaction({ to: c.contracts.router, data: router.encodeFunctionData('delistToken', [a]) }),
+        );
     for (const [i, a] of wanted.entries()) {
       if (now.has(a)) continue;
       const decimals = i === 1 ? 8 : (extra.find((e) => e.address === a)?.decimals ?? 18);
-      await (
+      changes.push(
         await owner.sendTransaction({
           to: c.contracts.router,
           data: router.encodeFunctionData('setCurve', [a, ...curveArgs(decimals, BigInt(100 + i))]),
-        })
-      ).wait();
+        }),
+      );
     }
-    await provider.send('evm_setAutomine', [false]);
+    await Promise.all(changes.map((tx) => tx.wait()));
 
     const prefix = `bench-indexer-${pairs}-${Date.now()}`;
     const events: BlockEvent[] = [];
