@@ -55,6 +55,8 @@ export interface AnvilNodeOptions {
   host?: string;
   /** Record each transaction's opcode steps (anvil's --steps-tracing), see StartDevnetOptions. */
   stepsTracing?: boolean;
+  /** The block gas limit (anvil's --gas-limit), see StartDevnetOptions. */
+  blockGasLimit?: number;
 }
 
 /** A hex string of 64 digits (a private key or hash): never copied into an error message. */
@@ -77,6 +79,7 @@ export function anvilArgs(options: AnvilNodeOptions): string[] {
     // Interval mining alone (anvil's --block-time takes seconds, fractions allowed); none is automine.
     ...(options.blockIntervalMs > 0 ? ['--block-time', String(options.blockIntervalMs / 1000)] : []),
     ...(options.stepsTracing ? ['--steps-tracing'] : []),
+    ...(options.blockGasLimit ? ['--gas-limit', String(options.blockGasLimit)] : []),
     // The node logs every JSON-RPC call and its account keys by default: pipe traffic for nothing.
     ...(process.env.DEVNET_RPC_LOGGING === 'true' ? [] : ['--silent']),
   ];

@@ -44,6 +44,12 @@ export interface StartDevnetOptions {
    * transaction and keeps the steps in memory.
    */
   stepsTracing?: boolean;
+  /**
+   * Block gas limit; also what an eth_call may use at most (the node refuses more). Default
+   * anvil's 30,000,000. Raised by the indexer bench, whose one call per block for hundreds of
+   * pairs needs more.
+   */
+  blockGasLimit?: number;
 }
 
 export interface Devnet {
@@ -112,6 +118,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
       blockIntervalMs: slot.blockIntervalMs,
       host: opts.host,
       stepsTracing: opts.stepsTracing,
+      blockGasLimit: opts.blockGasLimit,
     });
     const nodeMs = Date.now() - started;
     let description: ChainStack;
