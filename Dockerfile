@@ -1,7 +1,7 @@
 # Images of the service (see docker-compose.yml and docs/operations.md):
 #   runtime (last stage, the default target)  the gateway, the signer and the indexer: compiled JavaScript and
 #                             their production dependencies only; the command picks the service.
-#   devnet                    the three local devnet chains (Hardhat), for trying the stack.
+#   devnet                    the three local devnet chains (anvil), for trying the stack.
 #   operator                  the operator's `audit` and `settle` commands (packages/settlement): they
 #                             read the chains and the audit trail, hold no key, and are not in runtime.
 # Both run Node 24 (the maintained LTS); the code itself supports Node >= 20.
@@ -58,10 +58,10 @@ WORKDIR /app
 COPY --from=prune /out/devnet ./
 # Named volumes copy these folders' owner and mode on first use, so the devnet (user node) can
 # write its chains file and each service's secrets there; a missing bind-mount folder would be
-# created by root. Hardhat keeps a cache next to its config: the devnet package is the node user's.
+# created by root.
 RUN mkdir -p /devnet /devnet-secrets/signer /devnet-secrets/gateway /devnet-secrets/indexer-8453 \
       /devnet-secrets/indexer-56 /devnet-secrets/indexer-4663 \
- && chown -R node:node /devnet /devnet-secrets packages/devnet && chmod 700 /devnet-secrets/*
+ && chown -R node:node /devnet /devnet-secrets && chmod 700 /devnet-secrets/*
 USER node
 ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet-secrets
 EXPOSE 8545 8546 8547

@@ -20,6 +20,6 @@ module.exports = {
   // A private SoftHSM2 folder for the run (packages/testkit/src/softhsm-run-folder.ts).
   globalSetup: '<rootDir>/scripts/jest/global-setup.ts',
   globalTeardown: '<rootDir>/scripts/jest/global-teardown.ts',
-  // Integration tests start hardhat nodes and Redis servers: two workers fit the 2-core machines.
+  // Integration tests start anvil nodes and Redis servers: two workers fit the 2-core machines.
   maxWorkers: 2,
 };

@@ -3,7 +3,7 @@
 # only what an image runs, i.e. package.json and dist/ (plus the OpenAPI document, the gateway's
 # operator console page (console/), the Redis
 # Lua scripts (commands/), the build's copy of Redoc's bundle for /docs (the gateway's assets/) and the
-# devnet's Hardhat files) of the named projects, and the production dependencies of the
+# devnet's node watchdog (watchdog/)) of the named projects, and the production dependencies of the
 # projects matched by <filter> (pnpm --filter syntax: '{./dir}...' is the project in ./dir and the
 # workspace packages it depends on).
 #   assemble-image.sh <out> <filter> <project>...
@@ -16,7 +16,7 @@ mkdir -p "$out"
 cp -a package.json pnpm-workspace.yaml node_modules "$out/"
 for p in "$@"; do
   mkdir -p "$out/$p"
-  for f in package.json dist node_modules openapi console commands assets hardhat hardhat.config.js; do
+  for f in package.json dist node_modules openapi console commands assets watchdog; do
     if [ -e "$p/$f" ]; then cp -a "$p/$f" "$out/$p/"; fi
   done
 done

@@ -1,5 +1,5 @@
 /**
- * Deploys the reference contracts on one chain. INVARIANT: the deployer (Hardhat account #0)
+ * Deploys the reference contracts on one chain. INVARIANT: the deployer (test mnemonic account #0)
  * sends exactly these transactions in exactly this order as its first transactions on every
  * chain, so every contract has the same address on every chain (CREATE address = f(deployer,
  * nonce)); `predictDeploymentAddresses` states those addresses, and setupChain checks that the

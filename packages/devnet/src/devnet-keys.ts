@@ -2,15 +2,15 @@
  * Devnet-only keys. NEVER use any of these on a real chain: every one of them is derivable by
  * anyone who reads this file.
  *
- * - The deployer is Hardhat's account #0, derived from the standard public test mnemonic (the one
- *   every Hardhat node pre-funds), so deployment needs no funding step.
+ * - The deployer is account #0 of the standard public test mnemonic, which the devnet nodes are
+ *   started with and pre-fund (anvil's default, and Hardhat's), so deployment needs no funding step.
  * - Role keys are keccak256(utf8(`pmm-devnet:<role>:<chainId>`)): deterministic (same stack file
  *   after every restart) and different per chain, like the production keys.
  */
 import { HDNodeWallet, Wallet, keccak256, toUtf8Bytes } from 'ethers';
 
-/** Hardhat's documented default mnemonic: public, pre-funded on every Hardhat node. */
-const HARDHAT_TEST_MNEMONIC = 'test test test test test test test test test test test junk';
+/** The public test mnemonic (anvil's and Hardhat's default): every devnet node pre-funds its accounts. */
+export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
 
 /** The roles that get a derived key on each chain. */
 export type DevnetRole = 'apiSigner' | 'quoter' | 'testUser';
@@ -40,8 +40,8 @@ export function devnetKey(role: DevnetRole, chainId: number): DevnetKey {
   return { ...key };
 }
 
-/** Hardhat account #0 (m/44'/60'/0'/0/0 of the test mnemonic): deploys everything on every chain. */
+/** Account #0 (m/44'/60'/0'/0/0 of the test mnemonic): deploys everything on every chain. */
 export function deployerWallet(): HDNodeWallet {
-  deployer ??= HDNodeWallet.fromPhrase(HARDHAT_TEST_MNEMONIC, undefined, "m/44'/60'/0'/0/0");
+  deployer ??= HDNodeWallet.fromPhrase(DEVNET_MNEMONIC, undefined, "m/44'/60'/0'/0/0");
   return deployer;
 }

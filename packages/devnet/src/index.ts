@@ -1,5 +1,5 @@
 /**
- * @pmm/devnet: Hardhat chains with the reference contracts deployed and seeded, and the stack
+ * @pmm/devnet: anvil chains with the reference contracts deployed and seeded, and the stack
  * description that tells everyone else where they are.
  */
 export { startDevnet, DEFAULT_BLOCK_INTERVAL_MS } from './start-devnet';
@@ -23,5 +23,6 @@ export type { SeedKeys } from './seed';
 export { setupChain } from './setup-chain';
 export type { SetupChainOptions } from './setup-chain';
 export { TxSender } from './tx-sender';
-export { devnetKey, deployerWallet, DEVNET_ROLES } from './devnet-keys';
+export { devnetKey, deployerWallet, DEVNET_ROLES, DEVNET_MNEMONIC } from './devnet-keys';
+export { DEVNET_HARDFORK } from './anvil-node';
 export type { DevnetKey, DevnetRole } from './devnet-keys';

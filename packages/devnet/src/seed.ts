@@ -60,6 +60,6 @@ export async function seedChain(
     sender.call(t.address, token.encodeFunctionData('mint', [keys.testUser.address, t.plan.testUserBalance]));
   }
   for (const key of [keys.apiSigner, keys.quoter, keys.testUser]) {
-    await provider.send('hardhat_setBalance', [key.address, toQuantity(plan.nativeBalance)]);
+    await provider.send('anvil_setBalance', [key.address, toQuantity(plan.nativeBalance)]);
   }
 }

@@ -1,14 +1,14 @@
 /**
- * The programmatic devnet: one Hardhat node per chain, deployed and seeded, described by a
+ * The programmatic devnet: one anvil node per chain, deployed and seeded, described by a
  * StackDescription. Used by the CLI (`pnpm devnet`) and by every integration test.
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { findFreePort } from './free-port';
-import { HardhatNode } from './hardhat-node';
+import { AnvilNode } from './anvil-node';
 import { setupChain } from './setup-chain';
 import { writeStack, type ChainStack, type StackDescription } from './stack';
 
-/** Block periods close to the real chains, never below 250 ms (a Hardhat node keeps up). */
+/** Block periods close to the real chains. */
 export const DEFAULT_BLOCK_INTERVAL_MS: Readonly<Record<number, number>> = Object.freeze({
   8453: 2000,
   56: 750,
@@ -37,6 +37,19 @@ export interface StartDevnetOptions {
   advertisedHost?: string;
   /** Progress lines (never contain keys). Default: silent. */
   log?: (msg: string) => void;
+  /**
+   * Record every transaction's opcode steps, so that debug_traceTransaction's default tracer
+   * (struct logs, the only one some nodes have) answers with them; anvil answers it with no steps
+   * otherwise. callTracer and trace_transaction need nothing. Default false: it slows every
+   * transaction and keeps the steps in memory.
+   */
+  stepsTracing?: boolean;
+  /**
+   * Block gas limit; also what an eth_call may use at most (the node refuses more). Default
+   * anvil's 30,000,000. Raised by the indexer bench, whose one call per block for hundreds of
+   * pairs needs more.
+   */
+  blockGasLimit?: number;
 }
 
 export interface Devnet {
@@ -57,7 +70,7 @@ interface ChainSlot {
   chainId: number;
   port: number;
   blockIntervalMs: number;
-  node: HardhatNode | undefined;
+  node: AnvilNode | undefined;
   description: ChainStack | undefined;
 }
 
@@ -99,11 +112,13 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
 
   const bringUp = async (slot: ChainSlot): Promise<ChainStack> => {
     const started = Date.now();
-    slot.node = await HardhatNode.start({
+    slot.node = await AnvilNode.start({
       chainId: slot.chainId,
       port: slot.port,
       blockIntervalMs: slot.blockIntervalMs,
       host: opts.host,
+      stepsTracing: opts.stepsTracing,
+      blockGasLimit: opts.blockGasLimit,
     });
     const nodeMs = Date.now() - started;
     let description: ChainStack;
@@ -154,7 +169,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     if (!slot) throw new Error(`chain ${chainId} is not part of this devnet`);
     return slot;
   };
-  const runningNode = (chainId: number): HardhatNode => {
+  const runningNode = (chainId: number): AnvilNode => {
     const node = slotOf(chainId).node;
     if (!node?.running) throw new Error(`chain ${chainId} is not running`);
     return node;

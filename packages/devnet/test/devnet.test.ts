@@ -1,10 +1,10 @@
 /**
- * The devnet as a whole: three real Hardhat nodes, deployed and seeded, described by the stack
+ * The devnet as a whole: three real anvil nodes, deployed and seeded, described by the stack
  * file, and cleaned up without leftovers.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PmmHelperArtifact, PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
@@ -12,6 +12,7 @@ import { CHAINS, findChain } from '@pmm/protocol';
 import { getAddress, keccak256, toHex, type Address } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { predictDeploymentAddresses, readStack, seedPlan, startDevnet, type ChainStack, type Devnet } from '../src';
+import { DEVNET_HARDFORK, anvilBinary } from '../src/anvil-node';
 import { rpcCall } from '../src/rpc';
 import { chainClients } from './support/chain-clients';
 
@@ -34,13 +35,13 @@ const isAlive = (pid: number): boolean => {
     return false;
   }
 };
-/** Pids of the hardhat node processes whose parent is this process. */
+/** Pids of the anvil node processes whose parent is this process. */
 const childNodePids = (): number[] =>
   readdirProc().filter((pid) => {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('hardhat');
+      return ppid === process.pid && readlinkSync(`/proc/${pid}/exe`) === anvilBinary();
     } catch {
       return false;
     }
@@ -72,7 +73,7 @@ describe('startDevnet', () => {
 
   test('behavior: every contract and token has the same address on every chain, as predicted', async () => {
     const deployer = chainOf(8453).deployer.address;
-    // Hardhat's own account #0 (its derivation, not ours) is the deployer.
+    // The node's own account #0 (its derivation, not ours) is the deployer.
     const accounts = (await rpcCall(chainOf(8453).rpcUrl, 'eth_accounts')) as string[];
     expect(getAddress(accounts[0] ?? '')).toBe(deployer);
     const predicted = predictDeploymentAddresses(deployer, 2);
@@ -170,11 +171,27 @@ describe('startDevnet', () => {
 
   test('behavior: interval mining is back on after setup (blocks advance, automine off)', async () => {
     const { rpcUrl } = chainOf(56);
-    expect(await rpcCall(rpcUrl, 'hardhat_getAutomine')).toBe(false);
+    expect(await rpcCall(rpcUrl, 'anvil_getAutomine')).toBe(false);
     const before = BigInt((await rpcCall(rpcUrl, 'eth_blockNumber')) as string);
     await new Promise((r) => setTimeout(r, 800));
     const after = BigInt((await rpcCall(rpcUrl, 'eth_blockNumber')) as string);
     expect(after).toBeGreaterThanOrEqual(before + 2n);
+  });
+
+  test('behavior: every node runs the pinned hardfork, and its block timestamps follow the wall clock', async () => {
+    for (const id of CHAIN_IDS) {
+      const info = (await rpcCall(chainOf(id).rpcUrl, 'anvil_nodeInfo')) as { hardFork: string };
+      expect(info.hardFork.toLowerCase()).toBe(DEVNET_HARDFORK);
+    }
+    // Four blocks a second for a few seconds: a node that gave each block a strictly later second
+    // would now be ahead of the wall clock by seconds (and the signer's quotes from its past).
+    await new Promise((r) => setTimeout(r, 3000));
+    const block = (await rpcCall(chainOf(56).rpcUrl, 'eth_getBlockByNumber', ['latest', false])) as {
+      timestamp: string;
+    };
+    const behind = Date.now() / 1000 - Number(BigInt(block.timestamp));
+    expect(behind).toBeGreaterThan(-1.5);
+    expect(behind).toBeLessThan(5);
   });
 
   test('behavior: the stack file has the required shape and matches devnet.stack', () => {
@@ -270,24 +287,27 @@ describe('start-up failure', () => {
   }, 60_000);
 });
 
-describe('parent watch', () => {
-  test('behavior: a node process exits by itself when the process that started it is SIGKILLed', async () => {
-    const watch = path.resolve(__dirname, '..', 'hardhat', 'parent-watch.cjs');
-    // middle: starts a long-lived grandchild with the preload, prints its pid, then waits.
+describe('node watchdog', () => {
+  test('behavior: a node process is killed when the process that started it is SIGKILLed', async () => {
+    const watchdog = path.resolve(__dirname, '..', 'watchdog', 'node-watchdog.cjs');
+    // middle: starts a long-lived "node" and its watchdog as the devnet does, prints the node's pid, then waits.
     const script = `
       const { spawn } = require('node:child_process');
-      const c = spawn(process.execPath, ['-r', ${JSON.stringify(watch)}, '-e', 'setInterval(() => {}, 1000)'], {
-        stdio: 'ignore', env: { ...process.env, DEVNET_PARENT_PID: String(process.pid) } });
-      console.log(c.pid);
+      const node = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      spawn(process.execPath, [${JSON.stringify(watchdog)}], {
+        stdio: 'ignore', env: { DEVNET_PARENT_PID: String(process.pid), DEVNET_NODE_PID: String(node.pid) } });
+      console.log(node.pid);
       setInterval(() => {}, 1000);`;
     const middle = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const grandchild = await new Promise<number>((resolve) =>
+    const node = await new Promise<number>((resolve) =>
       middle.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))),
     );
-    expect(isAlive(grandchild)).toBe(true);
+    // The watchdog leaves a living starter's node alone.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(isAlive(node)).toBe(true);
     middle.kill('SIGKILL');
-    const deadline = Date.now() + 5000;
-    while (isAlive(grandchild) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(isAlive(grandchild)).toBe(false);
+    const deadline = Date.now() + 10_000;
+    while (isAlive(node) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(isAlive(node)).toBe(false);
   });
 });

@@ -28,10 +28,12 @@ import {
   recoverAddress,
   type Address,
   type Hex,
+  type PublicClient,
 } from 'viem';
 import fc from 'fast-check';
 import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '../src';
-import { chainClients, revertName, type ChainClients } from './support/chain-clients';
+import { revertName as revertNameIn } from '@pmm/testkit';
+import { chainClients, type ChainClients } from './support/chain-clients';
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const GAS = 1_000_000n; // fixed: skip estimateGas so that reverting transactions are really sent
@@ -148,6 +150,10 @@ function signedSwap(
   };
 }
 
+/** The router error a call (or, given the client, a mined transaction) reverted with. */
+const revertName = (call: Promise<unknown>, client?: PublicClient): Promise<string> =>
+  revertNameIn(call, PmmRouterArtifact.abi, client);
+
 /** Sends the six-argument swap as a real transaction (fixed gas, so a revert is mined, not estimated away). */
 function sendSwap(c: Ctx, s: SwapCase, from: string = c.stack.testUser.privateKey): Promise<Hex> {
   return c.clients.wallet(from).writeContract({
@@ -160,7 +166,7 @@ function sendSwap(c: Ctx, s: SwapCase, from: string = c.stack.testUser.privateKe
 }
 
 async function expectSwapRevert(c: Ctx, s: SwapCase, error: string, from?: string): Promise<void> {
-  expect(await revertName(sendSwap(c, s, from))).toBe(error);
+  expect(await revertName(sendSwap(c, s, from), c.clients.publicClient)).toBe(error);
 }
 
 async function receiptOk(c: Ctx, hash: Hex): Promise<void> {
@@ -306,7 +312,7 @@ describe('swap', () => {
       ['signature v', { ...good, verificationData: sigByte(64) }],
     ];
     for (const [field, s] of tampered) {
-      const name = await revertName(sendSwap(c, s));
+      const name = await revertName(sendSwap(c, s), c.clients.publicClient);
       expect(`${field}: ${name}`).toBe(`${field}: InvalidSignature`);
     }
     // userAddress tampered (and sent from that address, so the sender check passes).

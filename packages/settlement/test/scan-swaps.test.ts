@@ -7,7 +7,13 @@
 import { encodeSwapCalldata, encodeVerificationData } from '@pmm/protocol';
 import type { ChainReader, ChainTransaction, TransferLog } from '../src';
 import { scanSwaps } from '../src';
-import { TracerChoice, swapCallsFromCallTracer, swapCallsFromParity } from '../src/chain/call-trace';
+import {
+  TracerChoice,
+  TracerUnsupported,
+  swapCallsFromCallTracer,
+  swapCallsFromParity,
+  traceSwapCalls,
+} from '../src/chain/call-trace';
 
 const ROUTER = '0x00000000000000000000000000000000000000f0';
 const USER = '0x00000000000000000000000000000000000000aa';
@@ -188,5 +194,17 @@ describe('tracer shapes', () => {
       [2, true, OUT],
       [1, false, OUT],
     ]);
+  });
+
+  it('error: struct logs without a single step (a node that did not record them) are no tracer, not "no swap"', async () => {
+    const reader = {
+      ...chain({}),
+      send: async () => ({ failed: false, gas: 90_000, returnValue: '', structLogs: [] }),
+    };
+    const tx = { hash: hash(5), from: USER, to: EXECUTOR };
+    await expect(traceSwapCalls(reader, 'structLogs', tx, ROUTER)).rejects.toThrow(TracerUnsupported);
+    const choice = new TracerChoice('structLogs');
+    expect(await choice.swapCalls(reader, tx, ROUTER)).toBeUndefined();
+    expect(choice.refusals).toEqual(['structLogs: debug_traceTransaction recorded no steps']);
   });
 });

@@ -1,15 +1,17 @@
 /**
  * Audit trail and settlement end to end on the devnet: two integrators swap on two chains through
- * the gateway and the signer (real Redis, real Hardhat chains with the reference router), and a
+ * the gateway and the signer (real Redis, real anvil chains with the reference router), and a
  * third (gamma) signs for its executor contract (TestExecutor, whitelisted as its userAddress),
  * which calls the router inside its own transactions: one swap, a split route with two
  * signatures, one signature used twice, a leg that reverts inside a transaction that succeeds,
  * a late swap; swaps are also signed outside the service, directly and through the executor.
  * Then `settle` must report every swap one by one (amounts read back here with viem from the
  * receipts' Transfer logs, independently of the code under test), attribute each to the
- * integrator that asked, list the outside ones apart, give the same bytes twice, and, against a
- * node that refuses tracing, list the executor's transactions apart with the reason; `audit tx`
- * must name the right integrator for each swap of each transaction.
+ * integrator that asked, list the outside ones apart, give the same bytes twice and the same
+ * report with each of the node's tracers (callTracer, trace_transaction, struct logs, and struct
+ * logs alone behind a node that offers nothing else), and, against a node that refuses tracing,
+ * list the executor's transactions apart with the reason; `audit tx` must name the right
+ * integrator for each swap of each transaction.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -89,7 +91,8 @@ let fromSeconds = 0;
 let toSeconds = 0;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ chains: [...CHAINS], blockIntervalMs: 0 });
+  // Steps recorded: the struct-log tracer is one of the paths under test.
+  devnet = await startDevnet({ chains: [...CHAINS], blockIntervalMs: 0, stepsTracing: true });
   h = await harness();
   for (const id of CHAINS) {
     const stack = devnet.stack.chains[String(id)]!;
@@ -399,21 +402,50 @@ async function auditTx(chainId: number, hash: string, json = false) {
   return { code, out, err };
 }
 
+interface RpcRequest {
+  id: unknown;
+  method: string;
+  params?: unknown[];
+}
+type RpcRefusal = { code: number; message: string } | undefined;
+
+/** A node without tracing: every debug_* and trace_* method is unknown (-32601). */
+const noTracing = (r: RpcRequest): RpcRefusal =>
+  /^(debug|trace)_/.test(r.method)
+    ? { code: -32601, message: `the method ${r.method} does not exist/is not available` }
+    : undefined;
+
 /**
- * A JSON-RPC proxy in front of a node that refuses every debug_* and trace_* method as a node
- * without tracing does (-32601), and passes everything else through (batches too).
+ * A node whose only tracer is the default struct logger (as Hardhat 2): no trace_* method, and
+ * debug_traceTransaction refuses any named tracer with Hardhat's own words.
  */
-async function refusingProxy(target: string): Promise<{ url: string; close(): Promise<void> }> {
+const structLogsOnly = (r: RpcRequest): RpcRefusal => {
+  if (/^trace_/.test(r.method)) return { code: -32601, message: `Method ${r.method} is not supported` };
+  const options = r.params?.[1] as { tracer?: unknown } | undefined;
+  if (r.method === 'debug_traceTransaction' && options?.tracer !== undefined)
+    return {
+      code: -32603,
+      message: 'Hardhat currently only supports the default tracer, so no tracer parameter should be passed.',
+    };
+  return undefined;
+};
+
+/**
+ * A JSON-RPC proxy in front of a node that answers the requests `refuse` names with its error,
+ * as a node without those methods does, and passes everything else through (batches too).
+ */
+async function refusingProxy(
+  target: string,
+  refuse: (r: RpcRequest) => RpcRefusal = noTracing,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (b: Buffer) => chunks.push(b));
     req.on('end', () => {
       void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as
-          { id: unknown; method: string } | { id: unknown; method: string }[];
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RpcRequest | RpcRequest[];
         const list = Array.isArray(body) ? body : [body];
-        const refused = (m: string) => /^(debug|trace)_/.test(m);
-        const passed = list.filter((r) => !refused(r.method));
+        const passed = list.filter((r) => !refuse(r));
         const answers = passed.length
           ? ((await (
               await fetch(target, {
@@ -423,15 +455,10 @@ async function refusingProxy(target: string): Promise<{ url: string; close(): Pr
               })
             ).json()) as { id: unknown }[])
           : [];
-        const out = list.map((r) =>
-          refused(r.method)
-            ? {
-                jsonrpc: '2.0',
-                id: r.id,
-                error: { code: -32601, message: `the method ${r.method} does not exist/is not available` },
-              }
-            : answers.find((a) => a.id === r.id),
-        );
+        const out = list.map((r) => {
+          const error = refuse(r);
+          return error ? { jsonrpc: '2.0', id: r.id, error } : answers.find((a) => a.id === r.id);
+        });
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify(Array.isArray(body) ? out : out[0]));
       })();
@@ -447,8 +474,11 @@ async function refusingProxy(target: string): Promise<{ url: string; close(): Pr
 
 describe('settlement and audit on the devnet', () => {
   beforeAll(async () => {
-    fromSeconds = Math.max(...(await Promise.all(CHAINS.map(latestTime)))) + 1;
-    // Blocks of this test come after every block so far (timestamps never decrease).
+    // Blocks of this test come after every block so far (timestamps never decrease), and never
+    // before the wall clock: the node keeps the offset of evm_setNextBlockTimestamp, so a latest
+    // block some seconds old (a loaded machine) would put every later block that far behind the
+    // signer's clock, and its quotes would revert QuoteFromFuture.
+    fromSeconds = Math.max(Math.floor(Date.now() / 1000), ...(await Promise.all(CHAINS.map(latestTime)))) + 1;
     for (const id of CHAINS)
       await c(id).pub.request({ method: 'evm_setNextBlockTimestamp' as never, params: [fromSeconds] as never });
     const [b, q] = [(id: number) => c(id).stack.tokens.WETH!.address, (id: number) => c(id).stack.quoteToken.address];
@@ -493,6 +523,8 @@ describe('settlement and audit on the devnet', () => {
     expect(report.period).toEqual({ from, to });
     // Progress on a range of more than one window.
     expect(run.err.some((l) => /^settle: chain 8453: through block \d+ \(\d+ %\), \d+ swaps$/.test(l))).toBe(true);
+    // The node's callTracer, the first choice, traced the executor's transactions.
+    expect(run.err).toContain(`settle: chain 8453: ${executorTxs.length} transactions traced with callTracer`);
 
     const lines = [...report.swaps, ...report.unattributed];
     expect(lines).toHaveLength(done.length);
@@ -693,6 +725,59 @@ describe('settlement and audit on the devnet', () => {
     expect(run.err).toContainEqual(
       expect.stringMatching(/1 swaps beyond their signature's requests, 1 late \(> 10 s\)$/),
     );
+  });
+
+  it("behavior: the block times of the router's transfers come with the logs (the node has blockTimestamp): no block request", async () => {
+    const reader = createChainReader(8453, c(8453).stack.rpcUrl);
+    try {
+      const router = c(8453).stack.contracts.router;
+      const to = await reader.latestBlock();
+      const logs = await reader.transfers(router, 'to', 0, to);
+      const blocks = [...new Set(logs.map((l) => l.blockNumber))];
+      expect(blocks.length).toBeGreaterThan(5);
+      for (const b of blocks) {
+        const block = await c(8453).pub.getBlock({ blockNumber: BigInt(b) });
+        expect(await reader.blockTime(b)).toBe(Number(block.timestamp));
+      }
+      expect(reader.calls.get('eth_getBlockByNumber')).toBeUndefined();
+    } finally {
+      reader.close();
+    }
+  });
+
+  it('behavior: each tracer of the node (callTracer, trace_transaction, struct logs) gives the same report, byte for byte', async () => {
+    const iso = (x: number) => new Date(x * 1000).toISOString();
+    const args = ['--from', iso(fromSeconds), '--to', iso(toSeconds), '--format', 'csv', '--detail'];
+    const auto = await settle(args);
+    expect(auto.code).toBe(0);
+    // Every swap, the nested ones included: a tracer that missed or invented a call would change the rows.
+    expect(auto.out.trimEnd().split('\n')).toHaveLength(done.length + 1);
+    for (const kind of ['callTracer', 'parity', 'structLogs']) {
+      const run = await settle([...args, '--tracer', kind]);
+      expect({ kind, code: run.code }).toEqual({ kind, code: 0 });
+      expect(run.err).toContain(`settle: chain 8453: ${executorTxs.length} transactions traced with ${kind}`);
+      expect(run.out).toBe(auto.out);
+    }
+  });
+
+  it('behavior: a node whose only tracer is the struct logger: auto falls back to it and gives the same report', async () => {
+    const proxy = await refusingProxy(c(8453).stack.rpcUrl, structLogsOnly);
+    const reader = createChainReader(8453, proxy.url);
+    try {
+      const iso = (x: number) => new Date(x * 1000).toISOString();
+      const args = ['--from', iso(fromSeconds), '--to', iso(toSeconds)];
+      const direct = await settle(args);
+      const behind = await settle(args, new Map([[8453, reader]]));
+      expect(behind.code).toBe(0);
+      expect(behind.err).toContain(`settle: chain 8453: ${executorTxs.length} transactions traced with structLogs`);
+      expect(behind.out).toBe(direct.out);
+      const report = JSON.parse(behind.out) as SettlementReport;
+      expect(report.unexamined).toEqual([]);
+      expect(report.totals.swaps).toBe(done.length);
+    } finally {
+      reader.close();
+      await proxy.close();
+    }
   });
 
   it('error: a node without tracing: the executor transactions are listed apart with the reason, counted in the totals and on standard error; direct swaps are still settled', async () => {

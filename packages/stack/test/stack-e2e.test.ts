@@ -230,7 +230,7 @@ describe('the stack started as the README says', () => {
     stack.kill('SIGINT');
     expect(await exited).toBe(0);
     expect(Date.now() - t0).toBeLessThan(10_000);
-    // Grandchildren (the hardhat nodes' own watchers) may take a moment after their parent.
+    // Grandchildren (the devnet nodes' watchdogs) may take a moment after their parent.
     const deadline = Date.now() + 2_000;
     while (started.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const left = started.filter(alive).map((pid) => {

@@ -7,6 +7,7 @@ export { privateRedisCluster, type PrivateRedisCluster } from './private-redis-c
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
 export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser';
 export { until } from './until';
+export { revertName } from './revert-name';
 export {
   addressArb,
   CURVE_ORDER,

@@ -1,5 +1,5 @@
 /**
- * End to end on the devnet: a real Hardhat chain (8453) with the reference router, the real
+ * End to end on the devnet: a real anvil chain (8453) with the reference router, the real
  * indexer and the real signer, the gateway in front, an API key from the key store.
  * An integrator reads the price, asks for a signed quote with calldata sized from that price,
  * and executes the swap on-chain with viem (independent of the code under test).

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     ['eth_blockNumber', 'eth_blockNumber', []],
     ['eth_getBlockByNumber', 'eth_getBlockByNumber', ['latest', false]],
   ];
-  console.log(`${REQUESTS} requests per cell, devnet node (Hardhat) on 127.0.0.1`);
+  console.log(`${REQUESTS} requests per cell, devnet node (anvil) on 127.0.0.1`);
   for (const [label, method, params] of workloads) {
     for (const inFlight of [1, IN_FLIGHT]) {
       const figures: Record<string, number> = {};

@@ -1,6 +1,6 @@
 /**
  * The start-up check of QUOTE_VALIDITY_SECONDS_<id> against the router (check-quote-validity.ts),
- * on a real Hardhat chain with the reference router: a matching setting starts, a different one
+ * on a real anvil chain with the reference router: a matching setting starts, a different one
  * stops the start naming the router's figure, a node of another chain stops it before its router
  * is believed, and what cannot be checked (no such function, no
  * code, no node, a node that never answers, no rpcUrl) is logged and the setting used as is.

@@ -1,5 +1,5 @@
 /**
- * End to end on the devnet (three real Hardhat chains with the reference router): what the
+ * End to end on the devnet (three real anvil chains with the reference router): what the
  * signer returns executes a swap, both as the six-argument call and as the raw calldata, and
  * pays exactly the reference curve's output net of the fee; a signature for one chain is
  * rejected by another chain's router; the answer's deadline is the router's own: a swap in a
@@ -10,11 +10,8 @@ import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
 import { startDevnet, seedPlan, type ChainStack, type Devnet } from '@pmm/devnet';
 import request from 'supertest';
 import {
-  BaseError,
-  ContractFunctionRevertedError,
   createPublicClient,
   createWalletClient,
-  decodeErrorResult,
   decodeEventLog,
   defineChain,
   http,
@@ -26,6 +23,7 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { revertName } from '@pmm/testkit';
 import { INTERNAL_TOKEN, stackRegistry, startFixture, type Fixture } from './support/fixture';
 
 const CHAIN_IDS = [8453, 56, 4663] as const;
@@ -133,27 +131,6 @@ async function approve(c: ChainCtx, token: string, amount: bigint): Promise<void
   expect(receipt.status).toBe('success');
 }
 
-/**
- * The router's revert error name of a simulated call or of a sent transaction (Hardhat's
- * automine refuses a reverting transaction at eth_sendRawTransaction, with the revert data).
- */
-async function revertName(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-  } catch (err) {
-    if (!(err instanceof BaseError)) throw err;
-    const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
-    if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName) return reverted.data.errorName;
-    const withData = err.walk((e) => typeof (e as { data?: unknown }).data === 'string');
-    const data = (withData as { data?: unknown } | null)?.data;
-    const fromMessage = /return data: (0x[0-9a-fA-F]+)/.exec(err.message)?.[1];
-    const raw = typeof data === 'string' && data.startsWith('0x') ? data : fromMessage;
-    if (raw && raw.length >= 10) return decodeErrorResult({ abi: routerAbi, data: raw as Hex }).errorName;
-    throw err;
-  }
-  throw new Error('expected a revert, but the call succeeded');
-}
-
 /** The Swapped event of a receipt, decoded with the router ABI. */
 function swappedEvent(logs: readonly { address: string; data: Hex; topics: readonly Hex[] }[], router: string) {
   for (const log of logs) {
@@ -253,6 +230,7 @@ describe.each(CHAIN_IDS)('chain %i', (chainId) => {
         functionName: 'swap',
         args: [base as Hex, 1n, quote as Hex, 0n, BigInt(signed.timestamp), tampered],
       }),
+      routerAbi,
     );
     expect(name).toBe('InvalidSignature');
   });
@@ -289,6 +267,7 @@ describe('across chains', () => {
             functionName: 'swap',
             args,
           }),
+          routerAbi,
         );
         expect({ from, to, name }).toEqual({ from, to, name: 'InvalidSignature' });
       }
@@ -355,9 +334,10 @@ describe('validity window', () => {
           functionName: 'swap',
           args: [base as Hex, amountIn, quote as Hex, 0n, BigInt(signed.timestamp), signed.verificationData],
         }),
+        routerAbi,
       );
       expect(name).toBe('QuoteExpired');
-      expect(await revertName(send())).toBe('QuoteExpired');
+      expect(await revertName(send(), routerAbi, c.pub)).toBe('QuoteExpired');
     },
   );
 });

@@ -2,13 +2,9 @@
  * viem clients for the devnet tests. The devnet itself deploys with ethers; the tests read and
  * write with viem so that what they check does not depend on the code under test.
  */
-import { PmmRouterArtifact } from '@pmm/contracts';
 import {
-  BaseError,
-  ContractFunctionRevertedError,
   createPublicClient,
   createWalletClient,
-  decodeErrorResult,
   defineChain,
   http,
   type Hex,
@@ -42,27 +38,4 @@ export function chainClients(c: ChainStack): ChainClients {
     wallet: (privateKey) =>
       createWalletClient({ chain, transport, pollingInterval: 50, account: privateKeyToAccount(privateKey as Hex) }),
   };
-}
-
-/**
- * The custom error name a call reverted with (decoded with the router's ABI), or a failure when it
- * did not revert. Works for simulateContract/readContract and for raw `call`s.
- */
-export async function revertName(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-  } catch (err) {
-    if (!(err instanceof BaseError)) throw err;
-    const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
-    if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName) {
-      return reverted.data.errorName;
-    }
-    const withData = err.walk((e) => typeof (e as { data?: unknown }).data === 'string');
-    const data = (withData as { data?: unknown } | null)?.data;
-    if (typeof data === 'string' && data.startsWith('0x') && data.length >= 10) {
-      return decodeErrorResult({ abi: PmmRouterArtifact.abi, data: data as Hex }).errorName;
-    }
-    throw err;
-  }
-  throw new Error('expected the call to revert, but it succeeded');
 }

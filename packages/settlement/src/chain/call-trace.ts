@@ -9,8 +9,9 @@
  *   `traceAddress` (its path in the tree). erigon, reth, nethermind, besu.
  * - `structLogs`: `debug_traceTransaction(hash, {})`, the default opcode logger: every step with
  *   its stack and memory, from which the calls are rebuilt. The only one Hardhat 2 offers ("Hardhat
- *   currently only supports the default tracer"); geth has it too. Megabytes per transaction and
- *   slow on Hardhat (hundreds of ms): the last resort.
+ *   currently only supports the default tracer"); geth has it too; anvil gives the steps only when
+ *   started with --steps-tracing (an empty list otherwise). Megabytes per transaction and slow on
+ *   Hardhat (hundreds of ms): the last resort.
  *
  * `auto` tries them in that order on the first transaction that needs one and keeps the first
  * the node accepts. A call that reverted, or whose caller (at any level) reverted, changed nothing:
@@ -220,6 +221,9 @@ export async function traceSwapCalls(
       { disableStorage: true, enableMemory: true, disableMemory: false, disableStack: false },
     ])) as { failed?: boolean; structLogs?: StructLog[] };
     if (!Array.isArray(result?.structLogs)) throw new TracerUnsupported('debug_traceTransaction gave no structLogs');
+    // Every transaction traced here ran contract code, so it has steps. None means the node did not
+    // record them (anvil without --steps-tracing): reading that as "no swap" would drop swaps silently.
+    if (result.structLogs.length === 0) throw new TracerUnsupported('debug_traceTransaction recorded no steps');
     return swapCallsFromStructLogs(result, { from: tx.from, to: tx.to ?? '' }, router);
   } catch (err) {
     if (err instanceof TracerUnsupported || refusesTracer(err))

@@ -9,7 +9,7 @@
  * what looks transient (a dropped connection, a timeout, a rate limit, a 5xx), never on an answer
  * that will not change (an unknown method, bad parameters, a revert).
  */
-import { Interface, JsonRpcProvider, Network, id, zeroPadValue } from 'ethers';
+import { Interface, JsonRpcProvider, Network, id, toQuantity, zeroPadValue } from 'ethers';
 import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from '@pmm/core';
 
 /** `Transfer(address,address,uint256)`: the standard ERC-20 event every token emits. */
@@ -103,6 +103,17 @@ async function withRetry<T>(calls: Map<string, number>, method: string, run: () 
 /** The one helper-contract call the commands make. */
 const helper = new Interface(['function getQuoteToken() view returns (address)']);
 
+/** An eth_getLogs entry as the node sends it (hex quantities). */
+interface RawLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: string;
+  transactionHash: string;
+  logIndex: string;
+  blockTimestamp?: string;
+}
+
 let requestId = 0;
 
 /** One JSON-RPC request over HTTP; rejects with the node's error as ethers does (`error: {code, message}`). */
@@ -149,17 +160,25 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
     async transfers(address, side, fromBlock, toBlock) {
       const who = zeroPadValue(address.toLowerCase(), 32);
       const topics = side === 'from' ? [TRANSFER_TOPIC, who] : [TRANSFER_TOPIC, null, who];
-      // Not retried here: scan-swaps.ts halves a refused window instead.
+      // Not retried here: scan-swaps.ts halves a refused window instead. Raw, not provider.getLogs:
+      // ethers drops the logs' blockTimestamp.
       calls.set('eth_getLogs', (calls.get('eth_getLogs') ?? 0) + 1);
-      const logs = await provider.getLogs({ topics, fromBlock, toBlock });
+      const logs = (await provider.send('eth_getLogs', [
+        { topics, fromBlock: toQuantity(fromBlock), toBlock: toQuantity(toBlock) },
+      ])) as RawLog[];
       const out: TransferLog[] = [];
       for (const log of logs) {
+        const blockNumber = Number(log.blockNumber);
+        // Nodes that put the block's time in each log (geth since 1.14.x, reth, anvil) spare a
+        // block request per block: most of settle's requests on a chain with few swaps per block.
+        if (log.blockTimestamp !== undefined && !times.has(blockNumber))
+          times.set(blockNumber, Promise.resolve(Number(log.blockTimestamp)));
         // A non-standard event with the same topic (e.g. ERC-721's indexed tokenId) is not an amount.
         if (log.topics.length !== 3 || log.data.length !== 66) continue;
         out.push({
           txHash: log.transactionHash.toLowerCase(),
-          blockNumber: log.blockNumber,
-          logIndex: log.index,
+          blockNumber,
+          logIndex: Number(log.logIndex),
           token: log.address.toLowerCase(),
           from: `0x${log.topics[1]!.slice(26)}`.toLowerCase(),
           to: `0x${log.topics[2]!.slice(26)}`.toLowerCase(),
