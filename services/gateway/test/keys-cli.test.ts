@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { createRedis, redisReady } from '@pmm/core';
 import { DEV_INTEGRATOR_ID, hashApiKey, seedDevKey, type Gateway } from '@pmm/gateway';
 import { runKeysCommand } from '../src/cli/keys-command';
 import { REDIS_URL, call, harness, type Harness } from './support/harness';
@@ -234,7 +235,8 @@ describe('key CLI', () => {
         '--integrator',
         'from-bin',
       ],
-      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix } },
+      // The shared test Redis does not fsync each write (the next test shows the refusal).
+      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix, REDIS_DURABILITY: 'none' } },
     );
     const key = keyOf(stdout)!;
     expect((await price(key)).status).toBe(200);
@@ -252,6 +254,37 @@ describe('key CLI', () => {
     );
     expect(listed.stdout).toContain('integrator=from-bin');
     expect(listed.stdout).not.toContain(key);
+  });
+
+  it('error: the real entry point prints no key and exits 1 when Redis does not fsync each write', async () => {
+    const shared = createRedis(REDIS_URL, { name: 'keys-cli-fsync' });
+    try {
+      await redisReady(shared);
+      const fsync = ((await shared.call('CONFIG', 'GET', 'appendfsync')) as string[])[1];
+      const aof = ((await shared.call('CONFIG', 'GET', 'appendonly')) as string[])[1];
+      // The premise: this Redis does not vouch for each write (true of the test Redis).
+      expect(aof === 'yes' && fsync === 'always').toBe(false);
+    } finally {
+      shared.disconnect();
+    }
+    const result = await run(
+      process.execPath,
+      [
+        '-r',
+        path.join(ROOT, 'scripts/lib/ts-register.cjs'),
+        path.join(ROOT, 'services/gateway/src/cli/keys.ts'),
+        'create',
+        '--integrator',
+        'not-durable',
+      ],
+      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix, REDIS_DURABILITY: 'fsync' } },
+    ).then(
+      (r) => ({ code: 0, ...r }),
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toMatch(/pmm_/);
+    expect(result.stderr).toMatch(/could not be confirmed durable .*appendfsync/);
   });
 
   it('behavior: the development key from config is seeded by its hash, idempotently, with its whitelist', async () => {

@@ -21,9 +21,11 @@ import {
   type ConfigSources,
   SHARED_SETTINGS,
   SIGN_PATH_SETTINGS,
+  DURABLE_WRITE_SETTINGS,
   throwConfigErrors,
   readConfigFile,
   type ChainDeployments,
+  type DurableWriteConfig,
   type Setting,
 } from '@pmm/core';
 import { DEFAULT_MAX_FEE, UINT256_MAX } from '@pmm/protocol';
@@ -62,6 +64,7 @@ function optionalString(env: string, description: string): Setting<string | unde
 export const SIGNER_SETTINGS = {
   ...SHARED_SETTINGS,
   ...SIGN_PATH_SETTINGS,
+  ...DURABLE_WRITE_SETTINGS,
   port: settings.int(
     'PORT',
     'HTTP port of the signer (internal; only the gateway calls it). Default 8081.',
@@ -152,7 +155,8 @@ export interface ChainSignerConfig {
   key: KeySource;
 }
 
-export interface SignerConfig {
+/** The Redis durability settings (DURABLE_WRITE_SETTINGS) decide when an audit record is stored. */
+export interface SignerConfig extends DurableWriteConfig {
   port: number;
   host: string;
   redisUrl: string;
