@@ -51,7 +51,7 @@ export function assertRedisServer() {
 
 /**
  * Arguments of a redis-server that keeps integrators and API keys like production does:
- * append-only file in `dir`, fsync every second, never evicting. `configFile` (first: a
+ * append-only file in `dir`, fsynced before each answer, never evicting. `configFile` (first: a
  * config file's path must come before the options) carries what must not be on a command
  * line that `ps` shows every local user, such as `requirepass`.
  */
@@ -66,8 +66,9 @@ export function persistentRedisArgs(port, dir, configFile) {
     dir,
     '--appendonly',
     'yes',
+    // Before each answer: the signer checks it (REDIS_DURABILITY) before a signature leaves.
     '--appendfsync',
-    'everysec',
+    'always',
     '--save',
     '',
     '--maxmemory-policy',
