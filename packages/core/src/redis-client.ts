@@ -12,6 +12,12 @@ import Redis, { Cluster, RedisOptions } from 'ioredis';
 import type { Logger } from './logger';
 
 export type RedisRole = 'command' | 'subscriber' | 'worker';
+
+/**
+ * `redis-cluster://` and `redis-sentinel://` URLs: multi-host ones are not valid WHATWG URLs
+ * (comma-separated host:port), so they are parsed by hand: [scheme, password, hosts, master].
+ */
+export const MULTI_HOST_URL = /^(redis-cluster|redis-sentinel):\/\/(?:[^:@/]*:([^@/]*)@)?([^/]+)(?:\/(.*))?$/;
 export type RedisClient = Redis | Cluster;
 
 function hostsOf(list: string): { host: string; port: number }[] {
@@ -48,8 +54,7 @@ export function createRedis(
     connectionName: opts.name,
   };
   let client: RedisClient;
-  // Multi-host URLs are not valid WHATWG URLs (comma-separated host:port), so parse by hand.
-  const multi = /^(redis-cluster|redis-sentinel):\/\/(?:[^:@/]*:([^@/]*)@)?([^/]+)(?:\/(.*))?$/.exec(url);
+  const multi = MULTI_HOST_URL.exec(url);
   if (multi?.[1] === 'redis-cluster') {
     client = new Cluster(hostsOf(multi[3]!), {
       redisOptions: { ...options, password: multi[2] ? decodeURIComponent(multi[2]) : undefined },

@@ -5,6 +5,7 @@
 import { ConfigError, settings, type Setting } from './config';
 import { parseChainDeployments, type ChainDeployments } from './chain-deployment';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
+import { MULTI_HOST_URL } from './redis-client';
 import {
   DURABILITY_MODES,
   resolveDurabilityMode,
@@ -15,13 +16,19 @@ import { findChain } from '@pmm/protocol';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
+const redisUrlSetting = settings.url(
+  'REDIS_URL',
+  'Redis: redis:// or rediss:// (single node), redis-sentinel://host:port,…/<master>, redis-cluster://host:port,….',
+  'redis://127.0.0.1:6379',
+  ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
+);
+
 export const SHARED_SETTINGS = {
-  redisUrl: settings.url(
-    'REDIS_URL',
-    'Redis: redis:// or rediss:// (single node), redis-sentinel://host:port,…/<master>, redis-cluster://host:port,….',
-    'redis://127.0.0.1:6379',
-    ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
-  ),
+  // Several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL: createRedis's form.
+  redisUrl: {
+    ...redisUrlSetting,
+    parse: (raw: unknown) => (typeof raw === 'string' && MULTI_HOST_URL.test(raw) ? raw : redisUrlSetting.parse(raw)),
+  } satisfies Setting<string>,
   redisKeyPrefix: settings.string(
     'REDIS_KEY_PREFIX',
     'Prefix of every Redis key, channel and queue.',
