@@ -129,7 +129,7 @@ export const DURABLE_WRITE_SETTINGS = {
   ),
   redisDurableReplicas: settings.int(
     'REDIS_DURABLE_REPLICAS',
-    'Replica acknowledgements a write needs in replica mode (WAIT). Default 1.',
+    'Replica acknowledgements a write needs in replica mode (WAIT): set it to the number of replicas of each primary (a replica that did not acknowledge may be the one a fail-over promotes). Default 1.',
     1,
     [1, 16],
   ),

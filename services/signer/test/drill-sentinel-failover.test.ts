@@ -27,14 +27,15 @@ const KEEP = process.env.DRILL_KEEP === '1';
 const children: ChildProcess[] = [];
 const clients: RedisClient[] = [];
 let dir: string;
+const dirs: string[] = [];
 let signer: DrillSigner | undefined;
 
 afterAll(async () => {
   await signer?.close();
   for (const c of clients) c.disconnect();
   await stopAll(children, 'SIGKILL');
-  if (KEEP) console.log(`drill files kept in ${dir}`);
-  else rmSync(dir, { recursive: true, force: true });
+  if (KEEP) console.log(`drill files kept in ${dirs.join(', ')}`);
+  else for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 /** A redis-server; its output goes to `<dir>/<name>.log` (read it when a drill fails). */
@@ -58,8 +59,17 @@ const info = async (c: RedisClient, field: string) =>
     () => undefined,
   );
 
-it('drill: a Sentinel fail-over during a paced sign load loses no record, and signing resumes on the new primary', async () => {
+interface FailoverDrill {
+  /** The data nodes include deploy/redis/replicated.conf; else only AOF with fsync always. */
+  shipped: boolean;
+  /** Sign load after SENTINEL FAILOVER. */
+  afterMs: number;
+}
+
+/** One primary, one replica, one sentinel; SENTINEL FAILOVER under 100 signs/s. */
+async function failoverDrill(name: string, opts: FailoverDrill) {
   dir = mkdtempSync(path.join(tmpdir(), 'drill-sentinel-'));
+  dirs.push(dir);
   const ports: number[] = [];
   while (ports.length < 3) {
     const p = await freePort();
@@ -71,7 +81,7 @@ it('drill: a Sentinel fail-over during a paced sign load loses no record, and si
     mkdirSync(nodeDir);
     // As deployed: the node's own file (Sentinel rewrites it) includes the shipped settings.
     const conf = path.join(nodeDir, 'redis.conf');
-    writeFileSync(conf, `include ${SHIPPED_CONF}\n`);
+    writeFileSync(conf, opts.shipped ? `include ${SHIPPED_CONF}\n` : 'appendonly yes\nappendfsync always\n');
     server(name, [conf, '--port', String(port), '--bind', '127.0.0.1', '--dir', nodeDir, ...extra]);
   };
   node(primaryPort, 'a');
@@ -80,7 +90,8 @@ it('drill: a Sentinel fail-over during a paced sign load loses no record, and si
   const primary = client(primaryPort);
   await redisReady(primary);
   await until(
-    async () => (await info(primary, 'min_slaves_good_slaves')) === '1',
+    async () =>
+      (await info(primary, 'connected_slaves')) === '1' && (await info(primary, 'min_slaves_good_slaves')) !== '0',
     15_000,
     'a good replica (min-replicas-to-write)',
     100,
@@ -116,7 +127,7 @@ it('drill: a Sentinel fail-over during a paced sign load loses no record, and si
   await sleep(2_000);
   const failoverAt = Date.now() - load.started;
   await sentinel.call('SENTINEL', 'FAILOVER', 'pmm');
-  await sleep(18_000);
+  await sleep(opts.afterMs);
   const loadEnd = Date.now() - load.started;
   const result = await load.stop();
 
@@ -130,20 +141,36 @@ it('drill: a Sentinel fail-over during a paced sign load loses no record, and si
     100,
   );
   const missing = await missingRecords(`redis://127.0.0.1:${promoted}`, signer.prefix, result.ok);
+  await signer.close();
+  signer = undefined;
   // Signing resumed: the longest stretch without an answered signature from the fail-over on.
   const times = [failoverAt, ...result.ok.map((a) => a.at).filter((t) => t >= failoverAt), loadEnd];
   const gap = Math.max(...times.slice(1).map((t, i) => t - times[i]!));
   const afterwards = result.ok.filter((a) => a.at > failoverAt + 15_000).length;
   console.log(
     report(
-      'Sentinel fail-over drill',
+      name,
       result,
       missing.length,
       `longest time without a signature from the fail-over on ${gap} ms; answered 200 from 15 s after it ${afterwards}`,
     ),
   );
-  expect(missing).toEqual([]);
-  expect(result.ok.filter((a) => a.at < failoverAt).length).toBeGreaterThan(0);
-  expect(afterwards).toBeGreaterThan(0);
-  expect(gap).toBeLessThan(RESUME_WITHIN_MS);
+  await stopAll(children.splice(0), 'SIGKILL');
+  return { result, missing, gap, afterwards, before: result.ok.filter((a) => a.at < failoverAt).length };
+}
+
+it('drill: a Sentinel fail-over (shipped settings) during a paced sign load loses no record, and signing resumes on the new primary', async () => {
+  const drill = await failoverDrill('Sentinel fail-over drill (shipped settings)', { shipped: true, afterMs: 18_000 });
+  expect(drill.missing).toEqual([]);
+  expect(drill.before).toBeGreaterThan(0);
+  expect(drill.afterwards).toBeGreaterThan(0);
+  expect(drill.gap).toBeLessThan(RESUME_WITHIN_MS);
+}, 90_000);
+
+// Without min-replicas-to-write the demoted primary takes writes until it is converted (what
+// lost 1,106 records in the trial that opened this): the signer's WAIT alone must hold.
+it('drill: a Sentinel fail-over with plain Redis settings (no min-replicas-to-write) loses no record either', async () => {
+  const drill = await failoverDrill('Sentinel fail-over drill (plain settings)', { shipped: false, afterMs: 8_000 });
+  expect(drill.missing).toEqual([]);
+  expect(drill.before).toBeGreaterThan(0);
 }, 90_000);
