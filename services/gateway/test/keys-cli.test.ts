@@ -224,34 +224,25 @@ describe('key CLI', () => {
     expect(r.out).toContain(message);
   });
 
-  it('behavior: the real entry point (cli/keys.ts) creates a key that works', async () => {
-    const { stdout } = await run(
+  /** The real entry point (cli/keys.ts) as the operator runs it, on this file's key prefix. */
+  const keysBin = (args: string[], env: Record<string, string> = {}) =>
+    run(
       process.execPath,
       [
         '-r',
         path.join(ROOT, 'scripts/lib/ts-register.cjs'),
         path.join(ROOT, 'services/gateway/src/cli/keys.ts'),
-        'create',
-        '--integrator',
-        'from-bin',
+        ...args,
       ],
-      // The shared test Redis does not fsync each write (the next test shows the refusal).
-      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix, REDIS_DURABILITY: 'none' } },
+      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix, ...env } },
     );
+
+  it('behavior: the real entry point (cli/keys.ts) creates a key that works', async () => {
+    // The shared test Redis does not fsync each write (the next test shows the refusal).
+    const { stdout } = await keysBin(['create', '--integrator', 'from-bin'], { REDIS_DURABILITY: 'none' });
     const key = keyOf(stdout)!;
     expect((await price(key)).status).toBe(200);
-    const listed = await run(
-      process.execPath,
-      [
-        '-r',
-        path.join(ROOT, 'scripts/lib/ts-register.cjs'),
-        path.join(ROOT, 'services/gateway/src/cli/keys.ts'),
-        'list',
-      ],
-      {
-        env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix },
-      },
-    );
+    const listed = await keysBin(['list']);
     expect(listed.stdout).toContain('integrator=from-bin');
     expect(listed.stdout).not.toContain(key);
   });
@@ -267,18 +258,7 @@ describe('key CLI', () => {
     } finally {
       shared.disconnect();
     }
-    const result = await run(
-      process.execPath,
-      [
-        '-r',
-        path.join(ROOT, 'scripts/lib/ts-register.cjs'),
-        path.join(ROOT, 'services/gateway/src/cli/keys.ts'),
-        'create',
-        '--integrator',
-        'not-durable',
-      ],
-      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix, REDIS_DURABILITY: 'fsync' } },
-    ).then(
+    const result = await keysBin(['create', '--integrator', 'not-durable'], { REDIS_DURABILITY: 'fsync' }).then(
       (r) => ({ code: 0, ...r }),
       (err: { code: number; stdout: string; stderr: string }) => err,
     );
