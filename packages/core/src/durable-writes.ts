@@ -57,10 +57,16 @@ interface NodeState {
 /** What begin() saw: each master connection's generation. */
 export interface WriteSession {
   readonly generations: ReadonlyMap<Redis, number>;
+  /** Set by run() just before the writes are sent: which WAIT on one connection covers them. */
+  ticket?: number;
 }
 
 export class DurableWrites {
   private readonly nodes = new WeakMap<Redis, NodeState>();
+  /** Writes sent through run() so far, on a single connection (one ticket per run). */
+  private sent = 0;
+  /** The latest WAIT on a single connection, and the tickets it covers (every write sent before it). */
+  private lastWait?: { covers: number; acks: Promise<number> };
 
   constructor(
     readonly redis: RedisClient,
@@ -87,13 +93,7 @@ export class DurableWrites {
     const masters = this.masters();
     if (this.policy.mode === 'replica') {
       const { replicas, waitTimeoutMs } = this.policy;
-      const acks = await Promise.all(
-        masters.map((node) =>
-          node.call('WAIT', String(replicas), String(waitTimeoutMs)).then(Number, (err: unknown) => {
-            throw new DurabilityError(`WAIT failed: ${err instanceof Error ? err.message : String(err)}`);
-          }),
-        ),
-      );
+      const acks = await Promise.all(masters.map((node) => this.waitFor(node, session.ticket)));
       const short = acks.find((n) => n < replicas);
       if (short !== undefined)
         throw new DurabilityError(`${short} of ${replicas} replica acknowledgements within ${waitTimeoutMs} ms`);
@@ -104,12 +104,34 @@ export class DurableWrites {
     }
   }
 
-  /** begin(), the writes, confirm(): the writes' result once durable. */
+  /**
+   * begin(), the writes, confirm(): the writes' result once durable. `writes` must send its
+   * first command synchronously (as an ioredis call does): its ticket is taken just before.
+   */
   async run<T>(writes: () => Promise<T>): Promise<T> {
     const session = await this.begin();
+    session.ticket = ++this.sent;
     const result = await writes();
     await this.confirm(session);
     return result;
+  }
+
+  /**
+   * WAIT on `node`. On a single connection, answers arrive in the order commands were sent, and
+   * a WAIT blocks the connection until it returns: so a WAIT sent after a write (a higher
+   * ticket) covers it, and the writes answered while one WAIT is out share the next one (group
+   * commit) instead of each queueing its own behind the other. Not on a Cluster: a redirected
+   * write may be sent again after a WAIT on another node.
+   */
+  private waitFor(node: Redis, ticket: number | undefined): Promise<number> {
+    const single = !isCluster(this.redis);
+    if (single && ticket !== undefined && this.lastWait && this.lastWait.covers >= ticket) return this.lastWait.acks;
+    const { replicas, waitTimeoutMs } = this.policy;
+    const acks = node.call('WAIT', String(replicas), String(waitTimeoutMs)).then(Number, (err: unknown) => {
+      throw new DurabilityError(`WAIT failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    if (single) this.lastWait = { covers: this.sent, acks };
+    return acks;
   }
 
   /** Every master connection (one, unless the client is a Cluster). */

@@ -91,7 +91,9 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
   await redisReady(primary);
   await until(
     async () =>
-      (await info(primary, 'connected_slaves')) === '1' && (await info(primary, 'min_slaves_good_slaves')) !== '0',
+      // The replica's first sync waits repl-diskless-sync-delay (5 s): until then WAIT counts 0.
+      (await info(primary, 'slave0'))?.includes('state=online') &&
+      (await info(primary, 'min_slaves_good_slaves')) !== '0',
     15_000,
     'a good replica (min-replicas-to-write)',
     100,
