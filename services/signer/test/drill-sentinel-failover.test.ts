@@ -16,7 +16,7 @@ import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner 
 
 const SHIPPED_CONF = path.resolve(__dirname, '../../../deploy/redis/replicated.conf');
 /**
- * The longest a client may go without a signature from SENTINEL FAILOVER on (seen: 15.8 s). The
+ * The longest a client may go without a signature from SENTINEL FAILOVER on (seen: 15.8-16.6 s). The
  * old primary rejoins as a replica only when the sentinel next reads its INFO (every 10 s), and
  * until then the new primary has no replica to acknowledge (WAIT 1, min-replicas-to-write 1).
  */
