@@ -86,13 +86,16 @@ export async function waitForRedis(port, timeoutMs = 10_000, password = undefine
   throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs / 1000} s`);
 }
 
-/** Starts a throw-away `redis-server` on a free port; resolves to { url, stop } (stop resolves once it exited). */
-export async function startPrivateRedis() {
+/**
+ * Starts a throw-away `redis-server` on a free port; resolves to { url, stop } (stop resolves once
+ * it exited). `args` come after the defaults (no persistence), so they win.
+ */
+export async function startPrivateRedis(args = []) {
   assertRedisServer();
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args],
     {
       stdio: 'ignore',
     },
