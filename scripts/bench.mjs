@@ -2,7 +2,8 @@
 // one at a time (they measure the machine, so they must not overlap), with a private Redis
 // unless REDIS_URL is set. Each benchmark prints its own figures and ratios.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
 import { startPrivateRedis } from './lib/redis.mjs';
@@ -29,7 +30,12 @@ if (selected.length === 0) {
   console.error(`no benchmark matches "${filter}"`);
   process.exit(1);
 }
-const redis = process.env.REDIS_URL ? undefined : await startPrivateRedis();
+// As shipped (scripts/lib/redis.mjs's persistentRedisArgs): the append-only file fsynced before
+// each answer, which the signer checks (REDIS_DURABILITY=auto); in a folder removed at the end.
+const redisDir = process.env.REDIS_URL ? undefined : mkdtempSync(path.join(tmpdir(), 'bench-redis-'));
+const redis = redisDir
+  ? await startPrivateRedis(['--dir', redisDir, '--appendonly', 'yes', '--appendfsync', 'always'])
+  : undefined;
 let failed = 0;
 for (const file of selected) {
   console.log(`\n=== ${path.relative(root, file)}`);
@@ -41,4 +47,5 @@ for (const file of selected) {
   if (r.status !== 0) failed++;
 }
 await redis?.stop();
+if (redisDir) rmSync(redisDir, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);

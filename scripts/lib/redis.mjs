@@ -51,7 +51,7 @@ export function assertRedisServer() {
 
 /**
  * Arguments of a redis-server that keeps integrators and API keys like production does:
- * append-only file in `dir`, fsync every second, never evicting. `configFile` (first: a
+ * append-only file in `dir`, fsynced before each answer, never evicting. `configFile` (first: a
  * config file's path must come before the options) carries what must not be on a command
  * line that `ps` shows every local user, such as `requirepass`.
  */
@@ -66,8 +66,9 @@ export function persistentRedisArgs(port, dir, configFile) {
     dir,
     '--appendonly',
     'yes',
+    // Before each answer: the signer checks it (REDIS_DURABILITY) before a signature leaves.
     '--appendfsync',
-    'everysec',
+    'always',
     '--save',
     '',
     '--maxmemory-policy',
@@ -85,13 +86,16 @@ export async function waitForRedis(port, timeoutMs = 10_000, password = undefine
   throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs / 1000} s`);
 }
 
-/** Starts a throw-away `redis-server` on a free port; resolves to { url, stop } (stop resolves once it exited). */
-export async function startPrivateRedis() {
+/**
+ * Starts a throw-away `redis-server` on a free port; resolves to { url, stop } (stop resolves once
+ * it exited). `args` come after the defaults (no persistence), so they win.
+ */
+export async function startPrivateRedis(args = []) {
   assertRedisServer();
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args],
     {
       stdio: 'ignore',
     },

@@ -64,6 +64,7 @@ export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './lua-command';
 export { createMetrics, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
+export { exitWhenWritten } from './exit-when-written';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
 export {
@@ -74,6 +75,16 @@ export {
   type RedisDurability,
   type RedisInfoHealth,
 } from './redis-durability';
+export {
+  DURABILITY_MODES,
+  DurabilityError,
+  DurableWrites,
+  resolveDurabilityMode,
+  type DurabilityMode,
+  type DurabilityPolicy,
+  type DurabilitySetting,
+  type WriteSession,
+} from './durable-writes';
 export { redisHealthMetrics } from './redis-health-metrics';
 export { redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
@@ -93,7 +104,14 @@ export {
 } from './pkcs11-signer';
 export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
 export { maskUrlCredentials, redactText, registerSecret } from './secrets';
-export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
+export {
+  chainsSetting,
+  DURABLE_WRITE_SETTINGS,
+  durabilityPolicy,
+  type DurableWriteConfig,
+  SHARED_SETTINGS,
+  SIGN_PATH_SETTINGS,
+} from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
 export type { OperatorEnv } from './operator-stack';

@@ -5,13 +5,19 @@
  * - `subscriber`: pub/sub only; ioredis resubscribes after a reconnect; no ready check.
  * - `worker`: BullMQ workers need `maxRetriesPerRequest: null` (blocking commands).
  * URLs: `redis://` / `rediss://` (single node), `redis-sentinel://h1:p1,h2:p2/<master>`, and
- * `redis-cluster://h1:p1,h2:p2`. Every client gets an `error` listener: an unhandled one would
+ * `redis-cluster://h1:p1,h2:p2` (Sentinel clients follow a fail-over at once). Every client gets an `error` listener: an unhandled one would
  * crash the process on the first disconnect.
  */
 import Redis, { Cluster, RedisOptions } from 'ioredis';
 import type { Logger } from './logger';
 
 export type RedisRole = 'command' | 'subscriber' | 'worker';
+
+/**
+ * `redis-cluster://` and `redis-sentinel://` URLs: multi-host ones are not valid WHATWG URLs
+ * (comma-separated host:port), so they are parsed by hand: [scheme, password, hosts, master].
+ */
+export const MULTI_HOST_URL = /^(redis-cluster|redis-sentinel):\/\/(?:[^:@/]*:([^@/]*)@)?([^/]+)(?:\/(.*))?$/;
 export type RedisClient = Redis | Cluster;
 
 function hostsOf(list: string): { host: string; port: number }[] {
@@ -48,8 +54,7 @@ export function createRedis(
     connectionName: opts.name,
   };
   let client: RedisClient;
-  // Multi-host URLs are not valid WHATWG URLs (comma-separated host:port), so parse by hand.
-  const multi = /^(redis-cluster|redis-sentinel):\/\/(?:[^:@/]*:([^@/]*)@)?([^/]+)(?:\/(.*))?$/.exec(url);
+  const multi = MULTI_HOST_URL.exec(url);
   if (multi?.[1] === 'redis-cluster') {
     client = new Cluster(hostsOf(multi[3]!), {
       redisOptions: { ...options, password: multi[2] ? decodeURIComponent(multi[2]) : undefined },
@@ -62,6 +67,12 @@ export function createRedis(
       sentinels: hostsOf(multi[3]!),
       name: multi[4] || 'mymaster',
       password: multi[2] ? decodeURIComponent(multi[2]) : undefined,
+      // Follow a fail-over at once: the sentinels' +switch-master closes the connection to the
+      // demoted primary (without it, writes keep going there until it is told to replicate,
+      // and are then discarded), and a READONLY answer (a primary turned replica) reconnects
+      // to the primary the sentinels name. The failed command is not re-sent: the caller decides.
+      failoverDetector: true,
+      reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
     });
   } else {
     client = new Redis(url, options);

@@ -25,11 +25,11 @@ export function durabilityWarnings(d: RedisDurability): string[] {
   const warnings: string[] = [];
   if (!d.aof && !d.rdb)
     warnings.push(
-      'Redis persistence is off (appendonly no, no save points): integrators and API keys are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync everysec).',
+      'Redis persistence is off (appendonly no, no save points): integrators and API keys are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync always: the signer requires it on a single node).',
     );
   else if (!d.aof)
     warnings.push(
-      'Redis persists by RDB snapshots only: keys created since the last snapshot are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync everysec).',
+      'Redis persists by RDB snapshots only: keys created since the last snapshot are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync always: the signer requires it on a single node).',
     );
   if (d.maxmemoryPolicy !== 'noeviction')
     warnings.push(

@@ -5,17 +5,30 @@
 import { ConfigError, settings, type Setting } from './config';
 import { parseChainDeployments, type ChainDeployments } from './chain-deployment';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
+import { MULTI_HOST_URL } from './redis-client';
+import {
+  DURABILITY_MODES,
+  resolveDurabilityMode,
+  type DurabilityPolicy,
+  type DurabilitySetting,
+} from './durable-writes';
 import { findChain } from '@pmm/protocol';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
+const redisUrlSetting = settings.url(
+  'REDIS_URL',
+  'Redis: redis:// or rediss:// (single node), redis-sentinel://host:port,…/<master>, redis-cluster://host:port,….',
+  'redis://127.0.0.1:6379',
+  ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
+);
+
 export const SHARED_SETTINGS = {
-  redisUrl: settings.url(
-    'REDIS_URL',
-    'Redis: redis:// or rediss:// (single node), redis-sentinel://host:port,…/<master>, redis-cluster://host:port,….',
-    'redis://127.0.0.1:6379',
-    ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
-  ),
+  // Several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL: createRedis's form.
+  redisUrl: {
+    ...redisUrlSetting,
+    parse: (raw: unknown) => (typeof raw === 'string' && MULTI_HOST_URL.test(raw) ? raw : redisUrlSetting.parse(raw)),
+  } satisfies Setting<string>,
   redisKeyPrefix: settings.string(
     'REDIS_KEY_PREFIX',
     'Prefix of every Redis key, channel and queue.',
@@ -99,3 +112,47 @@ export const SIGN_PATH_SETTINGS = {
     1024 * 1024,
   ]),
 };
+
+/**
+ * How writes that must not be lost are confirmed: the signer's audit records and the key
+ * CLI's integrators, keys and whitelists (durable-writes.ts; docs/decisions.md#durable-writes).
+ */
+export const DURABLE_WRITE_SETTINGS = {
+  redisDurability: settings.oneOf(
+    'REDIS_DURABILITY',
+    'How an audit record (and a key CLI write) is confirmed durable before the signature (or the key) is given out: ' +
+      'fsync (every master answers only after fsyncing its append-only file: appendonly yes, appendfsync always, checked with CONFIG GET), ' +
+      'replica (WAIT for REDIS_DURABLE_REPLICAS replica acknowledgements), none (nothing confirmed: development and tests only), ' +
+      'or auto: replica for redis-sentinel:// and redis-cluster:// URLs, fsync otherwise. Unconfirmed: the sign answer is 503. Default auto.',
+    'auto',
+    DURABILITY_MODES,
+  ),
+  redisDurableReplicas: settings.int(
+    'REDIS_DURABLE_REPLICAS',
+    'Replica acknowledgements a write needs in replica mode (WAIT): set it to the number of replicas of each primary (a replica that did not acknowledge may be the one a fail-over promotes). Default 1.',
+    1,
+    [1, 16],
+  ),
+  redisDurableWaitMs: settings.int(
+    'REDIS_DURABLE_WAIT_MS',
+    'How long a write waits for those acknowledgements (WAIT timeout) before it counts as not durable (the sign answer is then 503). Default 500.',
+    500,
+    [1, 10_000],
+  ),
+};
+
+/** The loaded {@link DURABLE_WRITE_SETTINGS}. */
+export interface DurableWriteConfig {
+  redisDurability: DurabilitySetting;
+  redisDurableReplicas: number;
+  redisDurableWaitMs: number;
+}
+
+/** The policy the {@link DURABLE_WRITE_SETTINGS} describe for `redisUrl`. */
+export function durabilityPolicy(config: DurableWriteConfig, redisUrl: string): DurabilityPolicy {
+  return {
+    mode: resolveDurabilityMode(config.redisDurability, redisUrl),
+    replicas: config.redisDurableReplicas,
+    waitTimeoutMs: config.redisDurableWaitMs,
+  };
+}

@@ -12,7 +12,7 @@
  * out: measured at 6 swaps/s on anvil (a 2-core machine under load), it is the last resort.
  */
 import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
-import { DAY_MS, createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
+import { DAY_MS, DurableWrites, createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { startDevnet } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
 import { RedisAuditTrail } from '@pmm/signer';
@@ -47,7 +47,12 @@ async function main(): Promise<void> {
       await (await token.getFunction('approve')(spender, MaxUint256)).wait();
     }
     const signer = createDigestSigner(s.apiSigner.privateKey);
-    const trail = new RedisAuditTrail({ redis, keys, retentionMs: 30 * DAY_MS });
+    const trail = new RedisAuditTrail({
+      redis,
+      keys,
+      retentionMs: 30 * DAY_MS,
+      durability: DurableWrites.unconfirmed(redis),
+    });
     const startTime = Number((await provider.getBlock('latest'))!.timestamp) + 1;
     await provider.send('evm_setNextBlockTimestamp', [startTime]);
     let n = 0;

@@ -113,6 +113,8 @@ beforeAll(async () => {
         REDIS_URL,
         REDIS_KEY_PREFIX: h.prefix,
         INTERNAL_TOKEN,
+        // The shared test Redis does not fsync each write; durable writes have their own drills.
+        REDIS_DURABILITY: 'none',
         SERVED_CHAINS: CHAINS.join(','),
         SIGNER_KEY_8453: c(8453).stack.apiSigner.privateKey,
         SIGNER_KEY_56: c(56).stack.apiSigner.privateKey,

@@ -39,7 +39,14 @@ beforeAll(async () => {
   await gateway.start();
   signer = await startSigner(
     loadSignerConfig({
-      env: { ...env, PORT: '0', SERVED_CHAINS: '8453', SIGNER_KEY_8453: `0x${'11'.repeat(32)}` },
+      // The shared test Redis does not fsync each write; durable writes have their own drills.
+      env: {
+        ...env,
+        REDIS_DURABILITY: 'none',
+        PORT: '0',
+        SERVED_CHAINS: '8453',
+        SIGNER_KEY_8453: `0x${'11'.repeat(32)}`,
+      },
       file: {},
     }),
     logger,

@@ -3,7 +3,11 @@ export { sampleAuditRecord } from './audit-record-sample';
 export { freePort, waitForPort } from './ports';
 export { stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
-export { privateRedisCluster, type PrivateRedisCluster } from './private-redis-cluster';
+export {
+  privateRedisCluster,
+  type PrivateRedisCluster,
+  type PrivateRedisClusterOptions,
+} from './private-redis-cluster';
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
 export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser';
 export { until } from './until';

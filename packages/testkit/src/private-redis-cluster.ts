@@ -11,11 +11,18 @@ import { stopAll } from './processes';
 export interface PrivateRedisCluster {
   /** `redis-cluster://127.0.0.1:<port>,…`, the form createRedis takes. */
   url: string;
+  /** The nodes' ports (all masters). */
+  ports: number[];
   /** Stops every node and waits until they are gone. */
   stop(): Promise<void>;
 }
 
-export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
+export interface PrivateRedisClusterOptions {
+  /** Extra redis-server arguments of every node, after the defaults (persistence off), so they win. */
+  args?: string[];
+}
+
+export async function privateRedisCluster(opts: PrivateRedisClusterOptions = {}): Promise<PrivateRedisCluster> {
   // Cluster bus ports are port + 10000: pick ports whose bus port is free too.
   const ports: number[] = [];
   while (ports.length < 3) {
@@ -29,6 +36,7 @@ export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
       [
         ...['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes'],
         ...['--cluster-config-file', `${dir}/nodes.conf`, '--save', '', '--appendonly', 'no', '--dir', dir],
+        ...(opts.args ?? []),
       ],
       { stdio: 'ignore' },
     );
@@ -46,5 +54,5 @@ export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
     await stop();
     throw err;
   }
-  return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, stop };
+  return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, stop };
 }

@@ -161,6 +161,8 @@ async function startBenchSigner(prefix: string): Promise<number> {
       REDIS_URL,
       REDIS_KEY_PREFIX: prefix,
       INTERNAL_TOKEN,
+      // What npm run bench's private Redis supports (auto: fsync); another mode with REDIS_URL.
+      ...(process.env.REDIS_DURABILITY ? { REDIS_DURABILITY: process.env.REDIS_DURABILITY } : {}),
       SERVED_CHAINS: '8453',
       SIGNER_KEY_8453: `0x${randomBytes(32).toString('hex')}`,
       LOG_LEVEL: 'warn',

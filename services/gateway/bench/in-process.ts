@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import {
   andThen,
   DAY_MS,
+  DurableWrites,
   createDigestSigner,
   createLogger,
   createMetrics,
@@ -55,7 +56,12 @@ export async function startInProcessSign(opts: { redisUrl: string; prefix: strin
     originRates: new Map(),
     quoteValiditySeconds: new Map([[8453, 60]]),
     pairs,
-    audit: new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: DAY_MS }),
+    audit: new RedisAuditTrail({
+      redis: auditRedis,
+      keys,
+      retentionMs: DAY_MS,
+      durability: DurableWrites.unconfirmed(auditRedis),
+    }),
     metrics: signMetrics(createMetrics('in-process')),
     logSigned: false,
   });

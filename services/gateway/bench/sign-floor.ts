@@ -13,7 +13,7 @@
  * CPU time (process.cpuUsage) rather than wall time: it is what a shared machine disturbs least.
  */
 import { randomBytes } from 'node:crypto';
-import { DAY_MS, createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
+import { DAY_MS, DurableWrites, createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { swapDigest, type SwapQuoteFields } from '@pmm/protocol';
 import { RedisAuditTrail } from '@pmm/signer';
 import { sampleAuditRecord } from '@pmm/testkit';
@@ -66,7 +66,12 @@ export async function measureSignFloor(redisUrl: string, prefix: string): Promis
 
   const redis = createRedis(redisUrl, { role: 'command', name: 'bench-floor' });
   await redisReady(redis);
-  const trail = new RedisAuditTrail({ redis, keys: redisKeys(prefix), retentionMs: DAY_MS });
+  const trail = new RedisAuditTrail({
+    redis,
+    keys: redisKeys(prefix),
+    retentionMs: DAY_MS,
+    durability: DurableWrites.unconfirmed(redis),
+  });
   const audit = await cpuPerAsyncCall(20000, 50, (i) => trail.record(sampleAuditRecord(i)));
   redis.disconnect();
   return [

@@ -57,6 +57,8 @@ beforeAll(async () => {
         REDIS_URL,
         REDIS_KEY_PREFIX: h.prefix,
         INTERNAL_TOKEN,
+        // The shared test Redis does not fsync each write; durable writes have their own drills.
+        REDIS_DURABILITY: 'none',
         SERVED_CHAINS: '8453',
         SIGNER_KEY_8453: c.apiSigner.privateKey,
         LOG_LEVEL: 'error',

@@ -32,6 +32,7 @@ import {
 import {
   DAY_MS,
   DEFAULT_PKCS11_SESSIONS,
+  DurableWrites,
   auditDay,
   createDigestSigner,
   createLogger,
@@ -279,7 +280,12 @@ async function main(): Promise<void> {
     // As start-signer wires it: a dedicated auto-pipelined connection.
     const auditRedis = createRedis(url, { role: 'command', name: 'bench-audit' });
     await redisReady(auditRedis);
-    const trail = new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: 180 * DAY_MS });
+    const trail = new RedisAuditTrail({
+      redis: auditRedis,
+      keys,
+      retentionMs: 180 * DAY_MS,
+      durability: DurableWrites.unconfirmed(auditRedis),
+    });
     const none: AuditSink = { record: () => Promise.resolve() };
 
     // The trail alone: records written per second, 50 at a time (what one signer can record).

@@ -21,12 +21,14 @@ import {
   type ConfigSources,
   SHARED_SETTINGS,
   SIGN_PATH_SETTINGS,
+  DURABLE_WRITE_SETTINGS,
   throwConfigErrors,
   readConfigFile,
   DEFAULT_PKCS11_SESSIONS,
   pkcs11UriSetting,
   type ChainDeployments,
   type Pkcs11KeyRef,
+  type DurableWriteConfig,
   type Setting,
 } from '@pmm/core';
 import { DEFAULT_MAX_FEE, UINT256_MAX } from '@pmm/protocol';
@@ -65,6 +67,7 @@ function optionalString(env: string, description: string): Setting<string | unde
 export const SIGNER_SETTINGS = {
   ...SHARED_SETTINGS,
   ...SIGN_PATH_SETTINGS,
+  ...DURABLE_WRITE_SETTINGS,
   port: settings.int(
     'PORT',
     'HTTP port of the signer (internal; only the gateway calls it). Default 8081.',
@@ -176,7 +179,8 @@ export interface ChainSignerConfig {
   key: KeySource;
 }
 
-export interface SignerConfig {
+/** The Redis durability settings (DURABLE_WRITE_SETTINGS) decide when an audit record is stored. */
+export interface SignerConfig extends DurableWriteConfig {
   port: number;
   host: string;
   redisUrl: string;

@@ -8,6 +8,8 @@ import {
   createMetrics,
   DAY_MS,
   createRedis,
+  DurableWrites,
+  durabilityPolicy,
   listen,
   redisKeys,
   redisReady,
@@ -58,6 +60,8 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
   await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
   checkRedisDurabilityWhenReady(redis, logger);
+  const durability = new DurableWrites(auditRedis, durabilityPolicy(config, config.redisUrl));
+  logDurability(durability, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
   await pairs.start();
   // The same subscriber connection carries the integrator invalidations.
@@ -78,11 +82,20 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     quoteValiditySeconds,
     pairs,
     integrators,
-    audit: new RedisAuditTrail({ redis: auditRedis, keys, retentionMs: config.auditRetentionDays * DAY_MS }),
+    audit: new RedisAuditTrail({
+      redis: auditRedis,
+      keys,
+      retentionMs: config.auditRetentionDays * DAY_MS,
+      durability,
+    }),
     dailySignatureQuota: config.dailySignatureQuota,
     readiness: {
       redis: async () => {
         await Promise.all([redis.ping(), auditRedis.ping()]);
+      },
+      // Not ready while an audit record could not be confirmed durable (every sign would be 503).
+      durability: async () => {
+        await durability.begin();
       },
       keys: async () => {
         const missing = config.servedChains.filter((id) => !signers.has(id));
@@ -110,4 +123,31 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await closeSigningKeys(signers);
       })()),
   };
+}
+
+/** Says at start how audit records are confirmed, and why signing will fail when they cannot be. */
+function logDurability(durability: DurableWrites, logger: Logger): void {
+  const { mode, replicas, waitTimeoutMs } = durability.policy;
+  if (mode === 'none') {
+    logger.warn(
+      "REDIS_DURABILITY=none: audit records are not confirmed durable; a Redis crash or fail-over can lose signed quotes' records",
+      {
+        check: 'durable-writes',
+      },
+    );
+    return;
+  }
+  logger.info('audit records confirmed durable before a signature leaves', {
+    check: 'durable-writes',
+    mode,
+    ...(mode === 'replica' ? { replicas, waitTimeoutMs } : {}),
+  });
+  redisReady(durability.redis, 60_000)
+    .then(() => durability.begin())
+    .catch((err: unknown) =>
+      logger.error('audit records cannot be confirmed durable: every sign answer is 503 until Redis is fixed', {
+        check: 'durable-writes',
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
 }

@@ -3,7 +3,7 @@
  * stream and signature index, which the hash tag keeps in one slot.
  */
 import { privateRedisCluster, sampleAuditRecord, type PrivateRedisCluster } from '@pmm/testkit';
-import { DAY_MS, createRedis, redisKeys, redisReady } from '@pmm/core';
+import { DAY_MS, DurableWrites, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { AuditReader } from '@pmm/settlement';
 import { RedisAuditTrail } from '../src';
 
@@ -20,7 +20,12 @@ it('behavior: the audit trail writes and reads back on every chain', async () =>
   try {
     await redisReady(client, 15_000);
     const keys = redisKeys('pmm-audit-test');
-    const trail = new RedisAuditTrail({ redis: client, keys, retentionMs: DAY_MS });
+    const trail = new RedisAuditTrail({
+      redis: client,
+      keys,
+      retentionMs: DAY_MS,
+      durability: DurableWrites.unconfirmed(client),
+    });
     const reader = new AuditReader(client, keys);
     const timestamp = Math.floor(Date.now() / 1000);
     for (const chainId of [8453, 56, 4663]) {

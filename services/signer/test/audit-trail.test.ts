@@ -9,7 +9,16 @@ import { promisify } from 'node:util';
 import request from 'supertest';
 import { decodeAbiParameters, recoverAddress, type Hex } from 'viem';
 import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
-import { AUDIT_FIELDS, DAY_MS, auditDay, createMetrics, createRedis, redisReady, type RedisClient } from '@pmm/core';
+import {
+  AUDIT_FIELDS,
+  DAY_MS,
+  DurableWrites,
+  auditDay,
+  createMetrics,
+  createRedis,
+  redisReady,
+  type RedisClient,
+} from '@pmm/core';
 import { AuditReader, runAuditCommand } from '@pmm/settlement';
 import { MAX_BATCH_RECORDS, MAX_INDEXED_IDS, QuotaExceededError, RedisAuditTrail, auditTrailSizeMetric } from '../src';
 import {
@@ -239,7 +248,12 @@ describe('retention', () => {
     const retentionMs = 30 * DAY_MS;
     const record = (signature: string) =>
       sampleAuditRecord(0, { time: Date.now(), chainId: 4663, timestamp: NOW_S, signature });
-    await new RedisAuditTrail({ redis: f.redis, keys: f.keys, retentionMs }).record(record(`0x${'aa'.repeat(65)}`));
+    await new RedisAuditTrail({
+      redis: f.redis,
+      keys: f.keys,
+      retentionMs,
+      durability: DurableWrites.unconfirmed(f.redis),
+    }).record(record(`0x${'aa'.repeat(65)}`));
     const index = f.keys.auditSignatures(4663, auditDay(NOW_S));
     const expectedExpiry = (auditDay(NOW_S) + 1) * DAY_MS + retentionMs;
     expect(Number(await f.redis.pexpiretime(index))).toBe(expectedExpiry);
@@ -250,6 +264,7 @@ describe('retention', () => {
       redis: f.redis,
       keys: f.keys,
       retentionMs,
+      durability: DurableWrites.unconfirmed(f.redis),
       now: () => Date.now() + retentionMs - 20,
     });
     await later.record(record(`0x${'bb'.repeat(65)}`));
@@ -269,7 +284,12 @@ const trailKeys = (name: string) => ({
 describe('a flood of one identical request', () => {
   it('boundary: every request is in the stream; the index keeps the first MAX_INDEXED_IDS under the signature', async () => {
     const keys = trailKeys('flood');
-    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const trail = new RedisAuditTrail({
+      redis: f.redis,
+      keys,
+      retentionMs: DAY_MS,
+      durability: DurableWrites.unconfirmed(f.redis),
+    });
     const signature = `0x${'cc'.repeat(65)}`;
     const base = sampleAuditRecord(0, { timestamp: NOW_S, signature });
     for (let i = 0; i < MAX_INDEXED_IDS + 5; i++) await trail.record({ ...base, requestId: `flood-${i}` });
@@ -284,7 +304,12 @@ describe('a flood of one identical request', () => {
 describe('daily signature quota', () => {
   it("behavior: past an integrator's quota on a chain and day a record is refused and nothing of it written; others and other chains go on", async () => {
     const keys = { ...trailKeys('quota'), auditQuota: (c: number, d: number) => `${f.prefix}:{${c}}:quota-q:${d}` };
-    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const trail = new RedisAuditTrail({
+      redis: f.redis,
+      keys,
+      retentionMs: DAY_MS,
+      durability: DurableWrites.unconfirmed(f.redis),
+    });
     const sig = (i: number) => `0x${(0xabc00 + i).toString(16).padStart(130, '0')}`;
     const rec = (i: number, integratorId: string, chainId = 8453) =>
       sampleAuditRecord(0, { chainId, integratorId, timestamp: NOW_S, signature: sig(i), requestId: `q-${i}` });
@@ -315,7 +340,12 @@ describe('daily signature quota', () => {
 describe("the trail's size as a metric", () => {
   it("behavior: signer_audit_trail_entries is each chain's stream length at scrape time", async () => {
     const keys = trailKeys('size');
-    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const trail = new RedisAuditTrail({
+      redis: f.redis,
+      keys,
+      retentionMs: DAY_MS,
+      durability: DurableWrites.unconfirmed(f.redis),
+    });
     const metrics = createMetrics('size-test', { defaultMetrics: false });
     auditTrailSizeMetric(metrics, f.redis, keys, [8453, 56]);
     const sig = (i: number) => `0x${(0x5150 + i).toString(16).padStart(130, '0')}`;
@@ -330,7 +360,12 @@ describe("the trail's size as a metric", () => {
 describe('records of one turn share a script call', () => {
   it('behavior: one call per chain and day, at most MAX_BATCH_RECORDS each; every record stored, in order, and indexed', async () => {
     const keys = trailKeys('batch');
-    const trail = new RedisAuditTrail({ redis: f.redis, keys, retentionMs: DAY_MS });
+    const trail = new RedisAuditTrail({
+      redis: f.redis,
+      keys,
+      retentionMs: DAY_MS,
+      durability: DurableWrites.unconfirmed(f.redis),
+    });
     const sent = jest.spyOn(f.redis, 'sendCommand');
     try {
       const sig = (i: number) => `0x${i.toString(16).padStart(130, '0')}`;
@@ -367,7 +402,12 @@ describe('when the trail cannot be written, the signature is not returned', () =
       now: () => NOW_MS,
       override: (deps) => ({
         ...deps,
-        audit: new RedisAuditTrail({ redis: ownClient, keys: f.keys, retentionMs: DAY_MS }),
+        audit: new RedisAuditTrail({
+          redis: ownClient,
+          keys: f.keys,
+          retentionMs: DAY_MS,
+          durability: DurableWrites.unconfirmed(ownClient),
+        }),
       }),
     });
     app = g.app;

@@ -68,6 +68,8 @@ const baseEnv = (): Record<string, string> => ({
   REDIS_URL,
   REDIS_KEY_PREFIX: prefix,
   INTERNAL_TOKEN,
+  // The shared test Redis does not fsync each write; durable writes have their own drills.
+  REDIS_DURABILITY: 'none',
   PORT: '0',
   SIGNER_KEY_8453: KEYS[8453],
   SIGNER_KEY_56: KEYS[56],

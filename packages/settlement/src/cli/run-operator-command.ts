@@ -3,6 +3,7 @@
  * usage on no arguments or `help`, the operator context (Redis, chains), exit codes, and a last
  * resort for errors outside the command (e.g. Redis unreachable).
  */
+import { exitWhenWritten } from '@pmm/core';
 import { openOperatorContext, type OperatorContext } from './operator-context';
 import { UsageError } from './cli-options';
 
@@ -53,11 +54,12 @@ export function runOperatorCli(
       ctx.close();
     }
   };
+  // Exits only once the output is written: a pipe to a slow reader must get every line.
   main().then(
-    (code) => process.exit(code),
+    (code) => exitWhenWritten(code),
     (err: unknown) => {
       io.err(`${name}: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
+      return exitWhenWritten(1);
     },
   );
 }

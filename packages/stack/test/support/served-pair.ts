@@ -82,6 +82,8 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     REDIS_URL,
     REDIS_KEY_PREFIX: prefix,
     INTERNAL_TOKEN,
+    // The shared test Redis does not fsync each write; durable writes have their own drills.
+    REDIS_DURABILITY: 'none',
     SERVED_CHAINS: CHAINS.join(','),
     LOG_LEVEL: 'error',
   };

@@ -2,8 +2,24 @@
  * `node services/gateway/dist/cli/keys.js <command>`: manages API keys and integrators in
  * the Redis named by REDIS_URL / REDIS_KEY_PREFIX (or CONFIG_FILE), else beside a running
  * `npm start` in its Redis (core's operator-stack.ts). See KEYS_USAGE.
+ *
+ * A write command's output (a new key above all) is printed only once its writes are confirmed
+ * durable, by the same rule as the signer's audit records (REDIS_DURABILITY, core's
+ * durable-writes.ts): a key handed to an integrator must survive a Redis crash or fail-over.
+ * Unconfirmed, the command prints nothing of it and exits 1 (the write may or may not remain:
+ * `keys list` tells).
  */
-import { createRedis, describeRedis, loadConfig, operatorEnv, redisReady } from '@pmm/core';
+import {
+  DURABLE_WRITE_SETTINGS,
+  DurableWrites,
+  createRedis,
+  describeRedis,
+  durabilityPolicy,
+  exitWhenWritten,
+  loadConfig,
+  operatorEnv,
+  redisReady,
+} from '@pmm/core';
 import { GATEWAY_SETTINGS } from '../config';
 import { ApiKeyStore } from '../keys/api-key-store';
 import { KEYS_USAGE, runKeysCommand } from '../keys/keys-command';
@@ -19,7 +35,7 @@ async function main(): Promise<number> {
   }
   const { env, redisFrom } = operatorEnv();
   const config = loadConfig(
-    { redisUrl: GATEWAY_SETTINGS.redisUrl, redisKeyPrefix: GATEWAY_SETTINGS.redisKeyPrefix },
+    { redisUrl: GATEWAY_SETTINGS.redisUrl, redisKeyPrefix: GATEWAY_SETTINGS.redisKeyPrefix, ...DURABLE_WRITE_SETTINGS },
     { env },
   );
   const where = describeRedis(config.redisUrl, redisFrom);
@@ -29,23 +45,33 @@ async function main(): Promise<number> {
       throw new Error(`${where} is not reachable: ${err instanceof Error ? err.message : String(err)}`);
     });
     // Said before anything is written: a key written to the wrong Redis works nowhere.
-    if (WRITES.has(argv[0]!))
-      process.stderr.write(`keys: writing to ${where}, key prefix "${config.redisKeyPrefix}"\n`);
-    return await runKeysCommand(
-      argv,
-      new ApiKeyStore(redis, config.redisKeyPrefix),
-      (line) => process.stdout.write(`${line}\n`),
-      { redis, prefix: config.redisKeyPrefix },
-    );
+    const store = new ApiKeyStore(redis, config.redisKeyPrefix);
+    const context = { redis, prefix: config.redisKeyPrefix };
+    const print = (line: string) => process.stdout.write(`${line}\n`);
+    if (!WRITES.has(argv[0]!)) return await runKeysCommand(argv, store, print, context);
+    process.stderr.write(`keys: writing to ${where}, key prefix "${config.redisKeyPrefix}"\n`);
+    const durability = new DurableWrites(redis, durabilityPolicy(config, config.redisUrl));
+    const held: string[] = [];
+    const code = await durability
+      .run(() => runKeysCommand(argv, store, (line) => held.push(line), context))
+      .catch((err: unknown) => {
+        throw new Error(
+          `the change could not be confirmed durable (${err instanceof Error ? err.message : String(err)}); ` +
+            'it may or may not be kept: check with `keys list` and run the command again',
+        );
+      });
+    held.forEach(print);
+    return code;
   } finally {
     redis.disconnect();
   }
 }
 
+// Exits only once the output is written: a pipe to a slow reader must get every line.
 main().then(
-  (code) => process.exit(code),
+  (code) => exitWhenWritten(code),
   (err: unknown) => {
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    return exitWhenWritten(1);
   },
 );

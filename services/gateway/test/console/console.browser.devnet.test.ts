@@ -89,6 +89,8 @@ beforeAll(async () => {
         REDIS_URL,
         REDIS_KEY_PREFIX: h.prefix,
         INTERNAL_TOKEN,
+        // The shared test Redis does not fsync each write; durable writes have their own drills.
+        REDIS_DURABILITY: 'none',
         SERVED_CHAINS: CHAINS.join(','),
         ...Object.fromEntries(
           CHAINS.map((id) => [`SIGNER_KEY_${id}`, devnet.stack.chains[String(id)]!.apiSigner.privateKey]),

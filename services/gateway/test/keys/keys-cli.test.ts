@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { createRedis, redisReady } from '@pmm/core';
 import { DEV_INTEGRATOR_ID, hashApiKey, seedDevKey, type Gateway } from '@pmm/gateway';
 import { runKeysCommand } from '../../src/keys/keys-command';
 import { REDIS_URL, call, harness, type Harness } from '../support/harness';
@@ -223,35 +224,47 @@ describe('key CLI', () => {
     expect(r.out).toContain(message);
   });
 
-  it('behavior: the real entry point (cli/keys.ts) creates a key that works', async () => {
-    const { stdout } = await run(
+  /** The real entry point (cli/keys.ts) as the operator runs it, on this file's key prefix. */
+  const keysBin = (args: string[], env: Record<string, string> = {}) =>
+    run(
       process.execPath,
       [
         '-r',
         path.join(ROOT, 'scripts/lib/ts-register.cjs'),
         path.join(ROOT, 'services/gateway/src/cli/keys.ts'),
-        'create',
-        '--integrator',
-        'from-bin',
+        ...args,
       ],
-      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix } },
+      { env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix, ...env } },
     );
+
+  it('behavior: the real entry point (cli/keys.ts) creates a key that works', async () => {
+    // The shared test Redis does not fsync each write (the next test shows the refusal).
+    const { stdout } = await keysBin(['create', '--integrator', 'from-bin'], { REDIS_DURABILITY: 'none' });
     const key = keyOf(stdout)!;
     expect((await price(key)).status).toBe(200);
-    const listed = await run(
-      process.execPath,
-      [
-        '-r',
-        path.join(ROOT, 'scripts/lib/ts-register.cjs'),
-        path.join(ROOT, 'services/gateway/src/cli/keys.ts'),
-        'list',
-      ],
-      {
-        env: { ...process.env, REDIS_URL, REDIS_KEY_PREFIX: h.prefix },
-      },
-    );
+    const listed = await keysBin(['list']);
     expect(listed.stdout).toContain('integrator=from-bin');
     expect(listed.stdout).not.toContain(key);
+  });
+
+  it('error: the real entry point prints no key and exits 1 when Redis does not fsync each write', async () => {
+    const shared = createRedis(REDIS_URL, { name: 'keys-cli-fsync' });
+    try {
+      await redisReady(shared);
+      const fsync = ((await shared.call('CONFIG', 'GET', 'appendfsync')) as string[])[1];
+      const aof = ((await shared.call('CONFIG', 'GET', 'appendonly')) as string[])[1];
+      // The premise: this Redis does not vouch for each write (true of the test Redis).
+      expect(aof === 'yes' && fsync === 'always').toBe(false);
+    } finally {
+      shared.disconnect();
+    }
+    const result = await keysBin(['create', '--integrator', 'not-durable'], { REDIS_DURABILITY: 'fsync' }).then(
+      (r) => ({ code: 0, ...r }),
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toMatch(/pmm_/);
+    expect(result.stderr).toMatch(/could not be confirmed durable .*appendfsync/);
   });
 
   it('behavior: the development key from config is seeded by its hash, idempotently, with its whitelist', async () => {

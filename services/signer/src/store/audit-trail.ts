@@ -15,7 +15,9 @@
  *   nothing of it is written. It expires a day after its day ends.
  *
  * INVARIANT: the stream entry and its index entry are written by one Lua script: both or neither.
- * Durability is the deployment's Redis persistence (AOF); the trail adds no other copy.
+ * INVARIANT: a record's promise resolves only once core's DurableWrites confirmed it durable
+ * (fsynced by every master, or acknowledged by replicas): a signature an integrator holds has
+ * a record that survives a Redis crash or fail-over. Unconfirmed, it rejects (the sign answer is 503).
  */
 import {
   AUDIT_ENTRY_FIELD,
@@ -24,6 +26,7 @@ import {
   auditRecordJson,
   commandsDir,
   luaCommand,
+  type DurableWrites,
   type AuditRecord,
   type RedisClient,
   type RedisKeys,
@@ -65,6 +68,8 @@ export interface RedisAuditTrailOptions {
   keys: RedisKeys;
   /** Records older than this are trimmed; a day's signature index expires this long after the day. */
   retentionMs: number;
+  /** Confirms each script call durable before its records' promises resolve (on `redis`). */
+  durability: DurableWrites;
   /** Clock (Unix ms) for the trim cutoff; default Date.now. */
   now?: () => number;
 }
@@ -120,25 +125,29 @@ export class RedisAuditTrail implements AuditSink {
   }
 
   private write(batch: Batch): void {
-    const { keys, retentionMs } = this.opts;
+    const { keys, retentionMs, durability } = this.opts;
     const cutoff = Math.max(0, (this.opts.now ?? Date.now)() - retentionMs);
-    this.append(
-      keys.audit(batch.chainId),
-      keys.auditSignatures(batch.chainId, batch.day),
-      keys.auditQuota(batch.chainId, batch.day),
-      `${cutoff}-0`,
-      String((batch.day + 1) * DAY_MS + retentionMs),
-      AUDIT_ENTRY_FIELD,
-      MAX_INDEXED_IDS,
-      String((batch.day + 2) * DAY_MS),
-      ...batch.args,
-    ).then(
-      (ids) => {
-        batch.waiting.forEach((w, i) => (ids[i] === 0 ? w.reject(new QuotaExceededError(w.quota)) : w.resolve()));
-      },
-      (err: unknown) => {
-        for (const w of batch.waiting) w.reject(err);
-      },
-    );
+    durability
+      .run(() =>
+        this.append(
+          keys.audit(batch.chainId),
+          keys.auditSignatures(batch.chainId, batch.day),
+          keys.auditQuota(batch.chainId, batch.day),
+          `${cutoff}-0`,
+          String((batch.day + 1) * DAY_MS + retentionMs),
+          AUDIT_ENTRY_FIELD,
+          MAX_INDEXED_IDS,
+          String((batch.day + 2) * DAY_MS),
+          ...batch.args,
+        ),
+      )
+      .then(
+        (ids) => {
+          batch.waiting.forEach((w, i) => (ids[i] === 0 ? w.reject(new QuotaExceededError(w.quota)) : w.resolve()));
+        },
+        (err: unknown) => {
+          for (const w of batch.waiting) w.reject(err);
+        },
+      );
   }
 }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import {
   DAY_MS,
+  DurableWrites,
   createDigestSigner,
   createLogger,
   createMetrics,
@@ -153,7 +154,12 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     quoteValiditySeconds: new Map(chains.map((id) => [id, opts.quoteValiditySeconds?.[id] ?? 60])),
     pairs,
     integrators,
-    audit: new RedisAuditTrail({ redis, keys, retentionMs: 180 * DAY_MS }),
+    audit: new RedisAuditTrail({
+      redis,
+      keys,
+      retentionMs: 180 * DAY_MS,
+      durability: DurableWrites.unconfirmed(redis),
+    }),
     readiness: {
       redis: async () => {
         await redis.ping();
