@@ -73,6 +73,8 @@ function pinFile(name: string, pin: string): string {
 /** Serves chain 8453 only, its key in the token; `extra` adds or overrides settings. */
 const env = (label: string, extra: Record<string, string> = {}): Record<string, string> => ({
   REDIS_URL,
+  // The shared test Redis keeps nothing on disk; the drills test durability (drill-*.test.ts).
+  REDIS_DURABILITY: 'none',
   REDIS_KEY_PREFIX: prefix,
   INTERNAL_TOKEN,
   PORT: '0',
