@@ -295,10 +295,18 @@ export function loadConfig<S extends Record<string, Setting<unknown>>>(
   return out as Parsed<S>;
 }
 
+/**
+ * A setting's default as JSON text, for `--help` and the generated docs: bigint defaults (fee
+ * and amount bounds) are written as their decimal digits, which JSON.stringify alone refuses.
+ */
+export function defaultText(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'undefined';
+}
+
 /** One line per setting (env, default, description): for `--help` output and docs. */
 export function describeConfig(spec: Record<string, Setting<unknown>>): string[] {
   return Object.entries(spec).map(([name, s]) => {
-    const def = s.secret ? 'secret' : 'default' in s ? `default ${JSON.stringify(s.default)}` : 'required';
+    const def = s.secret ? 'secret' : 'default' in s ? `default ${defaultText(s.default)}` : 'required';
     return `${s.env} (${name}; ${def}): ${s.description}`;
   });
 }

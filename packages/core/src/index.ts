@@ -24,6 +24,7 @@ export {
 } from './chain-updates';
 export {
   ConfigError,
+  defaultText,
   describeConfig,
   loadConfig,
   readConfigFile,

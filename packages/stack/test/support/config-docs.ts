@@ -3,7 +3,7 @@
  * cannot drift from the code: `npm run docs:config` rewrites it, and config-docs.test.ts fails
  * when it is out of date.
  */
-import type { Setting } from '@pmm/core';
+import { defaultText, type Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
@@ -15,7 +15,7 @@ function table(spec: Spec): string {
     const def = s.secret
       ? '*(secret)*'
       : 'default' in s
-        ? `\`${JSON.stringify(s.default, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}\``
+        ? `\`${defaultText(s.default)}\``
         : '**required**';
     const env = s.secret ? `\`${s.env}\` / \`${s.env}_FILE\`` : `\`${s.env}\``;
     return `| ${env} | \`${name}\` | ${def} | ${s.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`;
