@@ -27,7 +27,7 @@
 // (8081), OPS_PORT (9080); `STACK_PORTS=free` picks free ports for everything (tests).
 // STACK_FILE moves the stack description (default .local/stack.json).
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
@@ -71,12 +71,8 @@ function ownerOnly(dir) {
   }
 }
 
-/** Writes `file` whole (a reader never sees half of it) at mode 600, replacing any file there. */
-function writePrivate(file, text) {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  renameSync(tmp, file);
-}
+/** Writes `file` whole at mode 600 through a random, exclusively created temporary name. */
+const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dist/replace-file.js'));
 
 function startProcess(name, script, env, readyUrl) {
   const part = supervise({

@@ -5,10 +5,9 @@
  * A key is printed exactly once, by `create` and `rotate`; nothing can show it again (only
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
-import { ConfigError, type RedisClient } from '@pmm/core';
+import { ConfigError, replaceFile, type RedisClient } from '@pmm/core';
 import { INTEGRATOR_ID_PATTERN, isIntegratorId } from '@pmm/protocol';
-import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { InvalidRecordError, type ApiKeyStore, type IntegratorUpdate } from '../store/api-key-store';
 import { exportKeys, importKeys, parseKeyBackup } from '../store/key-backup';
 
@@ -128,22 +127,6 @@ function originRates(list: readonly string[] | undefined, allowRemove: boolean):
   return out;
 }
 
-/**
- * Writes `text` to `file` readable by its owner only, whether or not the file exists: a new
- * file (mode 600, created exclusively) renamed over it, so an existing world-readable file is
- * replaced rather than rewritten with its old mode.
- */
-function writeOwnerOnly(file: string, text: string): void {
-  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-}
-
 function describeRate(r: { requests: number; windowSeconds: number }): string {
   return r.requests > 0 ? `${r.requests}/${r.windowSeconds || 'default'}s` : 'default';
 }
@@ -199,7 +182,9 @@ async function dispatch(
       const file = one(args, 'file');
       if (file === undefined || file === '-') print(text);
       else {
-        writeOwnerOnly(file, `${text}\n`);
+        // A new file at mode 600 renamed over the old: an existing world-readable file is replaced,
+        // not rewritten with its old mode.
+        replaceFile(file, `${text}\n`);
         const doc = JSON.parse(text) as { integrators: unknown[]; apiKeys: unknown[] };
         print(`exported ${doc.integrators.length} integrators and ${doc.apiKeys.length} keys to ${file}`);
       }
