@@ -5,6 +5,7 @@
  */
 import Ajv, { JSONSchemaType } from 'ajv';
 import { ChainContracts, findChain, parseAddress } from '@pmm/protocol';
+import { registerSecretUrl } from './secrets';
 
 export interface ChainDeployment {
   chainId: number;
@@ -84,6 +85,8 @@ export function parseChainDeployments(value: unknown): ChainDeployments {
       if (!value) throw new Error(`chains.${key}.contracts.${name}: required (the chain registry has no default)`);
       return checksum(`chains.${key}.contracts.${name}`, value);
     };
+    // A hosted node's URL carries the provider's key: redacted from every log line from now on.
+    for (const url of [raw.rpcUrl, raw.wsUrl]) if (url) registerSecretUrl(url);
     out[raw.chainId] = {
       chainId: raw.chainId,
       rpcUrl: raw.rpcUrl ?? undefined,

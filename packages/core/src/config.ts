@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { maskUrlCredentials, registerSecret } from './secrets';
+import { maskUrlsInText, registerSecret } from './secrets';
 
 export class ConfigError extends Error {
   /** Every problem this error reports (one, unless it gathers several settings' errors). */
@@ -244,11 +244,12 @@ function loadSetting(
   } catch (err) {
     const reason = err instanceof ConfigError ? err.message : 'invalid value';
     // A secret's value is never echoed; other values are, to help the operator, with the
-    // credentials of any URL in them masked (REDIS_URL, an rpcUrl in CHAINS).
+    // credentials, path and query of any URL in them masked (a password in REDIS_URL, a hosted
+    // node's key in the path or query of an rpcUrl in CHAINS).
     const value =
       typeof raw === 'string'
-        ? JSON.stringify(maskUrlCredentials(raw).slice(0, 80))
-        : maskUrlCredentials(JSON.stringify(raw) ?? String(raw));
+        ? JSON.stringify(maskUrlsInText(raw).slice(0, 80))
+        : maskUrlsInText(JSON.stringify(raw) ?? String(raw));
     const shown = s.secret ? '' : `, got ${value}`;
     throw new ConfigError(`${s.env} (${name}): ${reason}${shown}`);
   }

@@ -83,7 +83,7 @@ export { redisHealthMetrics } from './redis-health-metrics';
 export { redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from './secp256k1-signer';
-export { maskUrlCredentials, redactText, registerSecret } from './secrets';
+export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
 export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
