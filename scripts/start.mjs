@@ -9,7 +9,8 @@
 //                { url, apiKey }, console: { url }, metrics: { gateway, signer, indexer-<id>: /metrics URL } };
 //                configFile and redis from the moment Redis and the chains are up (operator commands
 //                find the stack there), the rest once the gateway is ready.
-//   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no key in it.
+//   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no service's key in
+//                it (the devnet test users' wallet keys are, for the demo).
 //   redis/       the private Redis: its data (append-only file, so integrators and keys survive
 //                restarts) and redis.conf with its password, generated at each start and
 //                recorded in stack.json's redis.url (never on a command line).

@@ -31,6 +31,11 @@ export interface Setting<T> {
   default?: T;
   /** Secret: read from `<env>` or the file named by `<env>_FILE`, redacted from logs. */
   secret?: boolean;
+  /**
+   * Read from the environment only: it governs how the config file and secrets are found, so it
+   * is used before any file is read, and a config file key for it would be ignored.
+   */
+  envOnly?: boolean;
   /** Parses the raw text (environment) or the JSON value (config file). */
   parse(raw: unknown): T;
 }
@@ -233,7 +238,7 @@ function loadSetting(
     const secretFile = env[`${s.env}_FILE`];
     raw = secretFile ? readSecretFile(s.env, secretFile) : readSecretsDir(s.env, env);
   }
-  if (raw === undefined || raw === '') raw = file[name];
+  if ((raw === undefined || raw === '') && !s.envOnly) raw = file[name];
   if (raw === undefined) {
     if ('default' in s) return s.default;
     throw new ConfigError(`${s.env} (${name}): required: ${s.description}`);

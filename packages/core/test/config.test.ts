@@ -93,6 +93,18 @@ describe('loadConfig', () => {
     expect(message).not.toContain('query-key');
   });
 
+  it('behavior: a setting read from the environment only ignores a config file key of its name', () => {
+    const s = {
+      secretsDir: { ...settings.string('SECRETS_DIR', 'secrets folder', ''), envOnly: true },
+      port: settings.int('PORT', 'listen port', 8080, [1, 65535]),
+    };
+    expect(loadConfig(s, { env: {}, file: { secretsDir: '/from/file', port: 81 } })).toEqual({
+      secretsDir: '',
+      port: 81,
+    });
+    expect(loadConfig(s, { env: { SECRETS_DIR: '/run/secrets/pmm' }, file: {} }).secretsDir).toBe('/run/secrets/pmm');
+  });
+
   it('error: a missing required setting names it', () => {
     expect(() => loadConfig(spec, { env: {}, file: {} })).toThrow(
       new ConfigError('INTERNAL_TOKEN (token): required: shared token'),

@@ -125,13 +125,18 @@ async function boundedText(res: Response, method: string, maxBytes: number): Pro
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  // Throwing inside the loop cancels the body (the iterator's return), dropping the connection.
-  if (res.body)
-    for await (const chunk of res.body) {
-      size += chunk.byteLength;
-      if (size > maxBytes) throw tooLarge();
-      chunks.push(chunk);
+  const body = res.body?.getReader();
+  for (;;) {
+    const next = await body?.read();
+    if (!next || next.done) break;
+    size += next.value.byteLength;
+    if (size > maxBytes) {
+      // Drops the connection: the rest is never read.
+      await body!.cancel();
+      throw tooLarge();
     }
+    chunks.push(next.value);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
