@@ -88,3 +88,4 @@ export { chainsSetting, SHARED_SETTINGS, SIGN_PATH_SETTINGS } from './shared-set
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
 export type { OperatorEnv } from './operator-stack';
+export { aclPasswordHash, aclUserLine, redisRoleRule, type RedisRoleRule, type RedisUserRole } from './redis-acl';
