@@ -29,14 +29,15 @@ export interface RedisRoleRule {
 
 /**
  * Commands of every service user: connection, reads, writes (where `writes`), scripts (the Lua
- * commands and BullMQ's), pub/sub; then nothing dangerous except the named few.
+ * commands and BullMQ's), transactions (MULTI/EXEC: the indexer's registry write), pub/sub; then
+ * nothing dangerous except the named few.
  */
 function commandRules(writes: boolean): string {
   return [
     '-@all',
     '+@connection',
     '+@read',
-    ...(writes ? ['+@write', '+@scripting', '+@blocking'] : []),
+    ...(writes ? ['+@write', '+@scripting', '+@blocking', '+@transaction'] : []),
     '+@pubsub',
     '-@dangerous',
     '+info',

@@ -173,6 +173,11 @@ describe('Redis users, one per role', () => {
       ttlMs: 10_000,
     });
     expect(await books.write(5, '{"blockNumber":5}')).toBe(true);
+    // The pair registry is written in a MULTI/EXEC transaction.
+    expect(await indexer.multi().set(keys.pairs(8453), '{}').publish(keys.updates(8453), 'x').exec()).toEqual([
+      [null, 'OK'],
+      [null, 0],
+    ]);
     const logger = createLogger({ service: 'acl-test', silent: true });
     const worker = await connect('indexer-8453');
     const seen: number[] = [];
