@@ -7,8 +7,9 @@
 //      passed to the build from the environment); checks every container's hardening (read-only
 //      root, no capabilities, no new privileges, limits); then reads, in each running service,
 //      its environment and its secrets folder: only its own secrets;
-//   4. waits for all three books, then runs the SDK demo through the compose gateway: a signed
-//      swap executed on every devnet chain;
+//   4. waits for all three books, fetches the API reference page and its Redoc bundle (the image
+//      holds no redoc package nor React), then runs the SDK demo through the compose gateway: a
+//      signed swap executed on every devnet chain;
 //   5. creates a key with the key CLI inside the stack, restarts Redis, checks the key signs;
 //      then `down` (volumes kept) and `up -d`, and checks it again;
 //   6. scales indexer-8453 to two replicas, kills one, checks the book still advances;
@@ -218,6 +219,26 @@ try {
       240_000,
     );
   log(`all three books served ${secs(step)} s after \`up\``);
+
+  // The API reference page works from the image: its script is the build's copy of Redoc's
+  // bundle, and the image holds neither the redoc package nor the React it brings.
+  const page = await fetch(`${gateway}/docs`, { signal: AbortSignal.timeout(5_000) });
+  const script = /<script src="([^"]+)"/.exec(await page.text())?.[1];
+  const bundle = script && (await fetch(new URL(script, `${gateway}/docs`), { signal: AbortSignal.timeout(5_000) }));
+  const bundleBytes = bundle?.ok ? (await bundle.arrayBuffer()).byteLength : 0;
+  if (page.status !== 200 || bundleBytes < 1_000_000)
+    fail(`/docs answered ${page.status}, its script ${script} ${bundle?.status} with ${bundleBytes} bytes`);
+  const modules = dc([
+    'exec',
+    '-T',
+    'gateway',
+    'node',
+    '-e',
+    "console.log(require('fs').readdirSync('node_modules/.pnpm').join('\\n'))",
+  ]);
+  const unwanted = modules.stdout.split('\n').filter((dir) => /^(redoc|react|react-dom|mobx|core-js)@/.test(dir));
+  if (unwanted.length > 0) fail(`the runtime image holds ${unwanted.join(', ')}`);
+  log(`/docs and its ${(bundleBytes / 1e6).toFixed(1)} MB bundle served from the image, which holds no redoc or React`);
   const stack = JSON.parse(dc(['exec', '-T', 'devnet', 'cat', '/devnet/chains.json']).stdout);
   for (const [id, chain] of Object.entries(stack.chains)) {
     const port = { 8453: 8545, 56: 8546, 4663: 8547 }[id];

@@ -4,7 +4,7 @@
  * same `chains` shape, so it can be used directly as a config file.
  */
 import Ajv, { JSONSchemaType } from 'ajv';
-import { ChainContracts, findChain, parseAddress } from '@pmm/protocol';
+import { ChainContracts, findChain, MAX_TOKEN_DECIMALS, parseAddress } from '@pmm/protocol';
 import { registerSecretUrl } from './secrets';
 
 export interface ChainDeployment {
@@ -13,7 +13,18 @@ export interface ChainDeployment {
   rpcUrl?: string;
   /** WebSocket JSON-RPC URL (newHeads). */
   wsUrl?: string;
+  /**
+   * HTTP JSON-RPC URL of a second, independent node: the indexer believes a change of the pair
+   * registry only when this node reads the same at the same block.
+   */
+  confirmRpcUrl?: string;
   contracts: ChainContracts;
+  /**
+   * Decimals the operator vouches for, by checksummed token address: the indexer leaves a
+   * token out of the registry when its `decimals()` answers anything else (a node's answer
+   * alone must not rescale a published book).
+   */
+  pinnedDecimals?: Record<string, number>;
 }
 
 /** The config's form: any address may be left out when the chain registry knows it. */
@@ -21,7 +32,9 @@ interface ChainDeploymentInput {
   chainId: number;
   rpcUrl?: string;
   wsUrl?: string;
+  confirmRpcUrl?: string;
   contracts?: Partial<ChainContracts>;
+  pinnedDecimals?: Record<string, number>;
 }
 
 const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
@@ -30,6 +43,7 @@ const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
     chainId: { type: 'integer' },
     rpcUrl: { type: 'string', nullable: true, pattern: '^https?://' },
     wsUrl: { type: 'string', nullable: true, pattern: '^wss?://' },
+    confirmRpcUrl: { type: 'string', nullable: true, pattern: '^https?://' },
     contracts: {
       type: 'object',
       nullable: true,
@@ -40,6 +54,13 @@ const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
         multicall3: { type: 'string', nullable: true },
       },
       required: [],
+    },
+    // Not `tokens`: the devnet's stack file, also read as a chains file, has a `tokens` map of its own.
+    pinnedDecimals: {
+      type: 'object',
+      nullable: true,
+      required: [],
+      additionalProperties: { type: 'integer', minimum: 0, maximum: MAX_TOKEN_DECIMALS },
     },
   },
   required: ['chainId'],
@@ -87,10 +108,16 @@ export function parseChainDeployments(value: unknown): ChainDeployments {
     };
     // A hosted node's URL carries the provider's key: redacted from every log line from now on.
     for (const url of [raw.rpcUrl, raw.wsUrl]) if (url) registerSecretUrl(url);
+    // The schema bounds the decimals (0 … MAX_TOKEN_DECIMALS, the range the signer accepts).
+    const pinned = Object.entries(raw.pinnedDecimals ?? {}).map(
+      ([address, decimals]) => [checksum(`chains.${key}.pinnedDecimals`, address), decimals] as const,
+    );
     out[raw.chainId] = {
       chainId: raw.chainId,
       rpcUrl: raw.rpcUrl ?? undefined,
       wsUrl: raw.wsUrl ?? undefined,
+      ...(raw.confirmRpcUrl ? { confirmRpcUrl: raw.confirmRpcUrl } : {}),
+      ...(pinned.length > 0 ? { pinnedDecimals: Object.fromEntries(pinned) } : {}),
       contracts: {
         router: required('router'),
         helper: required('helper'),

@@ -33,25 +33,22 @@ export {
   type ConfigSources,
   type Setting,
 } from './config';
+export { normalizeError, sendErrorEnvelope, type EnvelopeTarget } from './http/error-handler';
+export { healthRoutes, type HealthRoutesOptions } from './http/health-routes';
 export {
-  errorHandler,
-  methodNotAllowed,
-  normalizeError,
-  notFound,
-  sendErrorEnvelope,
-  type EnvelopeTarget,
-} from './http/error-handler';
-export { healthRoutes } from './http/health-routes';
+  pathOf,
+  queryOf,
+  routeTable,
+  type Route,
+  type RouteMethod,
+  type RouteTableOptions,
+  type Step,
+} from './http/route-table';
+export { localsOf, requestFrame, RequestLocals, type RequestFrameOptions, type Upstream } from './http/request-frame';
+export { JSON_TYPE, sendBytes, sendJson } from './http/send-json';
 export { readLimitedBody } from './http/limited-body';
-export { httpMetrics, httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics';
-export {
-  beginRequest,
-  contextOf,
-  LazyRequestContext,
-  requestContext,
-  requestIdOf,
-  type RequestContext,
-} from './http/request-context';
+export { httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics';
+export { LazyRequestContext, requestIdOf, type RequestContext } from './http/request-context';
 export { sendError } from './http/send-error';
 export { listen, shutdownOnSignals, type HttpTimeouts, type ListenOptions, type Served } from './http/serve';
 export {

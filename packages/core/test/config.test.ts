@@ -225,6 +225,26 @@ describe('parseChainDeployments defaults from the chain registry', () => {
     expect(out[8453]!.contracts.multicall3).toBe('0xcA11bde05977b3631167028862bE2a173976CA11');
     expect(out[4663]!.contracts.multicall3).toBeUndefined();
   });
+  it('behavior: pinned token decimals are kept by checksummed address; out of range or malformed is refused', () => {
+    const contracts = { router: addr(1), helper: addr(2), verifier: addr(3) };
+    const out = parseChainDeployments({
+      '8453': { chainId: 8453, contracts, pinnedDecimals: { [addr(0xabc).toLowerCase()]: 18 } },
+    });
+    expect(out[8453]!.pinnedDecimals).toEqual({ '0x0000000000000000000000000000000000000aBc': 18 });
+    expect(parseChainDeployments({ '8453': { chainId: 8453, contracts } })[8453]!.pinnedDecimals).toBeUndefined();
+    for (const pinnedDecimals of [{ [addr(4)]: 37 }, { [addr(4)]: 6.5 }, { [addr(4)]: '6' }])
+      expect(() => parseChainDeployments({ '8453': { chainId: 8453, contracts, pinnedDecimals } })).toThrow(
+        'chains.8453/pinnedDecimals',
+      );
+    expect(() =>
+      parseChainDeployments({ '8453': { chainId: 8453, contracts, pinnedDecimals: { '0x12': 6 } } }),
+    ).toThrow('chains.8453.pinnedDecimals: not an address');
+    // The devnet's stack file (read as a chains file) has a `tokens` map of its own: not pins, not an error.
+    const tokens = { USDC: { address: addr(5), symbol: 'USDC', decimals: 6 } };
+    expect(parseChainDeployments({ '8453': { chainId: 8453, contracts, tokens } })[8453]).not.toHaveProperty(
+      'pinnedDecimals',
+    );
+  });
   it('error: a router the registry does not know must be configured', () => {
     expect(() =>
       parseChainDeployments({ '56': { chainId: 56, contracts: { helper: addr(2), verifier: addr(3) } } }),

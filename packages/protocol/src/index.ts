@@ -63,6 +63,7 @@ export {
   SIGNER_ACCESS_PATH,
   v1DeprecationHeaders,
 } from './headers';
+export { BODY_ENCODINGS, bodyEncoding, type BodyEncoding } from './body-encoding';
 export {
   apiKeyRecordProblems,
   INTEGRATOR_ID_PATTERN,
@@ -87,7 +88,7 @@ export {
   type LevelsSummary,
   type QuoteSample,
 } from './orderbook-levels';
-export { type PairRegistry, type TokenInfo } from './pair-registry';
+export { isTokenDecimals, MAX_TOKEN_DECIMALS, type PairRegistry, type TokenInfo } from './pair-registry';
 export { isAddress, parseAddress } from './parse-address';
 export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAIN_ID } from './parse-chain-id';
 export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';

@@ -1,7 +1,7 @@
 /**
  * JSON schemas (draft 2020-12) of the bodies the public API answers, next to the TypeScript
  * types they describe (orderbook.ts, sign-wire.ts, errors.ts). The OpenAPI document is generated
- * from these (services/gateway/src/openapi), so the document and the code share one definition;
+ * from these (services/gateway/src/docs/openapi), so the document and the code share one definition;
  * the gateway's contract tests validate every response they see against it. Field descriptions
  * are documentation and are added by the generator. `$ref`s point at the document's
  * `#/components/schemas/<Name>` under the names used here.

@@ -12,7 +12,7 @@ import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS } from '@pmm/indexer';
 import { ERROR_CODES, KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
-import { KEYS_USAGE } from '../../../services/gateway/src/cli/keys-command';
+import { KEYS_USAGE } from '../../../services/gateway/src/keys/keys-command';
 import { AUDIT_USAGE } from '../../settlement/src/cli/audit-command';
 import { SETTLE_USAGE } from '../../settlement/src/cli/settle-command';
 

@@ -221,6 +221,8 @@ const requestArb = fc.record({
   raw: fc.option(fc.uint8Array({ maxLength: 64 }), { freq: 10 }),
   encoding,
   chunked: fc.boolean(),
+  // Expect: 100-continue, the body sent with the head or only after the 100.
+  expect: fc.option(fc.constantFrom('at-once' as const, 'after-100' as const), { freq: 5 }),
 });
 type FuzzRequest = typeof requestArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -251,6 +253,7 @@ function send(r: FuzzRequest): Promise<Answer> {
   if (hasBody) {
     if (r.chunked) headers['Transfer-Encoding'] = 'chunked';
     else headers['Content-Length'] = String(body.length);
+    if (r.expect !== null) headers.Expect = '100-continue';
   }
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -266,8 +269,9 @@ function send(r: FuzzRequest): Promise<Answer> {
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${DEADLINE_MS} ms (a hang)`)));
     req.on('error', reject);
-    if (hasBody) req.end(body);
-    else req.end();
+    if (!hasBody) req.end();
+    else if (r.expect === 'after-100') req.once('continue', () => req.end(body));
+    else req.end(body);
   });
 }
 

@@ -28,11 +28,11 @@ import {
   RedisAuditTrail,
   signMetrics,
 } from '@pmm/signer';
-import { ApiKeyStore, type ResolvedApiKey } from '../src/store/api-key-store';
-import { ApiKeyCache } from '../src/store/api-key-cache';
-import { RateLimiter } from '../src/store/rate-limiter';
-import { authenticate } from '../src/http/api-key-guard';
-import { enforceRateLimit } from '../src/http/rate-limit';
+import { ApiKeyStore, type ResolvedApiKey } from '../src/keys/api-key-store';
+import { ApiKeyCache } from '../src/keys/api-key-cache';
+import { RateLimiter } from '../src/keys/rate-limiter';
+import { authenticate } from '../src/keys/api-key-step';
+import { enforceRateLimit } from '../src/keys/rate-limit-step';
 
 export async function startInProcessSign(opts: { redisUrl: string; prefix: string }): Promise<number> {
   const logger = createLogger({ service: 'in-process', level: 'warn', silent: true });

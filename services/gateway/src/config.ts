@@ -15,7 +15,7 @@ import {
   type Setting,
 } from '@pmm/core';
 import { isAddress } from '@pmm/protocol';
-import { proxyList } from './http/auth-failures';
+import { proxyList } from './keys/auth-failures';
 
 function stringList(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map(String);
@@ -59,6 +59,23 @@ export const GATEWAY_SETTINGS = {
     [0, 65535],
   ),
   opsHost: settings.string('OPS_HOST', 'Interface of the operator port.', '127.0.0.1'),
+  opsAllowedHosts: list(
+    'OPS_ALLOWED_HOSTS',
+    'Host names (comma-separated) the operator port answers besides IP addresses and "localhost": any other Host header is 400, so that a web page cannot read the port by DNS rebinding. Add the names a scraper or tunnel uses.',
+    [] as string[],
+    stringList,
+  ),
+  opsToken: settings.optionalSecret(
+    'OPS_TOKEN',
+    'Optional bearer token for the operator port: when set, /metrics and the console need "Authorization: Bearer <token>" (/healthz and /readyz stay open for probes). At least 16 characters.',
+    16,
+  ),
+  consoleMaxViewers: settings.int(
+    'CONSOLE_MAX_VIEWERS',
+    'Open operator-console event streams per gateway replica; more is 429.',
+    20,
+    [1, 10_000],
+  ),
   signerUrl: settings.url('SIGNER_URL', 'Base URL of the internal signer.', 'http://127.0.0.1:8081', ['http', 'https']),
   corsOrigins: list(
     'CORS_ORIGINS',
@@ -86,7 +103,7 @@ export const GATEWAY_SETTINGS = {
   ),
   authFailureLimit: settings.int(
     'AUTH_FAILURE_LIMIT',
-    'Failed authentications (401) per client address and minute, per gateway replica, after which every request from that address is 429 RATE_LIMITED with Retry-After until the minute ends; 0: no limit.',
+    "Failed authentications per client (an IPv4 address, an IPv6 /64) and minute, per gateway replica, after which that client's further failed attempts are 429 RATE_LIMITED with Retry-After until the minute ends (a valid key always passes); 0: no limit.",
     30,
     [0, 1_000_000],
   ),

@@ -4,10 +4,9 @@
  * (signer) failures, timeouts, rate-limit refusals, and the price streams (open streams per
  * chain, events written, books skipped for slow clients).
  */
-import type { RequestHandler } from 'express';
-import type { Metrics } from '@pmm/core';
-import type { BookCache } from './store/book-cache';
-import type { StreamMetrics } from './http/stream-hub';
+import type { Metrics, Step } from '@pmm/core';
+import type { BookCache } from './price/book-cache';
+import type { StreamMetrics } from './stream/stream-hub';
 
 export function gatewayMetrics(metrics: Metrics) {
   const bookAge = metrics.gauge('gateway_book_age_seconds', 'Seconds since the block of the served book, per chain', [
@@ -58,9 +57,9 @@ export function gatewayMetrics(metrics: Metrics) {
   };
 
   /** Mount before the /metrics route: reads each chain's book (cache or Redis) and sets the gauges. */
-  const refreshBookGauges = (books: BookCache, chains: readonly number[]): RequestHandler => {
-    return async (_req, _res, next) => {
-      await Promise.all(
+  const refreshBookGauges = (books: BookCache, chains: readonly number[]): Step => {
+    return (_req, _res, next) => {
+      void Promise.all(
         chains.map(async (chainId) => {
           const chain = String(chainId);
           try {
@@ -74,8 +73,7 @@ export function gatewayMetrics(metrics: Metrics) {
             bookAge.remove({ chain });
           }
         }),
-      );
-      next();
+      ).then(() => next());
     };
   };
 

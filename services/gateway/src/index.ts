@@ -17,10 +17,10 @@ export {
   type ApiKeyListing,
   type IntegratorUpdate,
   type ResolvedApiKey,
-} from './store/api-key-store';
-export { ApiKeyCache, type ApiKeyCacheOptions } from './store/api-key-cache';
-export { BookCache, v1BodyFromV2, type BookEntry } from './store/book-cache';
-export { RateLimiter, batchFor, EXACT_UP_TO, type RateDecision, type RateLimiterOptions } from './store/rate-limiter';
-export { seedDevKey, DEV_INTEGRATOR_ID } from './store/dev-key';
-export { OPENAPI_PATH, loadOpenApiDocument } from './http/openapi-route';
-export { V1_EMPTY_BOOK } from './http/price-routes';
+} from './keys/api-key-store';
+export { ApiKeyCache, type ApiKeyCacheOptions } from './keys/api-key-cache';
+export { BookCache, v1BodyFromV2, type BookEntry } from './price/book-cache';
+export { RateLimiter, batchFor, EXACT_UP_TO, type RateDecision, type RateLimiterOptions } from './keys/rate-limiter';
+export { seedDevKey, DEV_INTEGRATOR_ID } from './keys/dev-key';
+export { OPENAPI_PATH, loadOpenApiDocument } from './docs/openapi-route';
+export { V1_EMPTY_BOOK } from './price/price-route';

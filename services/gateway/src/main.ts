@@ -7,7 +7,7 @@
 import { checkRedisDurabilityWhenReady, createRedis, listen, redisReady, runService, type Logger } from '@pmm/core';
 import { GATEWAY_SETTINGS, gatewayTimeouts, loadGatewayConfig, type GatewayConfig } from './config';
 import { createApp } from './app';
-import { keepDevKeySeeded } from './store/dev-key';
+import { keepDevKeySeeded } from './keys/dev-key';
 
 /** How often the gateway checks that the development key is still in Redis. */
 const DEV_KEY_CHECK_MS = 2_000;

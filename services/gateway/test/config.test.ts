@@ -11,6 +11,9 @@ describe('gateway config', () => {
       host: '127.0.0.1',
       opsPort: 9080,
       opsHost: '127.0.0.1',
+      opsAllowedHosts: [],
+      opsToken: undefined,
+      consoleMaxViewers: 20,
       redisUrl: 'redis://127.0.0.1:6379',
       redisKeyPrefix: 'pmm',
       signerUrl: 'http://127.0.0.1:8081',
@@ -85,6 +88,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(26);
+    expect(lines).toHaveLength(29);
   });
 });

@@ -116,7 +116,7 @@ function withOurs(b: Block): bigint {
     }
   }
   const data = encodeAggregate3(calls);
-  const results = decodeAggregate3(b.answer);
+  const results = decodeAggregate3(b.answer, calls.length);
   const reserves = decodeUint256Array(results[0]!.data);
   let sum = BigInt(data.length) + reserves[0]!;
   for (let i = 1; i < results.length; i++) sum += decodeUintResult(results[i]!) ?? 0n;

@@ -33,7 +33,11 @@ async function rate(call: Call, method: string, params: unknown[], inFlight: num
 async function main(): Promise<void> {
   const devnet = await startDevnet({ chains: [4663], blockIntervalMs: 1000 });
   const chain = devnet.stack.chains['4663']!;
-  const ours = { ws: await openWsTransport(chain.wsUrl, 5000), http: createHttpTransport(chain.rpcUrl) };
+  const limits = { maxAnswerBytes: 2_097_152, onDropped: () => undefined };
+  const ours = {
+    ws: await openWsTransport(chain.wsUrl, 5000, limits),
+    http: createHttpTransport(chain.rpcUrl, limits),
+  };
   const viem = {
     ws: webSocket(chain.wsUrl, { retryCount: 0, timeout: 5000 })({}),
     http: http(chain.rpcUrl, { retryCount: 0, timeout: 5000 })({}),

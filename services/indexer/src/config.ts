@@ -28,7 +28,9 @@ export const INDEXER_SETTINGS = {
   chains: chainsSetting(
     'Chain deployments, JSON { "<id>": { chainId, rpcUrl?, wsUrl?, contracts: { router, helper, verifier, multicall3? } } } ' +
       '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
-      'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Required.',
+      'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Optional pinnedDecimals: { "<address>": decimals } pins ' +
+      "a token's decimals: a token whose decimals() answers otherwise is left out of the registry. Optional confirmRpcUrl: a second " +
+      "node's HTTP URL; a change of the pair registry is believed only when it reads the same there. Required.",
   ),
   quoterKey: settings.secret(
     'QUOTER_KEY',
@@ -40,6 +42,28 @@ export const INDEXER_SETTINGS = {
       'has been unreachable this long. Keep it above a few block intervals and above HEARTBEAT_MS + RPC_TIMEOUT_MS.',
     10_000,
     [1_000, 3_600_000],
+  ),
+  maxHeadLagMs: settings.int(
+    'MAX_HEAD_LAG_MS',
+    "Freshness against the clock, ms (default 12000, a few block intervals): a head older than this by this machine's clock is " +
+      "not computed, and no book is served longer than this after its block's timestamp, so a node that lags yields 503. " +
+      'Set it per chain (one process per chain) to a few of its block intervals plus the usual lag of its node.',
+    12_000,
+    [1_000, 3_600_000],
+  ),
+  maxHeadJump: settings.int(
+    'MAX_HEAD_JUMP',
+    'Blocks a head may jump above the last accepted one before it waits for the next head to confirm it (default 100).',
+    100,
+    [1, 1_000_000_000],
+  ),
+  maxRpcAnswerBytes: settings.int(
+    'MAX_RPC_ANSWER_BYTES',
+    'Largest node answer or WebSocket message, bytes (default 2097152: 3 to 5 times the answer of a block call of 50 pairs × 24 ' +
+      'points, 0.4 to 0.6 MB); ' +
+      'a bigger one is refused unread: the HTTP request fails, the WebSocket is closed and reopened. Raise it with pairs × ladder points.',
+    2_097_152,
+    [65_536, 268_435_456],
   ),
   registryRefreshMs: settings.int(
     'REGISTRY_REFRESH_MS',
@@ -114,6 +138,9 @@ export interface IndexerConfig {
   redisUrl: string;
   redisKeyPrefix: string;
   bookTtlMs: number;
+  maxHeadLagMs: number;
+  maxHeadJump: number;
+  maxRpcAnswerBytes: number;
   registryRefreshMs: number;
   heartbeatMs: number;
   rpcTimeoutMs: number;

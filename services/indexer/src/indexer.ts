@@ -22,6 +22,9 @@ import {
   type Served,
 } from '@pmm/core';
 import type { QuoteContext } from './chain/block-quotes';
+import { createHttpTransport } from './chain/http-transport';
+import type { TransportLimits } from './chain/json-rpc';
+import { createHeadGuard } from './domain/head-guard';
 import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';
 import type { IndexerConfig } from './config';
@@ -30,6 +33,7 @@ import { createBlockProcessor, type BlockEvent } from './jobs/block-processor';
 import { createBlockQueue, createBlockWorker, type BlockWorker } from './jobs/block-queue';
 import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry-refresher';
 import { createIndexerMetrics, type IndexerMetrics } from './metrics';
+import { outageLog } from './outage-log';
 import { createBookStore, type BookStore } from './store/book-store';
 import { createRegistryStore, registryTtlMs } from './store/registry-store';
 import { startPresenceAnnouncer } from './store/presence-announcer';
@@ -111,6 +115,33 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   let lastHeadBeforeDown: number | undefined;
   let deletedThisOutage = false;
 
+  metrics.maxHeadLag.set(config.maxHeadLagMs / 1000);
+  const headGuard = createHeadGuard({ maxLagMs: config.maxHeadLagMs, maxJump: config.maxHeadJump });
+  const refusedHeads = outageLog(log, 'head refused');
+  /** Newest valid head the node sent, admitted or not: the lag metric reads it. */
+  let lastSeen: BlockHead | undefined;
+  const updateLag = () => {
+    if (lastSeen) metrics.headLag.set(Math.max(0, Date.now() / 1000 - lastSeen.timestamp));
+  };
+  const admit = (head: BlockHead) => {
+    lastSeen = head;
+    updateLag();
+    const verdict = headGuard.check(head, Date.now());
+    if (verdict === 'accept') {
+      refusedHeads.ok();
+      return true;
+    }
+    metrics.headsRefused.inc({ reason: verdict });
+    refusedHeads.failed(
+      verdict === 'lagging' ? 'older than MAX_HEAD_LAG_MS' : 'jump above MAX_HEAD_JUMP, unconfirmed',
+      {
+        block: head.number,
+        blockTime: head.timestamp,
+      },
+    );
+    return false;
+  };
+
   const onHead = (head: BlockHead) => {
     metrics.headBlock.set(head.number);
     void queue.announce(head);
@@ -134,6 +165,10 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     }
   };
 
+  const nodeLimits: TransportLimits = {
+    maxAnswerBytes: config.maxRpcAnswerBytes,
+    onDropped: (reason) => metrics.messagesDropped.inc({ reason }),
+  };
   const blockSource = startBlockSource({
     chainId: config.chainId,
     wsUrl: config.deployment.wsUrl,
@@ -142,24 +177,32 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     heartbeatMs: config.heartbeatMs,
     pollIntervalMs: config.pollIntervalMs,
     backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
+    limits: nodeLimits,
     logger: log,
+    admit,
     onHead,
     onState,
     onReconnect: () => metrics.reconnects.inc(),
   });
   late.source = blockSource;
 
-  const registryRpc = countingRpc(blockSource.rpc, {
-    ethCalls: (n) => metrics.ethCalls.inc({ purpose: 'registry' }, n),
+  const countRegistryCalls = {
+    ethCalls: (n: number) => metrics.ethCalls.inc({ purpose: 'registry' }, n),
     error: () => metrics.rpcErrors.inc({ purpose: 'registry' }),
-  });
+  };
+  const registryRpc = countingRpc(blockSource.rpc, countRegistryCalls);
+  const confirmRpc = config.deployment.confirmRpcUrl
+    ? countingRpc(createHttpTransport(config.deployment.confirmRpcUrl, nodeLimits), countRegistryCalls)
+    : undefined;
   const registryRef = createRegistryRefresher({
     rpc: registryRpc,
+    confirmRpc,
     latestHead: blockSource.latest,
     nodeUp: blockSource.isUp,
     ctx,
     multicall3: contracts.multicall3,
     ladder: config.ladder,
+    pinnedDecimals: config.deployment.pinnedDecimals,
     store: registryStore,
     refreshMs: config.registryRefreshMs,
     timeoutMs: config.rpcTimeoutMs,
@@ -177,6 +220,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     latestHead: blockSource.latest,
     registry: registryRef,
     books,
+    maxHeadLagMs: config.maxHeadLagMs,
     timeoutMs: config.rpcTimeoutMs,
     metrics,
     logger: log,
@@ -204,6 +248,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
 
   const watchdog = setInterval(
     () => {
+      updateLag();
       if (downSince === undefined || deletedThisOutage || Date.now() - downSince < config.bookTtlMs) return;
       if (lastHeadBeforeDown === undefined) return;
       books
@@ -266,6 +311,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
       await worker.close().catch((err: unknown) => log.warn('worker close failed', { error: errorText(err) }));
       await queue.close().catch(() => undefined);
       await blockSource.close();
+      confirmRpc?.close();
       await served.close();
       for (const client of [redis, workerRedis]) {
         try {

@@ -4,12 +4,17 @@
  * alert rule covers every chain's indexers and tells them apart.
  */
 import { createMetrics, type Metrics } from '@pmm/core';
+import type { DroppedReason } from './chain/json-rpc';
 
 /** Block-to-book latency buckets, seconds: the goal is p99 < 100 ms on the devnet. */
 const BLOCK_LATENCY_BUCKETS = [0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10];
 const CALLS_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500];
 
-export type BlockOutcome = 'written' | 'not_newer' | 'superseded' | 'already_stored' | 'failed';
+/** `stale`: the block is older than MAX_HEAD_LAG_MS by the time its book would be written. */
+export type BlockOutcome = 'written' | 'not_newer' | 'superseded' | 'already_stored' | 'stale' | 'failed';
+
+/** Why a head from the node was not announced as a block to compute (see domain/head-guard.ts). */
+export type HeadRefusal = 'lagging' | 'jump';
 
 type Counter = ReturnType<Metrics['counter']>;
 type Gauge = ReturnType<Metrics['gauge']>;
@@ -37,6 +42,15 @@ export interface IndexerMetrics {
   registryRefreshes: Counter;
   booksDeleted: Counter;
   silentCallFailures: Counter;
+  headLag: Gauge;
+  /** MAX_HEAD_LAG_MS in seconds: the alert compares the lag with this replica's own limit. */
+  maxHeadLag: Gauge;
+  /** label reason: see HeadRefusal */
+  headsRefused: Counter;
+  /** label reason: see DroppedReason (chain/json-rpc.ts) */
+  messagesDropped: Counter;
+  /** labels kind: decimals | listing, result: accepted | refused */
+  registryChanges: Counter;
 }
 
 export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: boolean }): IndexerMetrics {
@@ -85,10 +99,40 @@ export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: b
       'Calls in the block call that failed without revert data (likely out of gas: raise CALL_GAS)',
       [],
     ),
+    headLag: metrics.gauge(
+      'indexer_head_lag_seconds',
+      "Age of the node's newest head by this machine's clock (now minus the block's timestamp)",
+      [],
+    ),
+    maxHeadLag: metrics.gauge(
+      'indexer_max_head_lag_seconds',
+      'MAX_HEAD_LAG_MS of this replica, seconds: heads older than this are not computed and books expire by then',
+      [],
+    ),
+    headsRefused: metrics.counter(
+      'indexer_heads_refused_total',
+      'Heads not computed: older than MAX_HEAD_LAG_MS, or an unconfirmed jump of more than MAX_HEAD_JUMP blocks',
+      ['reason'] as const,
+    ),
+    messagesDropped: metrics.counter(
+      'indexer_node_messages_dropped_total',
+      'Messages from the node thrown away: above MAX_RPC_ANSWER_BYTES, malformed, or for nothing pending',
+      ['reason'] as const,
+    ),
+    registryChanges: metrics.counter(
+      'indexer_registry_changes_total',
+      'Changes of the pair registry (listing or decimals), accepted after a second read or refused',
+      ['kind', 'result'] as const,
+    ),
   };
   // The series the alert rules count failures on exist from the start at 0: a counter that
   // appears at 1 shows no increase() to Prometheus, so the first failure would go unseen.
   out.blocks.inc({ outcome: 'failed' }, 0);
   for (const purpose of ['block', 'registry']) out.rpcErrors.inc({ purpose }, 0);
+  for (const reason of ['lagging', 'jump'] satisfies HeadRefusal[]) out.headsRefused.inc({ reason }, 0);
+  for (const reason of ['oversized', 'malformed', 'unexpected'] satisfies DroppedReason[])
+    out.messagesDropped.inc({ reason }, 0);
+  for (const kind of ['decimals', 'listing'])
+    for (const result of ['accepted', 'refused']) out.registryChanges.inc({ kind, result }, 0);
   return out;
 }

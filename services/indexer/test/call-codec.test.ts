@@ -18,6 +18,8 @@ import {
   quoteCalldataBuilder,
   reserveBalancesCalldata,
 } from '../src/chain/call-codec';
+import { isHexBytes } from '../src/chain/call-batch';
+import { uint256WordHex } from '@pmm/protocol';
 
 const routerAbi = parseAbi([
   'function quote(address tokenIn, uint256 amountIn, address tokenOut, uint256 timestampInMilisec, bytes sig) view returns (uint256)',
@@ -102,7 +104,9 @@ describe('call codec', () => {
         fc.array(fc.record({ success: fc.boolean(), returnData: bytes(100) }), { maxLength: 12 }),
         (results) => {
           const encoded = encodeFunctionResult({ abi: multicallAbi, functionName: 'aggregate3', result: results });
-          expect(decodeAggregate3(encoded)).toEqual(results.map((r) => ({ success: r.success, data: r.returnData })));
+          expect(decodeAggregate3(encoded, results.length)).toEqual(
+            results.map((r) => ({ success: r.success, data: r.returnData })),
+          );
           expect(
             ethersMulticall.encodeFunctionResult('aggregate3', [results.map((r) => [r.success, r.returnData])]),
           ).toBe(encoded);
@@ -126,8 +130,23 @@ describe('call codec', () => {
       ],
     });
     for (const cut of [10, 66, 130, encoded.length - 64])
-      expect(() => decodeAggregate3(encoded.slice(0, cut))).toThrow(/abi decode|hex/);
-    expect(() => decodeAggregate3('0x' + 'ff'.repeat(32))).toThrow(/too large/);
+      expect(() => decodeAggregate3(encoded.slice(0, cut), 2)).toThrow(/abi decode|hex/);
+    expect(() => decodeAggregate3('0x' + 'ff'.repeat(32), 2)).toThrow(/too large/);
+  });
+
+  it('error: a result count the data cannot hold, or other than the calls sent, throws before anything is allocated', () => {
+    // Offset 0x20, then a count of 30 million: the old decoder allocated an array of that size first.
+    const huge = '0x' + uint256WordHex(0x20) + uint256WordHex(30_000_000);
+    expect(() => decodeAggregate3(huge, 30_000_000)).toThrow(/out of bounds/);
+    expect(() => decodeAggregate3(huge, 2)).toThrow(/30000000 results for 2 calls/);
+  });
+
+  it('behavior: the hex check of an answer is linear: a 10 MiB answer does not overflow the stack', () => {
+    const big = '0x' + 'ab'.repeat(5 * 1_048_576);
+    expect(isHexBytes(big)).toBe(true);
+    expect(isHexBytes(big + 'a')).toBe(false);
+    expect(isHexBytes('0x' + 'zz')).toBe(false);
+    expect(isHexBytes(null)).toBe(false);
   });
 
   it("default: the getReserveBalances selector is the helper contract's", () => {

@@ -48,7 +48,9 @@ function followWithBlockSource(states: string[]): BlockSource {
     heartbeatMs: 300,
     pollIntervalMs: 300,
     backoff: { minMs: 100, maxMs: 400 },
+    limits: { maxAnswerBytes: 1_048_576, onDropped: () => undefined },
     logger,
+    admit: () => true,
     onHead: () => undefined,
     onState: (state) => states.push(state),
   });

@@ -1,24 +1,30 @@
 /**
- * `createApp(deps)`: the signer's HTTP handler from explicit dependencies. start-signer.ts wires
- * the real ones; tests pass real Redis-backed stores or fakes.
+ * `createApp(deps)`: the signer's HTTP handler from explicit dependencies, one route table (core
+ * route-table.ts). start-signer.ts wires the real ones; tests pass real Redis-backed stores or
+ * fakes.
  *
- * The sign route (http/sign-route.ts, the HTTP adapter of domain/sign-use-case.ts) takes POST
- * /v2/swap/sign and /v1/swap/sign; Express everything else, in order: request id and logger ·
- * metrics · /healthz /readyz /metrics · /internal/access and the 405s of the sign paths
- * (http/internal-routes.ts) · 404 · the error envelope.
+ * Routes: `/healthz`, `/readyz`, `/metrics` (open: probes and scrapes) · `GET /internal/access`
+ * (the gateway's readiness check of its token) · `POST /v2/swap/sign` and `/v1/swap/sign`
+ * (http/sign-route.ts, the HTTP adapter of domain/sign-use-case.ts). Every route but the health
+ * ones takes the internal token first; the table answers 404, 405 and the error envelope.
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import express from 'express';
-import { DEFAULT_CHAIN_ID } from '@pmm/protocol';
-import { errorHandler, healthRoutes, httpMetrics, httpRequestMetrics, notFound, requestContext } from '@pmm/core';
+import type { RequestListener } from 'node:http';
+import { DEFAULT_CHAIN_ID, SIGNER_ACCESS_PATH, v1DeprecationHeaders } from '@pmm/protocol';
+import { healthRoutes, requestFrame, routeTable, type Route, type Step } from '@pmm/core';
 import { createSignUseCase } from './domain/sign-use-case';
 import { signMetrics } from './domain/sign-metrics';
-import { createSignRoute } from './http/sign-route';
-import { internalRoutes } from './http/internal-routes';
+import { signStep, V1_SIGN_PATH, V2_SIGN_PATH } from './http/sign-route';
+import { internalTokenStep } from './http/internal-token';
 import { SIGN_BODY_LIMIT_BYTES } from './http/json-body';
 import type { SignerDeps } from './signer-deps';
 
 export type { SignerDeps } from './signer-deps';
+
+const V1_HEADERS = Object.entries(v1DeprecationHeaders(V2_SIGN_PATH));
+const v1Headers: Step = (_req, res, next) => {
+  for (const [name, value] of V1_HEADERS) res.setHeader(name, value);
+  next();
+};
 
 export function createApp(deps: SignerDeps): RequestListener {
   const sign = createSignUseCase({
@@ -33,27 +39,25 @@ export function createApp(deps: SignerDeps): RequestListener {
     logSigned: deps.logger.isLevelEnabled('info'),
     now: deps.now,
   });
-  const http = httpRequestMetrics(deps.metrics);
-  const v1 = deps.servedChains.includes(DEFAULT_CHAIN_ID);
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.use(requestContext(deps.logger));
-  app.use(httpMetrics(http));
-  app.use(healthRoutes({ checks: deps.readiness, registry: deps.metrics.registry }));
-  app.use(internalRoutes({ internalToken: deps.internalToken, v1 }));
-  app.use(notFound());
-  app.use(errorHandler());
-  const signRoute = createSignRoute({
-    sign,
-    integrators: deps.integrators,
-    internalToken: deps.internalToken,
-    bodyLimitBytes: deps.bodyLimitBytes ?? SIGN_BODY_LIMIT_BYTES,
-    v1,
-    logger: deps.logger,
-    http,
-  });
-  return (req: IncomingMessage, res: ServerResponse) => {
-    if (!signRoute(req, res)) app(req, res);
-  };
+  const token = internalTokenStep(deps.internalToken);
+  const signing = (legacy: boolean) =>
+    signStep({
+      sign,
+      integrators: deps.integrators,
+      bodyLimitBytes: deps.bodyLimitBytes ?? SIGN_BODY_LIMIT_BYTES,
+      legacy,
+    });
+  const routes: Route[] = [
+    ...healthRoutes({ checks: deps.readiness, registry: deps.metrics.registry }),
+    {
+      path: SIGNER_ACCESS_PATH,
+      methods: ['GET', 'HEAD'],
+      steps: [token, (_req, res) => void res.writeHead(204).end()],
+    },
+    { path: V2_SIGN_PATH, methods: ['POST'], steps: [token, signing(false)] },
+  ];
+  // /v1 is served only when chain 8453, its only chain, is.
+  if (deps.servedChains.includes(DEFAULT_CHAIN_ID))
+    routes.push({ path: V1_SIGN_PATH, methods: ['POST'], steps: [v1Headers, token, signing(true)] });
+  return routeTable({ frame: requestFrame({ logger: deps.logger, metrics: deps.metrics }), routes });
 }

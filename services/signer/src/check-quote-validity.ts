@@ -3,6 +3,8 @@
  * true while that setting equals the router's own validity. So at start, for each served chain
  * whose `rpcUrl` the CHAINS setting gives, the signer asks the router (`validity()`, a public
  * constant of the reference router):
+ * - the node's chain id is asked first: a node of another chain (a wrong URL in CHAINS) stops the
+ *   start, since whatever its router says is not this chain's router speaking;
  * - a different value stops the start: a wrong deadline tells integrators a quote still holds
  *   when the router already refuses it (or the reverse), on every answer;
  * - a router that does not expose `validity()`, a chain without `rpcUrl`, or a node that does not
@@ -19,6 +21,7 @@ const ROUTER = new Interface(['function validity() view returns (uint256)']);
 type ValidityCheck =
   | { outcome: 'matches'; routerSeconds: number }
   | { outcome: 'differs'; routerSeconds: number }
+  | { outcome: 'wrong-chain'; nodeChainId: number }
   | { outcome: 'not-exposed' | 'no-node' | 'unreachable'; reason: string };
 
 /** Asks one router for its validity (never throws: every failure is an outcome). */
@@ -37,6 +40,10 @@ async function askRouterValidity(
   try {
     let data: string;
     try {
+      // staticNetwork: ethers itself never asks the node which chain it serves.
+      const nodeChainId = Number(await Promise.race([provider.send('eth_chainId', []), timeout]));
+      if (!Number.isSafeInteger(nodeChainId)) return { outcome: 'unreachable', reason: 'eth_chainId: no chain id' };
+      if (nodeChainId !== chainId) return { outcome: 'wrong-chain', nodeChainId };
       data = await Promise.race([provider.call({ to: router, data: ROUTER.encodeFunctionData('validity') }), timeout]);
     } catch (err) {
       // A revert (no such function, no fallback) is the router's answer; anything else is the node's failure.
@@ -92,7 +99,11 @@ export async function checkQuoteValidity(
     const setting = `QUOTE_VALIDITY_SECONDS_${chain.chainId}`;
     const fields = { chainId: chain.chainId, validitySeconds: chain.quoteValiditySeconds };
     if (check.outcome === 'matches') logger.info('quote validity matches the router', fields);
-    else if (check.outcome === 'differs') {
+    else if (check.outcome === 'wrong-chain') {
+      problems.push(
+        `CHAINS (chains.${chain.chainId}.rpcUrl): the node serves chain ${check.nodeChainId}, not ${chain.chainId}`,
+      );
+    } else if (check.outcome === 'differs') {
       problems.push(
         `${setting} (quoteValiditySeconds_${chain.chainId}): is ${chain.quoteValiditySeconds} but the router ` +
           `${deployment!.contracts.router} says validity() = ${check.routerSeconds}; set it to ${check.routerSeconds}`,

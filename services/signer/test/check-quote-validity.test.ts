@@ -1,10 +1,13 @@
 /**
  * The start-up check of QUOTE_VALIDITY_SECONDS_<id> against the router (check-quote-validity.ts),
  * on a real Hardhat chain with the reference router: a matching setting starts, a different one
- * stops the start naming the router's figure, and what cannot be checked (no such function, no
+ * stops the start naming the router's figure, a node of another chain stops it before its router
+ * is believed, and what cannot be checked (no such function, no
  * code, no node, a node that never answers, no rpcUrl) is logged and the setting used as is.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
+import { Interface } from 'ethers';
 import { Writable } from 'node:stream';
 import { ConfigError, createLogger, parseChainDeployments, type ChainDeployments } from '@pmm/core';
 import { startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
@@ -68,6 +71,33 @@ describe('the quote validity checked against the router at start', () => {
     expect((err as Error).message).toBe(
       `QUOTE_VALIDITY_SECONDS_8453 (quoteValiditySeconds_8453): is 61 but the router ${chain.contracts.router} says validity() = 60; set it to 60`,
     );
+  });
+
+  it('error: a node of another chain stops the start, although its router agrees with the setting', async () => {
+    // A JSON-RPC node of chain 1 whose "router" answers validity() = 61, the configured value.
+    const validity61 = new Interface(['function validity() view returns (uint256)']).encodeFunctionResult(
+      'validity',
+      [61],
+    );
+    const node = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const { id, method } = JSON.parse(body) as { id: number; method: string };
+        const result = method === 'eth_chainId' ? '0x1' : validity61;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+      });
+    });
+    await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+    try {
+      const rpcUrl = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
+      const { logger } = capturedLogger();
+      const err = await checkQuoteValidity([chainConfig(61)], deployments({ rpcUrl }), logger).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toBe('CHAINS (chains.8453.rpcUrl): the node serves chain 1, not 8453');
+    } finally {
+      node.close();
+    }
   });
 
   it('edge: a contract without validity(), an address without code, no rpcUrl: warned, the setting used as is', async () => {

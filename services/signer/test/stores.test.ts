@@ -126,6 +126,9 @@ describe('PairRegistryCache', () => {
         'not json',
         JSON.stringify({ ...testRegistry(8453), chainId: 56 }),
         JSON.stringify({ ...testRegistry(8453), quoteToken: null }),
+        // Decimals out of range (a node's lie the indexer let through) would scale every amount.
+        JSON.stringify({ ...testRegistry(8453), quoteToken: { ...testRegistry(8453).quoteToken, decimals: 77 } }),
+        JSON.stringify({ ...testRegistry(8453), quoteToken: { ...testRegistry(8453).quoteToken, decimals: 6.5 } }),
       ]) {
         await redis.set(keys.pairs(8453), bad);
         expect(await cache.refresh(8453)).toBe(false);

@@ -1,25 +1,47 @@
 /**
- * Operator endpoints: `/healthz` (the process is alive), `/readyz` (its dependencies answer:
- * each check must resolve within 1 s) and `/metrics` (Prometheus text).
+ * The operator routes every service serves, as route-table entries: `/healthz` (the process
+ * answers), `/readyz` (every readiness check resolves: 200, else 503 with the report) and,
+ * given a registry, `/metrics` (Prometheus text).
  */
-import { Router } from 'express';
 import type { Registry } from 'prom-client';
 import { checkReadiness, type ReadinessCheck } from '../readiness';
+import type { Route, Step } from './route-table';
+import { sendBytes, sendJson } from './send-json';
 
-export function healthRoutes(opts: { checks: Record<string, ReadinessCheck>; registry?: Registry }): Router {
-  const router = Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  router.get('/readyz', async (_req, res) => {
-    const report = await checkReadiness(opts.checks);
-    res.status(report.status === 'ok' ? 200 : 503).json(report);
-  });
-  if (opts.registry) {
-    const registry = opts.registry;
-    router.get('/metrics', async (_req, res) => {
-      res.set('Content-Type', registry.contentType).send(await registry.metrics());
+const HEALTHY = Buffer.from(JSON.stringify({ status: 'ok' }));
+
+export interface HealthRoutesOptions {
+  checks: Record<string, ReadinessCheck>;
+  registry?: Registry;
+  /** Runs before `/metrics` is rendered (gauges refreshed at scrape time). */
+  beforeMetrics?: Step;
+}
+
+export function healthRoutes(opts: HealthRoutesOptions): Route[] {
+  const routes: Route[] = [
+    { path: '/healthz', methods: ['GET', 'HEAD'], steps: [(_req, res) => sendJson(res, 200, HEALTHY)] },
+    {
+      path: '/readyz',
+      methods: ['GET', 'HEAD'],
+      steps: [
+        (_req, res, next) => {
+          checkReadiness(opts.checks).then((report) => sendJson(res, report.status === 'ok' ? 200 : 503, report), next);
+        },
+      ],
+    },
+  ];
+  const registry = opts.registry;
+  if (registry) {
+    const render: Step = (_req, res, next) => {
+      registry
+        .metrics()
+        .then((text) => sendBytes(res, 200, Buffer.from(text), { 'Content-Type': registry.contentType }), next);
+    };
+    routes.push({
+      path: '/metrics',
+      methods: ['GET', 'HEAD'],
+      steps: opts.beforeMetrics ? [opts.beforeMetrics, render] : [render],
     });
   }
-  return router;
+  return routes;
 }

@@ -2,10 +2,9 @@
  * Request counter and latency histogram, labelled by route PATTERN (never the raw URL, whose
  * cardinality is unbounded) and status code.
  */
-import type { Request, RequestHandler, Response } from 'express';
 import type { Metrics } from '../metrics';
 
-/** Records one finished request; shared by the Express middleware and node:http fast paths. */
+/** Records one finished request (the request frame calls it). */
 export interface HttpRequestMetrics {
   observe(method: string, route: string, status: number, seconds: number): void;
 }
@@ -35,22 +34,5 @@ export function httpRequestMetrics(metrics: Metrics): HttpRequestMetrics {
       if (!h) histograms.set(hk, (h = latency.labels(method, route)));
       h.observe(seconds);
     },
-  };
-}
-
-function routeOf(req: Request): string {
-  const route = req.route as { path?: string } | undefined;
-  return route?.path ? `${req.baseUrl}${route.path}` : 'unmatched';
-}
-
-/** The Express middleware; pass the recorder when a fast path records into the same metrics. */
-export function httpMetrics(metrics: Metrics | HttpRequestMetrics): RequestHandler {
-  const recorder = 'observe' in metrics ? metrics : httpRequestMetrics(metrics);
-  return (req: Request, res: Response, next) => {
-    const startedAt = process.hrtime.bigint();
-    res.on('finish', () => {
-      recorder.observe(req.method, routeOf(req), res.statusCode, Number(process.hrtime.bigint() - startedAt) / 1e9);
-    });
-    next();
   };
 }

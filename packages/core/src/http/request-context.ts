@@ -5,25 +5,20 @@
  * body, and carried by the child logger of the request.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 import { isRequestId, REQUEST_ID_HEADER } from '@pmm/protocol';
 import type { Logger } from '../logger';
 
+/** What `res.locals` holds for every framed request (request-frame.ts), as the envelope writer reads it. */
 export interface RequestContext {
   requestId: string;
   log: Logger;
   startedAt: bigint;
 }
 
-/** The context set by `requestContext()`; a fallback for responses written before it ran. */
-export function contextOf(res: Response): RequestContext {
-  return res.locals as RequestContext;
-}
-
 /**
- * `res.locals` of requests served outside Express (beginRequest, the gateway's request frame), in the shape {@link contextOf} reads: the child logger
- * is made only when something logs (most requests log nothing).
+ * A request's context whose child logger is made only when something logs (most requests log
+ * nothing).
  */
 export class LazyRequestContext implements RequestContext {
   private child?: Logger;
@@ -47,26 +42,4 @@ export class LazyRequestContext implements RequestContext {
 export function requestIdOf(req: { headers: IncomingHttpHeaders }): string {
   const incoming = req.headers[REQUEST_ID_HEADER];
   return isRequestId(incoming) ? incoming : randomUUID();
-}
-
-/**
- * The prologue of a request outside Express (the signer's sign route): its id, echoed in
- * `X-Request-Id`, and a lazy context as `res.locals`, where {@link contextOf} and the error
- * envelope find them.
- */
-export function beginRequest(req: IncomingMessage, res: ServerResponse, logger: Logger): LazyRequestContext {
-  const requestId = requestIdOf(req);
-  const locals = new LazyRequestContext(requestId, process.hrtime.bigint(), logger);
-  (res as { locals?: unknown }).locals = locals;
-  res.setHeader('X-Request-Id', requestId);
-  return locals;
-}
-
-/** The Express form; Express's own `res.locals` object keeps the same fields. */
-export function requestContext(logger: Logger): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const { requestId, startedAt } = beginRequest(req, res, logger);
-    res.locals = { requestId, startedAt, log: logger.child({ requestId }) };
-    next();
-  };
 }

@@ -28,12 +28,22 @@ export interface ServedPair {
   gatewayPort: number;
   signerPort: number;
   apiKey: string;
+  /** The public id of `apiKey` (what the audit trail records). */
+  keyId: string;
   internalToken: string;
+  /** The Redis key prefix of this pair's data. */
+  prefix: string;
   gateway: Gateway;
   close(): Promise<void>;
 }
 
-export async function startServedPair(opts: { requestTimeoutMs?: number } = {}): Promise<ServedPair> {
+export interface ServedPairOptions {
+  requestTimeoutMs?: number;
+  /** The URL the gateway reaches the signer at, from the signer's port (default: the signer itself). */
+  signerUrl?: (signerPort: number) => string;
+}
+
+export async function startServedPair(opts: ServedPairOptions = {}): Promise<ServedPair> {
   const prefix = `fuzz-${randomBytes(4).toString('hex')}`;
   const keys = redisKeys(prefix);
   const redis = createRedis(REDIS_URL, { name: 'fuzz-setup' });
@@ -64,7 +74,7 @@ export async function startServedPair(opts: { requestTimeoutMs?: number } = {}):
     rateLimit: { requests: 1_000_000_000, windowSeconds: 60 },
     disabled: false,
   });
-  const { apiKey } = await store.issueKey(INTEGRATOR);
+  const { apiKey, record } = await store.issueKey(INTEGRATOR);
 
   const silent = createLogger({ service: 'fuzz', silent: true });
   const env: Record<string, string> = {
@@ -85,14 +95,14 @@ export async function startServedPair(opts: { requestTimeoutMs?: number } = {}):
     config: loadGatewayConfig({
       env: {
         REDIS_KEY_PREFIX: prefix,
-        SIGNER_URL: `http://127.0.0.1:${signer.served.port}`,
+        SIGNER_URL: opts.signerUrl?.(signer.served.port) ?? `http://127.0.0.1:${signer.served.port}`,
         INTERNAL_TOKEN,
         SERVED_CHAINS: CHAINS.join(','),
         REQUEST_TIMEOUT_MS: String(requestTimeoutMs),
         BOOK_CACHE_MS: '500',
         KEY_CACHE_MS: '500',
         // Thousands of requests with wrong keys from one address: the failed-authentication
-        // limit would answer nearly all of them 429 (gateway/test/auth-failures.test.ts covers it).
+        // limit would answer nearly all of them 429 (gateway/test/keys/auth-failures.test.ts covers it).
         AUTH_FAILURE_LIMIT: '0',
       },
       file: {},
@@ -109,7 +119,9 @@ export async function startServedPair(opts: { requestTimeoutMs?: number } = {}):
     gatewayPort: served.port,
     signerPort: signer.served.port,
     apiKey,
+    keyId: record.keyId,
     internalToken: INTERNAL_TOKEN,
+    prefix,
     gateway,
     async close() {
       served.server.closeAllConnections();

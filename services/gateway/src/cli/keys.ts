@@ -5,8 +5,8 @@
  */
 import { createRedis, describeRedis, loadConfig, operatorEnv, redisReady } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '../config';
-import { ApiKeyStore } from '../store/api-key-store';
-import { KEYS_USAGE, runKeysCommand } from './keys-command';
+import { ApiKeyStore } from '../keys/api-key-store';
+import { KEYS_USAGE, runKeysCommand } from '../keys/keys-command';
 
 /** The commands that write to Redis (the others only read). */
 const WRITES = new Set(['create', 'update', 'revoke', 'disable', 'enable', 'rotate', 'import']);

@@ -6,7 +6,7 @@
  * - `unavailable`: `{"chainId":N}`: the chain's book went (the page drops its chart).
  * - `status`: the snapshot of console-status.ts, every {@link STATUS_INTERVAL_MS}.
  *
- * Books come from the price stream's hub (http/stream-hub.ts) as ONE observer per chain for
+ * Books come from the price stream's hub (stream/stream-hub.ts) as ONE observer per chain for
  * the whole gateway, whatever the number of viewers: no Redis subscription or read of its own.
  * The status is taken once per interval for all viewers, and only while there are viewers. Each
  * event's bytes are built once and shared (stream-writer.ts). A viewer whose socket is full keeps
@@ -14,10 +14,10 @@
  * that grows. A new viewer gets the latest of each at once.
  */
 import type { ServerResponse } from 'node:http';
-import type { StreamHub } from '../http/stream-hub';
-import type { BookEntry } from '../store/book-cache';
-import { sseEvent } from '../http/sse-event';
-import { StreamPayload, streamWriter, type StreamWriter } from '../http/stream-writer';
+import type { StreamHub } from '../stream/stream-hub';
+import type { BookEntry } from '../price/book-cache';
+import { sseEvent } from '../stream/sse-event';
+import { StreamPayload, streamWriter, type StreamWriter } from '../stream/stream-writer';
 import type { ConsoleStatus } from './console-status';
 
 /** How often the status is sent (also what keeps an idle stream open through proxies). */

@@ -10,8 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Router, type RequestHandler } from 'express';
-import { methodNotAllowed } from '@pmm/core';
+import { ApiError } from '@pmm/protocol';
+import { sendBytes, type Route, type Step } from '@pmm/core';
 import { securityHeaders } from '../http/security-headers';
 import type { ConsoleFeed } from './console-feed';
 
@@ -43,31 +43,44 @@ const EVENTS_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
-export function consoleRoutes(feed: ConsoleFeed, dir = CONSOLE_ASSETS_DIR): Router {
-  const router = Router({ caseSensitive: true, strict: true });
+/**
+ * The console's routes. At most `maxViewers` event streams are open at once (each holds a
+ * socket and a share of the feed's work); more is 429 with Retry-After.
+ */
+export function consoleRoutes(feed: ConsoleFeed, maxViewers: number, dir = CONSOLE_ASSETS_DIR): Route[] {
   const headers = securityHeaders(CONSOLE_CSP);
-  router.use('/console', (_req, res, next) => {
+  const withHeaders: Step = (_req, res, next) => {
     for (const [name, value] of headers) res.setHeader(name, value);
     next();
-  });
-  for (const [route, asset] of Object.entries(ASSETS)) {
+  };
+  const routes: Route[] = Object.entries(ASSETS).map(([route, asset]) => {
     const bytes = readFileSync(path.join(dir, asset.file));
-    const serve: RequestHandler = (_req, res) => {
-      res.status(200).set({ 'Content-Type': asset.type, 'Cache-Control': 'no-cache' }).send(bytes);
+    const contentHeaders = { 'Content-Type': asset.type, 'Cache-Control': 'no-cache' };
+    return {
+      path: route,
+      methods: ['GET', 'HEAD'],
+      steps: [withHeaders, (_req, res) => sendBytes(res, 200, bytes, contentHeaders)],
     };
-    router
-      .route(route)
-      .get(serve)
-      .all(methodNotAllowed(['GET', 'HEAD']));
-  }
-  router
-    .route('/console/events')
-    .get((req, res) => {
-      res.writeHead(200, EVENTS_HEADERS);
-      if (req.method === 'HEAD') return void res.end();
-      res.flushHeaders();
-      feed.attach(res);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
-  return router;
+  });
+  routes.push({
+    path: '/console/events',
+    methods: ['GET', 'HEAD'],
+    steps: [
+      withHeaders,
+      (req, res, next) => {
+        if (req.method !== 'HEAD' && feed.size >= maxViewers) {
+          return next(
+            new ApiError('RATE_LIMITED', `the console has ${maxViewers} viewers (CONSOLE_MAX_VIEWERS)`, {
+              'Retry-After': '10',
+            }),
+          );
+        }
+        res.writeHead(200, EVENTS_HEADERS);
+        if (req.method === 'HEAD') return void res.end();
+        res.flushHeaders();
+        feed.attach(res);
+      },
+    ],
+  });
+  return routes;
 }

@@ -89,6 +89,9 @@ export function baseConfig(prefix: string, over: Partial<GatewayAppConfig> = {})
     // Off here: tests send many wrong keys from one address (auth-failures.test.ts turns it on).
     authFailureLimit: 0,
     trustedProxies: [],
+    opsAllowedHosts: [],
+    opsToken: undefined,
+    consoleMaxViewers: 20,
     ...over,
   };
 }

@@ -12,13 +12,25 @@
  * - the node's chain id is checked on every connection.
  * HTTP (only `rpcUrl`): `eth_getBlockByNumber("latest")` every `pollIntervalMs`.
  *
+ * Every header is validated (number, timestamp, a 32-byte hash) and offered to `admit`
+ * (domain/head-guard.ts) before it counts as the newest head: a refused head is neither
+ * reported nor used as the block the registry is read at.
+ *
  * Only heads are reported, never a backlog: a consumer that is busy simply sees the newest
  * head when it is ready (see the block queue). `close()` stops everything.
  */
 import type { Logger } from '@pmm/core';
 import { backoffDelay, type BackoffBounds } from '../domain/backoff';
+import { outageLog } from '../outage-log';
 import { createHttpTransport } from './http-transport';
-import { hexToNumber, RpcConnectionError, type RpcTransport } from './json-rpc';
+import {
+  hexToNumber,
+  isBlockHash,
+  isRpcObject,
+  RpcConnectionError,
+  type RpcTransport,
+  type TransportLimits,
+} from './json-rpc';
 import { openWsTransport, type WsTransport } from './ws-transport';
 
 export interface BlockHead {
@@ -38,7 +50,11 @@ export interface BlockSourceOptions {
   heartbeatMs: number;
   pollIntervalMs: number;
   backoff: BackoffBounds;
+  /** Bounds on what the node may send (answer size; dropped messages are reported here). */
+  limits: TransportLimits;
   logger: Logger;
+  /** Whether a valid head may become the newest (freshness, plausible jump); false drops it. */
+  admit(head: BlockHead): boolean;
   onHead(head: BlockHead): void;
   /** Node connection state changes (also the first `up`). */
   onState(state: 'up' | 'down', reason?: string): void;
@@ -56,26 +72,21 @@ export interface BlockSource {
   close(): Promise<void>;
 }
 
-interface RawHeader {
-  number?: unknown;
-  timestamp?: unknown;
-  hash?: unknown;
-}
-
 /** Parses a `newHeads` notification or an `eth_getBlockByNumber` result. */
 function parseHeader(raw: unknown, seenAt: number): BlockHead {
-  const h = (raw ?? {}) as RawHeader;
-  if (typeof h.hash !== 'string') throw new RpcConnectionError('block header without hash');
+  if (!isRpcObject(raw)) throw new RpcConnectionError('block header is not an object');
+  if (!isBlockHash(raw.hash)) throw new RpcConnectionError('block header without a 32-byte hash');
   return {
-    number: hexToNumber(h.number, 'block number'),
-    timestamp: hexToNumber(h.timestamp, 'block timestamp'),
-    hash: h.hash,
+    number: hexToNumber(raw.number, 'block number'),
+    timestamp: hexToNumber(raw.timestamp, 'block timestamp'),
+    hash: raw.hash.toLowerCase(),
     seenAt,
   };
 }
 
 export function startBlockSource(opts: BlockSourceOptions): BlockSource {
   const log = opts.logger;
+  const badHeads = outageLog(log, 'bad newHeads notification');
   let stopped = false;
   let current: RpcTransport | undefined;
   let up = false;
@@ -113,6 +124,7 @@ export function startBlockSource(opts: BlockSourceOptions): BlockSource {
     // Same block twice (subscription + heartbeat race): report it once. A LOWER number is
     // reported: after a node restart or a reorg the chain really is there now.
     if (latest && latest.number === head.number && latest.hash === head.hash) return;
+    if (!opts.admit(head)) return;
     latest = head;
     lastHeadAt = Date.now();
     opts.onHead(head);
@@ -153,7 +165,7 @@ export function startBlockSource(opts: BlockSourceOptions): BlockSource {
       let transport: WsTransport | undefined;
       let reason: string;
       try {
-        transport = await openWsTransport(url, opts.timeoutMs);
+        transport = await openWsTransport(url, opts.timeoutMs, opts.limits);
         if (stopped) break;
         await checkChainId(transport);
         latest = undefined;
@@ -162,8 +174,10 @@ export function startBlockSource(opts: BlockSourceOptions): BlockSource {
           (raw) => {
             try {
               emit(parseHeader(raw, Date.now()));
+              badHeads.ok();
             } catch (err) {
-              log.warn('bad newHeads notification', { error: err instanceof Error ? err.message : String(err) });
+              opts.limits.onDropped('malformed');
+              badHeads.failed(err);
             }
           },
           opts.timeoutMs,
@@ -190,7 +204,7 @@ export function startBlockSource(opts: BlockSourceOptions): BlockSource {
   };
 
   const runHttp = async (url: string) => {
-    const transport = createHttpTransport(url);
+    const transport = createHttpTransport(url, opts.limits);
     let failures = 0;
     let verified = false;
     while (!stopped) {

@@ -1,15 +1,15 @@
 /**
  * Runs a list of read-only calls at one block in ONE node round trip:
  * - with Multicall3: a single `eth_call` of `aggregate3` (allowFailure on every call);
- * - without: a JSON-RPC batch of `eth_call`s, all pinned to the same block tag.
+ * - without: a JSON-RPC batch of `eth_call`s, all pinned to the same block (by hash).
  * Either way every call sees the same state, and a failing call fails alone.
  */
 import { decodeAggregate3, encodeAggregate3, type Call, type CallResult } from './call-codec';
-import type { RpcError, RpcTransport } from './json-rpc';
+import type { BlockHashRef, RpcError, RpcTransport } from './json-rpc';
 
 export interface CallBatchOptions {
-  /** `0x`-hex block number (never "latest": the book must describe one block). */
-  blockTag: string;
+  /** The block, by hash (never "latest": the book must describe one block). */
+  block: BlockHashRef;
   /** Multicall3-compatible aggregator; absent → JSON-RPC batch. */
   multicall3?: string;
   timeoutMs: number;
@@ -25,7 +25,14 @@ export interface CallBatchOutcome {
 
 const gasField = (gas: number | undefined) => (gas ? { gas: '0x' + gas.toString(16) } : {});
 
-const HEX_BYTES = /^0x([0-9a-fA-F]{2})*$/;
+/**
+ * `0x` and whole bytes of hex. One character class, never a repeated group: a group repeated
+ * per byte costs the regular-expression engine stack in proportion to the input and overflows
+ * it on a few MiB (a node decides how long its answers are).
+ */
+export function isHexBytes(value: unknown): value is string {
+  return typeof value === 'string' && value.length % 2 === 0 && /^0x[0-9a-fA-F]*$/.test(value);
+}
 
 /**
  * The revert data of a failed `eth_call`, as the node puts it in the JSON-RPC error: geth and
@@ -35,7 +42,7 @@ const HEX_BYTES = /^0x([0-9a-fA-F]{2})*$/;
 function revertData(err: RpcError): string {
   const data = err.data;
   const hex = typeof data === 'object' && data !== null ? (data as { data?: unknown }).data : data;
-  return typeof hex === 'string' && HEX_BYTES.test(hex) ? hex : '0x';
+  return isHexBytes(hex) ? hex : '0x';
 }
 
 /**
@@ -52,24 +59,21 @@ export async function executeCalls(
     const data = encodeAggregate3(calls);
     const raw = await rpc.request(
       'eth_call',
-      [{ to: opts.multicall3, data, ...gasField(opts.gas) }, opts.blockTag],
+      [{ to: opts.multicall3, data, ...gasField(opts.gas) }, opts.block],
       opts.timeoutMs,
     );
-    if (typeof raw !== 'string') throw new Error('eth_call: result is not hex');
-    const results = decodeAggregate3(raw);
-    if (results.length !== calls.length)
-      throw new Error(`aggregate3: ${results.length} results for ${calls.length} calls`);
-    return { results, ethCalls: 1 };
+    if (!isHexBytes(raw)) throw new Error('eth_call: result is not hex');
+    return { results: decodeAggregate3(raw, calls.length), ethCalls: 1 };
   }
   const outcomes = await rpc.batch(
     calls.map((c) => ({
       method: 'eth_call',
-      params: [{ to: c.target, data: c.data, ...gasField(opts.gas) }, opts.blockTag],
+      params: [{ to: c.target, data: c.data, ...gasField(opts.gas) }, opts.block],
     })),
     opts.timeoutMs,
   );
   const results = outcomes.map((o): CallResult => {
-    if (o.ok) return typeof o.result === 'string' ? { success: true, data: o.result } : { success: false, data: '0x' };
+    if (o.ok) return isHexBytes(o.result) ? { success: true, data: o.result } : { success: false, data: '0x' };
     return { success: false, data: revertData(o.error) };
   });
   return { results, ethCalls: calls.length };

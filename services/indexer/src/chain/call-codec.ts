@@ -99,16 +99,22 @@ function readSmall(hex: string, byteOffset: number): number {
 }
 
 /**
- * Decodes the return data of `aggregate3`: `(bool success, bytes returnData)[]`.
+ * Decodes the return data of `aggregate3`: `(bool success, bytes returnData)[]`, which must
+ * hold exactly `expected` results. Every length the data declares is checked against the
+ * data's own size (and the count against `expected`) before anything is allocated for it:
+ * the node chooses these numbers.
  *
  * @throws Error on malformed or truncated data (never returns a partial result)
  */
-export function decodeAggregate3(returnData: string): CallResult[] {
+export function decodeAggregate3(returnData: string, expected: number): CallResult[] {
   const hex = bareHex(returnData);
   const base = readSmall(hex, 0);
   const n = readSmall(hex, base);
+  if (n !== expected) throw new Error(`abi decode: ${n} results for ${expected} calls`);
   const area = base + 32;
-  const out: CallResult[] = new Array<CallResult>(n);
+  // Each result needs at least its offset word and its two head words.
+  if ((area + 96 * n) * 2 > hex.length) throw new Error('abi decode: out of bounds');
+  const out: CallResult[] = [];
   for (let i = 0; i < n; i++) {
     const tuple = area + readSmall(hex, area + 32 * i);
     const successWord = hex.slice(tuple * 2, tuple * 2 + 64);
@@ -117,7 +123,7 @@ export function decodeAggregate3(returnData: string): CallResult[] {
     const length = readSmall(hex, dataAt);
     const start = (dataAt + 32) * 2;
     if (start + length * 2 > hex.length) throw new Error('abi decode: out of bounds');
-    out[i] = { success: successWord !== ZERO_WORD, data: '0x' + hex.slice(start, start + length * 2) };
+    out.push({ success: successWord !== ZERO_WORD, data: '0x' + hex.slice(start, start + length * 2) });
   }
   return out;
 }

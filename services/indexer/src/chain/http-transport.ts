@@ -1,23 +1,72 @@
 /**
  * JSON-RPC over HTTP (Node's fetch, keep-alive), with a timeout per request. Used for
  * polling when the chain has no WebSocket URL; stateless, so it never needs rebuilding.
+ *
+ * The answer is read as a stream and abandoned as soon as it passes `maxAnswerBytes` (a
+ * declared Content-Length above the cap is refused before reading): a node cannot make the
+ * indexer buffer or parse more than that. An answer that is not JSON, or not of JSON-RPC's
+ * shape, fails its request (RpcConnectionError) and is counted.
  */
 import {
   RpcConnectionError,
   RpcTimeoutError,
+  isRpcObject,
   toRpcError,
   type RpcOutcome,
   type RpcRequest,
   type RpcTransport,
+  type TransportLimits,
 } from './json-rpc';
 
-interface RpcMessage {
-  id?: unknown;
-  result?: unknown;
-  error?: unknown;
-}
+type RpcMessage = Record<string, unknown>;
 
-export function createHttpTransport(url: string): RpcTransport {
+export function createHttpTransport(url: string, limits: TransportLimits): RpcTransport {
+  const tooBig = (label: string) => {
+    limits.onDropped('oversized');
+    return new RpcConnectionError(`${label}: answer larger than ${limits.maxAnswerBytes} bytes`);
+  };
+
+  /** The body as text, at most `maxAnswerBytes` of it. */
+  async function readCapped(res: Response, label: string): Promise<string> {
+    const declared = Number(res.headers.get('content-length') ?? 0);
+    if (declared > limits.maxAnswerBytes) {
+      await res.body?.cancel().catch(() => undefined);
+      throw tooBig(label);
+    }
+    if (!res.body) return '';
+    const reader = res.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limits.maxAnswerBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw tooBig(label);
+      }
+      chunks.push(value);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** Parses an answer; a non-JSON body is the node's failure, not ours. */
+  const parse = (text: string, label: string): unknown => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      limits.onDropped('malformed');
+      throw new RpcConnectionError(`${label}: answer is not JSON`);
+    }
+  };
+
+  /** A single answer must be an object; anything else (null, a number, an array) fails the request. */
+  const single = (answer: unknown, label: string): RpcMessage => {
+    if (isRpcObject(answer)) return answer;
+    limits.onDropped('malformed');
+    throw new RpcConnectionError(`${label}: answer is not a JSON-RPC object`);
+  };
+
   let nextId = 1;
   const controllers = new Set<AbortController>();
 
@@ -32,8 +81,11 @@ export function createHttpTransport(url: string): RpcTransport {
         body: JSON.stringify(body),
         signal: controller.signal,
       });
-      if (!res.ok) throw new RpcConnectionError(`${label}: HTTP ${res.status}`);
-      return (await res.json()) as unknown;
+      if (!res.ok) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new RpcConnectionError(`${label}: HTTP ${res.status}`);
+      }
+      return parse(await readCapped(res, label), label);
     } catch (err) {
       if (controller.signal.aborted) throw new RpcTimeoutError(label, timeoutMs);
       if (err instanceof RpcConnectionError) throw err;
@@ -55,7 +107,7 @@ export function createHttpTransport(url: string): RpcTransport {
     kind: 'http',
     async request(method, params, timeoutMs) {
       const outcome = toOutcome(
-        (await post({ jsonrpc: '2.0', id: nextId++, method, params }, method, timeoutMs)) as RpcMessage,
+        single(await post({ jsonrpc: '2.0', id: nextId++, method, params }, method, timeoutMs), method),
       );
       if (!outcome.ok) throw outcome.error;
       return outcome.result;
@@ -68,11 +120,11 @@ export function createHttpTransport(url: string): RpcTransport {
       const answer = await post(payload, `batch of ${requests.length}`, timeoutMs);
       if (!Array.isArray(answer)) {
         // Some nodes answer a rejected batch with one error object.
-        const single = answer as RpcMessage;
-        throw single?.error !== undefined ? toRpcError(single.error) : new RpcConnectionError('batch: not an array');
+        const one = single(answer, 'batch');
+        throw one.error !== undefined ? toRpcError(one.error) : new RpcConnectionError('batch: not an array');
       }
       const byId = new Map<number, RpcMessage>();
-      for (const m of answer as RpcMessage[]) if (typeof m?.id === 'number') byId.set(m.id, m);
+      for (const m of answer) if (isRpcObject(m) && typeof m.id === 'number') byId.set(m.id, m);
       return payload.map((p) => toOutcome(byId.get(p.id)));
     },
     close() {

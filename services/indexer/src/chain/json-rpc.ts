@@ -61,7 +61,7 @@ interface RawError {
 
 /** An RpcError from the `error` member of a JSON-RPC response. */
 export function toRpcError(raw: unknown): RpcError {
-  const e = (raw ?? {}) as RawError;
+  const e: RawError = isRpcObject(raw) ? raw : {};
   return new RpcError(
     typeof e.message === 'string' ? e.message.slice(0, 500) : 'JSON-RPC error',
     typeof e.code === 'number' ? e.code : -32603,
@@ -69,9 +69,31 @@ export function toRpcError(raw: unknown): RpcError {
   );
 }
 
+/** Why a message from the node was thrown away (the label of `indexer_node_messages_dropped_total`). */
+export type DroppedReason = 'oversized' | 'malformed' | 'unexpected';
+
+/**
+ * What a transport accepts from a node: the node is not trusted to be small or well formed
+ * (docs/decisions.md#a-node-that-lags-lies-or-floods).
+ */
+export interface TransportLimits {
+  /** Largest answer or WebSocket message, bytes; a bigger one is refused before it is parsed. */
+  maxAnswerBytes: number;
+  /** Called for every message dropped (metrics). */
+  onDropped(reason: DroppedReason): void;
+}
+
+/** True for a JSON object (not null, not an array): the only shape a JSON-RPC answer or notification has. */
+export function isRpcObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Longest hex quantity we read: a uint256 (`0x` + 64 digits). */
+const MAX_QUANTITY_LENGTH = 66;
+
 /** `0x`-hex quantity → number (block numbers, timestamps, chain ids). */
 export function hexToNumber(value: unknown, what: string): number {
-  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]+$/.test(value))
+  if (typeof value !== 'string' || value.length > MAX_QUANTITY_LENGTH || !/^0x[0-9a-fA-F]+$/.test(value))
     throw new RpcError(`${what}: not a hex quantity`, -32603);
   const n = Number.parseInt(value, 16);
   if (!Number.isSafeInteger(n)) throw new RpcError(`${what}: out of range`, -32603);
@@ -81,4 +103,23 @@ export function hexToNumber(value: unknown, what: string): number {
 /** number → `0x`-hex quantity, as block tags are written. */
 export function numberToHex(n: number): string {
   return '0x' + n.toString(16);
+}
+
+/**
+ * The block parameter of `eth_call` per EIP-1898: the block's hash, not its number, so that
+ * every call of a block reads THAT block's state even if a reorg replaces the block at its
+ * height meanwhile (the node then answers an error instead of another block's state).
+ */
+export interface BlockHashRef {
+  blockHash: string;
+  requireCanonical: true;
+}
+
+export function blockHashRef(hash: string): BlockHashRef {
+  return { blockHash: hash, requireCanonical: true };
+}
+
+/** True for a block hash: `0x` and 32 bytes of hex. */
+export function isBlockHash(value: unknown): value is string {
+  return typeof value === 'string' && value.length === 66 && /^0x[0-9a-fA-F]{64}$/.test(value);
 }

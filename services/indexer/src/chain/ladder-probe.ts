@@ -10,7 +10,7 @@ import type { TokenInfo } from '@pmm/protocol';
 import { executeCalls } from './call-batch';
 import { decodeUintResult, type CallResult } from './call-codec';
 import { sideCalls, type QuoteContext } from './block-quotes';
-import { numberToHex, type RpcTransport } from './json-rpc';
+import { blockHashRef, type RpcTransport } from './json-rpc';
 import type { ProbePrice } from '../domain/ladder';
 
 const FAILED: CallResult = { success: false, data: '0x' };
@@ -30,7 +30,7 @@ export async function probePrices(
   ctx: QuoteContext,
   quote: TokenInfo,
   requests: readonly ProbeRequest[],
-  block: { number: number; timestamp: number },
+  block: { hash: string; timestamp: number },
   opts: { multicall3?: string; timeoutMs: number },
 ): Promise<Map<string, ProbePrice>> {
   const ts = BigInt(block.timestamp) * 1000n;
@@ -41,7 +41,7 @@ export async function probePrices(
     return [...ask, ...bid];
   });
   const { results } = await executeCalls(rpc, calls, {
-    blockTag: numberToHex(block.number),
+    block: blockHashRef(block.hash),
     multicall3: opts.multicall3,
     timeoutMs: opts.timeoutMs,
   });

@@ -2,22 +2,25 @@
  * Reads a chain's pair registry from its helper contract at one block: the quote token,
  * the listed tokens minus the quote token, and each token's `decimals()` and `symbol()`
  * from the token contract itself (decimals are never assumed: USDT has 18 on chain 56).
- * Two round trips (addresses, then metadata), each one batch pinned to the same block.
+ * Two round trips (addresses, then metadata), each one batch pinned to the same block (by hash).
+ * A token is left out when its decimals are outside the range the service prices
+ * (@pmm/protocol's isTokenDecimals) or differ from the decimals the chains file pins for it.
  */
 import { getAddress } from 'ethers';
 import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol, type Logger } from '@pmm/core';
-import type { PairRegistry, TokenInfo } from '@pmm/protocol';
+import { isTokenDecimals, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 import { executeCalls } from './call-batch';
 import type { CallResult } from './call-codec';
 import { helperInterface } from './contract-abis';
-import type { RpcTransport } from './json-rpc';
-import { numberToHex } from './json-rpc';
+import { blockHashRef, type RpcTransport } from './json-rpc';
 
 export interface RegistryReadOptions {
   chainId: number;
   helper: string;
   multicall3?: string;
-  blockNumber: number;
+  block: { number: number; hash: string };
+  /** Decimals the chains file pins, by checksummed address. */
+  pinnedDecimals?: Readonly<Record<string, number>>;
   timeoutMs: number;
   logger: Logger;
   /** Unix ms of the refresh (injectable for tests). */
@@ -36,8 +39,7 @@ function decodeResult(iface: typeof helperInterface, fn: string, r: CallResult |
  * @throws when the helper or the quote token cannot be read
  */
 export async function readPairRegistry(rpc: RpcTransport, opts: RegistryReadOptions): Promise<PairRegistry> {
-  const blockTag = numberToHex(opts.blockNumber);
-  const batch = { blockTag, multicall3: opts.multicall3, timeoutMs: opts.timeoutMs };
+  const batch = { block: blockHashRef(opts.block.hash), multicall3: opts.multicall3, timeoutMs: opts.timeoutMs };
   const first = await executeCalls(
     rpc,
     [
@@ -67,24 +69,29 @@ export async function readPairRegistry(rpc: RpcTransport, opts: RegistryReadOpti
     ]),
     batch,
   );
-  const infos: (TokenInfo | undefined)[] = tokens.map((address, i) => {
+  /** The token's metadata, or why it cannot be tracked. */
+  const tokenInfo = (address: string, i: number): TokenInfo | string => {
     const [decimalsResult, symbolResult] = [meta.results[2 * i], meta.results[2 * i + 1]];
     const decimals = decimalsResult?.success ? decodeTokenDecimals(decimalsResult.data) : undefined;
     const symbol = symbolResult?.success ? decodeTokenSymbol(symbolResult.data) : undefined;
-    return decimals === undefined || symbol === undefined ? undefined : { address, symbol, decimals };
-  });
-  const [quoteToken, ...baseInfos] = infos;
-  if (!quoteToken) throw new Error(`quote token ${quoteAddress}: decimals() or symbol() failed`);
+    if (decimals === undefined || symbol === undefined) return 'decimals() or symbol() failed';
+    if (!isTokenDecimals(decimals)) return `decimals() = ${decimals} is out of range`;
+    const pinned = opts.pinnedDecimals?.[address];
+    if (pinned !== undefined && pinned !== decimals) return `decimals() = ${decimals}, the chains file pins ${pinned}`;
+    return { address, symbol, decimals };
+  };
+  const [quoteToken, ...baseInfos] = tokens.map(tokenInfo);
+  if (typeof quoteToken !== 'object') throw new Error(`quote token ${quoteAddress}: ${quoteToken ?? 'unreadable'}`);
   const baseTokens: TokenInfo[] = [];
   baseInfos.forEach((info, i) => {
-    if (info) baseTokens.push(info);
-    else opts.logger.warn('token left out of the registry: decimals() or symbol() failed', { token: bases[i] });
+    if (typeof info === 'object') baseTokens.push(info);
+    else opts.logger.warn('token left out of the registry', { token: bases[i], reason: info });
   });
   return {
     chainId: opts.chainId,
     quoteToken,
     baseTokens,
-    blockNumber: opts.blockNumber,
+    blockNumber: opts.block.number,
     refreshedAt: (opts.now ?? Date.now)(),
   };
 }

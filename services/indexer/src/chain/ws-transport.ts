@@ -5,15 +5,22 @@
  * before anything can happen on it, so a failed handshake or a reset rejects a promise
  * instead of surfacing as an unhandled `error` event that would crash the process. A
  * transport is never reused after its socket closes: the block source builds a new one.
+ *
+ * Nothing the node sends is trusted: a message above `maxAnswerBytes` closes the socket
+ * before it is parsed (the `ws` library's `maxPayload`), and a message of any other shape than
+ * an answer to a pending request or a notification of a live subscription (null, a number, a
+ * notification inside a batch, …) is dropped and counted, never thrown from the listener.
  */
 import WebSocket from 'ws';
 import {
   RpcConnectionError,
   RpcTimeoutError,
+  isRpcObject,
   toRpcError,
   type RpcOutcome,
   type RpcRequest,
   type RpcTransport,
+  type TransportLimits,
 } from './json-rpc';
 
 export interface WsTransport extends RpcTransport {
@@ -31,21 +38,20 @@ interface Pending {
   fail(error: Error): void;
 }
 
-interface RpcMessage {
-  id?: unknown;
-  result?: unknown;
-  error?: unknown;
-  method?: unknown;
-  params?: { subscription?: unknown; result?: unknown };
-}
+/** The `ws` library's error code for a message above `maxPayload`. */
+const TOO_BIG = 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
 
 /**
  * Opens a connection to `url`; rejects with RpcConnectionError when the handshake fails or
  * takes longer than `timeoutMs`.
  */
-export function openWsTransport(url: string, timeoutMs: number): Promise<WsTransport> {
+export function openWsTransport(url: string, timeoutMs: number, limits: TransportLimits): Promise<WsTransport> {
   return new Promise((resolveOpen, rejectOpen) => {
-    const socket = new WebSocket(url, { handshakeTimeout: timeoutMs, perMessageDeflate: false });
+    const socket = new WebSocket(url, {
+      handshakeTimeout: timeoutMs,
+      perMessageDeflate: false,
+      maxPayload: limits.maxAnswerBytes,
+    });
     const pending = new Map<number, Pending>();
     const subscriptions = new Map<string, (result: unknown) => void>();
     let nextId = 1;
@@ -64,30 +70,51 @@ export function openWsTransport(url: string, timeoutMs: number): Promise<WsTrans
       if (!opened) rejectOpen(reason);
     };
 
-    socket.on('error', (err: Error) => {
+    socket.on('error', (err: Error & { code?: unknown }) => {
+      if (err.code === TOO_BIG) limits.onDropped('oversized');
       // Always handled: the reason is reported through `closed` / the open promise.
       finish(new RpcConnectionError(`websocket error: ${err.message}`));
       socket.terminate();
     });
     socket.on('close', (code: number) => finish(new RpcConnectionError(`websocket closed (${code})`)));
+
+    /** Settles the pending request an answer is for (a late answer to a timed-out request is ignored). */
+    const settle = (m: Record<string, unknown>) => {
+      const p = pending.get(m.id as number);
+      if (!p) return;
+      pending.delete(m.id as number);
+      p.settle(m.error !== undefined ? { ok: false, error: toRpcError(m.error) } : { ok: true, result: m.result });
+    };
+
+    /** One parsed message: an answer, a batch of answers or a notification; anything else is dropped. */
+    const handle = (msg: unknown) => {
+      if (Array.isArray(msg)) {
+        // A batch answer holds answers only: a node never batches notifications.
+        if (msg.length === 0 || !msg.every((m) => isRpcObject(m) && typeof m.id === 'number'))
+          return limits.onDropped('malformed');
+        for (const m of msg as Record<string, unknown>[]) settle(m);
+        return;
+      }
+      if (!isRpcObject(msg)) return limits.onDropped('malformed');
+      if (msg.method === 'eth_subscription') {
+        const params = msg.params;
+        if (!isRpcObject(params) || typeof params.subscription !== 'string') return limits.onDropped('malformed');
+        const onEvent = subscriptions.get(params.subscription);
+        if (!onEvent) return limits.onDropped('unexpected');
+        return onEvent(params.result);
+      }
+      if (typeof msg.id !== 'number') return limits.onDropped('malformed');
+      settle(msg);
+    };
+
     socket.on('message', (raw: WebSocket.RawData) => {
       let msg: unknown;
       try {
         msg = JSON.parse(raw.toString());
       } catch {
-        return; // Not JSON-RPC; nothing can be waiting for it.
+        return limits.onDropped('malformed');
       }
-      for (const m of (Array.isArray(msg) ? msg : [msg]) as RpcMessage[]) {
-        if (m.method === 'eth_subscription' && typeof m.params?.subscription === 'string') {
-          subscriptions.get(m.params.subscription)?.(m.params.result);
-          continue;
-        }
-        if (typeof m.id !== 'number') continue;
-        const p = pending.get(m.id);
-        if (!p) continue; // Late answer to a request that timed out.
-        pending.delete(m.id);
-        p.settle(m.error !== undefined ? { ok: false, error: toRpcError(m.error) } : { ok: true, result: m.result });
-      }
+      handle(msg);
     });
 
     /** Sends `requests` as one message (an array when `asBatch`) and waits for every answer. */

@@ -1,17 +1,22 @@
 /**
  * Computes and writes the book of one block (the BullMQ job handler).
  *
- * Idempotent and order-free: a job for a block older than this replica's newest head, or not
- * newer than the stored book, is skipped without touching the node; otherwise the whole book
- * comes from ONE round trip pinned to the block, and the write is a compare-and-set on the
- * block number (store/book-store.ts), so a re-run (stalled job) or a race between replicas
- * can never move the book backwards.
+ * Idempotent and order-free: a job for a block older than this replica's newest head (or of
+ * the same height but another hash: reorged away), or not newer than the stored book, is
+ * skipped without touching the node; otherwise the whole book comes from ONE round trip
+ * pinned to the block's hash (EIP-1898), and the write is a compare-and-set on the block
+ * number and hash (store/book-store.ts), so a re-run (stalled job) or a race between replicas
+ * can never move the book backwards, while a reorg at the same height replaces that book.
+ *
+ * The book expires BOOK_TTL_MS after the write, and never later than MAX_HEAD_LAG_MS after
+ * its block's timestamp: a job that waited until its block is that old is not written
+ * (`stale`), so a lagging node yields 503 instead of an old book served as live.
  */
 import type { Logger } from '@pmm/core';
 import { decodeBlockResults, planBlockCalls, type QuoteContext } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
 import { executeCalls } from '../chain/call-batch';
-import { numberToHex, type RpcTransport } from '../chain/json-rpc';
+import { blockHashRef, type RpcTransport } from '../chain/json-rpc';
 import type { BlockOutcome, IndexerMetrics } from '../metrics';
 import { outageLog } from '../outage-log';
 import type { BookStore } from '../store/book-store';
@@ -27,7 +32,10 @@ export interface BlockProcessorDeps {
   rpc: RpcTransport;
   latestHead: () => BlockHead | undefined;
   registry: RegistryRefresher;
+  /** Its default expiry is BOOK_TTL_MS, the longest a book lives after a write. */
   books: BookStore;
+  /** MAX_HEAD_LAG_MS: how long after its block's timestamp a book may still be served. */
+  maxHeadLagMs: number;
   timeoutMs: number;
   metrics: IndexerMetrics;
   logger: Logger;
@@ -57,11 +65,18 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
     return event.outcome;
   };
 
+  /** How long a book of a block of `timestamp` (s) may live if written now; <= 0: too old. */
+  const bookLifeMs = (timestamp: number) =>
+    Math.min(deps.books.ttlMs, timestamp * 1000 + deps.maxHeadLagMs - Date.now());
+
   return async (job) => {
     const head = deps.latestHead();
-    if (head && job.number < head.number) return done({ blockNumber: job.number, outcome: 'superseded' });
+    if (head && (job.number < head.number || (job.number === head.number && job.hash !== head.hash)))
+      return done({ blockNumber: job.number, outcome: 'superseded' });
+    if (bookLifeMs(job.timestamp) <= 0) return done({ blockNumber: job.number, outcome: 'stale' });
     const stored = await deps.books.storedBlock();
-    if (stored !== null && stored >= job.number) return done({ blockNumber: job.number, outcome: 'already_stored' });
+    if (stored !== null && (stored.number > job.number || (stored.number === job.number && stored.hash === job.hash)))
+      return done({ blockNumber: job.number, outcome: 'already_stored' });
 
     const started = Date.now();
     try {
@@ -72,7 +87,7 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
       const callStarted = Date.now();
       try {
         batch = await executeCalls(deps.rpc, calls, {
-          blockTag: numberToHex(job.number),
+          block: blockHashRef(job.hash),
           multicall3: deps.multicall3,
           timeoutMs: deps.timeoutMs,
           gas: deps.callGas || undefined,
@@ -100,7 +115,9 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
         blockTime: job.timestamp,
         pairs,
       });
-      const written = await deps.books.write(job.number, body);
+      const ttlMs = bookLifeMs(job.timestamp);
+      if (ttlMs <= 0) return done({ blockNumber: job.number, outcome: 'stale' });
+      const written = await deps.books.write(job.number, body, { hash: job.hash, ttlMs });
       const now = Date.now();
       metrics.computeSeconds.observe((now - started) / 1000);
       const outcome: BlockOutcome = written ? 'written' : 'not_newer';

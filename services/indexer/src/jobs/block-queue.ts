@@ -7,6 +7,10 @@
  *   tells apart a block of a restarted chain or of a reorg; ids contain no ':' and are never
  *   plain integers, see docs/decisions.md#bullmq.) Finished jobs are kept for a while so that a late
  *   replica's add still deduplicates; the handler also skips blocks already in the book.
+ * - Announcements are coalesced: one add in flight per replica, and while it runs only the
+ *   newest head waits for the next add (a flood of heads in one message makes two jobs, not
+ *   one per head); a new hash at a height whose job is still waiting replaces that job, so a
+ *   height has at most one waiting job.
  * - LIFO: the newest block is taken first; older jobs still queued are then skipped cheaply
  *   by the handler, so a slow replica never works through a backlog.
  * - One worker per replica, concurrency 1, a short lock: a SIGKILLed replica's job is
@@ -28,6 +32,9 @@ const BLOCK_QUEUE_NAME = 'blocks';
 /** What a block job carries: the head as the first replica saw it. */
 export type BlockJobData = Pick<BlockHead, 'number' | 'timestamp' | 'hash' | 'seenAt'>;
 
+/** Heights below the newest announced minus this are forgotten (their jobs are finished or superseded). */
+const HEIGHTS_REMEMBERED = 64;
+
 /** Finished jobs kept for late duplicates: this many seconds, at most this many jobs. */
 const KEEP_FINISHED = { age: 120, count: 2_000 };
 
@@ -37,7 +44,10 @@ function blockJobId(head: Pick<BlockHead, 'number' | 'hash'>): string {
 }
 
 export interface BlockQueue {
-  /** Adds the job of `head` (a no-op when another replica already did). Never rejects: failures are logged. */
+  /**
+   * Adds the job of `head` (a no-op when another replica already did), or of a newer head
+   * announced while an add is in flight. Never rejects: failures are logged.
+   */
   announce(head: BlockHead): Promise<void>;
   close(): Promise<void>;
 }
@@ -50,27 +60,54 @@ export function createBlockQueue(opts: { connection: RedisClient; prefix: string
   const errors = outageLog(opts.logger, 'block queue error');
   const adds = outageLog(opts.logger, 'block job not queued');
   queue.on('error', (err: Error) => errors.failed(err));
+  /** Job id added by this replica, by height: a reorged height's waiting job is removed. */
+  const addedByHeight = new Map<number, string>();
+  let adding = false;
+  let next: BlockHead | undefined;
+
+  const add = async (head: BlockHead) => {
+    const data: BlockJobData = {
+      number: head.number,
+      timestamp: head.timestamp,
+      hash: head.hash,
+      seenAt: head.seenAt,
+    };
+    const jobId = blockJobId(head);
+    const replaced = addedByHeight.get(head.number);
+    try {
+      // Only a waiting job is removed (BullMQ leaves a job that a worker holds); errors are harmless.
+      if (replaced !== undefined && replaced !== jobId) await queue.remove(replaced).catch(() => 0);
+      await queue.add('block', data, {
+        jobId,
+        lifo: true,
+        attempts: 1,
+        removeOnComplete: KEEP_FINISHED,
+        removeOnFail: KEEP_FINISHED,
+      });
+      addedByHeight.set(head.number, jobId);
+      for (const height of addedByHeight.keys())
+        if (height < head.number - HEIGHTS_REMEMBERED) addedByHeight.delete(height);
+      adds.ok();
+      errors.ok();
+    } catch (err) {
+      // Dropped, not retried: by the time Redis is back a newer block will be there.
+      adds.failed(err, { block: head.number });
+    }
+  };
+
   return {
     async announce(head) {
-      const data: BlockJobData = {
-        number: head.number,
-        timestamp: head.timestamp,
-        hash: head.hash,
-        seenAt: head.seenAt,
-      };
+      next = head;
+      if (adding) return;
+      adding = true;
       try {
-        await queue.add('block', data, {
-          jobId: blockJobId(head),
-          lifo: true,
-          attempts: 1,
-          removeOnComplete: KEEP_FINISHED,
-          removeOnFail: KEEP_FINISHED,
-        });
-        adds.ok();
-        errors.ok();
-      } catch (err) {
-        // Dropped, not retried: by the time Redis is back a newer block will be there.
-        adds.failed(err, { block: head.number });
+        while (next) {
+          const head = next;
+          next = undefined;
+          await add(head);
+        }
+      } finally {
+        adding = false;
       }
     },
     close: () => queue.close(),

@@ -4,9 +4,15 @@
  * node may have restarted on a new chain). Each refresh reads the helper and the tokens at
  * the newest head, probes prices for the default bid ladders, writes `pmm:{<id>}:pairs` and
  * announces it. Refreshes are single-flight: concurrent callers share one.
+ *
+ * A registry that differs from the last one accepted (a token listed or delisted, a token's
+ * decimals) is believed only when a second read says the same: from the second node when the
+ * chain has one (`confirmRpcUrl`, at the same block), else from the same node at the newest
+ * head. One answer of one node must not rescale the book by a power of ten or add a pair. Every change,
+ * accepted or refused, is logged and counted (`indexer_registry_changes_total`, alerted on).
  */
 import type { Logger } from '@pmm/core';
-import type { PairRegistry } from '@pmm/protocol';
+import type { PairRegistry, TokenInfo } from '@pmm/protocol';
 import type { QuoteContext, TrackedPairs } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
 import type { RpcTransport } from '../chain/json-rpc';
@@ -19,12 +25,16 @@ import type { RegistryStore } from '../store/registry-store';
 export interface RegistryRefresherDeps {
   /** Node connection (counted as purpose "registry" by the caller). */
   rpc: RpcTransport;
+  /** A second node that confirms registry changes; absent: the second read goes to `rpc`. */
+  confirmRpc?: RpcTransport;
   latestHead: () => BlockHead | undefined;
   /** The periodic refresh is skipped while the node is down (the next block refreshes). */
   nodeUp: () => boolean;
   ctx: QuoteContext;
   multicall3?: string;
   ladder: LadderConfig;
+  /** Decimals the chains file pins, by checksummed address. */
+  pinnedDecimals?: Readonly<Record<string, number>>;
   store: RegistryStore;
   refreshMs: number;
   timeoutMs: number;
@@ -47,9 +57,27 @@ export interface RegistryRefresher {
   stop(): void;
 }
 
+/** What a change of the registry is about (the `kind` label). */
+type RegistryChange = 'decimals' | 'listing';
+
+const tokenKey = (t: TokenInfo) => `${t.address}/${t.decimals}`;
+/** The part of a registry whose change needs confirming: every token's address and decimals. */
+const registryKey = (r: PairRegistry) => [r.quoteToken, ...r.baseTokens].map(tokenKey).join(',');
+
+/** How `next` differs from `previous`: decimals when a token of both reads other decimals. */
+function changeKind(previous: PairRegistry, next: PairRegistry): RegistryChange {
+  const before = new Map([previous.quoteToken, ...previous.baseTokens].map((t) => [t.address, t.decimals]));
+  const decimalsChanged = [next.quoteToken, ...next.baseTokens].some(
+    (t) => before.has(t.address) && before.get(t.address) !== t.decimals,
+  );
+  return decimalsChanged ? 'decimals' : 'listing';
+}
+
 export function createRegistryRefresher(deps: RegistryRefresherDeps): RegistryRefresher {
   const log = deps.logger;
   let state: { registry: PairRegistry; tracked: TrackedPairs } | undefined;
+  /** The last registry accepted; kept across invalidate(), so that a reconnect does not skip the confirmation. */
+  let accepted: PairRegistry | undefined;
   let inFlight: Promise<TrackedPairs> | undefined;
   let timer: NodeJS.Timeout | undefined;
 
@@ -57,15 +85,35 @@ export function createRegistryRefresher(deps: RegistryRefresherDeps): RegistryRe
     const head = deps.latestHead();
     if (!head) throw new Error('no block seen yet');
     const batch = { multicall3: deps.multicall3, timeoutMs: deps.timeoutMs };
-    let registry: PairRegistry;
-    try {
-      registry = await readPairRegistry(deps.rpc, {
+    const read = (at: BlockHead, rpc = deps.rpc) =>
+      readPairRegistry(rpc, {
         chainId: deps.ctx.chainId,
         helper: deps.ctx.helper,
-        blockNumber: head.number,
+        block: at,
+        pinnedDecimals: deps.pinnedDecimals,
         logger: log,
         ...batch,
       });
+    let registry: PairRegistry;
+    try {
+      registry = await read(head);
+      if (accepted && registryKey(accepted) !== registryKey(registry)) {
+        const kind = changeKind(accepted, registry);
+        const second = deps.confirmRpc ? await read(head, deps.confirmRpc) : await read(deps.latestHead() ?? head);
+        const confirmed = registryKey(second) === registryKey(registry);
+        deps.metrics.registryChanges.inc({ kind, result: confirmed ? 'accepted' : 'refused' });
+        const fields = {
+          kind,
+          block: head.number,
+          before: [accepted.quoteToken, ...accepted.baseTokens].map(tokenKey),
+          after: [registry.quoteToken, ...registry.baseTokens].map(tokenKey),
+        };
+        if (!confirmed) {
+          log.error('pair registry change refused: a second read disagrees', fields);
+          throw new Error('pair registry change not confirmed by a second read');
+        }
+        log.warn('pair registry changed (confirmed by a second read)', fields);
+      }
       const quote = registry.quoteToken;
       const probeRequests = registry.baseTokens
         .filter((base) => needsBidProbe(deps.ladder, base))
@@ -81,6 +129,7 @@ export function createRegistryRefresher(deps: RegistryRefresherDeps): RegistryRe
       };
       const previous = state;
       state = { registry, tracked };
+      accepted = registry;
       deps.metrics.pairs.set(tracked.pairs.length);
       deps.metrics.registryRefreshes.inc({ result: 'ok' });
       const changed =

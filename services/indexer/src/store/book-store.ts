@@ -9,6 +9,11 @@
  *
  * Both keys expire together, so once a book has gone stale nothing is left to compare with,
  * and a restarted chain (block numbers from 0 again) is accepted after one staleness period.
+ *
+ * The block's hash lives in a third side key (`pmm:{<id>}:book:hash`): a book of the same
+ * height with ANOTHER hash (a reorg) replaces the stored one; with the same hash it is a
+ * duplicate. Each write carries its own expiry, which the caller bounds by the block's age
+ * (jobs/block-processor.ts): a book never outlives MAX_HEAD_LAG_MS past its block's time.
  */
 import { commandsDir, encodeChainUpdate, luaCommand, type RedisClient } from '@pmm/core';
 
@@ -21,13 +26,16 @@ export interface BookStoreKeys {
 }
 
 export interface BookStore {
+  /** A book's life after a write when the writer does not say (BOOK_TTL_MS). */
+  readonly ttlMs: number;
   /**
-   * Writes `body` as the book of `blockNumber` if no higher block is stored, then announces it.
-   * Resolves true when written, false when a newer book was already there.
+   * Writes `body` as the book of block `blockNumber` (with `hash`) if no higher block, nor
+   * this very block, is stored, expiring after `ttlMs` (default: the store's), then announces
+   * it. Resolves true when written, false when a newer book was already there.
    */
-  write(blockNumber: number, body: string): Promise<boolean>;
-  /** The block number of the stored book, or null when there is none. */
-  storedBlock(): Promise<number | null>;
+  write(blockNumber: number, body: string, options?: { hash?: string; ttlMs?: number }): Promise<boolean>;
+  /** The block of the stored book, or null when there is none. */
+  storedBlock(): Promise<StoredBlock | null>;
   /**
    * Deletes the book unless a book of a block above `notAbove` is stored (written by a
    * replica that still reaches the node). Resolves true when something was deleted.
@@ -35,9 +43,20 @@ export interface BookStore {
   deleteIfNotAbove(notAbove: number): Promise<boolean>;
 }
 
+/** Which block a stored book describes. */
+export interface StoredBlock {
+  number: number;
+  hash: string;
+}
+
 /** The side key holding the stored book's block number. */
 export function bookBlockKey(bookKey: string): string {
   return `${bookKey}:block`;
+}
+
+/** The side key holding the stored book's block hash. */
+export function bookHashKey(bookKey: string): string {
+  return `${bookKey}:hash`;
 }
 
 export function createBookStore(
@@ -45,22 +64,22 @@ export function createBookStore(
   opts: { keys: BookStoreKeys; chainId: number; ttlMs: number },
 ): BookStore {
   const blockKey = bookBlockKey(opts.keys.book);
-  const ttl = String(opts.ttlMs);
-  const writeBook = luaCommand<number>(redis, COMMANDS, 'pmmBookWrite', 2);
-  const deleteBook = luaCommand<number>(redis, COMMANDS, 'pmmBookDelete', 2);
+  const hashKey = bookHashKey(opts.keys.book);
+  const writeBook = luaCommand<number>(redis, COMMANDS, 'pmmBookWrite', 3);
+  const deleteBook = luaCommand<number>(redis, COMMANDS, 'pmmBookDelete', 3);
   return {
-    async write(blockNumber, body) {
+    ttlMs: opts.ttlMs,
+    async write(blockNumber, body, { hash = '', ttlMs = opts.ttlMs } = {}) {
       const message = encodeChainUpdate({ type: 'book', chainId: opts.chainId, blockNumber });
-      return (
-        (await writeBook(opts.keys.book, blockKey, String(blockNumber), body, ttl, opts.keys.updates, message)) === 1
-      );
+      const args = [String(blockNumber), body, String(ttlMs), opts.keys.updates, message, hash];
+      return (await writeBook(opts.keys.book, blockKey, hashKey, ...args)) === 1;
     },
     async storedBlock() {
-      const raw = await redis.get(blockKey);
-      return raw === null ? null : Number(raw);
+      const [number, hash] = await redis.mget(blockKey, hashKey);
+      return number === null || number === undefined ? null : { number: Number(number), hash: hash ?? '' };
     },
     async deleteIfNotAbove(notAbove) {
-      return (await deleteBook(opts.keys.book, blockKey, String(notAbove))) > 0;
+      return (await deleteBook(opts.keys.book, blockKey, hashKey, String(notAbove))) > 0;
     },
   };
 }

@@ -5,9 +5,12 @@
  * an unknown encoding or bytes that do not decode (core normalizeError maps zlib's codes).
  */
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { ApiError } from '@pmm/protocol';
+import { ApiError, bodyEncoding, type BodyEncoding } from '@pmm/protocol';
 
-const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer> = {
+const DECODERS: Record<
+  Exclude<BodyEncoding, 'identity'>,
+  (bytes: Buffer, options: { maxOutputLength: number }) => Buffer
+> = {
   gzip: gunzipSync,
   'x-gzip': gunzipSync,
   deflate: inflateSync,
@@ -15,10 +18,9 @@ const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: numbe
 };
 
 export function decodeBody(bytes: Buffer, encoding: string | undefined, limit: number): Buffer {
-  const name = encoding?.trim().toLowerCase();
-  if (name === undefined || name === '' || name === 'identity') return bytes;
+  const name = bodyEncoding(encoding);
+  if (name === undefined || name === 'identity') return bytes;
   const decode = DECODERS[name];
-  if (!decode) throw new ApiError('INVALID_JSON', 'body: unsupported encoding or charset');
   try {
     return decode(bytes, { maxOutputLength: limit });
   } catch (err) {

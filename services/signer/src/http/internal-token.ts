@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { Step } from '@pmm/core';
 import { ApiError, INTERNAL_TOKEN_HEADER, INTERNAL_TOKEN_SCHEME } from '@pmm/protocol';
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
@@ -29,13 +29,14 @@ export function internalTokenCheck(token: string): (headers: IncomingHttpHeaders
   };
 }
 
-/** The Express form (the signer's other internal routes). */
-export function requireInternalToken(token: string): RequestHandler {
+/** The token step: every route but the health ones takes it first (a refused request's body is not read). */
+export function internalTokenStep(token: string): Step {
   const check = internalTokenCheck(token);
   return (req, _res, next) => {
     try {
       check(req.headers);
     } catch (err) {
+      req.resume();
       return next(err);
     }
     next();

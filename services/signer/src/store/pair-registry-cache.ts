@@ -14,7 +14,7 @@
  * answer of "no such key" removes it (the chain is then not bootstrapped: 503).
  */
 import { ChainUpdates, type ChainUpdate, type Logger, type RedisClient, type RedisKeys } from '@pmm/core';
-import { isAddress, type PairRegistry, type TokenInfo } from '@pmm/protocol';
+import { isAddress, isTokenDecimals, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 
 export interface PairRegistryCacheOptions {
   /** Command connection (GET). */
@@ -35,7 +35,8 @@ function isTokenInfo(v: unknown): v is TokenInfo {
     t !== null &&
     isAddress(t.address) &&
     typeof t.symbol === 'string' &&
-    typeof t.decimals === 'number'
+    // A range, not just a type: decimals scale every amount the signer reads for this pair.
+    isTokenDecimals(t.decimals)
   );
 }
 

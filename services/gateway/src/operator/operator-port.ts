@@ -1,0 +1,76 @@
+/**
+ * The gateway's operator port, one route table: `/healthz`, `/readyz` (Redis and the signer),
+ * `/metrics` (the book gauges refreshed at each scrape), and the operator console (`/console`,
+ * console/). Every answer carries the security headers; operator-guard.ts checks the Host header
+ * and, when configured, the operator token first.
+ */
+import type { RequestListener } from 'node:http';
+import {
+  healthRoutes,
+  redisKeys,
+  requestFrame,
+  routeTable,
+  type Logger,
+  type Metrics,
+  type ReadinessCheck,
+  type RedisClient,
+} from '@pmm/core';
+import type { BookCache } from '../price/book-cache';
+import type { StreamHub } from '../stream/stream-hub';
+import type { gatewayMetrics } from '../gateway-metrics';
+import { securityHeaders } from '../http/security-headers';
+import { ConsoleFeed } from '../console/console-feed';
+import { consoleRoutes } from '../console/console-routes';
+import { consoleStatus } from '../console/console-status';
+import { operatorGuard } from './operator-guard';
+import { signerReadiness } from './signer-readiness';
+
+export interface OperatorPortOptions {
+  logger: Logger;
+  metrics: Metrics;
+  gauges: ReturnType<typeof gatewayMetrics>;
+  redis: RedisClient;
+  redisKeyPrefix: string;
+  books: BookCache;
+  hub: StreamHub;
+  chains: readonly number[];
+  signerUrl: string;
+  internalToken: string;
+  allowedHosts: readonly string[];
+  token?: string;
+  consoleMaxViewers: number;
+}
+
+export interface OperatorPort {
+  listener: RequestListener;
+  /** The console's live streams (ended on shutdown). */
+  console: ConsoleFeed;
+}
+
+export function operatorPort(opts: OperatorPortOptions): OperatorPort {
+  const { redis } = opts;
+  const readiness: Record<string, ReadinessCheck> = {
+    redis: async () => {
+      await redis.ping();
+    },
+    signer: signerReadiness(opts.signerUrl, opts.internalToken),
+  };
+  const feed = new ConsoleFeed({
+    hub: opts.hub,
+    chains: opts.chains,
+    status: consoleStatus({ redis, keys: redisKeys(opts.redisKeyPrefix), chains: opts.chains, readiness }),
+  });
+  const listener = routeTable({
+    frame: requestFrame({ logger: opts.logger, headers: securityHeaders() }),
+    mounts: [['/', operatorGuard({ allowedHosts: opts.allowedHosts, token: opts.token })]],
+    routes: [
+      ...healthRoutes({
+        checks: readiness,
+        registry: opts.metrics.registry,
+        beforeMetrics: opts.gauges.refreshBookGauges(opts.books, opts.chains),
+      }),
+      ...consoleRoutes(feed, opts.consoleMaxViewers),
+    ],
+  });
+  return { listener, console: feed };
+}

@@ -1,0 +1,169 @@
+/**
+ * A sign request → the signer: the gateway's one way to it, one HTTP/1.1 request over a
+ * keep-alive pool (docs/decisions.md#gateway-to-signer-a-request-built-not-copied).
+ * The sign route's steps run first (key, limit, body) and hand over what they found.
+ *
+ * INVARIANT: the upstream request is BUILT from what the gateway decided, never copied from the
+ * client's request. It is exactly `POST <route path>` with the headers of signer-headers.ts and
+ * the body bytes the route read, with their exact length, written in one call before a socket is
+ * assigned. So no client header (its `Expect`, `Connection`, `Content-Length`, internal headers
+ * in any case) and no client byte can reach the signer or steer a pooled connection, whatever
+ * the client sends and whenever a socket frees up.
+ *
+ * - The signer's answer: status, and only the headers a client needs (ANSWER_HEADERS); the
+ *   body read whole (a signed quote is a few KiB; at most MAX_ANSWER_BYTES).
+ * - A 401 carrying the internal-token challenge (protocol INTERNAL_TOKEN_SCHEME): the signer
+ *   refused the GATEWAY (another INTERNAL_TOKEN), so the client gets 503 and the operator an
+ *   error log and `gateway_upstream_errors_total{reason="TOKEN_REFUSED"}`.
+ * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the envelope.
+ *   The request timeout (request-frame.ts) answers first when the signer accepts but does not
+ *   answer; it then destroys the upstream request.
+ * - At most `maxInFlight` requests wait for the signer: past it (the signer or its Redis
+ *   stalling, every pooled socket busy) the answer is 503 at once instead of an ever longer
+ *   queue in the agent.
+ */
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { ApiError, INTERNAL_TOKEN_SCHEME } from '@pmm/protocol';
+import { sendError, type Logger, type RequestLocals } from '@pmm/core';
+import { authOf } from '../keys/auth-context';
+import { signerRequestHeaders } from './signer-headers';
+
+export interface SignForwardOptions {
+  signerUrl: string;
+  internalToken: string;
+  /** Keep-alive pool to the signer (see signerAgent). */
+  agent: Agent | HttpsAgent;
+  logger: Logger;
+  /** Requests to the signer at once, waiting ones included; past it: 503. Default: twice the pool's sockets. */
+  maxInFlight?: number;
+  /** Called with a short reason on every upstream failure (metrics). */
+  onUpstreamError?: (reason: string) => void;
+}
+
+/** What sign-route.ts hands over: the request's frame, its route path and the body bytes read. */
+export interface SignForward {
+  path: string;
+  body: Buffer;
+  /** The client's `Content-Encoding`, checked (protocol bodyEncoding). */
+  encoding: string | undefined;
+}
+
+/** An idle pooled socket is dropped after this unless the signer announces less (Keep-Alive: timeout=…). */
+const IDLE_SOCKET_MS = 60_000;
+/** Sockets of the pool. */
+export const SIGNER_SOCKETS = 512;
+/** A signed quote is a few KiB; an answer larger than this is not one. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+/** The signer's answer headers a client gets (the gateway sets its own request id, security and /v1 headers). */
+const ANSWER_HEADERS = ['content-type', 'cache-control', 'retry-after'] as const;
+
+/** The connection pool to the signer. */
+export function signerAgent(signerUrl: string): Agent | HttpsAgent {
+  // Keep-alive: a TCP handshake per sign request would cost more than signing. The timeout
+  // matters: without one, Node's agent ignores the signer's Keep-Alive hint and reuses sockets
+  // the signer is about to close (an ECONNRESET, so a 503, on the next request).
+  // noDelay: a request must not wait for the signer's delayed ACK (Nagle's algorithm): up to
+  // 40 ms on Linux, seen as the sign path's p99.
+  const options = { keepAlive: true, maxSockets: SIGNER_SOCKETS, timeout: IDLE_SOCKET_MS, noDelay: true };
+  return signerUrl.startsWith('https:') ? new HttpsAgent(options) : new Agent(options);
+}
+
+const unavailable = () => new ApiError('SERVICE_UNAVAILABLE', 'signer unavailable, retry shortly');
+
+/** The forwarder of sign-route.ts. */
+export function signForwarder(
+  opts: SignForwardOptions,
+): (res: ServerResponse, locals: RequestLocals, forward: SignForward) => void {
+  const { agent, logger } = opts;
+  const target = new URL(opts.signerUrl);
+  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const maxInFlight = opts.maxInFlight ?? 2 * SIGNER_SOCKETS;
+  let inFlight = 0;
+
+  const failed = (res: ServerResponse, locals: RequestLocals, reason: string) => {
+    opts.onUpstreamError?.(reason);
+    if (res.headersSent) {
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
+    locals.log.warn('signer unreachable', { code: reason });
+    sendError(res, unavailable());
+  };
+
+  const answer = (res: ServerResponse, upstream: IncomingMessage, body: Buffer) => {
+    if (res.headersSent || res.destroyed) return;
+    const challenge = upstream.headers['www-authenticate'];
+    if (upstream.statusCode === 401 && challenge?.startsWith(INTERNAL_TOKEN_SCHEME)) {
+      opts.onUpstreamError?.('TOKEN_REFUSED');
+      logger.error('the signer refused the internal token: INTERNAL_TOKEN differs between gateway and signer');
+      return sendError(res, unavailable());
+    }
+    res.statusCode = upstream.statusCode ?? 502;
+    for (const name of ANSWER_HEADERS) {
+      const value = upstream.headers[name];
+      if (value !== undefined) res.setHeader(name, value);
+    }
+    res.setHeader('Content-Length', body.length);
+    res.end(body);
+  };
+
+  return (res, locals, { path, body, encoding }) => {
+    if (inFlight >= maxInFlight) {
+      opts.onUpstreamError?.('POOL_FULL');
+      return sendError(res, unavailable());
+    }
+    const auth = authOf(res);
+    const headers = signerRequestHeaders(
+      {
+        requestId: locals.requestId,
+        serviceRequestId: locals.serviceRequestId,
+        integratorId: auth.integrator.id,
+        apiKeyId: auth.key.keyId,
+        encoding,
+      },
+      opts.internalToken,
+      body.length,
+    );
+    inFlight += 1;
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      inFlight -= 1;
+      locals.upstream = undefined;
+      return true;
+    };
+    const upstream = request({
+      agent,
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port,
+      method: 'POST',
+      path,
+      headers,
+    });
+    locals.upstream = upstream;
+    upstream.on('response', (answered) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      answered.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) return void upstream.destroy(new Error('answer too large'));
+        chunks.push(chunk);
+      });
+      answered.once('end', () => {
+        if (!settle()) return;
+        answer(res, answered, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      });
+      answered.once('aborted', () => settle() && failed(res, locals, 'ABORTED'));
+    });
+    upstream.once('error', (err: NodeJS.ErrnoException) => settle() && failed(res, locals, err.code ?? 'unknown'));
+    // The client left, or the request timed out (request-frame.ts destroys the upstream then):
+    // the socket is given up rather than kept busy for nobody.
+    res.once('close', () => {
+      if (settle()) upstream.destroy();
+    });
+    upstream.end(body);
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * `POST /v2/swap/sign` and `POST /v1/swap/sign`: the gateway's one sign route. Its steps, in
+ * the order of docs/decisions.md#error-precedence, after the route table's own (frame, 404,
+ * 405, CORS): API key 401 · rate limit 429 · body 413 · body encoding 400 · the signer, one
+ * request built by sign-forward.ts. What the signer answers is the client's answer.
+ */
+import { bodyEncoding } from '@pmm/protocol';
+import { localsOf, pathOf, readLimitedBody, type Step } from '@pmm/core';
+import type { signForwarder } from './sign-forward';
+
+export interface SignStepOptions {
+  bodyLimit: number;
+  /** Sends the request to the signer (sign-forward.ts). */
+  forward: ReturnType<typeof signForwarder>;
+}
+
+/** The last step of the sign route (after the key and the limit): read the body, forward it. */
+export function signStep(opts: SignStepOptions): Step {
+  return (req, res, next) =>
+    readLimitedBody(req, res, opts.bodyLimit, (body) => {
+      let encoding: string | undefined;
+      try {
+        encoding = bodyEncoding(req.headers['content-encoding']);
+      } catch (err) {
+        return next(err);
+      }
+      opts.forward(res, localsOf(res), { path: pathOf(req), body, encoding });
+    });
+}

@@ -1,0 +1,155 @@
+/**
+ * The operator console's server side on a real Redis: the page and its assets with their own
+ * Content-Security-Policy, the error envelope on its paths, and the event stream (books and
+ * `unavailable` from the price stream's hub, the status with indexer presence and the sign rate
+ * read from the audit streams), shared by every viewer.
+ */
+import request from 'supertest';
+import { announcePresence } from '@pmm/core';
+import type { Gateway } from '@pmm/gateway';
+import { bookBody, harness, type Harness } from '../support/harness';
+import { openStream, type SseStream } from '../support/sse-client';
+import type { ConsoleStatus } from '../../src/console/console-status';
+
+let h: Harness;
+let gw: Gateway;
+let ops: string;
+const streams: SseStream[] = [];
+
+beforeAll(async () => {
+  h = await harness();
+  gw = await h.gateway({ servedChains: [8453, 56] });
+  ops = await h.listen(gw.opsApp);
+});
+
+afterAll(async () => {
+  for (const s of streams) s.close();
+  await h.cleanup();
+});
+
+async function viewer(): Promise<SseStream> {
+  const s = await openStream(ops, '/console/events');
+  streams.push(s);
+  return s;
+}
+
+const statuses = (s: SseStream) =>
+  s.events.filter((e) => e.event === 'status').map((e) => JSON.parse(e.data) as ConsoleStatus);
+
+describe('the console page', () => {
+  it('behavior: serves the page, its script and style with a CSP that allows only them', async () => {
+    const page = await request(gw.opsApp).get('/console');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    const csp = page.headers['content-security-policy'] as string;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    // No inline script: every <script> names its source.
+    const scripts = page.text.match(/<script[^>]*>/g) ?? [];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const tag of scripts) expect(tag).toMatch(/src="console\/console\.js"/);
+
+    const js = await request(gw.opsApp).get('/console/console.js');
+    expect(js.status).toBe(200);
+    expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(js.text).toContain("new EventSource('console/events')");
+    const css = await request(gw.opsApp).get('/console/console.css');
+    expect(css.status).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+  });
+
+  it('behavior: unknown paths are 404 and other methods 405, in the envelope', async () => {
+    const missing = await request(gw.opsApp).get('/console/other.js');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('NOT_FOUND');
+    expect(typeof missing.body.error.requestId).toBe('string');
+    const post = await request(gw.opsApp).post('/console');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+    expect(post.body.error.code).toBe('METHOD_NOT_ALLOWED');
+    const postEvents = await request(gw.opsApp).post('/console/events');
+    expect(postEvents.status).toBe(405);
+    // The public port has no console.
+    expect((await request(gw.app).get('/console')).status).toBe(404);
+  });
+});
+
+describe('the console event stream', () => {
+  it('behavior: every viewer gets each book as stored, then `unavailable` when it goes', async () => {
+    const body = await h.putBook(8453, bookBody(8453, 700));
+    const a = await viewer();
+    const b = await viewer();
+    for (const s of [a, b]) {
+      expect(s.status).toBe(200);
+      expect(s.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      await s.until((x) => x.events.some((e) => e.event === 'book' && e.data === body));
+      // Chain 56 has no book: it is announced unavailable from the start.
+      await s.until((x) => x.events.some((e) => e.event === 'unavailable' && e.data === '{"chainId":56}'));
+    }
+    const next = await h.putBook(8453, bookBody(8453, 701));
+    for (const s of [a, b]) await s.until((x) => x.events.some((e) => e.data === next));
+    await h.dropBook(8453);
+    for (const s of [a, b]) await s.until((x) => x.events.some((e) => e.data === '{"chainId":8453}'));
+    // A viewer that opens now starts with the chain unavailable, not with the old book.
+    const c = await viewer();
+    await c.until((x) => x.events.some((e) => e.event === 'unavailable' && e.data === '{"chainId":8453}'));
+    expect(c.events.some((e) => e.event === 'book')).toBe(false);
+  });
+
+  it('behavior: the status names the parts, the announced indexer replicas and the sign rate of every signer', async () => {
+    const at = Date.now();
+    for (const replica of ['host-a:1', 'host-b:2']) {
+      await announcePresence(h.redis, h.keys, {
+        chainId: 8453,
+        replica,
+        nodeUp: replica === 'host-a:1',
+        headBlock: 1234,
+        transport: 'websocket',
+        at,
+      });
+    }
+    const s = await viewer();
+    // A status taken after the announcements (a viewer first gets the latest one taken).
+    const announced = (st: ConsoleStatus) => st.chains.find((c) => c.chainId === 8453)?.indexers?.length === 2;
+    await s.until((x) => statuses(x).some(announced));
+    const first = statuses(s).find(announced)!;
+    expect(first.parts.redis).toBe('ok');
+    expect(first.parts.signer).toMatch(/^fail: /); // no signer in this test
+    const chain = first.chains.find((c) => c.chainId === 8453)!;
+    expect(chain.indexers!.map((i) => [i.replica, i.nodeUp, i.headBlock])).toEqual([
+      ['host-a:1', true, 1234],
+      ['host-b:2', false, 1234],
+    ]);
+    expect(first.chains.find((c) => c.chainId === 56)!.indexers).toEqual([]);
+
+    // Signatures as the signer records them (one audit entry each), from any replica.
+    for (let i = 0; i < 30; i++) await h.redis.xadd(h.keys.audit(8453), '*', 'r', '{}');
+    const writer = setInterval(() => void h.redis.xadd(h.keys.audit(8453), '*', 'r', '{}'), 100);
+    try {
+      await s.until(
+        (x) =>
+          (statuses(x)
+            .at(-1)
+            ?.chains.find((c) => c.chainId === 8453)?.signRate ?? 0) > 2,
+        15_000,
+      );
+    } finally {
+      clearInterval(writer);
+    }
+    const last = statuses(s).at(-1)!;
+    expect(last.chains.find((c) => c.chainId === 56)!.signRate).toBe(0);
+    expect(last.time).toBeGreaterThanOrEqual(at);
+  }, 30_000);
+
+  it('behavior: closing the gateway ends the console streams', async () => {
+    const other = await h.gateway({ servedChains: [8453] });
+    const base = await h.listen(other.opsApp);
+    const s = await openStream(base, '/console/events');
+    await s.until((x) => x.events.length > 0);
+    other.closeStreams();
+    await s.ended;
+  });
+});

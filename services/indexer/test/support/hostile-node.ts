@@ -1,0 +1,324 @@
+/**
+ * A fake EVM JSON-RPC node (HTTP POST and WebSocket on one port) that mines an honest chain of
+ * its own and can be told to lie: lag, send `null` and malformed messages, flood, answer with
+ * more bytes than any real answer, jump far ahead, reorg, and report other decimals.
+ *
+ * Its chain: one pair, a base token (18 decimals) against the quote token (6 decimals), whose
+ * price is a property of each BLOCK (block n of the honest chain: 2000 + n % 7 × 100; a reorged
+ * or made-up block has a price of its own), so a book reveals which block's state it was
+ * computed from. `quote()` is linear (no spread) and the reserves are unbounded, so every
+ * level of a correct book has exactly the block's price. Calls are answered for the block the
+ * request names: by hash (EIP-1898), by number (the canonical block), or "latest".
+ *
+ * `POST /confirm` is a second, honest node of the same chain: the lies below (decimals, raw
+ * answers) are not told there.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { Interface } from 'ethers';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { Multicall3Artifact, PmmHelperArtifact, PmmRouterArtifact } from '@pmm/contracts';
+import { DECIMALS_CALLDATA, SYMBOL_CALLDATA } from '@pmm/core';
+
+export interface FakeBlock {
+  number: number;
+  hash: string;
+  /** Unix seconds. */
+  timestamp: number;
+  /** Quote units per base unit (human), the state of this block. */
+  price: number;
+  /** Mined on the honest chain (possibly reorged away later); false for a made-up block. */
+  honest: boolean;
+}
+
+export const TOKENS = {
+  quote: { address: '0x00000000000000000000000000000000000000A1', symbol: 'USDC', decimals: 6 },
+  base: { address: '0x00000000000000000000000000000000000000B2', symbol: 'WETH', decimals: 18 },
+};
+export const CONTRACTS = {
+  router: '0x0000000000000000000000000000000000000C03',
+  helper: '0x0000000000000000000000000000000000000D04',
+  verifier: '0x0000000000000000000000000000000000000E05',
+};
+
+const helper = new Interface(PmmHelperArtifact.abi);
+const router = new Interface(PmmRouterArtifact.abi);
+const multicall = new Interface(Multicall3Artifact.abi);
+const erc20 = new Interface(['function decimals() view returns (uint256)', 'function symbol() view returns (string)']);
+const hex = (n: number | bigint) => '0x' + n.toString(16);
+const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
+
+export interface HostileNode {
+  readonly port: number;
+  readonly httpUrl: string;
+  readonly wsUrl: string;
+  /** Every block ever served (honest, reorged away, made up), by hash. */
+  readonly blocks: Map<string, FakeBlock>;
+  /** The chain as the node presents it now: number → block. */
+  readonly canonical: Map<number, FakeBlock>;
+  /** Blocks reorged away, with the time (ms) they were replaced. */
+  readonly orphaned: Map<FakeBlock, number>;
+  head(): FakeBlock;
+  /** Block parameters of every eth_call received (what the indexer pins its calls to). */
+  readonly callBlockParams: unknown[];
+  /** Seconds subtracted from the timestamps of blocks mined from now on (a node that lags). */
+  lagSeconds: number;
+  /** Mining on/off. */
+  mining: boolean;
+  /** decimals() of the base token answers this instead of 18 for the next `count` reads (Infinity: always), except on `/confirm`. */
+  lieDecimals(decimals: number, count: number): void;
+  /** Replaces every answer (HTTP but `/confirm`, and WebSocket answers to requests) by this raw text while set. */
+  rawAnswer: string | undefined;
+  /** Sends raw text to every WebSocket client. */
+  sendRaw(text: string): void;
+  /** A `newHeads` notification of `block` to every subscriber (without making it canonical). */
+  announce(block: FakeBlock): void;
+  /** Mines one honest block now. */
+  mine(): FakeBlock;
+  /** Replaces the head by another block at the same height (price differs), and announces it. */
+  reorgHead(): FakeBlock;
+  /**
+   * Claims a made-up block `by` above the head for `forMs` (announced, answered for, served
+   * as the latest block), with mining paused; then drops it and mines honestly again.
+   */
+  jump(by: number, forMs: number): Promise<FakeBlock>;
+  close(): Promise<void>;
+}
+
+export async function startHostileNode(opts: {
+  chainId: number;
+  port: number;
+  blockMs: number;
+  multicall3?: string;
+}): Promise<HostileNode> {
+  const blocks = new Map<string, FakeBlock>();
+  const canonical = new Map<number, FakeBlock>();
+  const callBlockParams: unknown[] = [];
+  const sockets = new Set<WebSocket>();
+  let salt = 0;
+  let decimalsLie: { decimals: number; count: number } | undefined;
+  /** True while an answer of the honest second node (`/confirm`) is computed (synchronously). */
+  let honestView = false;
+
+  const orphaned = new Map<FakeBlock, number>();
+  /** The block served as the latest one (the head, or a made-up block while a jump lasts). */
+  let latest: FakeBlock | undefined;
+  const makeBlock = (number: number, price: number, lagSeconds: number, honest = true): FakeBlock => {
+    const hash = '0x' + createHash('sha256').update(`${opts.chainId}:${number}:${salt++}`).digest('hex');
+    const block = { number, hash, timestamp: Math.floor(Date.now() / 1000) - lagSeconds, price, honest };
+    blocks.set(hash, block);
+    return block;
+  };
+  const honestPrice = (n: number) => 2000 + (n % 7) * 100;
+
+  let head = makeBlock(1000, honestPrice(1000), 0);
+  canonical.set(head.number, head);
+
+  const header = (b: FakeBlock) => ({
+    number: hex(b.number),
+    hash: b.hash,
+    parentHash: canonical.get(b.number - 1)?.hash ?? '0x' + '00'.repeat(32),
+    timestamp: hex(b.timestamp),
+  });
+
+  /** The block an eth_call names: EIP-1898 object, number, or tag. */
+  const blockOf = (param: unknown): FakeBlock | undefined => {
+    if (typeof param === 'object' && param !== null) {
+      const ref = param as { blockHash?: string; blockNumber?: string };
+      if (ref.blockHash) {
+        const b = blocks.get(ref.blockHash.toLowerCase());
+        // requireCanonical: a block reorged away is refused, as real nodes do.
+        return b && canonical.get(b.number) === b ? b : undefined;
+      }
+      if (ref.blockNumber) return canonical.get(Number(ref.blockNumber));
+    }
+    if (param === 'latest' || param === undefined) return latest ?? head;
+    if (typeof param === 'string') return canonical.get(Number(param));
+    return undefined;
+  };
+
+  /** One call's return data at `block`; throws for a revert. */
+  const call = (to: string, data: string, block: FakeBlock): string => {
+    const { quote, base } = TOKENS;
+    if (same(to, CONTRACTS.helper)) {
+      const fn = helper.parseTransaction({ data });
+      if (fn?.name === 'getQuoteToken') return helper.encodeFunctionResult('getQuoteToken', [quote.address]);
+      if (fn?.name === 'getListedTokens') return helper.encodeFunctionResult('getListedTokens', [[base.address]]);
+      if (fn?.name === 'getReserveBalances') {
+        const tokens = fn.args[0] as string[];
+        return helper.encodeFunctionResult('getReserveBalances', [tokens.map(() => 10n ** 40n)]);
+      }
+    }
+    if (same(to, quote.address) || same(to, base.address)) {
+      const token = same(to, quote.address) ? quote : base;
+      if (data === DECIMALS_CALLDATA) {
+        let decimals = token.decimals;
+        if (token === base && !honestView && decimalsLie && decimalsLie.count > 0) {
+          decimals = decimalsLie.decimals;
+          decimalsLie.count--;
+        }
+        return erc20.encodeFunctionResult('decimals', [decimals]);
+      }
+      if (data === SYMBOL_CALLDATA) return erc20.encodeFunctionResult('symbol', [token.symbol]);
+    }
+    if (same(to, CONTRACTS.router)) {
+      const fn = router.parseTransaction({ data });
+      if (fn?.name === 'quote') {
+        const [tokenIn, amountIn] = fn.args as unknown as [string, bigint];
+        // price quote units per base unit, in integers: price × 10^qd per 10^bd.
+        const num = BigInt(block.price) * 10n ** BigInt(quote.decimals);
+        const den = 10n ** BigInt(base.decimals);
+        const out = same(tokenIn, quote.address) ? (amountIn * den) / num : (amountIn * num) / den;
+        return router.encodeFunctionResult('quote', [out]);
+      }
+    }
+    throw new Error('execution reverted');
+  };
+
+  const ethCall = (params: unknown[]): string => {
+    callBlockParams.push(params[1]);
+    const block = blockOf(params[1]);
+    if (!block) throw Object.assign(new Error('header not found'), { code: -32000 });
+    const { to, data } = params[0] as { to: string; data: string };
+    if (opts.multicall3 && same(to, opts.multicall3)) {
+      const calls = multicall.decodeFunctionData('aggregate3', data)[0] as { target: string; callData: string }[];
+      const results = calls.map((c) => {
+        try {
+          return [true, call(c.target, c.callData, block)];
+        } catch {
+          return [false, '0x'];
+        }
+      });
+      return multicall.encodeFunctionResult('aggregate3', [results]);
+    }
+    return call(to, data, block);
+  };
+
+  /** The answer object of one request. */
+  const answer = (req: { id?: unknown; method?: string; params?: unknown[] }) => {
+    const reply = (result: unknown) => ({ jsonrpc: '2.0', id: req.id, result });
+    try {
+      switch (req.method) {
+        case 'eth_chainId':
+          return reply(hex(opts.chainId));
+        case 'eth_blockNumber':
+          return reply(hex((latest ?? head).number));
+        case 'eth_getBlockByNumber':
+          return reply(header(latest ?? head));
+        case 'eth_subscribe':
+          return reply('0x5ub');
+        case 'eth_call':
+          return reply(ethCall(req.params ?? []));
+        default:
+          return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'method not found' } };
+      }
+    } catch (err) {
+      const e = err as Error & { code?: number };
+      return { jsonrpc: '2.0', id: req.id, error: { code: e.code ?? 3, message: e.message } };
+    }
+  };
+  const answerAll = (body: unknown) =>
+    Array.isArray(body) ? body.map((r) => answer(r as never)) : answer(body as never);
+
+  const readBody = (req: IncomingMessage) =>
+    new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+
+  const node: HostileNode = {
+    port: opts.port,
+    httpUrl: `http://127.0.0.1:${opts.port}`,
+    wsUrl: `ws://127.0.0.1:${opts.port}`,
+    blocks,
+    canonical,
+    orphaned,
+    head: () => head,
+    callBlockParams,
+    lagSeconds: 0,
+    mining: true,
+    rawAnswer: undefined,
+    lieDecimals(decimals, count) {
+      decimalsLie = { decimals, count };
+    },
+    sendRaw(text) {
+      for (const ws of sockets) if (ws.readyState === ws.OPEN) ws.send(text);
+    },
+    announce(block) {
+      node.sendRaw(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'eth_subscription',
+          params: { subscription: '0x5ub', result: header(block) },
+        }),
+      );
+    },
+    mine() {
+      head = makeBlock(head.number + 1, honestPrice(head.number + 1), node.lagSeconds);
+      canonical.set(head.number, head);
+      node.announce(head);
+      return head;
+    },
+    reorgHead() {
+      orphaned.set(head, Date.now());
+      head = makeBlock(head.number, head.price + 50, node.lagSeconds);
+      canonical.set(head.number, head);
+      node.announce(head);
+      return head;
+    },
+    async jump(by, forMs) {
+      const far = makeBlock(head.number + by, 9_999, 0, false);
+      node.mining = false;
+      canonical.set(far.number, far);
+      latest = far;
+      node.announce(far);
+      await new Promise((r) => setTimeout(r, forMs));
+      canonical.delete(far.number);
+      latest = undefined;
+      node.mining = true;
+      return far;
+    },
+    async close() {
+      clearInterval(miner);
+      for (const ws of sockets) ws.terminate();
+      await new Promise<void>((done) => server.close(() => done()));
+    },
+  };
+
+  const server: Server = createServer((req, res) => {
+    void readBody(req).then((text) => {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        res.writeHead(400).end();
+        return;
+      }
+      honestView = req.url === '/confirm';
+      const out = (!honestView && node.rawAnswer) || JSON.stringify(answerAll(body));
+      honestView = false;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(out);
+    });
+  });
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) => {
+    sockets.add(ws);
+    ws.on('close', () => sockets.delete(ws));
+    ws.on('error', () => sockets.delete(ws));
+    ws.on('message', (raw) => {
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString());
+      } catch {
+        return;
+      }
+      if (ws.readyState === ws.OPEN) ws.send(node.rawAnswer ?? JSON.stringify(answerAll(body)));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(opts.port, '127.0.0.1', resolve));
+  const miner = setInterval(() => {
+    if (node.mining) node.mine();
+  }, opts.blockMs);
+  return node;
+}
