@@ -93,7 +93,8 @@ export function redisRoleRule(
         // Its chain's book, pair registry, BullMQ queue and presence: nothing of another chain.
         readWrite: [
           `${p}:{${chain}}:book`,
-          `${p}:{${chain}}:book:block`,
+          // The book's side keys (its block number and hash, indexer book-store.ts).
+          `${p}:{${chain}}:book:*`,
           `${p}:{${chain}}:pairs`,
           `${p}:{${chain}}:q:*`,
           `${p}:{${chain}}:indexer:*`,
