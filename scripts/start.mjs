@@ -9,7 +9,8 @@
 //                { url, apiKey }, console: { url }, metrics: { gateway, signer, indexer-<id>: /metrics URL } };
 //                configFile and redis from the moment Redis and the chains are up (operator commands
 //                find the stack there), the rest once the gateway is ready.
-//   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no key in it.
+//   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no service's key in
+//                it (the devnet test users' wallet keys are, for the demo).
 //   redis/       the private Redis: its data (append-only file, so integrators and keys survive
 //                restarts) and redis.conf with its password, generated at each start and
 //                recorded in stack.json's redis.url (never on a command line).
@@ -27,7 +28,7 @@
 // (8081), OPS_PORT (9080); `STACK_PORTS=free` picks free ports for everything (tests).
 // STACK_FILE moves the stack description (default .local/stack.json).
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
@@ -71,11 +72,30 @@ function ownerOnly(dir) {
   }
 }
 
-/** Writes `file` whole (a reader never sees half of it) at mode 600, replacing any file there. */
-function writePrivate(file, text) {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  renameSync(tmp, file);
+/** Writes `file` whole at mode 600 through a random, exclusively created temporary name. */
+const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dist/replace-file.js'));
+
+/**
+ * One Redis user per role on the private Redis (packages/core/src/redis-acl.ts), each with a
+ * password generated now: `user` lines for redis.conf; each one's URL goes into `urls`. The
+ * gateway may seed the development key; an indexer user per chain of the registry.
+ */
+function roleUsers(redisPort, urls) {
+  const { aclUserLine, redisRoleRule } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
+  const { KNOWN_CHAIN_IDS } = require(path.join(root, 'packages/protocol/dist/index.js'));
+  const prefix = process.env.REDIS_KEY_PREFIX || undefined;
+  const users = [
+    ['gateway', 'gateway', { devKey: true }],
+    ['signer', 'signer', {}],
+    ['keys', 'keys', {}],
+    ['operator', 'operator', {}],
+    ...KNOWN_CHAIN_IDS.map((id) => [`indexer-${id}`, 'indexer', { chainId: id }]),
+  ];
+  return users.map(([user, role, opts]) => {
+    const password = randomBytes(24).toString('base64url');
+    urls[user] = `redis://${user}:${password}@127.0.0.1:${redisPort}`;
+    return aclUserLine(user, password, redisRoleRule(role, { prefix, ...opts }));
+  });
 }
 
 function startProcess(name, script, env, readyUrl) {
@@ -149,14 +169,16 @@ async function main() {
   // 1. Redis: REDIS_URL, else a private one whose data stays in <stack file folder>/redis,
   //    with a password generated now (in redis.conf, not on the command line `ps` shows).
   let redisUrl = process.env.REDIS_URL;
+  /** Each process's own Redis user (the private Redis only), by process name. */
+  const roleUrls = {};
   if (!redisUrl) {
     assertRedisServer();
     const dir = path.join(stackDir, 'redis');
     ownerOnly(dir);
     const password = randomBytes(24).toString('base64url');
     const conf = path.join(dir, 'redis.conf');
-    writePrivate(conf, `requirepass ${password}\n`);
     const redisPort = await freePort();
+    writePrivate(conf, `requirepass ${password}\n${roleUsers(redisPort, roleUrls).join('\n')}\n`);
     const redis = supervise({
       name: 'redis',
       // umask 077: the append-only files it creates are its owner's only, like their folder.
@@ -174,6 +196,8 @@ async function main() {
     log(`redis data kept in ${shown.startsWith('..') ? dir : shown}`);
   }
   log(`redis ready at ${redisUrl.replace(/\/\/[^@]*@/, '//***@')}`);
+  /** The Redis URL of process `name`: its own user on the private Redis, else REDIS_URL. */
+  const redisOf = (name) => ({ REDIS_URL: roleUrls[name] ?? redisUrl });
 
   // 2. Chains: the devnet, or the operator's config file.
   let configFile = process.env.STACK_CONFIG;
@@ -203,7 +227,11 @@ async function main() {
     stack.chains = chains;
   }
   stack.configFile = path.resolve(configFile);
-  stack.redis = { url: redisUrl };
+  // `url`: the stack owner's (every right); `roles`: what `keys` and `audit`/`settle` use.
+  stack.redis = {
+    url: redisUrl,
+    ...(roleUrls.keys ? { roles: { keys: roleUrls.keys, operator: roleUrls.operator } } : {}),
+  };
   saveStack();
   const config = JSON.parse(readFileSync(configFile, 'utf8'));
   const chainIds = Object.keys(config.chains);
@@ -223,6 +251,7 @@ async function main() {
         'services/indexer/dist/main.js',
         {
           ...common,
+          ...redisOf(`indexer-${id}`),
           CHAIN_ID: id,
           PORT: String(opsPort),
           ...(quoterKey ? { QUOTER_KEY: quoterKey } : {}),
@@ -245,7 +274,7 @@ async function main() {
   startProcess(
     'signer',
     'services/signer/dist/main.js',
-    { ...common, ...signerKeys, PORT: String(signerPort), INTERNAL_TOKEN: internalToken },
+    { ...common, ...redisOf('signer'), ...signerKeys, PORT: String(signerPort), INTERNAL_TOKEN: internalToken },
     signerReady,
   );
   await waitReady('signer', signerReady);
@@ -262,6 +291,7 @@ async function main() {
     'services/gateway/dist/main.js',
     {
       ...common,
+      ...redisOf('gateway'),
       PORT: String(gatewayPort),
       OPS_PORT: String(opsPort),
       SIGNER_URL: `http://127.0.0.1:${signerPort}`,

@@ -2,9 +2,11 @@
 // Docker engine and Compose (v2 `docker compose` or v1 `docker-compose`); not part of `npm test`.
 //   1. builds both images (runtime and devnet targets);
 //   2. checks that a service without its secrets refuses to start, naming each one;
-//   3. `up -d` with the devnet profile from a copy of .env.example, on a free gateway port,
-//      under its own project name (its own containers, network and volumes); then reads, in
-//      each running service, its environment and its secrets folder: only its own secrets;
+//   3. `up -d --build` with the devnet profile from a copy of .env.example, on a free gateway
+//      port, under its own project name (its own containers, network and volumes; NODE_IMAGE
+//      passed to the build from the environment); checks every container's hardening (read-only
+//      root, no capabilities, no new privileges, limits); then reads, in each running service,
+//      its environment and its secrets folder: only its own secrets;
 //   4. waits for all three books, fetches the API reference page and its Redoc bundle (the image
 //      holds no redoc package nor React), then runs the SDK demo through the compose gateway: a
 //      signed swap executed on every devnet chain;
@@ -151,10 +153,31 @@ try {
       fail(`the signer without secrets should name ${name}:\n${refused.out}`);
   log('without secrets the signer refuses to start, naming INTERNAL_TOKEN, SIGNER_KEY_8453 and SIGNER_KEY_56');
 
-  // 3. Up, devnet profile
+  // 3. Up, devnet profile. `--build` builds through Compose, which passes NODE_IMAGE from this
+  // environment (a stand-in base has no registry digest: without the build argument it fails).
   step = Date.now();
-  dc(['up', '-d']);
-  log(`\`up -d\` returned in ${secs(step)} s`);
+  dc(['up', '-d', '--build']);
+  log(`\`up -d --build\` returned in ${secs(step)} s`);
+
+  // Every container hardened: read-only root, no capabilities, no new privileges, limits.
+  for (const id of dc(['ps', '-q']).stdout.trim().split('\n').filter(Boolean)) {
+    const inspected = JSON.parse(run('docker', ['inspect', id]).stdout)[0];
+    const h = inspected.HostConfig;
+    const name = inspected.Config.Labels['com.docker.compose.service'];
+    const problems = [
+      h.ReadonlyRootfs !== true && 'a writable root filesystem',
+      JSON.stringify(h.CapDrop) !== '["ALL"]' && `capabilities not dropped (${JSON.stringify(h.CapDrop)})`,
+      !(h.SecurityOpt ?? []).includes('no-new-privileges:true') && 'no no-new-privileges',
+      !(h.PidsLimit > 0) && 'no process limit',
+      name !== 'redis' && !(h.Memory > 0) && 'no memory limit',
+    ].filter(Boolean);
+    if (problems.length > 0) fail(`${name} runs with ${problems.join(', ')}`);
+  }
+  const write = dc(['exec', '-T', 'gateway', 'node', '-e', "require('fs').writeFileSync('/app/x', '')"], {
+    check: false,
+  });
+  if (write.code === 0 || !/EROFS/.test(write.out)) fail(`the gateway could write into its image:\n${write.out}`);
+  log('every container: read-only root (EROFS inside), capabilities dropped, no new privileges, limits');
 
   // Each service holds its own secrets only: read from inside each running container.
   const secretName = /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE|QUOTER_KEY)/;

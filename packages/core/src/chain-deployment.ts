@@ -5,6 +5,7 @@
  */
 import Ajv, { JSONSchemaType } from 'ajv';
 import { ChainContracts, findChain, MAX_TOKEN_DECIMALS, parseAddress } from '@pmm/protocol';
+import { registerSecretUrl } from './secrets';
 
 export interface ChainDeployment {
   chainId: number;
@@ -105,6 +106,8 @@ export function parseChainDeployments(value: unknown): ChainDeployments {
       if (!value) throw new Error(`chains.${key}.contracts.${name}: required (the chain registry has no default)`);
       return checksum(`chains.${key}.contracts.${name}`, value);
     };
+    // A hosted node's URL carries the provider's key: redacted from every log line from now on.
+    for (const url of [raw.rpcUrl, raw.wsUrl]) if (url) registerSecretUrl(url);
     // The schema bounds the decimals (0 … MAX_TOKEN_DECIMALS, the range the signer accepts).
     const pinned = Object.entries(raw.pinnedDecimals ?? {}).map(
       ([address, decimals]) => [checksum(`chains.${key}.pinnedDecimals`, address), decimals] as const,

@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { maskUrlCredentials, registerSecret } from './secrets';
+import { maskUrlsInText, registerSecret } from './secrets';
 
 export class ConfigError extends Error {
   /** Every problem this error reports (one, unless it gathers several settings' errors). */
@@ -31,6 +31,11 @@ export interface Setting<T> {
   default?: T;
   /** Secret: read from `<env>` or the file named by `<env>_FILE`, redacted from logs. */
   secret?: boolean;
+  /**
+   * Read from the environment only: it governs how the config file and secrets are found, so it
+   * is used before any file is read, and a config file key for it would be ignored.
+   */
+  envOnly?: boolean;
   /** Parses the raw text (environment) or the JSON value (config file). */
   parse(raw: unknown): T;
 }
@@ -233,7 +238,7 @@ function loadSetting(
     const secretFile = env[`${s.env}_FILE`];
     raw = secretFile ? readSecretFile(s.env, secretFile) : readSecretsDir(s.env, env);
   }
-  if (raw === undefined || raw === '') raw = file[name];
+  if ((raw === undefined || raw === '') && !s.envOnly) raw = file[name];
   if (raw === undefined) {
     if ('default' in s) return s.default;
     throw new ConfigError(`${s.env} (${name}): required: ${s.description}`);
@@ -244,11 +249,12 @@ function loadSetting(
   } catch (err) {
     const reason = err instanceof ConfigError ? err.message : 'invalid value';
     // A secret's value is never echoed; other values are, to help the operator, with the
-    // credentials of any URL in them masked (REDIS_URL, an rpcUrl in CHAINS).
+    // credentials, path and query of any URL in them masked (a password in REDIS_URL, a hosted
+    // node's key in the path or query of an rpcUrl in CHAINS).
     const value =
       typeof raw === 'string'
-        ? JSON.stringify(maskUrlCredentials(raw).slice(0, 80))
-        : maskUrlCredentials(JSON.stringify(raw) ?? String(raw));
+        ? JSON.stringify(maskUrlsInText(raw).slice(0, 80))
+        : maskUrlsInText(JSON.stringify(raw) ?? String(raw));
     const shown = s.secret ? '' : `, got ${value}`;
     throw new ConfigError(`${s.env} (${name}): ${reason}${shown}`);
   }
@@ -295,10 +301,18 @@ export function loadConfig<S extends Record<string, Setting<unknown>>>(
   return out as Parsed<S>;
 }
 
+/**
+ * A setting's default as JSON text, for `--help` and the generated docs: bigint defaults (fee
+ * and amount bounds) are written as their decimal digits, which JSON.stringify alone refuses.
+ */
+export function defaultText(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'undefined';
+}
+
 /** One line per setting (env, default, description): for `--help` output and docs. */
 export function describeConfig(spec: Record<string, Setting<unknown>>): string[] {
   return Object.entries(spec).map(([name, s]) => {
-    const def = s.secret ? 'secret' : 'default' in s ? `default ${JSON.stringify(s.default)}` : 'required';
+    const def = s.secret ? 'secret' : 'default' in s ? `default ${defaultText(s.default)}` : 'required';
     return `${s.env} (${name}; ${def}): ${s.description}`;
   });
 }

@@ -24,6 +24,7 @@ export {
 } from './chain-updates';
 export {
   ConfigError,
+  defaultText,
   describeConfig,
   loadConfig,
   readConfigFile,
@@ -65,6 +66,7 @@ export { commandsDir, luaCommand, type LuaCommand } from './lua-command';
 export { createMetrics, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
 export { exitWhenWritten } from './exit-when-written';
+export { replaceFile } from './replace-file';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
 export {
@@ -103,7 +105,7 @@ export {
   type Pkcs11SignerOptions,
 } from './pkcs11-signer';
 export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
-export { maskUrlCredentials, redactText, registerSecret } from './secrets';
+export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
 export {
   chainsSetting,
   DURABLE_WRITE_SETTINGS,
@@ -115,3 +117,4 @@ export {
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
 export type { OperatorEnv } from './operator-stack';
+export { aclPasswordHash, aclUserLine, redisRoleRule, type RedisRoleRule, type RedisUserRole } from './redis-acl';

@@ -21,13 +21,20 @@ export interface OperatorEnv {
   redisFrom: string;
 }
 
-/** The environment for an operator command: REDIS_URL and CONFIG_FILE from a running `npm start` when unset. */
-export function operatorEnv(env: NodeJS.ProcessEnv = process.env): OperatorEnv {
+/**
+ * The environment for an operator command: REDIS_URL and CONFIG_FILE from a running `npm start`
+ * when unset. The Redis URL is the command's own Redis user there (`role`: `keys` for the key
+ * CLI, `operator` for audit and settle; see redis-acl.ts) when the stack recorded one.
+ */
+export function operatorEnv(role: 'keys' | 'operator', env: NodeJS.ProcessEnv = process.env): OperatorEnv {
   const file = env.STACK_FILE || DEFAULT_STACK_FILE;
   let recorded: { redisUrl?: unknown; configFile?: unknown } | undefined;
   try {
-    const stack = JSON.parse(readFileSync(file, 'utf8')) as { redis?: { url?: unknown }; configFile?: unknown };
-    recorded = { redisUrl: stack.redis?.url, configFile: stack.configFile };
+    const stack = JSON.parse(readFileSync(file, 'utf8')) as {
+      redis?: { url?: unknown; roles?: Record<string, unknown> };
+      configFile?: unknown;
+    };
+    recorded = { redisUrl: stack.redis?.roles?.[role] ?? stack.redis?.url, configFile: stack.configFile };
   } catch {
     // No stack file (no `npm start` here, or an image): the settings alone decide.
   }

@@ -30,6 +30,50 @@ export function maskUrlCredentials(text: string): string {
   return text.includes('@') ? text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s"'?#]*@/gi, '$1***@') : text;
 }
 
+/**
+ * A configured node URL shown without anything that may be a secret: hosted nodes carry the
+ * provider's key in the path (`https://x.example/v2/<key>`) or the query (`?apikey=<key>`), so
+ * both are masked with the credentials (`https://x.example/***`). Not a URL: masked whole.
+ */
+export function maskUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '***';
+  }
+  const credentials = parsed.username || parsed.password ? '***@' : '';
+  const rest = (parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search || parsed.hash ? '/***' : '';
+  return `${parsed.protocol}//${credentials}${parsed.host}${rest}`;
+}
+
+/**
+ * Every URL in `text` with its credentials, path and query masked (`https://***@x.example/***`):
+ * for configuration values echoed in errors, before any URL in them could be registered.
+ */
+export function maskUrlsInText(text: string): string {
+  return maskUrlCredentials(text).replace(/\b([a-z][a-z0-9+.-]*:\/\/[^/\s"'?#]*)[/?#][^\s"']*/gi, '$1/***');
+}
+
+/**
+ * Registers a configured URL (a chain's rpcUrl or wsUrl) as a secret: its path and query, as
+ * written and as URL parsing normalises them, are then redacted wherever they appear, e.g.
+ * inside a library's error message that quotes the request URL.
+ */
+export function registerSecretUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    registerSecret(url);
+    return;
+  }
+  const afterHost = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  for (const part of [afterHost, `${parsed.pathname}${parsed.search}${parsed.hash}`, parsed.pathname, parsed.search])
+    if (part !== '/' && part !== '') registerSecret(part);
+  if (parsed.password) registerSecret(decodeURIComponent(parsed.password));
+}
+
 /** Replaces every registered secret, and every URL's credentials, inside `text`. */
 export function redactText(text: string): string {
   let out = maskUrlCredentials(text);

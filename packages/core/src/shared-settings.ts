@@ -35,20 +35,27 @@ export const SHARED_SETTINGS = {
     DEFAULT_KEY_PREFIX,
   ),
   logLevel: settings.oneOf('LOG_LEVEL', 'error | warn | info | debug.', 'info', LOG_LEVELS),
-  // The next two govern loading itself (the loader reads them before any other setting);
-  // they are declared here so that they are documented and validated like the rest.
-  secretsDir: settings.string(
-    'SECRETS_DIR',
-    'Folder of secret files named after the setting in lower case (e.g. internal_token), read for a secret set neither as X nor X_FILE. ' +
-      'The compose devnet profile points it at the keys the devnet writes; leave it empty in production.',
-    '',
-  ),
-  configWaitSeconds: settings.int(
-    'CONFIG_WAIT_SECONDS',
-    'At start, wait up to this long for CONFIG_FILE to appear (the compose devnet profile writes it while the services start).',
-    0,
-    [0, 3_600],
-  ),
+  // The next two govern loading itself (the loader reads them from the environment before any
+  // other setting, so a config file cannot set them); declared here so that they are documented
+  // and validated like the rest.
+  secretsDir: {
+    ...settings.string(
+      'SECRETS_DIR',
+      'Folder of secret files named after the setting in lower case (e.g. internal_token), read for a secret set neither as X nor X_FILE. ' +
+        "docker-compose.yml sets it to /run/secrets/pmm in every service, where that service's own secrets folder is mounted (filled by the devnet profile, or your folder in production).",
+      '',
+    ),
+    envOnly: true,
+  },
+  configWaitSeconds: {
+    ...settings.int(
+      'CONFIG_WAIT_SECONDS',
+      'At start, wait up to this long for CONFIG_FILE to appear (the compose devnet profile writes it while the services start).',
+      0,
+      [0, 3_600],
+    ),
+    envOnly: true,
+  },
 };
 
 /**

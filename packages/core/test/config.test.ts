@@ -2,7 +2,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, describeConfig, loadConfig, parseChainDeployments, redactText, settings } from '@pmm/core';
+import {
+  ConfigError,
+  describeConfig,
+  loadConfig,
+  maskUrl,
+  parseChainDeployments,
+  redactText,
+  settings,
+} from '@pmm/core';
 
 const spec = {
   port: settings.int('PORT', 'listen port', 8080, [1, 65535]),
@@ -58,7 +66,43 @@ describe('loadConfig', () => {
     };
     const inJson = message({ CHAINS: '{"8453":{"rpcUrl":"https://u:rpc-pass-1@rpc.example/x"}}' }, chains as never);
     expect(inJson).not.toContain('rpc-pass-1');
-    expect(inJson).toContain('https://***@rpc.example/x');
+    expect(inJson).toContain('https://***@rpc.example/***');
+  });
+
+  it("error: a hosted node's key in an echoed URL's path or query is masked", () => {
+    const chains = {
+      chains: settings.json('CHAINS', 'chains', undefined, () => {
+        throw new ConfigError('bad');
+      }),
+    };
+    let message = '';
+    try {
+      loadConfig(chains, {
+        env: {
+          CHAINS:
+            '{"8453":{"rpcUrl":"https://base.example/v2/path-key-0123456789","wsUrl":"wss://base.example/ws?apikey=query-key-987654"}}',
+        },
+        file: {},
+      });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('https://base.example/***');
+    expect(message).toContain('wss://base.example/***');
+    expect(message).not.toContain('path-key');
+    expect(message).not.toContain('query-key');
+  });
+
+  it('behavior: a setting read from the environment only ignores a config file key of its name', () => {
+    const s = {
+      secretsDir: { ...settings.string('SECRETS_DIR', 'secrets folder', ''), envOnly: true },
+      port: settings.int('PORT', 'listen port', 8080, [1, 65535]),
+    };
+    expect(loadConfig(s, { env: {}, file: { secretsDir: '/from/file', port: 81 } })).toEqual({
+      secretsDir: '',
+      port: 81,
+    });
+    expect(loadConfig(s, { env: { SECRETS_DIR: '/run/secrets/pmm' }, file: {} }).secretsDir).toBe('/run/secrets/pmm');
   });
 
   it('error: a missing required setting names it', () => {
@@ -126,6 +170,31 @@ describe('parseChainDeployments', () => {
       },
     });
   });
+  it("security: a parsed node URL's path and query are redacted wherever they appear later (a library's error)", () => {
+    const c = { router: addr(1), helper: addr(2), verifier: addr(3) };
+    parseChainDeployments({
+      '56': {
+        chainId: 56,
+        rpcUrl: 'https://bsc.example/v3/parsed-path-key-4242',
+        wsUrl: 'wss://bsc.example/?token=parsed-query-key-4343',
+        contracts: c,
+      },
+    });
+    const line = redactText(
+      'request timeout (url="https://bsc.example/v3/parsed-path-key-4242", ws wss://bsc.example/?token=parsed-query-key-4343)',
+    );
+    expect(line).not.toContain('parsed-path-key');
+    expect(line).not.toContain('parsed-query-key');
+    expect(line).toContain('https://bsc.example[redacted]');
+  });
+
+  it('behavior: maskUrl keeps the scheme and host only', () => {
+    expect(maskUrl('https://user:pw@node.example:8443/v2/key?x=1')).toBe('https://***@node.example:8443/***');
+    expect(maskUrl('http://127.0.0.1:8545')).toBe('http://127.0.0.1:8545');
+    expect(maskUrl('wss://node.example/?apikey=k')).toBe('wss://node.example/***');
+    expect(maskUrl('not a url key-123')).toBe('***');
+  });
+
   it('error: unknown chain, mismatched key, bad address, bad URL', () => {
     const c = { router: addr(1), helper: addr(2), verifier: addr(3) };
     expect(() => parseChainDeployments({ '1': { chainId: 1, contracts: c } })).toThrow('chains.1: unknown chain');

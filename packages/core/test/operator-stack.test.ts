@@ -21,7 +21,7 @@ writeFileSync(
 
 describe('operatorEnv', () => {
   it('behavior: with no settings, the Redis URL and chains file of the stack file; the source is named', () => {
-    const { env, redisFrom } = operatorEnv({ STACK_FILE: file });
+    const { env, redisFrom } = operatorEnv('keys', { STACK_FILE: file });
     expect(env.REDIS_URL).toBe('redis://:s3cret@127.0.0.1:40123');
     expect(env.CONFIG_FILE).toBe('/srv/stack/chains.json');
     expect(redisFrom).toBe(path.relative(process.cwd(), file));
@@ -29,18 +29,37 @@ describe('operatorEnv', () => {
     expect(describeRedis(env.REDIS_URL!, redisFrom)).toBe(`Redis redis://***@127.0.0.1:40123 (from ${redisFrom})`);
   });
 
+  it("behavior: a stack whose Redis has one user per role gives each command its own user's URL", () => {
+    const roles = path.join(dir, 'roles.json');
+    writeFileSync(
+      roles,
+      JSON.stringify({
+        redis: {
+          url: 'redis://:owner@127.0.0.1:40123',
+          roles: { keys: 'redis://keys:k@127.0.0.1:40123', operator: 'redis://operator:o@127.0.0.1:40123' },
+        },
+      }),
+    );
+    expect(operatorEnv('keys', { STACK_FILE: roles }).env.REDIS_URL).toBe('redis://keys:k@127.0.0.1:40123');
+    expect(operatorEnv('operator', { STACK_FILE: roles }).env.REDIS_URL).toBe('redis://operator:o@127.0.0.1:40123');
+  });
+
   it('behavior: an explicit REDIS_URL, CONFIG_FILE or CHAINS wins', () => {
-    const a = operatorEnv({ STACK_FILE: file, REDIS_URL: 'redis://10.0.0.5:6379', CONFIG_FILE: '/etc/pmm.json' });
+    const a = operatorEnv('keys', {
+      STACK_FILE: file,
+      REDIS_URL: 'redis://10.0.0.5:6379',
+      CONFIG_FILE: '/etc/pmm.json',
+    });
     expect([a.env.REDIS_URL, a.env.CONFIG_FILE, a.redisFrom]).toEqual([
       'redis://10.0.0.5:6379',
       '/etc/pmm.json',
       'REDIS_URL',
     ]);
-    expect(operatorEnv({ STACK_FILE: file, CHAINS: '{}' }).env.CONFIG_FILE).toBeUndefined();
+    expect(operatorEnv('keys', { STACK_FILE: file, CHAINS: '{}' }).env.CONFIG_FILE).toBeUndefined();
   });
 
   it('boundary: no stack file (an image, no npm start): nothing is added', () => {
-    const { env, redisFrom } = operatorEnv({ STACK_FILE: path.join(dir, 'missing.json') });
+    const { env, redisFrom } = operatorEnv('keys', { STACK_FILE: path.join(dir, 'missing.json') });
     expect(env.REDIS_URL).toBeUndefined();
     expect(env.CONFIG_FILE).toBeUndefined();
     expect(redisFrom).toBe('default');

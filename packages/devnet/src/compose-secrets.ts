@@ -11,8 +11,9 @@
  * which the services wait for, so they are there first.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { replaceFile } from '@pmm/core';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 
@@ -21,9 +22,7 @@ export const SECRET_FOLDERS = ['signer', 'gateway', ...KNOWN_CHAIN_IDS.map((id) 
 
 function writeSecret(file: string, value: string): void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${value}\n`, { mode: 0o600 });
-  renameSync(tmp, file);
+  replaceFile(file, `${value}\n`);
 }
 
 /** The value kept in `file`, else `fresh()` (then written there too). */

@@ -2,8 +2,9 @@
  * The stack description: what a running devnet looks like (RPC URLs, contract addresses, tokens,
  * devnet keys). Written as JSON by the devnet, read by the services, the demo and the tests.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { replaceFile } from '@pmm/core';
 
 export interface StackToken {
   address: string;
@@ -80,9 +81,7 @@ export function publicStack(stack: StackDescription): PublicStackDescription {
 /** Writes the stack file atomically (a reader never sees half a file), creating its folder. */
 export function writeStack(file: string, stack: StackDescription | PublicStackDescription): void {
   mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(stack, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, file);
+  replaceFile(file, `${JSON.stringify(stack, null, 2)}\n`);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;

@@ -25,7 +25,14 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
       profiles?: string[];
       env_file?: string | string[];
       volumes?: string[];
-      build?: string | { context: string; target?: string };
+      build?: string | { context: string; target?: string; args?: string[] };
+      read_only?: boolean;
+      cap_drop?: string[];
+      security_opt?: string[];
+      mem_limit?: string;
+      pids_limit?: number;
+      tmpfs?: string[];
+      user?: string;
     }
   >;
   volumes?: Record<string, unknown>;
@@ -178,7 +185,7 @@ describe('docker-compose.yml', () => {
     }
     // The devnet fills each service's volume, mounted nowhere else.
     const devnet = compose.services.devnet!;
-    expect(devnet.build).toEqual({ context: '.', target: 'devnet' });
+    expect(devnet.build).toEqual({ context: '.', target: 'devnet', args: ['NODE_IMAGE'] });
     expect(devnet.volumes).toEqual([
       'devnet:/devnet',
       'signer-secrets:/devnet-secrets/signer',
@@ -194,13 +201,39 @@ describe('docker-compose.yml', () => {
     );
   });
 
+  it('security: every container runs read-only, without capabilities or new privileges, with process and memory limits', () => {
+    for (const [name, svc] of entries) {
+      expect([name, svc.read_only]).toEqual([name, true]);
+      expect([name, svc.cap_drop]).toEqual([name, ['ALL']]);
+      expect([name, svc.security_opt]).toEqual([name, ['no-new-privileges:true']]);
+      expect([name, typeof svc.pids_limit]).toEqual([name, 'number']);
+      // Redis alone has no memory limit: `maxmemory` bounds it (a container limit would kill it).
+      if (name !== 'redis') expect([name, svc.mem_limit]).toEqual([name, expect.stringMatching(/^\d+[mg]$/)]);
+      // Where a Node process or Hardhat may write besides its volumes.
+      if (name !== 'redis') expect([name, svc.tmpfs?.some((t) => t.startsWith('/tmp:'))]).toEqual([name, true]);
+    }
+    // Without capabilities the image's entrypoint cannot chown /data and switch users: Redis runs as its own.
+    expect(compose.services.redis!.user).toBe('redis');
+  });
+
+  it('behavior: NODE_IMAGE passes from the environment to every build (a registry mirror with `up --build`)', () => {
+    const built = entries.filter(([, svc]) => svc.build !== undefined);
+    expect(built.map(([n]) => n).sort()).toEqual(
+      ['devnet', 'gateway', 'signer', ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`)].sort(),
+    );
+    for (const [name, svc] of built)
+      expect([name, typeof svc.build === 'object' ? svc.build.args : undefined]).toEqual([name, ['NODE_IMAGE']]);
+  });
+
   it('security: base images are pinned by digest, with the tag beside it', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
-    const pin = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+    const pin = /^ARG NODE_IMAGE_PIN=(\S+)$/m.exec(dockerfile)?.[1];
     expect(pin).toMatch(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/);
-    expect(dockerfile.split(/^FROM /m)[0]).toContain(`ARG NODE_IMAGE=${pin}`); // before the first FROM
+    // Before the first FROM; an empty NODE_IMAGE (Compose v1 passes unset build args so) keeps the pin.
+    expect(dockerfile.split(/^FROM /m)[0]).toContain(`ARG NODE_IMAGE_PIN=${pin}\nARG NODE_IMAGE=\n`);
     const froms = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
-    expect(froms.every((f) => f === '${NODE_IMAGE}' || f === 'build')).toBe(true);
+    expect(froms[0]).toBe('${NODE_IMAGE:-${NODE_IMAGE_PIN}}');
+    expect(froms.slice(1).every((f) => f === 'base' || f === 'build')).toBe(true);
     const images = entries.flatMap(([, svc]) => {
       const image = (svc as { image?: string }).image;
       return image ? [image] : [];
@@ -213,8 +246,9 @@ describe('docker-compose.yml', () => {
   it('behavior: the images build non-interactively on Node 24, run as non-root, with health checks and OCI labels', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     const stages = dockerfile.split(/^FROM /m).slice(1);
-    for (const stage of stages) expect(stage).toMatch(/^(\$\{NODE_IMAGE\}|build) AS /);
-    expect(stages[0]).toMatch(/^ENV CI=true$/m);
+    expect(stages[0]).toMatch(/^\S+ AS base\s*(#[^\n]*\n\s*)*$/);
+    for (const stage of stages.slice(1)) expect(stage).toMatch(/^(base|build) AS /);
+    expect(stages[1]).toMatch(/^ENV CI=true$/m);
     const named = (name: string) => stages.find((s) => new RegExp(`^\\S+ AS ${name}\\b`).test(s))!;
     // The last stage is the default target: the runtime image, not the devnet.
     expect(stages.at(-1)).toBe(named('runtime'));
@@ -224,6 +258,11 @@ describe('docker-compose.yml', () => {
       expect(stage).toMatch(/^HEALTHCHECK /m);
       expect(stage).toContain('org.opencontainers.image.title');
     }
+    // The repository's license (LICENSE), on every image that carries labels.
+    expect(readFileSync(path.join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+    const licenses = [...dockerfile.matchAll(/org\.opencontainers\.image\.licenses="([^"]*)"/g)].map((m) => m[1]);
+    expect(licenses.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(licenses)).toEqual(new Set(['MIT']));
     expect(named('runtime')).not.toMatch(/hardhat|tsc|typescript/i);
   });
 });

@@ -12,7 +12,7 @@
  *   depend on a node being up when the signer starts.
  */
 import { Interface, JsonRpcProvider } from 'ethers';
-import { maskUrlCredentials, throwConfigErrors, type ChainDeployments, type Logger } from '@pmm/core';
+import { maskUrl, throwConfigErrors, type ChainDeployments, type Logger } from '@pmm/core';
 import type { ChainSignerConfig } from './config';
 
 const ROUTER = new Interface(['function validity() view returns (uint256)']);
@@ -112,7 +112,7 @@ export async function checkQuoteValidity(
       logger.warn(`quote validity not checked against the router; deadlines use ${setting} as set`, {
         ...fields,
         reason: check.reason,
-        node: deployment?.rpcUrl ? maskUrlCredentials(deployment.rpcUrl) : undefined,
+        node: deployment?.rpcUrl ? maskUrl(deployment.rpcUrl) : undefined,
       });
     }
   }

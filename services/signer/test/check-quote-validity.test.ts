@@ -127,7 +127,13 @@ describe('the quote validity checked against the router at start', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const silentPort = (silent.address() as { port: number }).port;
     try {
-      for (const rpcUrl of [`http://127.0.0.1:${closedPort}`, `http://user:secret-pass@127.0.0.1:${silentPort}`]) {
+      for (const rpcUrl of [
+        `http://127.0.0.1:${closedPort}`,
+        `http://user:secret-pass@127.0.0.1:${silentPort}`,
+        // A hosted node's usual forms: the provider's key in the path, or in the query.
+        `http://127.0.0.1:${closedPort}/v2/provider-path-key-0123`,
+        `http://127.0.0.1:${silentPort}/rpc?apikey=provider-query-key-4567`,
+      ]) {
         const { logger, lines } = capturedLogger();
         const started = Date.now();
         await checkQuoteValidity([chainConfig(61)], deployments({ rpcUrl }), logger, 500);
@@ -136,6 +142,7 @@ describe('the quote validity checked against the router at start', () => {
         expect(warning).toMatchObject({ chainId: 8453, validitySeconds: 61 });
         // The node's credentials never reach the log.
         expect(JSON.stringify(lines)).not.toContain('secret-pass');
+        expect(JSON.stringify(lines)).not.toMatch(/provider-(path|query)-key/);
       }
     } finally {
       for (const socket of accepted) socket.destroy();

@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
 import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { SIGNER_SETTINGS } from '../src';
 import { privateKeyToAddress } from 'viem/accounts';
 import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, testKey, testRegistry } from './support/fixture';
 
@@ -24,8 +25,8 @@ interface Proc {
   exited: Promise<number | null>;
 }
 
-function startMain(env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['-r', REGISTER, MAIN], {
+function startMain(env: Record<string, string>, args: string[] = []): Proc {
+  const child = spawn(process.execPath, ['-r', REGISTER, MAIN, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
   });
@@ -77,6 +78,13 @@ const baseEnv = (): Record<string, string> => ({
 });
 
 describe('main process', () => {
+  it('behavior: --help lists every setting with its default (a bigint default included) and exits 0', async () => {
+    const help = startMain({}, ['--help']);
+    expect(await help.exited).toBe(0);
+    expect(help.output()).toMatch(/MAX_FEE \(maxFee; default "\d+"\)/);
+    for (const s of Object.values(SIGNER_SETTINGS)) expect(help.output()).toContain(`${s.env} (`);
+  }, 30_000);
+
   it('error: a served chain without a key exits 1 with a message naming the chain and no secret', async () => {
     const env = baseEnv();
     delete env.SIGNER_KEY_56;

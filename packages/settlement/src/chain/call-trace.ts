@@ -16,6 +16,11 @@
  * `auto` tries them in that order on the first transaction that needs one and keeps the first
  * the node accepts. A call that reverted, or whose caller (at any level) reverted, changed nothing:
  * it is returned with `reverted` so that `audit tx` can show it, and is never a swap.
+ *
+ * The node's answer is not trusted: trees are walked without recursion and refused past the EVM's
+ * call-depth limit (no real transaction goes deeper), and lengths read from a struct log's stack
+ * are clamped to the memory the step actually carries (the answer's size is bounded by the reader).
+ * A refused answer makes the transaction fail to trace: it is listed apart with the reason.
  */
 import { SWAP_SELECTOR } from '@pmm/protocol';
 import { rpcError, type ChainReader } from './chain-reader';
@@ -43,6 +48,14 @@ export interface RouterSwapCall {
 /** The node refused the tracer itself (not this transaction): try another. */
 export class TracerUnsupported extends Error {}
 
+/** The EVM's call-depth limit: a call at depth 1024 cannot call further. */
+export const MAX_CALL_DEPTH = 1024;
+
+/** A trace no EVM can produce: the transaction is listed apart with this reason. */
+export class ImpossibleTrace extends Error {}
+
+const tooDeep = () => new ImpossibleTrace(`the trace nests calls deeper than the EVM's limit (${MAX_CALL_DEPTH})`);
+
 const lower = (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : '');
 const isSwapInput = (input: string) => input.startsWith(SWAP_SELECTOR);
 
@@ -56,17 +69,29 @@ interface CallFrame {
   calls?: CallFrame[];
 }
 
-/** callTracer's tree: pre-order is execution order; an error anywhere above reverts the call. */
+/**
+ * callTracer's tree: pre-order is execution order; an error anywhere above reverts the call.
+ * Walked with an explicit stack (children pushed in reverse keep the pre-order).
+ */
 export function swapCallsFromCallTracer(root: CallFrame, router: string): RouterSwapCall[] {
   const out: RouterSwapCall[] = [];
-  const walk = (frame: CallFrame, depth: number, revertedAbove: boolean) => {
-    const reverted = revertedAbove || frame.error !== undefined;
-    const input = lower(frame.input);
-    if (lower(frame.type) === 'call' && lower(frame.to) === router && isSwapInput(input))
-      out.push({ from: lower(frame.from), input, output: lower(frame.output) || '0x', depth, reverted });
-    for (const child of frame.calls ?? []) walk(child, depth + 1, reverted);
-  };
-  walk(root, 0, false);
+  const stack: { frame: unknown; depth: number; revertedAbove: boolean }[] = [
+    { frame: root, depth: 0, revertedAbove: false },
+  ];
+  while (stack.length > 0) {
+    const { frame, depth, revertedAbove } = stack.pop()!;
+    if (depth > MAX_CALL_DEPTH) throw tooDeep();
+    if (typeof frame !== 'object' || frame === null) throw new ImpossibleTrace('a callTracer frame is not an object');
+    const f = frame as CallFrame;
+    const reverted = revertedAbove || f.error !== undefined;
+    const input = lower(f.input);
+    if (lower(f.type) === 'call' && lower(f.to) === router && isSwapInput(input))
+      out.push({ from: lower(f.from), input, output: lower(f.output) || '0x', depth, reverted });
+    const calls: unknown = f.calls;
+    if (Array.isArray(calls))
+      for (let i = calls.length - 1; i >= 0; i--)
+        stack.push({ frame: calls[i], depth: depth + 1, revertedAbove: reverted });
+  }
   return out;
 }
 
@@ -78,15 +103,34 @@ interface ParityTrace {
   traceAddress?: number[];
 }
 
-/** trace_transaction's flat list: execution order; a trace reverted when it or an ancestor has an error. */
+/** A position in trace_transaction's tree: whether the trace there, or one above it, failed. */
+interface TraceNode {
+  failed: boolean;
+  children: Map<unknown, TraceNode>;
+}
+
+/**
+ * trace_transaction's flat list: execution order; a trace reverted when it or an ancestor has an
+ * error. Ancestors are found by walking a tree of the traceAddresses seen (linear in the depth).
+ */
 export function swapCallsFromParity(traces: ParityTrace[], router: string): RouterSwapCall[] {
-  const failed = new Set<string>();
+  const root: TraceNode = { failed: false, children: new Map() };
   const out: RouterSwapCall[] = [];
   for (const t of traces) {
-    const path = t.traceAddress ?? [];
-    let reverted = t.error !== undefined;
-    for (let i = 0; i < path.length && !reverted; i++) reverted = failed.has(path.slice(0, i).join('.'));
-    if (reverted) failed.add(path.join('.'));
+    if (typeof t !== 'object' || t === null) throw new ImpossibleTrace('a trace_transaction entry is not an object');
+    const path: unknown = t.traceAddress ?? [];
+    if (!Array.isArray(path)) throw new ImpossibleTrace('a traceAddress is not a list');
+    if (path.length > MAX_CALL_DEPTH) throw tooDeep();
+    let node = root;
+    let reverted = false;
+    for (const index of path) {
+      reverted ||= node.failed;
+      let next = node.children.get(index);
+      if (!next) node.children.set(index, (next = { failed: false, children: new Map() }));
+      node = next;
+    }
+    reverted ||= node.failed || t.error !== undefined;
+    node.failed = reverted;
     const a = t.action ?? {};
     const input = lower(a.input);
     if (t.type === 'call' && lower(a.callType) === 'call' && lower(a.to) === router && isSwapInput(input))
@@ -107,11 +151,20 @@ const word = (hex: string | undefined) => BigInt(hex === undefined ? 0 : hex.sta
 /** The stack's n-th value from the top (0 = top). */
 const fromTop = (step: StructLog, n: number) => word(step.stack?.[(step.stack?.length ?? 0) - 1 - n]);
 
+/**
+ * `length` bytes of the step's memory from `offset`, clamped to the memory the step carries: a
+ * caller writes a call's input into memory before the call, so nothing real lies beyond it, while
+ * a hostile length (a stack word near 2^256) would otherwise allocate without limit.
+ */
 function memorySlice(step: StructLog, offset: bigint, length: bigint): string {
   if (length === 0n) return '0x';
-  const hex = (step.memory ?? []).map((w) => (w.startsWith('0x') ? w.slice(2) : w)).join('');
-  const start = Number(offset) * 2;
-  return `0x${hex.slice(start, start + Number(length) * 2).padEnd(Number(length) * 2, '0')}`.toLowerCase();
+  const memory: unknown = step.memory;
+  const words = Array.isArray(memory) ? memory.filter((w): w is string => typeof w === 'string') : [];
+  const hex = words.map((w) => (w.startsWith('0x') ? w.slice(2) : w)).join('');
+  const held = BigInt(hex.length / 2);
+  if (offset >= held) return '0x';
+  const end = offset + length < held ? offset + length : held;
+  return `0x${hex.slice(Number(offset) * 2, Number(end) * 2)}`.toLowerCase();
 }
 
 interface OpenFrame {
@@ -145,6 +198,10 @@ export function swapCallsFromStructLogs(
   };
   const logs = result.structLogs ?? [];
   for (const step of logs) {
+    if (typeof step !== 'object' || step === null || typeof step.depth !== 'number')
+      throw new ImpossibleTrace('a struct log step has no depth');
+    // The transaction's own call is depth 1 here, so the deepest possible frame is one more.
+    if (step.depth > MAX_CALL_DEPTH + 1) throw tooDeep();
     let top = frames[frames.length - 1]!;
     if (step.depth > top.depth && pending) {
       // The call of the previous step entered its callee.

@@ -61,6 +61,16 @@ export interface ChainReader {
   close(): void;
 }
 
+/**
+ * The largest answer read from a node (a struct-log trace with memory is megabytes on Hardhat;
+ * 128 MiB is far above any real transaction's): past it the request fails, and the transaction is
+ * listed apart, instead of the command exhausting memory on a hostile or broken node.
+ */
+export const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
+
+/** The node's answer passed MAX_ANSWER_BYTES: it would be the same again, so it is not retried. */
+export class AnswerTooLarge extends Error {}
+
 const ATTEMPTS = 4;
 const FIRST_BACKOFF_MS = 250;
 
@@ -82,6 +92,7 @@ export function rpcError(err: unknown): { code?: number; message: string } {
  * pass on a retry.
  */
 function isFinal(err: unknown): boolean {
+  if (err instanceof AnswerTooLarge) return true;
   const { code, message } = rpcError(err);
   if (code !== undefined && [-32600, -32601, -32602, 3].includes(code)) return true;
   if ((err as { code?: string })?.code === 'CALL_EXCEPTION') return true;
@@ -116,15 +127,39 @@ interface RawLog {
 
 let requestId = 0;
 
+/** The answer's body as text, refused (and the connection dropped) past MAX_ANSWER_BYTES. */
+async function boundedText(res: Response, method: string, maxBytes: number): Promise<string> {
+  const tooLarge = () => new AnswerTooLarge(`${method}: the node's answer exceeds ${maxBytes} bytes`);
+  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
+    await res.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const body = res.body?.getReader();
+  for (;;) {
+    const next = await body?.read();
+    if (!next || next.done) break;
+    size += next.value.byteLength;
+    if (size > maxBytes) {
+      // Drops the connection: the rest is never read.
+      await body!.cancel();
+      throw tooLarge();
+    }
+    chunks.push(next.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** One JSON-RPC request over HTTP; rejects with the node's error as ethers does (`error: {code, message}`). */
-async function rawRequest(rpcUrl: string, method: string, params: unknown[]): Promise<unknown> {
+async function rawRequest(rpcUrl: string, method: string, params: unknown[], maxBytes: number): Promise<unknown> {
   const res = await fetch(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++requestId, method, params }),
     signal: AbortSignal.timeout(120_000),
   });
-  const text = await res.text();
+  const text = await boundedText(res, method, maxBytes);
   let body: { result?: unknown; error?: { code?: number; message?: string } };
   try {
     body = JSON.parse(text) as typeof body;
@@ -135,7 +170,12 @@ async function rawRequest(rpcUrl: string, method: string, params: unknown[]): Pr
   return body.result;
 }
 
-export function createChainReader(chainId: number, rpcUrl: string): ChainReader {
+export function createChainReader(
+  chainId: number,
+  rpcUrl: string,
+  options: { maxAnswerBytes?: number } = {},
+): ChainReader {
+  const maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   const network = Network.from(chainId);
   const provider = new JsonRpcProvider(rpcUrl, network, { staticNetwork: network });
   const tokens = new Map<string, Promise<TokenMeta>>();
@@ -228,7 +268,7 @@ export function createChainReader(chainId: number, rpcUrl: string): ChainReader 
     },
     // Not through ethers: its pure-JS UTF-8 decoding of a struct-log trace (megabytes) takes a
     // minute where fetch and JSON.parse take a second.
-    send: (method, params) => retried(method, () => rawRequest(rpcUrl, method, params)),
+    send: (method, params) => retried(method, () => rawRequest(rpcUrl, method, params, maxAnswerBytes)),
     close: () => provider.destroy(),
   };
 }

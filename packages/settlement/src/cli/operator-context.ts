@@ -41,7 +41,7 @@ export async function openOperatorContext(
   name: string,
   processEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<OperatorContext> {
-  const { env, redisFrom } = operatorEnv(processEnv);
+  const { env, redisFrom } = operatorEnv('operator', processEnv);
   const config = loadConfig(OPERATOR_SETTINGS, { env });
   let deployments: ChainDeployments | undefined;
   const chainsConfig = (): ChainDeployments => (deployments ??= loadConfig({ chains: CHAINS }, { env }).chains);

@@ -3,9 +3,17 @@
  * usage on no arguments or `help`, the operator context (Redis, chains), exit codes, and a last
  * resort for errors outside the command (e.g. Redis unreachable).
  */
-import { exitWhenWritten } from '@pmm/core';
+import { exitWhenWritten, redactText } from '@pmm/core';
 import { openOperatorContext, type OperatorContext } from './operator-context';
 import { UsageError } from './cli-options';
+
+/**
+ * An error's message with every secret redacted: a node library's message can quote the request
+ * URL, whose path or query holds a hosted node's key (registered when CHAINS was read).
+ */
+function errorText(err: unknown): string {
+  return redactText(err instanceof Error ? err.message : String(err));
+}
 
 export interface OperatorIo {
   out(text: string): void;
@@ -26,7 +34,7 @@ export async function reportErrors(
       io.err(`${name}: ${err.message}\n\n${usage}`);
       return 2;
     }
-    io.err(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    io.err(`${name}: ${errorText(err)}`);
     return 1;
   }
 }
@@ -58,7 +66,7 @@ export function runOperatorCli(
   main().then(
     (code) => exitWhenWritten(code),
     (err: unknown) => {
-      io.err(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      io.err(`${name}: ${errorText(err)}`);
       return exitWhenWritten(1);
     },
   );

@@ -2,7 +2,8 @@
  * The operator's `settle` command (the logic behind cli/settle.ts): the fee settlement of a
  * period from on-chain facts, attributed through the audit trail (settlement/*).
  */
-import { renameSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { replaceFile } from '@pmm/core';
 import { TRACER_KINDS, TracerChoice, type TracerKind } from '../chain/call-trace';
 import type { ChainReader, TokenMeta } from '../chain/chain-reader';
 import { blockRangeForTime } from '../settlement/block-range';
@@ -171,9 +172,8 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
   else deps.out(text);
   if (values.metrics !== undefined) {
     // Renamed into place: a textfile collector never reads half a file.
-    const tmp = `${values.metrics}.${process.pid}.tmp`;
-    writeFileSync(tmp, settlementMetrics(report));
-    renameSync(tmp, values.metrics);
+    // Readable by others: node_exporter often runs as its own user.
+    replaceFile(values.metrics, settlementMetrics(report), 0o644);
   }
   const t = report.totals;
   const excess = report.signals.reduce((n, s) => n + s.excessSwaps, 0);

@@ -3,7 +3,7 @@
  * cannot drift from the code: `npm run docs:config` rewrites it, and config-docs.test.ts fails
  * when it is out of date.
  */
-import type { Setting } from '@pmm/core';
+import { defaultText, type Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
@@ -12,13 +12,10 @@ type Spec = Record<string, Setting<unknown>>;
 
 function table(spec: Spec): string {
   const rows = Object.entries(spec).map(([name, s]) => {
-    const def = s.secret
-      ? '*(secret)*'
-      : 'default' in s
-        ? `\`${JSON.stringify(s.default, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}\``
-        : '**required**';
+    const def = s.secret ? '*(secret)*' : 'default' in s ? `\`${defaultText(s.default)}\`` : '**required**';
     const env = s.secret ? `\`${s.env}\` / \`${s.env}_FILE\`` : `\`${s.env}\``;
-    return `| ${env} | \`${name}\` | ${def} | ${s.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`;
+    const key = s.envOnly ? '*(environment only)*' : `\`${name}\``;
+    return `| ${env} | ${key} | ${def} | ${s.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`;
   });
   return ['| environment | config file key | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
@@ -34,7 +31,8 @@ default. A missing or invalid setting stops start-up with a message naming it. S
 given as \`X\` or as \`X_FILE\` (a path whose content is the value, e.g. a Docker secret), or as a
 file named after the setting in lower case in the folder \`SECRETS_DIR\`; they are never logged.
 The \`chains\` setting has the same shape as \`.local/chains.json\`, which \`npm start\` writes for
-the services (without any key) and which works directly as \`CONFIG_FILE\`:
+the services (without any service's key; on the devnet it carries the test users' wallet keys
+for the demo) and which works directly as \`CONFIG_FILE\`:
 
 \`\`\`json
 {

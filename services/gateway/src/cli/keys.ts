@@ -33,7 +33,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${KEYS_USAGE}\n`);
     return argv.length === 0 ? 2 : 0;
   }
-  const { env, redisFrom } = operatorEnv();
+  const { env, redisFrom } = operatorEnv('keys');
   const config = loadConfig(
     { redisUrl: GATEWAY_SETTINGS.redisUrl, redisKeyPrefix: GATEWAY_SETTINGS.redisKeyPrefix, ...DURABLE_WRITE_SETTINGS },
     { env },

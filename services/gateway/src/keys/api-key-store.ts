@@ -247,10 +247,20 @@ export class ApiKeyStore {
   async revokeKey(keyId: string): Promise<void> {
     const found = await this.findByKeyId(keyId);
     if (!found) throw new Error(`no key "${keyId}"`);
-    await this.redis.sadd(this.keys.revokedApiKeys(), found.hash);
-    await this.redis.del(this.keys.apiKey(found.hash));
-    await this.redis.srem(this.keys.apiKeyIndex(), found.hash);
-    await this.announce({ kind: 'apikey', hash: found.hash });
+    await this.revokeHash(found.hash);
+  }
+
+  /** Revokes the key with this hash, stored or not (a backup's revocations carried to this Redis). */
+  async revokeHash(hash: string): Promise<void> {
+    await this.redis.sadd(this.keys.revokedApiKeys(), hash);
+    await this.redis.del(this.keys.apiKey(hash));
+    await this.redis.srem(this.keys.apiKeyIndex(), hash);
+    await this.announce({ kind: 'apikey', hash });
+  }
+
+  /** The hashes of every revoked key, sorted (backups carry them, so a restore keeps them revoked). */
+  async revokedHashes(): Promise<string[]> {
+    return (await this.redis.smembers(this.keys.revokedApiKeys())).sort();
   }
 
   /** Applies `update` to an integrator and returns the new record. */

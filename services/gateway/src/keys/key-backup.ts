@@ -2,7 +2,8 @@
  * Backup and migration of the service's only durable data: integrator records and API-key
  * records, as one JSON document (`keys export` / `keys import`). Keys stay hashed: the
  * document holds each key's SHA-256, never a key, so a restored key works for its holder
- * while the backup itself cannot be used to call the API.
+ * while the backup itself cannot be used to call the API. Revocations travel with it: the hashes
+ * of revoked keys are exported, and an import never brings a revoked key back unless told to.
  */
 import { redisKeys, type RedisClient } from '@pmm/core';
 import {
@@ -24,6 +25,18 @@ export interface KeyBackup {
   integrators: IntegratorRecord[];
   /** Each key's record with the SHA-256 (hex) of the key. */
   apiKeys: (ApiKeyRecord & { hash: string })[];
+  /** SHA-256 (hex) of every revoked key (absent from exports older than this field: none). */
+  revokedApiKeys: string[];
+}
+
+/** What an import did, for the operator. */
+export interface ImportOutcome {
+  integrators: number;
+  apiKeys: number;
+  /** Revocations of the backup now held here (keys stored here with such a hash were revoked). */
+  revoked: number;
+  /** Records the backup has enabled that stay disabled here: a disable is never undone by a restore. */
+  keptDisabled: string[];
 }
 
 const HASH_RE = /^[0-9a-f]{64}$/;
@@ -64,6 +77,7 @@ export async function exportKeys(store: ApiKeyStore, redis: RedisClient, prefix:
     exportedAt: new Date().toISOString(),
     integrators,
     apiKeys,
+    revokedApiKeys: await store.revokedHashes(),
   };
 }
 
@@ -125,6 +139,14 @@ export function parseKeyBackup(text: string): KeyBackup {
     if (typeof v.keyId === 'string') keyIds.add(v.keyId);
     if (own.length === 0) apiKeys.push({ hash: v.hash as string, ...record });
   });
+  const revoked = d.revokedApiKeys ?? [];
+  if (!Array.isArray(revoked)) problems.push('revokedApiKeys: must be an array of SHA-256 hashes');
+  const revokedApiKeys = Array.isArray(revoked) ? [...new Set(revoked)] : [];
+  revokedApiKeys.forEach((hash: unknown, i) => {
+    if (typeof hash !== 'string' || !HASH_RE.test(hash))
+      problems.push(`revokedApiKeys[${i}]: needs a SHA-256 hash (64 lowercase hex)`);
+    else if (hashes.has(hash)) problems.push(`revokedApiKeys[${i}]: the hash is also a live key in apiKeys`);
+  });
   refuseIfAny(problems);
   return {
     format: BACKUP_FORMAT,
@@ -132,6 +154,7 @@ export function parseKeyBackup(text: string): KeyBackup {
     exportedAt: String(d.exportedAt ?? ''),
     integrators,
     apiKeys,
+    revokedApiKeys: revokedApiKeys as string[],
   };
 }
 
@@ -146,25 +169,49 @@ function refuseIfAny(problems: string[]): void {
 /**
  * Writes every record of `backup` (replacing records with the same integrator id or key
  * hash; nothing else is touched). Before writing anything it checks what only Redis can tell:
- * each key's integrator exists (in the backup or already), and no keyId is taken by another
- * key. Integrators first, so that no key points nowhere.
+ * each key's integrator exists (in the backup or already), no keyId is taken by another key,
+ * and no key of the backup was revoked here (a backup older than a revocation would bring a
+ * leaked key back) unless `restoreRevoked`. Then the backup's revocations are applied, and a
+ * key or integrator disabled here stays disabled whatever the backup says. Integrators first,
+ * so that no key points nowhere.
  */
 export async function importKeys(
   store: ApiKeyStore,
   backup: KeyBackup,
-): Promise<{ integrators: number; apiKeys: number }> {
+  options: { restoreRevoked?: boolean } = {},
+): Promise<ImportOutcome> {
   const problems: string[] = [];
   const inBackup = new Set(backup.integrators.map((r) => r.id));
   const existing = await store.list();
+  const revokedHere = new Set(await store.revokedHashes());
   for (const [i, { hash, keyId, integratorId }] of backup.apiKeys.entries()) {
     const label = `apiKeys[${i}] (keyId ${JSON.stringify(keyId)})`;
     if (!inBackup.has(integratorId) && !(await store.getIntegrator(integratorId)))
       problems.push(`${label}: integrator ${JSON.stringify(integratorId)} is neither in the backup nor stored`);
     const clash = existing.find((l) => l.key.keyId === keyId && l.hash !== hash);
     if (clash) problems.push(`${label}: the keyId belongs to another stored key`);
+    if (revokedHere.has(hash) && !options.restoreRevoked)
+      problems.push(`${label}: this key was revoked here; --restore-revoked brings it back`);
   }
   refuseIfAny(problems);
-  for (const integrator of backup.integrators) await store.putIntegrator(integrator);
-  for (const { hash, ...record } of backup.apiKeys) await store.storeKeyHash(hash, record);
-  return { integrators: backup.integrators.length, apiKeys: backup.apiKeys.length };
+  const keptDisabled: string[] = [];
+  for (const integrator of backup.integrators) {
+    const stored = await store.getIntegrator(integrator.id);
+    const disabled = integrator.disabled || stored?.disabled === true;
+    if (disabled && !integrator.disabled) keptDisabled.push(`integrator ${integrator.id}`);
+    await store.putIntegrator({ ...integrator, disabled });
+  }
+  const storedKeys = new Map(existing.map((l) => [l.hash, l.key]));
+  for (const { hash, ...record } of backup.apiKeys) {
+    const disabled = record.disabled || storedKeys.get(hash)?.disabled === true;
+    if (disabled && !record.disabled) keptDisabled.push(`key ${record.keyId}`);
+    await store.storeKeyHash(hash, { ...record, disabled });
+  }
+  for (const hash of backup.revokedApiKeys) await store.revokeHash(hash);
+  return {
+    integrators: backup.integrators.length,
+    apiKeys: backup.apiKeys.length,
+    revoked: backup.revokedApiKeys.length,
+    keptDisabled,
+  };
 }

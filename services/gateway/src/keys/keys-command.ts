@@ -5,10 +5,9 @@
  * A key is printed exactly once, by `create` and `rotate`; nothing can show it again (only
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
-import { ConfigError, type RedisClient } from '@pmm/core';
+import { ConfigError, replaceFile, type RedisClient } from '@pmm/core';
 import { INTEGRATOR_ID_PATTERN, isIntegratorId } from '@pmm/protocol';
-import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { InvalidRecordError, type ApiKeyStore, type IntegratorUpdate } from './api-key-store';
 import { exportKeys, importKeys, parseKeyBackup } from './key-backup';
 
@@ -34,9 +33,12 @@ export const KEYS_USAGE = `usage: keys <command> [options]
                             is (re)created readable by its owner only (mode 600), which a
                             shell redirect does not do.
   import  --file <path|->   Writes the records of an export (- = stdin); records with the same
+          [--restore-revoked]
                             integrator id or key hash are replaced, nothing else is touched.
                             Every record is checked first (the rules of create/update); a file
                             with a bad record is refused whole, naming each, and nothing is written.
+                            A key revoked here is refused (named) unless --restore-revoked; the
+                            file's revoked keys are revoked here; what is disabled here stays so.
 
 Changes take effect on every gateway within 1 s.`;
 
@@ -48,7 +50,7 @@ interface Args {
   flags: Set<string>;
 }
 
-const FLAGS = new Set(['json', 'revoke-old', 'disable', 'enable']);
+const FLAGS = new Set(['json', 'revoke-old', 'disable', 'enable', 'restore-revoked']);
 
 function parseArgs(argv: readonly string[]): Args {
   const [command = 'help', ...rest] = argv;
@@ -128,22 +130,6 @@ function originRates(list: readonly string[] | undefined, allowRemove: boolean):
   return out;
 }
 
-/**
- * Writes `text` to `file` readable by its owner only, whether or not the file exists: a new
- * file (mode 600, created exclusively) renamed over it, so an existing world-readable file is
- * replaced rather than rewritten with its old mode.
- */
-function writeOwnerOnly(file: string, text: string): void {
-  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-}
-
 function describeRate(r: { requests: number; windowSeconds: number }): string {
   return r.requests > 0 ? `${r.requests}/${r.windowSeconds || 'default'}s` : 'default';
 }
@@ -199,17 +185,27 @@ async function dispatch(
       const file = one(args, 'file');
       if (file === undefined || file === '-') print(text);
       else {
-        writeOwnerOnly(file, `${text}\n`);
-        const doc = JSON.parse(text) as { integrators: unknown[]; apiKeys: unknown[] };
-        print(`exported ${doc.integrators.length} integrators and ${doc.apiKeys.length} keys to ${file}`);
+        // A new file at mode 600 renamed over the old: an existing world-readable file is replaced,
+        // not rewritten with its old mode.
+        replaceFile(file, `${text}\n`);
+        const doc = JSON.parse(text) as { integrators: unknown[]; apiKeys: unknown[]; revokedApiKeys: unknown[] };
+        print(
+          `exported ${doc.integrators.length} integrators, ${doc.apiKeys.length} keys and ${doc.revokedApiKeys.length} revoked key hashes to ${file}`,
+        );
       }
       return 0;
     }
     case 'import': {
       const file = required(args, 'file');
       const text = readFileSync(file === '-' ? 0 : file, 'utf8');
-      const counts = await importKeys(store, parseKeyBackup(text));
-      print(`imported ${counts.integrators} integrators and ${counts.apiKeys} keys`);
+      const outcome = await importKeys(store, parseKeyBackup(text), {
+        restoreRevoked: args.flags.has('restore-revoked'),
+      });
+      print(
+        `imported ${outcome.integrators} integrators and ${outcome.apiKeys} keys; ${outcome.revoked} revoked keys held revoked`,
+      );
+      if (outcome.keptDisabled.length > 0)
+        print(`kept disabled here (enabled in the file): ${outcome.keptDisabled.join(', ')}`);
       return 0;
     }
     case 'create': {

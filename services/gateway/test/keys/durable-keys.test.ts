@@ -112,7 +112,9 @@ describe('durable integrator data', () => {
     await cli(from, 'revoke', '--key', gamma.slice(0, 12));
 
     const file = path.join(tempDir(), 'backup.json');
-    expect((await cli(from, 'export', '--file', file)).out).toBe(`exported 3 integrators and 3 keys to ${file}`);
+    expect((await cli(from, 'export', '--file', file)).out).toBe(
+      `exported 3 integrators, 3 keys and 1 revoked key hashes to ${file}`,
+    );
     const text = readFileSync(file, 'utf8');
     for (const k of [acme, beta]) {
       expect(text).not.toContain(k);
@@ -121,12 +123,67 @@ describe('durable integrator data', () => {
 
     expect(await to.redis.dbsize()).toBe(0);
     const imported = await cli(to, 'import', '--file', file);
-    expect(imported).toEqual({ code: 0, out: 'imported 3 integrators and 3 keys' });
+    expect(imported).toEqual({ code: 0, out: 'imported 3 integrators and 3 keys; 1 revoked keys held revoked' });
+    expect(await to.store.isRevoked(hashApiKey(gamma))).toBe(true);
     expect((await to.store.lookupHash(hashApiKey(acme)))?.integrator.whitelist).toEqual([USER]);
     expect((await to.store.lookupHash(hashApiKey(beta)))?.key.disabled).toBe(true);
     expect(await to.store.getIntegrator('gamma')).toMatchObject({ id: 'gamma' });
     const strip = (doc: string) => ({ ...JSON.parse(doc), exportedAt: '' });
     expect(strip((await cli(to, 'export')).out)).toEqual(strip(text));
+  });
+
+  it('security: a backup older than a revocation or a disable never undoes it; the revocations travel with exports', async () => {
+    const server = await privateRedis();
+    const fresh = await privateRedis();
+    servers.push(server, fresh);
+    const here = await connect(server);
+    const leaked = keyOf((await cli(here, 'create', '--integrator', 'acme')).out);
+    const betaKey = keyOf((await cli(here, 'create', '--integrator', 'beta')).out);
+    const before = path.join(tempDir(), 'before.json');
+    await cli(here, 'export', '--file', before);
+    // After the backup: acme's key leaks and is revoked, beta's key and beta itself are disabled.
+    await cli(here, 'revoke', '--key', leaked.slice(0, 12));
+    await cli(here, 'disable', '--key', betaKey.slice(0, 12));
+    await cli(here, 'update', '--integrator', 'beta', '--disable');
+    const after = path.join(tempDir(), 'after.json');
+    await cli(here, 'export', '--file', after);
+    expect(JSON.parse(readFileSync(after, 'utf8')).revokedApiKeys).toEqual([hashApiKey(leaked)]);
+
+    const refused = await cli(here, 'import', '--file', before);
+    expect(refused.code).toBe(2);
+    expect(refused.out).toContain(`(keyId "${leaked.slice(0, 12)}"): this key was revoked here; --restore-revoked`);
+    expect(await here.store.lookupHash(hashApiKey(leaked))).toBeUndefined();
+
+    // Restored into another Redis, the later export keeps the key revoked there too.
+    const there = await connect(fresh);
+    expect((await cli(there, 'import', '--file', after)).code).toBe(0);
+    expect(await there.store.isRevoked(hashApiKey(leaked))).toBe(true);
+    expect((await cli(there, 'import', '--file', before)).code).toBe(2);
+
+    // Only on an explicit flag does the revoked key come back; what was disabled here stays so.
+    const forced = await cli(here, 'import', '--file', before, '--restore-revoked');
+    expect(forced.code).toBe(0);
+    expect(forced.out).toContain(
+      `kept disabled here (enabled in the file): integrator beta, key ${betaKey.slice(0, 12)}`,
+    );
+    expect((await here.store.lookupHash(hashApiKey(leaked)))?.key.disabled).toBe(false);
+    expect((await here.store.lookupHash(hashApiKey(betaKey)))?.key.disabled).toBe(true);
+    expect((await here.store.getIntegrator('beta'))?.disabled).toBe(true);
+  });
+
+  it('error: a backup naming one hash both live and revoked, or a revoked entry that is not a hash, is refused whole', async () => {
+    const server = await privateRedis();
+    servers.push(server);
+    const target = await connect(server);
+    const key = keyOf((await cli(target, 'create', '--integrator', 'acme')).out);
+    const doc = JSON.parse((await cli(target, 'export')).out);
+    const file = path.join(tempDir(), 'bad.json');
+    writeFileSync(file, JSON.stringify({ ...doc, revokedApiKeys: [hashApiKey(key), 'nope'] }));
+    const out = await cli(target, 'import', '--file', file);
+    expect(out.code).toBe(2);
+    expect(out.out).toContain('revokedApiKeys[0]: the hash is also a live key in apiKeys');
+    expect(out.out).toContain('revokedApiKeys[1]: needs a SHA-256 hash');
+    expect(await target.store.isRevoked(hashApiKey(key))).toBe(false);
   });
 
   it('error: import refuses a document with a record that is not a key record, and writes nothing', async () => {

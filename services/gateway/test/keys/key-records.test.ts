@@ -100,7 +100,7 @@ describe('key records', () => {
   it('behavior: a valid file imports; a key may point at an integrator already stored', async () => {
     expect((await cli('import', '--file', backup([integrator('held')], [key(10, 'held')]))).code).toBe(0);
     const res = await cli('import', '--file', backup([], [key(11, 'held')]));
-    expect(res).toEqual({ code: 0, out: 'imported 0 integrators and 1 keys' });
+    expect(res).toEqual({ code: 0, out: 'imported 0 integrators and 1 keys; 0 revoked keys held revoked' });
     expect((await h.store.lookupHash(HASH(11)))?.integrator.id).toBe('held');
     // A keyId already taken by another stored key is refused.
     const clash = await cli('import', '--file', backup([], [{ ...key(12, 'held'), keyId: 'pmm_key10abcd' }]));

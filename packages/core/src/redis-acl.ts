@@ -1,0 +1,133 @@
+/**
+ * One Redis user per role (Redis ACL), so that a compromised process can do only what its role
+ * needs: an indexer, which parses what RPC nodes send, cannot mint API keys or delete the audit
+ * trail; the gateway cannot write integrators; the signer cannot touch keys. The rules are
+ * declared here once and rendered as `user` lines for a Redis config or ACL file (`npm start`'s
+ * private Redis; docs/operations.md#redis-users-one-per-role for other deployments).
+ *
+ * Keys and channels are what the rules restrict (every name below is a key of redis-keys.ts);
+ * commands are granted by category, without the dangerous ones (FLUSHALL, KEYS, CONFIG SET,
+ * DEBUG, MIGRATE, ...), plus the few each process needs from those: INFO (readiness, BullMQ's
+ * version check, the gateway's Redis gauges), CONFIG GET (the start-up durability check) and
+ * WAIT (a write acknowledged by replicas).
+ */
+import { createHash } from 'node:crypto';
+import { DEFAULT_KEY_PREFIX } from './redis-keys';
+
+export type RedisUserRole = 'gateway' | 'signer' | 'indexer' | 'keys' | 'operator';
+
+export interface RedisRoleRule {
+  /** Key patterns with read and write access (`~`). */
+  readWrite: string[];
+  /** Key patterns with read access only (`%R~`). */
+  readOnly: string[];
+  /** Pub/sub channel patterns (`&`). */
+  channels: string[];
+  /** May it write at all (the operator's audit and settle commands read only). */
+  writes: boolean;
+}
+
+/**
+ * Commands of every service user: connection, reads, writes (where `writes`), scripts (the Lua
+ * commands and BullMQ's), transactions (MULTI/EXEC: the indexer's registry write), pub/sub; then
+ * nothing dangerous except the named few.
+ */
+function commandRules(writes: boolean): string {
+  return [
+    '-@all',
+    '+@connection',
+    '+@read',
+    ...(writes ? ['+@write', '+@scripting', '+@blocking', '+@transaction'] : []),
+    '+@pubsub',
+    '-@dangerous',
+    '+info',
+    '+config|get',
+    '+wait',
+    '+ping',
+  ].join(' ');
+}
+
+/**
+ * What each role touches (`chainId`: the one chain of an indexer user; other roles span every
+ * chain through the `{*}` hash-tag pattern). `devKey`: the gateway seeds the development key
+ * (`npm start`, the compose devnet profile), so it may write that key and the `dev` integrator.
+ */
+export function redisRoleRule(
+  role: RedisUserRole,
+  opts: { prefix?: string; chainId?: number; devKey?: boolean } = {},
+): RedisRoleRule {
+  const p = opts.prefix ?? DEFAULT_KEY_PREFIX;
+  const chain = opts.chainId === undefined ? '*' : String(opts.chainId);
+  const keyData = [`${p}:apikey:*`, `${p}:apikeys`, `${p}:apikeys:revoked`, `${p}:integrator:*`];
+  switch (role) {
+    case 'gateway':
+      return {
+        // Rate-limit windows and stream slots; the development key when it seeds one.
+        readWrite: [
+          `${p}:rl:*`,
+          `${p}:streams:*`,
+          ...(opts.devKey ? [...keyData.slice(0, 3), `${p}:integrator:dev`] : []),
+        ],
+        // Keys and integrators (authentication), books, the console's indexer presence and audit stream length.
+        readOnly: [
+          ...keyData,
+          `${p}:{*}:book`,
+          `${p}:{*}:pairs`,
+          `${p}:{*}:indexer:*`,
+          `${p}:{*}:indexers`,
+          `${p}:{*}:audit`,
+        ],
+        channels: [`${p}:{*}:book-updated`, `${p}:access-updated`],
+        writes: true,
+      };
+    case 'signer':
+      return {
+        // The audit trail, its signature index and the daily quota counts (one script writes all three).
+        readWrite: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`, `${p}:{*}:audit-quota:*`],
+        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`],
+        channels: [`${p}:{*}:book-updated`, `${p}:access-updated`],
+        writes: true,
+      };
+    case 'indexer':
+      return {
+        // Its chain's book, pair registry, BullMQ queue and presence: nothing of another chain.
+        readWrite: [
+          `${p}:{${chain}}:book`,
+          // The book's side keys (its block number and hash, indexer book-store.ts).
+          `${p}:{${chain}}:book:*`,
+          `${p}:{${chain}}:pairs`,
+          `${p}:{${chain}}:q:*`,
+          `${p}:{${chain}}:indexer:*`,
+          `${p}:{${chain}}:indexers`,
+        ],
+        readOnly: [],
+        channels: [`${p}:{${chain}}:book-updated`],
+        writes: true,
+      };
+    case 'keys':
+      return { readWrite: keyData, readOnly: [], channels: [`${p}:access-updated`], writes: true };
+    case 'operator':
+      // `audit` and `settle`: the audit trail and its index, read only.
+      return { readWrite: [], readOnly: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`], channels: [], writes: false };
+  }
+}
+
+/** SHA-256 of a password in hex: how an ACL line holds it (`#<hash>`), never the password itself. */
+export function aclPasswordHash(password: string): string {
+  return createHash('sha256').update(password).digest('hex');
+}
+
+/** One `user` line for a Redis config or ACL file: the user on, its password by hash, its rules. */
+export function aclUserLine(user: string, password: string, rule: RedisRoleRule): string {
+  return [
+    'user',
+    user,
+    'reset',
+    'on',
+    `#${aclPasswordHash(password)}`,
+    ...rule.readWrite.map((k) => `~${k}`),
+    ...rule.readOnly.map((k) => `%R~${k}`),
+    ...rule.channels.map((c) => `&${c}`),
+    commandRules(rule.writes),
+  ].join(' ');
+}

@@ -1,0 +1,251 @@
+/**
+ * One Redis user per role (packages/core/src/redis-acl.ts), on a real redis-server: each role's
+ * own code works under its user (the gateway's key lookups, rate limit and stream-free reads;
+ * the signer's audit script; an indexer's book script and BullMQ queue; the key CLI's writes and
+ * export; the operator's audit reads; the durability check every process makes at start), and
+ * every user is refused (NOPERM) what lies outside its role.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  aclUserLine,
+  DurableWrites,
+  createLogger,
+  createRedis,
+  redisKeys,
+  redisReady,
+  redisRoleRule,
+  type RedisClient,
+  type RedisUserRole,
+} from '@pmm/core';
+import { ApiKeyStore, RateLimiter, hashApiKey, seedDevKey } from '@pmm/gateway';
+import { createBookStore } from '@pmm/indexer';
+import { RedisAuditTrail } from '@pmm/signer';
+import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
+import { createBlockQueue, createBlockWorker } from '../../../services/indexer/src/jobs/block-queue';
+import { AuditReader } from '../../settlement/src/store/audit-reader';
+
+const PREFIX = 'pmm';
+const keys = redisKeys(PREFIX);
+const ADMIN_PASSWORD = 'admin-password-for-the-test';
+const users: { user: string; role: RedisUserRole; opts: { chainId?: number; devKey?: boolean } }[] = [
+  { user: 'gateway', role: 'gateway', opts: {} },
+  { user: 'gateway-dev', role: 'gateway', opts: { devKey: true } },
+  { user: 'signer', role: 'signer', opts: {} },
+  { user: 'indexer-8453', role: 'indexer', opts: { chainId: 8453 } },
+  { user: 'keys', role: 'keys', opts: {} },
+  { user: 'operator', role: 'operator', opts: {} },
+];
+const passwordOf = (user: string) => `${user}-password-0123456789`;
+
+let server: PrivateRedis;
+const clients: RedisClient[] = [];
+let admin: RedisClient;
+
+async function connect(user: string): Promise<RedisClient> {
+  const url = server.url.replace('redis://', `redis://${user}:${passwordOf(user)}@`);
+  const client = createRedis(url, { name: `acl-${user}` });
+  clients.push(client);
+  await redisReady(client);
+  return client;
+}
+
+/** The error a command gets, or 'ok'. */
+async function outcome(run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+    return 'ok';
+  } catch (err) {
+    return String((err as Error).message).split(' ')[0]!;
+  }
+}
+
+beforeAll(async () => {
+  // The user lines go into a config file in production; on the command line they are the same directives.
+  // Every write fsynced, as shipped: the signer's user must be able to confirm it (CONFIG GET append*).
+  const args = ['--requirepass', ADMIN_PASSWORD, '--appendonly', 'yes', '--appendfsync', 'always'];
+  for (const { user, role, opts } of users)
+    args.push(
+      ...[
+        '--user',
+        ...aclUserLine(user, passwordOf(user), redisRoleRule(role, { prefix: PREFIX, ...opts }))
+          .split(' ')
+          .slice(1),
+      ],
+    );
+  server = await privateRedis({ args, dir: mkdtempSync(path.join(tmpdir(), 'pmm-acl-redis-')) });
+  admin = createRedis(server.url.replace('redis://', `redis://:${ADMIN_PASSWORD}@`), { name: 'acl-admin' });
+  clients.push(admin);
+  await redisReady(admin);
+}, 30_000);
+
+afterAll(async () => {
+  for (const c of clients) c.disconnect();
+  await server?.stop();
+});
+
+describe('Redis users, one per role', () => {
+  it('behavior: every user may run the start-up durability check (CONFIG GET, INFO) and PING', async () => {
+    for (const { user } of users) {
+      const redis = await connect(user);
+      expect([user, await redis.ping()]).toEqual([user, 'PONG']);
+      expect([user, ((await redis.call('CONFIG', 'GET', 'appendonly')) as string[])[0]]).toEqual([user, 'appendonly']);
+      expect([user, await redis.info('persistence')]).toEqual([user, expect.stringContaining('aof_enabled')]);
+    }
+  });
+
+  it('security: the gateway reads keys and integrators, counts its rate limit; it cannot write a key, an integrator or the audit trail', async () => {
+    const store = new ApiKeyStore(await connect('keys'), PREFIX);
+    await store.putIntegrator({
+      id: 'acme',
+      name: 'Acme',
+      whitelist: [],
+      chains: [],
+      rateLimit: { requests: 10, windowSeconds: 60 },
+      disabled: false,
+    });
+    const { apiKey } = await store.issueKey('acme');
+    const gateway = await connect('gateway');
+    const asGateway = new ApiKeyStore(gateway, PREFIX);
+    expect((await asGateway.lookupHash(hashApiKey(apiKey)))?.integrator.id).toBe('acme');
+    const limiter = new RateLimiter(gateway, PREFIX);
+    expect((await limiter.consume('acme', 10, 60)).allowed).toBe(true);
+    expect(await gateway.get(keys.book(8453))).toBeNull();
+    expect(await outcome(() => gateway.xinfo('STREAM', keys.audit(8453)))).toMatch(/^(ok|ERR)$/);
+    expect(await outcome(() => gateway.set(keys.apiKey('f'.repeat(64)), '{}'))).toBe('NOPERM');
+    expect(
+      await outcome(() =>
+        asGateway.putIntegrator({
+          id: 'evil',
+          name: 'x',
+          whitelist: [],
+          chains: [],
+          rateLimit: { requests: 0, windowSeconds: 0 },
+          disabled: false,
+        }),
+      ),
+    ).toBe('NOPERM');
+    expect(await outcome(() => gateway.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await outcome(() => gateway.set(keys.book(8453), '{}'))).toBe('NOPERM');
+    // Channels have no read/write split in Redis: a subscriber may also publish there (a spurious
+    // notice only makes caches read again). It may not publish anywhere else.
+    expect(await outcome(() => gateway.publish(`${PREFIX}:other`, 'x'))).toBe('NOPERM');
+    for (const dangerous of [['FLUSHALL'], ['KEYS', '*'], ['CONFIG', 'SET', 'appendonly', 'no'], ['ACL', 'LIST']])
+      expect([dangerous[0], await outcome(() => gateway.call(dangerous[0]!, ...dangerous.slice(1)))]).toEqual([
+        dangerous[0],
+        'NOPERM',
+      ]);
+  });
+
+  it('security: only a gateway set up for the development key may seed it, and then only it', async () => {
+    const plain = new ApiKeyStore(await connect('gateway'), PREFIX);
+    expect(await outcome(() => seedDevKey(plain, 'pmm_dev_key_for_the_acl_test_0123', []))).toBe('NOPERM');
+    const dev = new ApiKeyStore(await connect('gateway-dev'), PREFIX);
+    expect(await seedDevKey(dev, 'pmm_dev_key_for_the_acl_test_0123', [])).toBe('seeded');
+    expect(
+      await outcome(() =>
+        dev.putIntegrator({
+          id: 'other',
+          name: 'x',
+          whitelist: [],
+          chains: [],
+          rateLimit: { requests: 0, windowSeconds: 0 },
+          disabled: false,
+        }),
+      ),
+    ).toBe('NOPERM');
+  });
+
+  it('security: the signer appends to the audit trail and reads integrators; it cannot write keys, integrators or books', async () => {
+    const signer = await connect('signer');
+    const trail = new RedisAuditTrail({
+      redis: signer,
+      keys,
+      retentionMs: 86_400_000,
+      durability: new DurableWrites(signer, { mode: 'fsync', replicas: 1, waitTimeoutMs: 500 }),
+    });
+    await trail.record(sampleAuditRecord(1, { integratorId: 'acme' }));
+    expect(await admin.xlen(keys.audit(8453))).toBe(1);
+    expect(await signer.get(keys.integrator('acme'))).not.toBeNull();
+    expect(await signer.wait(0, 0)).toBe(0);
+    expect(await outcome(() => signer.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
+    expect(await outcome(() => signer.set(keys.apiKey('e'.repeat(64)), '{}'))).toBe('NOPERM');
+    expect(await outcome(() => signer.set(keys.book(8453), '{}'))).toBe('NOPERM');
+    expect(await outcome(() => signer.get(keys.apiKey('e'.repeat(64))))).toBe('NOPERM');
+  });
+
+  it("security: an indexer writes its own chain's book and queue; it cannot touch another chain, keys, integrators or the audit trail", async () => {
+    const indexer = await connect('indexer-8453');
+    const books = createBookStore(indexer, {
+      keys: { book: keys.book(8453), updates: keys.updates(8453) },
+      chainId: 8453,
+      ttlMs: 10_000,
+    });
+    expect(await books.write(5, '{"blockNumber":5}')).toBe(true);
+    // The pair registry is written in a MULTI/EXEC transaction.
+    expect(await indexer.multi().set(keys.pairs(8453), '{}').publish(keys.updates(8453), 'x').exec()).toEqual([
+      [null, 'OK'],
+      [null, 0],
+    ]);
+    const logger = createLogger({ service: 'acl-test', silent: true });
+    const worker = await connect('indexer-8453');
+    const seen: number[] = [];
+    const queue = createBlockQueue({ connection: indexer, prefix: keys.queuePrefix(8453), logger });
+    const blocks = createBlockWorker({
+      connection: createRedis(server.url.replace('redis://', `redis://indexer-8453:${passwordOf('indexer-8453')}@`), {
+        name: 'acl-worker',
+        role: 'worker',
+      }),
+      prefix: keys.queuePrefix(8453),
+      lockMs: 5_000,
+      logger,
+      process: async (data) => {
+        seen.push(data.number);
+        return { outcome: 'written' } as never;
+      },
+    });
+    blocks.resume();
+    await queue.announce({ number: 7, timestamp: 1, hash: `0x${'a'.repeat(64)}`, seenAt: Date.now() } as never);
+    for (let i = 0; i < 200 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toEqual([7]);
+    await blocks.close();
+    await queue.close();
+    expect(await outcome(() => worker.set(keys.book(56), '{}'))).toBe('NOPERM');
+    expect(await outcome(() => worker.set(keys.apiKey('d'.repeat(64)), '{}'))).toBe('NOPERM');
+    expect(await outcome(() => worker.set(keys.integrator('evil'), '{}'))).toBe('NOPERM');
+    expect(await outcome(() => worker.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
+    expect(await outcome(() => worker.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await outcome(() => worker.publish(keys.accessUpdated(), 'x'))).toBe('NOPERM');
+  }, 30_000);
+
+  it('security: the key CLI writes integrator data; it cannot touch the audit trail or books', async () => {
+    const cli = await connect('keys');
+    const store = new ApiKeyStore(cli, PREFIX);
+    await store.putIntegrator({
+      id: 'beta',
+      name: 'Beta',
+      whitelist: [],
+      chains: [],
+      rateLimit: { requests: 0, windowSeconds: 0 },
+      disabled: false,
+    });
+    const { record } = await store.issueKey('beta');
+    await store.revokeKey(record.keyId);
+    expect((await cli.scan('0', 'MATCH', `${PREFIX}:integrator:*`, 'COUNT', 100))[0]).toBeDefined();
+    expect(await outcome(() => cli.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await outcome(() => cli.xrange(keys.audit(8453), '-', '+'))).toBe('NOPERM');
+    expect(await outcome(() => cli.set(keys.book(8453), '{}'))).toBe('NOPERM');
+  });
+
+  it('security: the operator commands read the audit trail only', async () => {
+    const operator = await connect('operator');
+    const reader = new AuditReader(operator, keys);
+    const record = sampleAuditRecord(1, { integratorId: 'acme' });
+    expect((await reader.bySignature(8453, record.signature, record.timestamp)).length).toBe(1);
+    expect(await outcome(() => operator.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
+    expect(await outcome(() => operator.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await outcome(() => operator.get(keys.integrator('acme')))).toBe('NOPERM');
+    expect(await outcome(() => operator.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
+  });
+});
