@@ -108,7 +108,10 @@ async function main(): Promise<void> {
     const bare = figures.bare;
     const line = KINDS.map((k) => {
       const f = figures[k];
-      const ratio = k === 'bare' ? '' : ` (${(f.usPerRequest / bare.usPerRequest).toFixed(2)}× CPU, ${((100 * f.perSecond) / bare.perSecond).toFixed(0)} % req/s)`;
+      const ratio =
+        k === 'bare'
+          ? ''
+          : ` (${(f.usPerRequest / bare.usPerRequest).toFixed(2)}× CPU, ${((100 * f.perSecond) / bare.perSecond).toFixed(0)} % req/s)`;
       return `${k} ${f.usPerRequest.toFixed(1)} µs/req ${Math.round(f.perSecond)} req/s${ratio}`;
     }).join(' · ');
     console.log(`run ${run}: ${line}`);
