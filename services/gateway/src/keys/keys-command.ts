@@ -5,6 +5,7 @@
  * A key is printed exactly once, by `create` and `rotate`; nothing can show it again (only
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
+import { parseArgs } from 'node:util';
 import { ConfigError, replaceFile, type RedisClient } from '@pmm/core';
 import { INTEGRATOR_ID_PATTERN, isIntegratorId } from '@pmm/protocol';
 import { readFileSync } from 'node:fs';
@@ -50,24 +51,41 @@ interface Args {
   flags: Set<string>;
 }
 
-const FLAGS = new Set(['json', 'revoke-old', 'disable', 'enable', 'restore-revoked']);
+/** The options with a value; each may be given more than once where the command allows it (one()). */
+const VALUES = [
+  'chains',
+  'daily-quota',
+  'file',
+  'integrator',
+  'key',
+  'name',
+  'origin-rate',
+  'rate',
+  'whitelist',
+  'whitelist-add',
+  'whitelist-remove',
+] as const;
+const FLAGS = ['json', 'revoke-old', 'disable', 'enable', 'restore-revoked'] as const;
 
-function parseArgs(argv: readonly string[]): Args {
-  const [command = 'help', ...rest] = argv;
+/** The command line, strictly (node:util parseArgs, as the other operator commands): an unknown option is a usage error. */
+function parseKeysArgs(argv: readonly string[]): Args {
+  const options: Record<string, { type: 'string'; multiple: true } | { type: 'boolean' }> = {};
+  for (const name of VALUES) options[name] = { type: 'string', multiple: true };
+  for (const name of FLAGS) options[name] = { type: 'boolean' };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (err) {
+    // node:util's own TypeError (ERR_PARSE_ARGS_*): its message says what was wrong.
+    throw new UsageError(String((err as { message?: unknown }).message ?? 'bad arguments'));
+  }
+  const [command = 'help', ...extra] = parsed.positionals;
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const values = new Map<string, string[]>();
   const flags = new Set<string>();
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    if (FLAGS.has(name)) {
-      flags.add(name);
-      continue;
-    }
-    const value = eq > 0 ? arg.slice(eq + 1) : rest[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    values.set(name, [...(values.get(name) ?? []), value]);
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (Array.isArray(value)) values.set(name, value);
+    else if (value === true) flags.add(name);
   }
   return { command, values, flags };
 }
@@ -147,7 +165,7 @@ export async function runKeysCommand(
 ): Promise<number> {
   let args: Args;
   try {
-    args = parseArgs(argv);
+    args = parseKeysArgs(argv);
     return await dispatch(args, store, print, backend);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {

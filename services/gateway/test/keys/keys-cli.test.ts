@@ -87,6 +87,19 @@ describe('key CLI', () => {
     });
   });
 
+  it('error: the command line is parsed strictly (node:util parseArgs): an unknown option, a stray argument or a dash-led value without `=` is exit 2 with the usage', async () => {
+    const unknown = await cli('create', '--integrator', 'strict', '--colour', 'red');
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toContain("Unknown option '--colour'");
+    expect(unknown.out).toContain('usage');
+    const stray = await cli('list', 'extra');
+    expect(stray.code).toBe(2);
+    expect(stray.out).toContain('unexpected argument "extra"');
+    const dash = await cli('update', '--integrator', 'strict', '--daily-quota', '-3');
+    expect(dash.code).toBe(2);
+    expect(dash.out).toContain('--daily-quota=-XYZ');
+  });
+
   it('behavior: list shows keyId, integrator, whitelist, chains, rate, state, and never a key', async () => {
     const created = await cli(
       'create',
@@ -166,7 +179,8 @@ describe('key CLI', () => {
     expect(listed.find((r) => r.integrator === 'quota')?.dailySignatureQuota).toBe(250000);
     expect((await cli('update', '--integrator', 'quota', '--daily-quota', 'default')).code).toBe(0);
     expect(await h.store.getIntegrator('quota')).not.toHaveProperty('dailySignatureQuota');
-    const bad = await cli('update', '--integrator', 'quota', '--daily-quota', '-3');
+    // A value that starts with a dash is given with `=` (node:util parseArgs, as every operator command).
+    const bad = await cli('update', '--integrator', 'quota', '--daily-quota=-3');
     expect(bad.code).not.toBe(0);
     expect(bad.out).toContain('--daily-quota must be a positive integer or "default"');
   });
