@@ -7,6 +7,7 @@
  * watchdog process (watchdog/node-watchdog.cjs) is started beside it: it kills the node when the
  * process that started it is gone.
  */
+import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { DEVNET_MNEMONIC } from './devnet-keys';
@@ -146,6 +147,12 @@ export class AnvilNode {
   /** Stops the process (SIGSTOP): its sockets stay open but nothing answers. */
   pause(): void {
     this.signal('SIGSTOP');
+    // A signal is delivered asynchronously: wait (at most 200 ms) until the kernel shows the node
+    // stopped, so that the caller's next request meets a paused node (seen flaky on a loaded machine).
+    const until = Date.now() + 200;
+    while (Date.now() < until && processState(this.child.pid) !== 'T') {
+      /* spin: a few ms at most */
+    }
   }
 
   resume(): void {
@@ -192,5 +199,16 @@ export class AnvilNode {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error(`anvil node for chain ${this.options.chainId} not ready after ${READY_TIMEOUT_MS} ms`);
+  }
+}
+
+/** A process's state letter from /proc (`T` stopped, `S` sleeping…); undefined where there is no /proc. */
+function processState(pid: number | undefined): string | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return undefined;
   }
 }

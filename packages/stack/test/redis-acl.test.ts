@@ -19,7 +19,7 @@ import {
   type RedisClient,
   type RedisUserRole,
 } from '@pmm/core';
-import { ApiKeyStore, RateLimiter, hashApiKey, seedDevKey } from '@pmm/gateway';
+import { ApiKeyStore, RateLimiter, StreamSlots, hashApiKey, seedDevKey } from '@pmm/gateway';
 import { createBookStore } from '@pmm/indexer';
 import { RedisAuditTrail } from '@pmm/signer';
 import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
@@ -111,6 +111,12 @@ describe('Redis users, one per role', () => {
     expect((await asGateway.lookupHash(hashApiKey(apiKey)))?.integrator.id).toBe('acme');
     const limiter = new RateLimiter(gateway, PREFIX);
     expect((await limiter.consume('acme', 10, 60)).allowed).toBe(true);
+    // A price stream's slot: the scripts read the server's clock (TIME).
+    const slots = new StreamSlots(gateway, PREFIX, 15_000);
+    const lease = await slots.acquire('acme-key', 1);
+    expect(lease).toBeTruthy();
+    lease!.release();
+    slots.stop();
     expect(await gateway.get(keys.book(8453))).toBeNull();
     expect(await outcome(() => gateway.xinfo('STREAM', keys.audit(8453)))).toMatch(/^(ok|ERR)$/);
     expect(await outcome(() => gateway.set(keys.apiKey('f'.repeat(64)), '{}'))).toBe('NOPERM');

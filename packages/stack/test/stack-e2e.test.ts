@@ -161,9 +161,16 @@ describe('the stack started as the README says', () => {
 
     // The chains file every service reads, and the operator's stack file: no service key in them.
     const stackDescription = JSON.parse(readFileSync(stackFile, 'utf8'));
+    // Each process reaches the private Redis as its own user (one per role), never the owner's.
+    const owner = new URL(stackDescription.redis.url);
+    const userOf = (p: number) =>
+      p === gateway ? 'gateway' : p === signer ? 'signer' : `indexer-${environ(p).CHAIN_ID}`;
     for (const p of [gateway!, signer!, ...indexers]) {
       expect(environ(p).CONFIG_FILE).toBe(stackDescription.configFile);
-      expect(environ(p).REDIS_URL).toBe(stackDescription.redis.url);
+      const url = new URL(environ(p).REDIS_URL!);
+      expect({ host: url.host, user: url.username }).toEqual({ host: owner.host, user: userOf(p) });
+      expect(url.password.length).toBeGreaterThanOrEqual(32);
+      expect(url.password).not.toBe(owner.password);
     }
     for (const file of [stackDescription.configFile as string, stackFile]) {
       const text = readFileSync(file, 'utf8');

@@ -25,3 +25,4 @@ export { seedDevKey, DEV_INTEGRATOR_ID } from './keys/dev-key';
 export { OPENAPI_PATH, loadOpenApiDocument } from './docs/openapi-route';
 export { V1_EMPTY_BOOK } from './price/price-route';
 export { SIGNER_REQUEST_HEADER_NAMES } from './sign/signer-headers';
+export { StreamSlots } from './stream/stream-slots';
