@@ -43,7 +43,7 @@ if (!process.env.REDIS_URL) {
 const HSM_FILES = 'pkcs11';
 const passes = [
   ['--testPathIgnorePatterns', HSM_FILES],
-  ['--runInBand', '--testPathPattern', HSM_FILES],
+  ['--runInBand', '--testPathPatterns', HSM_FILES],
 ];
 const env = { ...process.env, REDIS_URL: process.env.REDIS_URL ?? redis.url };
 let jestStatus = 0;

@@ -44,7 +44,8 @@ function commandRules(writes: boolean): string {
     '+config|get',
     '+wait',
     '+ping',
-    // The server's clock, read by the stream-slot scripts (pmmStreamAcquire/Renew.lua); in no category but @fast.
+    // The server's clock, read by the gateway's stream-slot scripts (services/gateway/commands/pmmStreamAcquire.lua
+    // and pmmStreamRenew.lua); TIME is in no category but @fast.
     '+time',
   ].join(' ');
 }
