@@ -298,6 +298,36 @@ describe('what the gateway tells the signer', () => {
   });
 });
 
+describe('a signer that dies mid-answer', () => {
+  it('error: the head sent, the body cut: 503 in the envelope (nothing was passed on yet), and the gateway stays up', async () => {
+    const { createServer } = await import('node:net');
+    const cutter = createServer((socket) => {
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"verif');
+        setTimeout(() => socket.destroy(), 50);
+      });
+    });
+    await new Promise<void>((r) => cutter.listen(0, '127.0.0.1', r));
+    const port = (cutter.address() as import('node:net').AddressInfo).port;
+    try {
+      const gw6 = await h.gateway({ signerUrl: `http://127.0.0.1:${port}` });
+      const send = () =>
+        request(gw6.app).post('/v2/swap/sign').set('X-API-KEY', key).set('Content-Type', 'application/json').send(BODY);
+      for (let i = 0; i < 3; i++) {
+        const res = await send();
+        expect(res.status).toBe(503);
+        expect(res.body.error).toMatchObject({
+          code: 'SERVICE_UNAVAILABLE',
+          message: 'signer unavailable, retry shortly',
+        });
+      }
+      expect((await request(gw6.app).get('/healthz')).status).toBe(200);
+    } finally {
+      cutter.close();
+    }
+  });
+});
+
 describe('a stalled signer', () => {
   it('error: past the in-flight bound a sign is 503 at once, counted as POOL_FULL; the waiting ones end at the timeout', async () => {
     signer.behave({ kind: 'hang' });
