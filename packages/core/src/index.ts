@@ -35,6 +35,7 @@ export {
 } from './config';
 export { normalizeError, sendErrorEnvelope, type EnvelopeTarget } from './http/error-handler';
 export { healthRoutes, type HealthRoutesOptions } from './http/health-routes';
+export { operatorGuard, type OperatorGuardOptions } from './http/operator-guard';
 export {
   pathOf,
   queryOf,
@@ -112,6 +113,7 @@ export {
   durabilityPolicy,
   type DurableWriteConfig,
   SHARED_SETTINGS,
+  OPERATOR_ENDPOINT_SETTINGS,
   SIGN_PATH_SETTINGS,
 } from './shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';

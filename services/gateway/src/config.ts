@@ -7,6 +7,7 @@ import {
   ConfigError,
   describeConfig,
   loadConfig,
+  OPERATOR_ENDPOINT_SETTINGS,
   settings,
   type ConfigSources,
   type HttpTimeouts,
@@ -50,6 +51,7 @@ function list<T>(env: string, description: string, def: T, parse: (raw: unknown)
 export const GATEWAY_SETTINGS = {
   ...SHARED_SETTINGS,
   ...SIGN_PATH_SETTINGS,
+  ...OPERATOR_ENDPOINT_SETTINGS,
   port: settings.int('PORT', 'Public HTTP port (the API and /healthz).', 8080, [0, 65535]),
   host: settings.string('HOST', 'Interface to bind (0.0.0.0 in containers).', '127.0.0.1'),
   opsPort: settings.int(
@@ -59,17 +61,6 @@ export const GATEWAY_SETTINGS = {
     [0, 65535],
   ),
   opsHost: settings.string('OPS_HOST', 'Interface of the operator port.', '127.0.0.1'),
-  opsAllowedHosts: list(
-    'OPS_ALLOWED_HOSTS',
-    'Host names (comma-separated) the operator port answers besides IP addresses and "localhost": any other Host header is 400, so that a web page cannot read the port by DNS rebinding. Add the names a scraper or tunnel uses.',
-    [] as string[],
-    stringList,
-  ),
-  opsToken: settings.optionalSecret(
-    'OPS_TOKEN',
-    'Optional bearer token for the operator port: when set, /metrics and the console need "Authorization: Bearer <token>" (/healthz and /readyz stay open for probes). At least 16 characters.',
-    16,
-  ),
   consoleMaxViewers: settings.int(
     'CONSOLE_MAX_VIEWERS',
     'Open operator-console event streams per gateway replica; more is 429.',

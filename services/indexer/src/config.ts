@@ -16,6 +16,7 @@ import {
   pkcs11UriSetting,
   type Pkcs11KeyRef,
   SHARED_SETTINGS,
+  OPERATOR_ENDPOINT_SETTINGS,
 } from '@pmm/core';
 import { findChain } from '@pmm/protocol';
 import { parseLadderConfig, type LadderConfig } from './domain/ladder';
@@ -23,6 +24,7 @@ import { parseLadderConfig, type LadderConfig } from './domain/ladder';
 /** Each entry's description is the setting's documentation (README, `--help`). */
 export const INDEXER_SETTINGS = {
   ...SHARED_SETTINGS,
+  ...OPERATOR_ENDPOINT_SETTINGS,
   chainId: settings.int('CHAIN_ID', 'The chain this process indexes (8453, 56 or 4663). Required.', undefined, [
     1,
     2 ** 31 - 1,
@@ -166,6 +168,9 @@ export interface IndexerConfig {
   ladder: LadderConfig;
   port: number;
   host: string;
+  /** Host names the operator endpoints answer (besides IPs and localhost); optional bearer token. */
+  opsAllowedHosts: string[];
+  opsToken: string | undefined;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
 

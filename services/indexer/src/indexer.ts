@@ -313,6 +313,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
           if (!registryRef.current()) throw new Error('pair registry not loaded');
         },
       },
+      access: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     },
     config.port,
     config.host,

@@ -3,14 +3,15 @@
  * route-table.ts). start-signer.ts wires the real ones; tests pass real Redis-backed stores or
  * fakes.
  *
- * Routes: `/healthz`, `/readyz`, `/metrics` (open: probes and scrapes) · `GET /internal/access`
+ * Routes: `/healthz`, `/readyz`, `/metrics` (probes and scrapes, behind core's operatorGuard: Host
+ * names, optional OPS_TOKEN) · `GET /internal/access`
  * (the gateway's readiness check of its token) · `POST /v2/swap/sign` and `/v1/swap/sign`
  * (http/sign-route.ts, the HTTP adapter of domain/sign-use-case.ts). Every route but the health
  * ones takes the internal token first; the table answers 404, 405 and the error envelope.
  */
 import type { RequestListener } from 'node:http';
 import { DEFAULT_CHAIN_ID, SIGNER_ACCESS_PATH, v1DeprecationHeaders } from '@pmm/protocol';
-import { healthRoutes, requestFrame, routeTable, type Route, type Step } from '@pmm/core';
+import { healthRoutes, operatorGuard, requestFrame, routeTable, type Route, type Step } from '@pmm/core';
 import { createSignUseCase } from './domain/sign-use-case';
 import { signMetrics } from './domain/sign-metrics';
 import { signStep, V1_SIGN_PATH, V2_SIGN_PATH } from './http/sign-route';
@@ -48,7 +49,11 @@ export function createApp(deps: SignerDeps): RequestListener {
       legacy,
     });
   const routes: Route[] = [
-    ...healthRoutes({ checks: deps.readiness, registry: deps.metrics.registry }),
+    ...healthRoutes({
+      checks: deps.readiness,
+      registry: deps.metrics.registry,
+      guard: operatorGuard(deps.operatorAccess ?? { allowedHosts: [] }),
+    }),
     {
       path: SIGNER_ACCESS_PATH,
       methods: ['GET', 'HEAD'],

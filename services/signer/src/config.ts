@@ -20,6 +20,7 @@ import {
   settings,
   type ConfigSources,
   SHARED_SETTINGS,
+  OPERATOR_ENDPOINT_SETTINGS,
   SIGN_PATH_SETTINGS,
   DURABLE_WRITE_SETTINGS,
   throwConfigErrors,
@@ -68,6 +69,7 @@ export const SIGNER_SETTINGS = {
   ...SHARED_SETTINGS,
   ...SIGN_PATH_SETTINGS,
   ...DURABLE_WRITE_SETTINGS,
+  ...OPERATOR_ENDPOINT_SETTINGS,
   port: settings.int(
     'PORT',
     'HTTP port of the signer (internal; only the gateway calls it). Default 8081.',
@@ -183,6 +185,9 @@ export interface ChainSignerConfig {
 export interface SignerConfig extends DurableWriteConfig {
   port: number;
   host: string;
+  /** Host names /healthz, /readyz and /metrics answer (besides IPs and localhost); optional bearer token. */
+  opsAllowedHosts: string[];
+  opsToken: string | undefined;
   redisUrl: string;
   redisKeyPrefix: string;
   logLevel: 'error' | 'warn' | 'info' | 'debug';

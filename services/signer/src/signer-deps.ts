@@ -3,7 +3,7 @@
  * `process.env`): main wires the real ones, tests real Redis-backed stores or fakes.
  */
 import type { KeySigner, PairRegistry } from '@pmm/protocol';
-import type { Logger, Metrics, ReadinessCheck } from '@pmm/core';
+import type { Logger, Metrics, OperatorGuardOptions, ReadinessCheck } from '@pmm/core';
 import type { AuditSink } from './store/audit-trail';
 import type { IntegratorSource } from './store/integrator-store';
 
@@ -29,6 +29,8 @@ export interface SignerDeps {
   audit: AuditSink;
   /** Signatures per integrator, chain and UTC day when its record sets none (0: no quota). */
   dailySignatureQuota?: number;
+  /** Who may read /healthz, /readyz and /metrics (Host names, optional token); default: IP addresses and localhost. */
+  operatorAccess?: OperatorGuardOptions;
   /** `/readyz` checks; each must resolve within 1 s. */
   readiness: Record<string, ReadinessCheck>;
   /** Body size limit; default 16 KiB. */

@@ -89,6 +89,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       durability,
     }),
     dailySignatureQuota: config.dailySignatureQuota,
+    operatorAccess: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     readiness: {
       redis: async () => {
         await Promise.all([redis.ping(), auditRedis.ping()]);

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { decodeAbiParameters, decodeFunctionData, getAddress, parseAbi, type Hex } from 'viem';
 import type { DigestSigner } from '@pmm/protocol';
+import { createMetrics } from '@pmm/core';
 import { createApp, type SignerDeps } from '../src';
 import {
   INTERNAL_TOKEN,
@@ -20,6 +21,8 @@ import {
 } from './support/fixture';
 
 const MAX_UINT256 = (1n << 256n) - 1n;
+/** Each app declares its metrics on its own registry. */
+const freshMetrics = () => createMetrics('signer-test', { defaultMetrics: false });
 const SWAP_ABI = parseAbi([
   'function swap(address tokenIn, uint256 amountIn, address tokenOut, uint256 minOutAmount, uint256 quoteTimestamp, bytes verificationData)',
 ]);
@@ -705,6 +708,29 @@ describe('routes, request id, operations', () => {
     expect(text).toMatch(/http_requests_total\{method="POST",route="\/v2\/swap\/sign",code="422"[^}]*\} [1-9]/);
     expect(text).toMatch(/signer_sign_duration_seconds_count\{[^}]*chain="8453"[^}]*\} [1-9]/);
     expect(text).toMatch(/signer_signatures_total\{chain="8453",version="v2"[^}]*\} [1-9]/);
+  });
+
+  it('security: /healthz, /readyz and /metrics refuse a host name that is not an IP, localhost or OPS_ALLOWED_HOSTS (DNS rebinding)', async () => {
+    for (const path of ['/metrics', '/healthz', '/readyz']) {
+      const res = await request(f.app).get(path).set('Host', 'rebound.attacker.example:8081');
+      expectError(res, 400, 'MALFORMED_REQUEST', 'Host: not a host name of the operator port (OPS_ALLOWED_HOSTS)');
+    }
+    expect((await request(f.app).get('/metrics').set('Host', 'localhost:8081')).status).toBe(200);
+    const named = createApp({ ...f.deps, metrics: freshMetrics(), operatorAccess: { allowedHosts: ['signer'] } });
+    expect((await request(named).get('/metrics').set('Host', 'signer:8081')).status).toBe(200);
+    // The sign routes are the gateway's, reached under the signer's service name; the internal token guards them.
+    const signed = await post(valid()).set('Host', 'signer:8081');
+    expect(signed.status).toBe(200);
+  });
+
+  it('security: with OPS_TOKEN, /metrics needs the bearer token and the probes stay open', async () => {
+    const token = 'signer-ops-token-0123456789';
+    const guarded = createApp({ ...f.deps, metrics: freshMetrics(), operatorAccess: { allowedHosts: [], token } });
+    const refused = await request(guarded).get('/metrics');
+    expectError(refused, 401, 'UNAUTHORIZED', 'Authorization: the operator token (OPS_TOKEN) is required');
+    expect((await request(guarded).get('/metrics').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expect((await request(guarded).get('/healthz')).status).toBe(200);
+    expect((await request(guarded).get('/readyz')).status).toBe(200);
   });
 });
 

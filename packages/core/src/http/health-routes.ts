@@ -1,7 +1,8 @@
 /**
  * The operator routes every service serves, as route-table entries: `/healthz` (the process
  * answers), `/readyz` (every readiness check resolves: 200, else 503 with the report) and,
- * given a registry, `/metrics` (Prometheus text).
+ * given a registry, `/metrics` (Prometheus text). `guard` (operator-guard.ts) runs first on each:
+ * the signer's and the indexers' ports, which serve no console, have no other place for it.
  */
 import type { Registry } from 'prom-client';
 import { checkReadiness, type ReadinessCheck } from '../readiness';
@@ -15,6 +16,8 @@ export interface HealthRoutesOptions {
   registry?: Registry;
   /** Runs before `/metrics` is rendered (gauges refreshed at scrape time). */
   beforeMetrics?: Step;
+  /** Runs before every route here (the Host and operator-token check). */
+  guard?: Step;
 }
 
 export function healthRoutes(opts: HealthRoutesOptions): Route[] {
@@ -43,5 +46,6 @@ export function healthRoutes(opts: HealthRoutesOptions): Route[] {
       steps: opts.beforeMetrics ? [opts.beforeMetrics, render] : [render],
     });
   }
-  return routes;
+  const guard = opts.guard;
+  return guard ? routes.map((route) => ({ ...route, steps: [guard, ...route.steps] })) : routes;
 }

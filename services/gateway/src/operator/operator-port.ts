@@ -1,12 +1,13 @@
 /**
  * The gateway's operator port, one route table: `/healthz`, `/readyz` (Redis and the signer),
  * `/metrics` (the book gauges refreshed at each scrape), and the operator console (`/console`,
- * console/). Every answer carries the security headers; operator-guard.ts checks the Host header
+ * console/). Every answer carries the security headers; core's operatorGuard checks the Host header
  * and, when configured, the operator token first.
  */
 import type { RequestListener } from 'node:http';
 import {
   healthRoutes,
+  operatorGuard,
   redisKeys,
   requestFrame,
   routeTable,
@@ -22,7 +23,6 @@ import { securityHeaders } from '../http/security-headers';
 import { ConsoleFeed } from '../console/console-feed';
 import { consoleRoutes } from '../console/console-routes';
 import { consoleStatus } from '../console/console-status';
-import { operatorGuard } from './operator-guard';
 import { signerReadiness } from './signer-readiness';
 
 export interface OperatorPortOptions {

@@ -1,16 +1,19 @@
 /**
  * The indexer's operator endpoints (it serves no public API): `/healthz` (alive), `/readyz`
  * (every readiness check resolves within 1 s: Redis, node connection, pair registry) and
- * `/metrics` (Prometheus text): core's health routes in core's route table, the shell every
+ * `/metrics` (Prometheus text), behind core's operatorGuard (Host names, optional OPS_TOKEN):
+ * core's health routes in core's route table, the shell every
  * port of every service is served by. Returns core's `Served` so `shutdownOnSignals` can drain it.
  */
 import {
   healthRoutes,
   listen,
+  operatorGuard,
   requestFrame,
   routeTable,
   type Logger,
   type Metrics,
+  type OperatorGuardOptions,
   type ReadinessCheck,
   type Served,
 } from '@pmm/core';
@@ -19,13 +22,19 @@ export interface OperatorDeps {
   logger: Logger;
   metrics: Metrics;
   checks: Record<string, ReadinessCheck>;
+  /** Who may read these endpoints; default: IP addresses and localhost, no token. */
+  access?: OperatorGuardOptions;
 }
 
 /** Listens on `port` (0: any free port) and resolves once bound. */
 export function serveOperatorEndpoints(deps: OperatorDeps, port: number, host: string): Promise<Served> {
   const handler = routeTable({
     frame: requestFrame({ logger: deps.logger }),
-    routes: healthRoutes({ checks: deps.checks, registry: deps.metrics.registry }),
+    routes: healthRoutes({
+      checks: deps.checks,
+      registry: deps.metrics.registry,
+      guard: operatorGuard(deps.access ?? { allowedHosts: [] }),
+    }),
   });
   return listen(handler, port, host, (err) => deps.logger.error('operator server error', { error: err }));
 }

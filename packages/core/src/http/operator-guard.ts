@@ -1,5 +1,6 @@
 /**
- * What the operator port checks before anything else (mounted on `/` of its route table):
+ * What every operator endpoint checks before anything else: the gateway's operator port (mounted
+ * on `/` of its route table), and the health and metrics routes of the signer and the indexers:
  * - the Host header names this port: an IP address, `localhost`, or one of OPS_ALLOWED_HOSTS.
  *   A page in an operator's browser can reach 127.0.0.1:9080 under a host name of its own
  *   (DNS rebinding); its requests then carry that name, and are refused, so the page can read
@@ -10,7 +11,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { ApiError } from '@pmm/protocol';
-import { pathOf, type Step } from '@pmm/core';
+import { pathOf, type Step } from './route-table';
 
 const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
