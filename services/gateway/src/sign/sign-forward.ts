@@ -157,7 +157,9 @@ export function signForwarder(
         if (!settle()) return;
         answer(res, answered, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       });
-      answered.once('aborted', () => settle() && failed(res, locals, 'ABORTED'));
+      // A signer that closes before the whole answer (its 'end' never comes): the close of an
+      // incomplete answer, rather than the deprecated 'aborted' event.
+      answered.once('close', () => !answered.complete && settle() && failed(res, locals, 'ABORTED'));
     });
     upstream.once('error', (err: NodeJS.ErrnoException) => settle() && failed(res, locals, err.code ?? 'unknown', err));
     // The client left, or the request timed out (request-frame.ts destroys the upstream then):
