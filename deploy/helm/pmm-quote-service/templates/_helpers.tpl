@@ -137,8 +137,9 @@ topologySpreadConstraints:
 - name: secrets
   secret:
     secretName: {{ .secretName }}
-    # Read by the node user through the pod's fsGroup; nobody else.
-    defaultMode: 0440
+    # 0440 (written in decimal: YAML 1.1 and 1.2 read a leading 0 differently): read by the node
+    # user through the pod's fsGroup; nobody else.
+    defaultMode: 288
 - name: tmp
   emptyDir:
     sizeLimit: 64Mi
