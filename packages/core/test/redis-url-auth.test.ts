@@ -19,7 +19,15 @@ import {
   type PrivateRedisCluster,
   type TlsCert,
 } from '@pmm/testkit';
-import { ConfigError, createRedis, loadConfig, parseMultiHostUrl, redisReady, SHARED_SETTINGS } from '@pmm/core';
+import {
+  ConfigError,
+  createRedis,
+  loadConfig,
+  parseMultiHostUrl,
+  redisReady,
+  resolveDurabilityMode,
+  SHARED_SETTINGS,
+} from '@pmm/core';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** ACL rules (`user` lines without the word): the service user of these tests, the sentinels' own user on the master. */
@@ -67,6 +75,12 @@ describe('Sentinel and Cluster URLs: parsing', () => {
       ],
     });
     expect(parseMultiHostUrl('redis://127.0.0.1:6379')).toBeUndefined();
+  });
+
+  it('behavior: REDIS_DURABILITY=auto waits for replicas on the TLS forms too', () => {
+    expect(resolveDurabilityMode('auto', 'rediss-sentinel://app:pw@s1:26379/pmm')).toBe('replica');
+    expect(resolveDurabilityMode('auto', 'rediss-cluster://app:pw@n1:6379')).toBe('replica');
+    expect(resolveDurabilityMode('auto', 'rediss://app:pw@host:6379')).toBe('fsync');
   });
 
   it('error: a Sentinel URL without its master name stops the start with a message that says so', () => {
