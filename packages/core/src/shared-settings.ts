@@ -18,7 +18,8 @@ export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
 const redisUrlSetting = settings.url(
   'REDIS_URL',
-  'Redis: redis:// or rediss:// (single node), redis-sentinel://[user:password@]host:port,…/<master> (the master name is required), redis-cluster://[user:password@]host:port,…; rediss-sentinel:// and rediss-cluster:// for TLS.',
+  'Redis: redis:// or rediss:// (single node), redis-sentinel://[user:password@]host:port,…/<master> (the master name is required), redis-cluster://[user:password@]host:port,…; rediss-sentinel:// and rediss-cluster:// for TLS. ' +
+    'REDIS_URL_FILE names a file holding it instead (it carries the password: e.g. a mounted Kubernetes Secret).',
   'redis://127.0.0.1:6379',
   // Sentinel and Cluster URLs are parsed by parseMultiHostUrl, never as one WHATWG URL.
   ['redis', 'rediss'],
@@ -28,6 +29,7 @@ export const SHARED_SETTINGS = {
   // Several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL: createRedis's form.
   redisUrl: {
     ...redisUrlSetting,
+    fileForm: true,
     parse: (raw: unknown) => {
       if (typeof raw !== 'string') return redisUrlSetting.parse(raw);
       let multi;

@@ -188,20 +188,22 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'indexers.56.existingSecret=x')).toMatch(/chain 56 is not in chains/);
   });
 
-  it('behavior: secrets come from the named Secrets as files (the _FILE settings), REDIS_URL from a Secret key', () => {
+  it('behavior: secrets come from the named Secrets as files (the _FILE settings), the Redis URL too', () => {
     const objects = rendered.get('production-sentinel-values.yaml')!;
     const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!;
     const env = signer.spec.containers[0]!.env!;
     expect(env).toContainEqual({ name: 'INTERNAL_TOKEN_FILE', value: '/run/secrets/pmm/internal_token' });
     for (const id of ['56', '4663', '8453'])
       expect(env).toContainEqual({ name: `SIGNER_KEY_${id}_FILE`, value: `/run/secrets/pmm/signer_key_${id}` });
-    expect(env).toContainEqual({
-      name: 'REDIS_URL',
-      valueFrom: { secretKeyRef: { name: 'pmm-redis', key: 'signer-url' } },
-    });
+    expect(env).toContainEqual({ name: 'REDIS_URL_FILE', value: '/run/secrets/redis/url' });
+    expect(env.map((e) => e.name)).not.toContain('REDIS_URL');
     expect(signer.spec.volumes).toContainEqual({
       name: 'secrets',
       secret: { secretName: 'pmm-signer', defaultMode: 0o440 },
+    });
+    expect(signer.spec.volumes).toContainEqual({
+      name: 'redis',
+      secret: { secretName: 'pmm-redis', items: [{ key: 'signer-url', path: 'url' }], defaultMode: 0o440 },
     });
     expect(refusal('--set', 'gateway.existingSecret=')).toMatch(/gateway.existingSecret is required/);
   });
@@ -221,10 +223,10 @@ describe('the Helm chart', () => {
     expect((cron.spec as { schedule: string }).schedule).toMatch(/^\S+ \S+ 1 \* \*$/);
     const pod = podsOf([cron])[0]!;
     expect(pod.spec.containers[0]!.image).toMatch(/pmm-operator@sha256:/);
-    expect(pod.spec.containers[0]!.env).toContainEqual({
-      name: 'REDIS_URL',
-      valueFrom: { secretKeyRef: { name: 'pmm-redis', key: 'operator-url' } },
-    });
+    expect(pod.spec.containers[0]!.env).toContainEqual({ name: 'REDIS_URL_FILE', value: '/run/secrets/redis/url' });
+    expect(pod.spec.volumes).toContainEqual(
+      expect.objectContaining({ secret: expect.objectContaining({ items: [{ key: 'operator-url', path: 'url' }] }) }),
+    );
     expect(byKind(objects, 'PersistentVolumeClaim')).toHaveLength(1);
   });
 

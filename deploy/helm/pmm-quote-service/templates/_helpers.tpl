@@ -92,17 +92,14 @@ topologySpreadConstraints:
         {{- include "pmm.selectorLabels" . | nindent 8 }}
 {{- end -}}
 
-{{/* Environment every service process shares: (dict "ctx" $ "redisKey" "gateway-url"). */}}
+{{/* Environment every service process shares. */}}
 {{- define "pmm.commonEnv" -}}
-- name: REDIS_URL
-  valueFrom:
-    secretKeyRef:
-      name: {{ include "pmm.required" (dict "name" "redis.existingSecret" "value" .ctx.Values.redis.existingSecret) }}
-      key: {{ .redisKey }}
+- name: REDIS_URL_FILE
+  value: /run/secrets/redis/url
 - name: REDIS_KEY_PREFIX
-  value: {{ .ctx.Values.redis.keyPrefix | quote }}
+  value: {{ .Values.redis.keyPrefix | quote }}
 - name: LOG_LEVEL
-  value: {{ .ctx.Values.logLevel | quote }}
+  value: {{ .Values.logLevel | quote }}
 - name: CONFIG_FILE
   value: /config/chains.json
 - name: SECRETS_DIR
@@ -117,7 +114,7 @@ topologySpreadConstraints:
 {{- end }}
 {{- end -}}
 
-{{/* Mounts every service container has: the chains file, its secrets, a scratch /tmp. */}}
+{{/* Mounts every service container has: the chains file, its secrets, its Redis URL, a scratch /tmp. */}}
 {{- define "pmm.serviceMounts" -}}
 - name: chains
   mountPath: /config
@@ -125,11 +122,32 @@ topologySpreadConstraints:
 - name: secrets
   mountPath: /run/secrets/pmm
   readOnly: true
+{{ include "pmm.redisMount" . }}
 - name: tmp
   mountPath: /tmp
 {{- end -}}
 
-{{/* The volumes behind those mounts: (dict "ctx" $ "secretName" …). */}}
+{{- define "pmm.redisMount" -}}
+- name: redis
+  mountPath: /run/secrets/redis
+  readOnly: true
+{{- end -}}
+
+{{/*
+The Redis URL of one role, the key `redisKey` of redis.existingSecret, as the file `url`
+(REDIS_URL_FILE): (dict "ctx" $ "redisKey" "gateway-url").
+*/}}
+{{- define "pmm.redisVolume" -}}
+- name: redis
+  secret:
+    secretName: {{ include "pmm.required" (dict "name" "redis.existingSecret" "value" .ctx.Values.redis.existingSecret) }}
+    items:
+      - key: {{ .redisKey }}
+        path: url
+    defaultMode: 288
+{{- end -}}
+
+{{/* The volumes behind those mounts: (dict "ctx" $ "secretName" … "redisKey" …). */}}
 {{- define "pmm.serviceVolumes" -}}
 - name: chains
   configMap:
@@ -140,6 +158,7 @@ topologySpreadConstraints:
     # 0440 (written in decimal: YAML 1.1 and 1.2 read a leading 0 differently): read by the node
     # user through the pod's fsGroup; nobody else.
     defaultMode: 288
+{{ include "pmm.redisVolume" . }}
 - name: tmp
   emptyDir:
     sizeLimit: 64Mi
