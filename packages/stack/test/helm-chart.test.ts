@@ -3,13 +3,19 @@
  * (ci/*.yaml: minimal, production on Sentinel, every option on), every rendered object validated
  * against the Kubernetes API schemas (kubernetes-models 5.1.0: Kubernetes 1.34; the Prometheus
  * Operator's kinds by monitoring-crds.ts), and the chart's policies (support/chart-policies.ts),
- * each shown to fail on a rendering that breaks it. Helm 4.1.4 comes from the npm registry
- * (support/helm-binary.ts).
+ * each shown to fail on a rendering that breaks it. The environment each container gets is loaded
+ * as its process loads it, so a misnamed setting or file fails here and not in a cluster. Helm
+ * 4.1.4 comes from the npm registry (support/helm-binary.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { chainsSetting, loadConfig, SHARED_SETTINGS, type Setting } from '@pmm/core';
+import { GATEWAY_SETTINGS, loadGatewayConfig } from '@pmm/gateway';
+import { INDEXER_SETTINGS, loadIndexerConfig } from '@pmm/indexer';
+import { chainSettings, loadSignerConfig, SIGNER_SETTINGS } from '@pmm/signer';
 import {
   checkAlertRules,
   checkHardening,
@@ -266,6 +272,97 @@ describe('the Helm chart', () => {
     expect(lstatSync(path.join(CHART, 'files', 'alerts.yml')).isSymbolicLink()).toBe(true);
     expect(path.resolve(CHART, 'files', readlinkSync(path.join(CHART, 'files', 'alerts.yml')))).toBe(ALERTS_FILE);
     expect(lstatSync(path.join(CHART, 'files', 'pmm-quote-service.json')).isSymbolicLink()).toBe(true);
+  });
+});
+
+/**
+ * The settings each process's command declares, by the environment names that set them (a
+ * secret's, and REDIS_URL's, `_FILE` form too; the signer's per-chain ones for `chains`).
+ */
+function declaredEnv(command: string, chainIds: number[]): Set<string> {
+  const specs: Record<string, Setting<unknown>>[] = command.includes('services/gateway')
+    ? [GATEWAY_SETTINGS]
+    : command.includes('services/signer')
+      ? [SIGNER_SETTINGS, ...chainIds.map((id) => chainSettings(id))]
+      : command.includes('services/indexer')
+        ? [INDEXER_SETTINGS]
+        : [{ redisUrl: SHARED_SETTINGS.redisUrl, redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix }];
+  const names = specs.flatMap((spec) =>
+    Object.values(spec).flatMap((s) => (s.secret || s.fileForm ? [s.env, `${s.env}_FILE`] : [s.env])),
+  );
+  return new Set([...names, 'CONFIG_FILE', 'LOG_LEVEL']);
+}
+
+/**
+ * Loads a rendered container's environment as its process would: the mounted files (its
+ * Secret's keys, the Redis URL, the chains ConfigMap) stood in for by files of a temporary folder.
+ */
+function loadRendered(
+  objects: K8sObject[],
+  container: { command?: string[]; env?: { name: string; value?: string }[] },
+): unknown {
+  const dir = mkdtempSync(path.join(tmpdir(), 'helm-env-'));
+  const at = (mount: string) => path.join(dir, mount);
+  for (const folder of ['/run/secrets/pmm', '/run/secrets/redis', '/config'])
+    mkdirSync(at(folder), { recursive: true });
+  const chains = named(objects, 'ConfigMap', '-chains')!.data!['chains.json']!;
+  writeFileSync(at('/config/chains.json'), chains);
+  writeFileSync(at('/run/secrets/redis/url'), 'redis-sentinel://app:a-password@127.0.0.1:26379/pmm\n');
+  const ids = Object.keys((JSON.parse(chains) as { chains: object }).chains);
+  const secretFiles = ['internal_token', 'ops_token', 'quoter_key', ...ids.map((id) => `signer_key_${id}`)];
+  for (const name of secretFiles)
+    writeFileSync(
+      at(`/run/secrets/pmm/${name}`),
+      /key/.test(name) ? `0x${'ab'.repeat(32)}\n` : 'a-token-of-32-characters-or-more\n',
+    );
+  const env = Object.fromEntries(
+    (container.env ?? []).map((e) => [
+      e.name,
+      (e.value ?? '').replace(/^(\/run\/secrets\/(pmm|redis)|\/config)\b/, (m) => at(m)),
+    ]),
+  );
+  const command = (container.command ?? []).join(' ');
+  if (command.includes('services/gateway')) return loadGatewayConfig({ env });
+  if (command.includes('services/signer')) return loadSignerConfig({ env });
+  if (command.includes('services/indexer')) return loadIndexerConfig({ env });
+  return loadConfig({ redisUrl: SHARED_SETTINGS.redisUrl, chains: chainsSetting('chains') }, { env });
+}
+
+describe('the rendered environment of each process', () => {
+  it.each(['minimal-values.yaml', 'production-sentinel-values.yaml'])(
+    'behavior: with %s, every variable is a setting of that process, and the whole loads as its configuration',
+    (set) => {
+      const objects = rendered.get(set)!;
+      const chainIds = Object.keys(
+        (JSON.parse(named(objects, 'ConfigMap', '-chains')!.data!['chains.json']!) as { chains: object }).chains,
+      ).map(Number);
+      const pods = podsOf(objects);
+      expect(pods.length).toBeGreaterThanOrEqual(4);
+      for (const pod of pods)
+        for (const c of pod.spec.containers) {
+          const command = (c as { command?: string[] }).command ?? [];
+          const declared = declaredEnv(command.join(' '), chainIds);
+          expect({
+            container: c.name,
+            unknown: (c.env ?? []).map((e) => e.name).filter((n) => !declared.has(n)),
+          }).toEqual({
+            container: c.name,
+            unknown: [],
+          });
+          expect(() => loadRendered(objects, c as never)).not.toThrow();
+        }
+    },
+  );
+
+  it('error: a variable no setting reads, or a value its setting refuses, is caught', () => {
+    const objects = render('minimal-values.yaml', '--set-string', 'gateway.env.STREAM_PER_KEY=20');
+    const gateway = podsOf([named(objects, 'Deployment', '-gateway')!])[0]!.spec.containers[0]!;
+    expect(gateway.env!.map((e) => e.name).filter((n) => !declaredEnv('services/gateway', [8453]).has(n))).toEqual([
+      'STREAM_PER_KEY',
+    ]);
+    const invalid = render('minimal-values.yaml', '--set-string', 'indexers.8453.env.MAX_HEAD_JUMP=many');
+    const indexer = podsOf([named(invalid, 'Deployment', '-indexer-8453')!])[0]!.spec.containers[0]!;
+    expect(() => loadRendered(invalid, indexer as never)).toThrow(/MAX_HEAD_JUMP/);
   });
 });
 
