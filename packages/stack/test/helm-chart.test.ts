@@ -268,6 +268,11 @@ describe('the Helm chart', () => {
     );
   });
 
+  it('error: a misspelt or unknown value is refused (values.schema.json), not ignored', () => {
+    expect(refusal('--set', 'gateway.replica=3')).toMatch(/additional properties 'replica' not allowed/);
+    expect(refusal('--set', 'redis.durability=sometimes')).toMatch(/durability/);
+  });
+
   it('behavior: the rules and the dashboard have one source: the chart links to deploy/', () => {
     expect(lstatSync(path.join(CHART, 'files', 'alerts.yml')).isSymbolicLink()).toBe(true);
     expect(path.resolve(CHART, 'files', readlinkSync(path.join(CHART, 'files', 'alerts.yml')))).toBe(ALERTS_FILE);
