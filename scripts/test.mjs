@@ -21,6 +21,8 @@ const missing = [
     'chromium (apt-get install chromium, or CHROMIUM_PATH)',
   // The PKCS#11 key tests: SoftHSM2's module and its tool, and opensc's pkcs11-tool (keys).
   !(onPath('softhsm2-util') && onPath('pkcs11-tool')) && 'softhsm2 and pkcs11-tool (apt-get install softhsm2 opensc)',
+  // The Redis TLS tests make their self-signed certificate with it.
+  !onPath('openssl') && 'openssl (apt-get install openssl)',
 ].filter(Boolean);
 if (missing.length > 0) {
   console.error(`[test] missing: ${missing.join('; ')}`);

@@ -43,7 +43,7 @@ export class DurabilityError extends Error {}
  */
 export function resolveDurabilityMode(setting: DurabilitySetting, redisUrl: string): DurabilityMode {
   if (setting !== 'auto') return setting;
-  return /^redis-(sentinel|cluster):/.test(redisUrl) ? 'replica' : 'fsync';
+  return /^rediss?-(sentinel|cluster):/.test(redisUrl) ? 'replica' : 'fsync';
 }
 
 /** One master connection's state: a new generation at each close. */

@@ -69,7 +69,14 @@ export { SERVICE_NODE_FLAGS } from './node-runtime';
 export { exitWhenWritten } from './exit-when-written';
 export { replaceFile } from './replace-file';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
-export { createRedis, redisReady, type RedisClient, type RedisRole } from './redis-client';
+export {
+  createRedis,
+  parseMultiHostUrl,
+  redisReady,
+  type MultiHostUrl,
+  type RedisClient,
+  type RedisRole,
+} from './redis-client';
 export {
   checkRedisDurability,
   checkRedisDurabilityWhenReady,

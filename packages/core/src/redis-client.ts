@@ -4,8 +4,11 @@
  *   instead of hanging; reconnects on its own.
  * - `subscriber`: pub/sub only; ioredis resubscribes after a reconnect; no ready check.
  * - `worker`: BullMQ workers need `maxRetriesPerRequest: null` (blocking commands).
- * URLs: `redis://` / `rediss://` (single node), `redis-sentinel://h1:p1,h2:p2/<master>`, and
- * `redis-cluster://h1:p1,h2:p2` (Sentinel clients follow a fail-over at once). Every client gets an `error` listener: an unhandled one would
+ * URLs: `redis://` / `rediss://` (single node), `redis-sentinel://[user:password@]h1:p1,h2:p2/<master>`,
+ * and `redis-cluster://[user:password@]h1:p1,h2:p2`; `rediss-sentinel://` and `rediss-cluster://`
+ * connect with TLS (Sentinel: to the sentinels and to the data nodes). The user name and password
+ * are the data nodes' (a Redis ACL user; managed Redis services need both). Sentinel clients
+ * follow a fail-over at once. Every client gets an `error` listener: an unhandled one would
  * crash the process on the first disconnect.
  */
 import Redis, { Cluster, RedisOptions } from 'ioredis';
@@ -14,17 +17,53 @@ import type { Logger } from './logger';
 export type RedisRole = 'command' | 'subscriber' | 'worker';
 
 /**
- * `redis-cluster://` and `redis-sentinel://` URLs: multi-host ones are not valid WHATWG URLs
- * (comma-separated host:port), so they are parsed by hand: [scheme, password, hosts, master].
+ * `redis-cluster://` and `redis-sentinel://` URLs (and their `rediss-` TLS forms): multi-host
+ * ones are not valid WHATWG URLs (comma-separated host:port), so they are parsed by hand:
+ * [scheme, user, password, hosts, master].
  */
-export const MULTI_HOST_URL = /^(redis-cluster|redis-sentinel):\/\/(?:[^:@/]*:([^@/]*)@)?([^/]+)(?:\/(.*))?$/;
+const MULTI_HOST_URL = /^(rediss?-cluster|rediss?-sentinel):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/@]+)(?:\/(.*))?$/;
 export type RedisClient = Redis | Cluster;
 
-function hostsOf(list: string): { host: string; port: number }[] {
-  return list.split(',').map((hp) => {
-    const [host, port] = hp.split(':');
-    return { host: host ?? '127.0.0.1', port: Number(port ?? 6379) };
+/** A Sentinel or Cluster URL, parsed. */
+export interface MultiHostUrl {
+  kind: 'sentinel' | 'cluster';
+  tls: boolean;
+  username?: string;
+  password?: string;
+  hosts: { host: string; port: number }[];
+  /** The Sentinel master name (never guessed: a Sentinel URL without one is refused). */
+  master?: string;
+}
+
+/**
+ * Parses a Sentinel or Cluster URL; undefined for any other URL. Throws (a message fit for a
+ * configuration error, without the credentials) when a Sentinel URL names no master or a host
+ * is not host:port.
+ */
+export function parseMultiHostUrl(url: string): MultiHostUrl | undefined {
+  const m = MULTI_HOST_URL.exec(url);
+  if (!m) return undefined;
+  const [, scheme, user, password, hostList, master] = m;
+  const kind = scheme!.endsWith('sentinel') ? 'sentinel' : 'cluster';
+  const hosts = hostList!.split(',').map((hp) => {
+    const hm = /^([^:,]+)(?::(\d{1,5}))?$/.exec(hp);
+    if (!hm) throw new Error(`"${hp}" is not host:port`);
+    return { host: hm[1]!, port: Number(hm[2] ?? (kind === 'sentinel' ? 26379 : 6379)) };
   });
+  if (kind === 'sentinel' && !master)
+    throw new Error(
+      `a ${scheme}:// URL must end with /<master name>, the name the sentinels monitor (e.g. ${scheme}://host:26379/pmm)`,
+    );
+  if (kind === 'cluster' && master)
+    throw new Error(`a ${scheme}:// URL has no path (a Cluster has no database or master name)`);
+  return {
+    kind,
+    tls: scheme!.startsWith('rediss'),
+    ...(user ? { username: decodeURIComponent(user) } : {}),
+    ...(password ? { password: decodeURIComponent(password) } : {}),
+    hosts,
+    ...(master ? { master: decodeURIComponent(master) } : {}),
+  };
 }
 
 function roleOptions(role: RedisRole): RedisOptions {
@@ -54,19 +93,22 @@ export function createRedis(
     connectionName: opts.name,
   };
   let client: RedisClient;
-  const multi = MULTI_HOST_URL.exec(url);
-  if (multi?.[1] === 'redis-cluster') {
-    client = new Cluster(hostsOf(multi[3]!), {
-      redisOptions: { ...options, password: multi[2] ? decodeURIComponent(multi[2]) : undefined },
+  const multi = parseMultiHostUrl(url);
+  const credentials = { username: multi?.username, password: multi?.password };
+  if (multi?.kind === 'cluster') {
+    client = new Cluster(multi.hosts, {
+      redisOptions: { ...options, ...credentials, ...(multi.tls ? { tls: {} } : {}) },
       enableOfflineQueue: options.enableOfflineQueue ?? true,
       enableAutoPipelining: options.enableAutoPipelining,
     });
-  } else if (multi?.[1] === 'redis-sentinel') {
+  } else if (multi?.kind === 'sentinel') {
     client = new Redis({
       ...options,
-      sentinels: hostsOf(multi[3]!),
-      name: multi[4] || 'mymaster',
-      password: multi[2] ? decodeURIComponent(multi[2]) : undefined,
+      ...credentials,
+      sentinels: multi.hosts,
+      name: multi.master!,
+      // TLS to the sentinels and to the data nodes they name.
+      ...(multi.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
       // Follow a fail-over at once: the sentinels' +switch-master closes the connection to the
       // demoted primary (without it, writes keep going there until it is told to replicate,
       // and are then discarded), and a READONLY answer (a primary turned replica) reconnects

@@ -5,7 +5,7 @@
 import { ConfigError, settings, type Setting } from './config';
 import { parseChainDeployments, type ChainDeployments } from './chain-deployment';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
-import { MULTI_HOST_URL } from './redis-client';
+import { parseMultiHostUrl } from './redis-client';
 import {
   DURABILITY_MODES,
   resolveDurabilityMode,
@@ -18,16 +18,28 @@ export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
 const redisUrlSetting = settings.url(
   'REDIS_URL',
-  'Redis: redis:// or rediss:// (single node), redis-sentinel://host:port,…/<master>, redis-cluster://host:port,….',
+  'Redis: redis:// or rediss:// (single node), redis-sentinel://[user:password@]host:port,…/<master> (the master name is required), redis-cluster://[user:password@]host:port,…; rediss-sentinel:// and rediss-cluster:// for TLS. ' +
+    'REDIS_URL_FILE names a file holding it instead (it carries the password: e.g. a mounted Kubernetes Secret).',
   'redis://127.0.0.1:6379',
-  ['redis', 'rediss', 'redis-sentinel', 'redis-cluster'],
+  // Sentinel and Cluster URLs are parsed by parseMultiHostUrl, never as one WHATWG URL.
+  ['redis', 'rediss'],
 );
 
 export const SHARED_SETTINGS = {
   // Several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL: createRedis's form.
   redisUrl: {
     ...redisUrlSetting,
-    parse: (raw: unknown) => (typeof raw === 'string' && MULTI_HOST_URL.test(raw) ? raw : redisUrlSetting.parse(raw)),
+    fileForm: true,
+    parse: (raw: unknown) => {
+      if (typeof raw !== 'string') return redisUrlSetting.parse(raw);
+      let multi;
+      try {
+        multi = parseMultiHostUrl(raw);
+      } catch (err) {
+        throw new ConfigError((err as Error).message);
+      }
+      return multi ? raw : redisUrlSetting.parse(raw);
+    },
   } satisfies Setting<string>,
   redisKeyPrefix: settings.string(
     'REDIS_KEY_PREFIX',
@@ -130,7 +142,7 @@ export const DURABLE_WRITE_SETTINGS = {
     'How an audit record (and a key CLI write) is confirmed durable before the signature (or the key) is given out: ' +
       'fsync (every master answers only after fsyncing its append-only file: appendonly yes, appendfsync always, checked with CONFIG GET), ' +
       'replica (WAIT for REDIS_DURABLE_REPLICAS replica acknowledgements), none (nothing confirmed: development and tests only), ' +
-      'or auto: replica for redis-sentinel:// and redis-cluster:// URLs, fsync otherwise. Unconfirmed: the sign answer is 503. Default auto.',
+      'or auto: replica for Sentinel and Cluster URLs (redis-sentinel://, redis-cluster:// and their rediss- forms), fsync otherwise. Unconfirmed: the sign answer is 503. Default auto.',
     'auto',
     DURABILITY_MODES,
   ),

@@ -8,6 +8,7 @@ export {
   type PrivateRedisCluster,
   type PrivateRedisClusterOptions,
 } from './private-redis-cluster';
+export { redisTlsArgs, selfSignedCert, type TlsCert } from './tls-cert';
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
 export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser';
 export { until } from './until';

@@ -7,9 +7,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { freePort, waitForPort } from './ports';
 import { stopAll } from './processes';
+import { redisTlsArgs, type TlsCert } from './tls-cert';
 
 export interface PrivateRedisCluster {
-  /** `redis-cluster://127.0.0.1:<port>,…`, the form createRedis takes. */
+  /** `redis-cluster://127.0.0.1:<port>,…` (`rediss-cluster://` with TLS), the form createRedis takes. */
   url: string;
   /** The nodes' ports (all masters). */
   ports: number[];
@@ -20,6 +21,8 @@ export interface PrivateRedisCluster {
 export interface PrivateRedisClusterOptions {
   /** Extra redis-server arguments of every node, after the defaults (persistence off), so they win. */
   args?: string[];
+  /** Serve TLS only, with this certificate, between the nodes too; the URL is then `rediss-cluster://`. */
+  tls?: TlsCert;
 }
 
 export async function privateRedisCluster(opts: PrivateRedisClusterOptions = {}): Promise<PrivateRedisCluster> {
@@ -34,7 +37,8 @@ export async function privateRedisCluster(opts: PrivateRedisClusterOptions = {})
     return spawn(
       'redis-server',
       [
-        ...['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes'],
+        ...(opts.tls ? [...redisTlsArgs(opts.tls, port), '--tls-cluster', 'yes'] : ['--port', String(port)]),
+        ...['--bind', '127.0.0.1', '--cluster-enabled', 'yes'],
         ...['--cluster-config-file', `${dir}/nodes.conf`, '--save', '', '--appendonly', 'no', '--dir', dir],
         ...(opts.args ?? []),
       ],
@@ -46,7 +50,10 @@ export async function privateRedisCluster(opts: PrivateRedisClusterOptions = {})
     await Promise.all(ports.map((p) => waitForPort(p)));
     const create = spawnSync(
       'redis-cli',
-      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      [
+        ...(opts.tls ? ['--tls', '--cacert', opts.tls.certFile] : []),
+        ...['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      ],
       { encoding: 'utf8', timeout: 30_000 },
     );
     if (create.status !== 0) throw new Error(`cluster create failed: ${create.stdout} ${create.stderr}`);
@@ -54,5 +61,6 @@ export async function privateRedisCluster(opts: PrivateRedisClusterOptions = {})
     await stop();
     throw err;
   }
-  return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, stop };
+  const scheme = opts.tls ? 'rediss-cluster' : 'redis-cluster';
+  return { url: `${scheme}://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, stop };
 }

@@ -1,0 +1,172 @@
+{{/* Names and labels. */}}
+{{- define "pmm.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels of every object; pod templates add the selector labels to these. */}}
+{{- define "pmm.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: pmm-quote-service
+{{- end -}}
+
+{{- define "pmm.labels" -}}
+{{ include "pmm.commonLabels" . }}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Selector labels of one part: (dict "ctx" $ "component" "gateway"). */}}
+{{- define "pmm.selectorLabels" -}}
+app.kubernetes.io/name: {{ .ctx.Chart.Name }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* An image reference: (dict "image" .Values.image "ctx" $); a digest wins over the tag. */}}
+{{- define "pmm.image" -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository (default .ctx.Chart.AppVersion .image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A required value, with the message naming it. */}}
+{{- define "pmm.required" -}}
+{{- required (printf "%s is required (see values.yaml)" .name) .value -}}
+{{- end -}}
+
+{{/* The served chains (SERVED_CHAINS): the ids of `chains`, comma-separated. */}}
+{{- define "pmm.servedChains" -}}
+{{- if not .Values.chains }}{{ fail "chains: at least one chain is required" }}{{ end -}}
+{{- range $id, $c := .Values.chains }}
+{{- if not (regexMatch "^[0-9]+$" $id) }}{{ fail (printf "chains: %q is not a chain id" $id) }}{{ end -}}
+{{- if ne (toString $c.chainId) $id }}{{ fail (printf "chains.%s.chainId must be %s" $id $id) }}{{ end -}}
+{{- end -}}
+{{- join "," (keys .Values.chains | sortAlpha) -}}
+{{- end -}}
+
+{{/* The grace period, checked against what a process needs to stop. */}}
+{{- define "pmm.terminationGracePeriod" -}}
+{{- $s := .Values.shutdown -}}
+{{- if lt (int $s.terminationGracePeriodSeconds) (add (int $s.preStopSeconds) 15 | int) -}}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%v) must be at least preStopSeconds + 15: the 10 s drain and the close after it" $s.terminationGracePeriodSeconds) -}}
+{{- end -}}
+{{- $s.terminationGracePeriodSeconds -}}
+{{- end -}}
+
+{{/* Pod-level settings every part shares: (dict "ctx" $ "part" .Values.gateway "component" "gateway"). */}}
+{{- define "pmm.podSpecCommon" -}}
+{{- $ctx := .ctx -}}
+automountServiceAccountToken: false
+enableServiceLinks: false
+securityContext:
+  {{- toYaml $ctx.Values.podSecurityContext | nindent 2 }}
+{{- with $ctx.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .part.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .part.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{- define "pmm.topologySpread" -}}
+topologySpreadConstraints:
+  - topologyKey: {{ .ctx.Values.topologySpread.topologyKey }}
+    maxSkew: {{ .ctx.Values.topologySpread.maxSkew }}
+    whenUnsatisfiable: {{ .ctx.Values.topologySpread.whenUnsatisfiable }}
+    labelSelector:
+      matchLabels:
+        {{- include "pmm.selectorLabels" . | nindent 8 }}
+{{- end -}}
+
+{{/* Environment every service process shares. */}}
+{{- define "pmm.commonEnv" -}}
+- name: REDIS_URL_FILE
+  value: /run/secrets/redis/url
+- name: REDIS_KEY_PREFIX
+  value: {{ .Values.redis.keyPrefix | quote }}
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: CONFIG_FILE
+  value: /config/chains.json
+- name: SECRETS_DIR
+  value: /run/secrets/pmm
+{{- end -}}
+
+{{/* Further settings from a part's `env` map, in name order. */}}
+{{- define "pmm.extraEnv" -}}
+{{- range $name := keys . | sortAlpha }}
+- name: {{ $name }}
+  value: {{ index $ $name | toString | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* Mounts every service container has: the chains file, its secrets, its Redis URL, a scratch /tmp. */}}
+{{- define "pmm.serviceMounts" -}}
+- name: chains
+  mountPath: /config
+  readOnly: true
+- name: secrets
+  mountPath: /run/secrets/pmm
+  readOnly: true
+{{ include "pmm.redisMount" . }}
+- name: tmp
+  mountPath: /tmp
+{{- end -}}
+
+{{- define "pmm.redisMount" -}}
+- name: redis
+  mountPath: /run/secrets/redis
+  readOnly: true
+{{- end -}}
+
+{{/*
+The Redis URL of one role, the key `redisKey` of redis.existingSecret, as the file `url`
+(REDIS_URL_FILE): (dict "ctx" $ "redisKey" "gateway-url").
+*/}}
+{{- define "pmm.redisVolume" -}}
+- name: redis
+  secret:
+    secretName: {{ include "pmm.required" (dict "name" "redis.existingSecret" "value" .ctx.Values.redis.existingSecret) }}
+    items:
+      - key: {{ .redisKey }}
+        path: url
+    defaultMode: 288
+{{- end -}}
+
+{{/* The volumes behind those mounts: (dict "ctx" $ "secretName" … "redisKey" …). */}}
+{{- define "pmm.serviceVolumes" -}}
+- name: chains
+  configMap:
+    name: {{ include "pmm.fullname" .ctx }}-chains
+- name: secrets
+  secret:
+    secretName: {{ .secretName }}
+    # 0440 (written in decimal: YAML 1.1 and 1.2 read a leading 0 differently): read by the node
+    # user through the pod's fsGroup; nobody else.
+    defaultMode: 288
+{{ include "pmm.redisVolume" . }}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- end -}}
+
+{{- define "pmm.preStop" -}}
+lifecycle:
+  preStop:
+    sleep:
+      seconds: {{ .Values.shutdown.preStopSeconds }}
+{{- end -}}

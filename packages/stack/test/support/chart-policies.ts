@@ -1,0 +1,265 @@
+/**
+ * The rules every rendering of the Helm chart (deploy/helm/pmm-quote-service) must keep, as pure
+ * checks of the rendered objects: each returns the violations it finds, empty when the rendering
+ * keeps it. helm-chart.test.ts runs them on the chart's value sets and shows each one failing on
+ * a rendering that breaks it.
+ */
+import type { Setting } from '@pmm/core';
+import { GATEWAY_SETTINGS } from '@pmm/gateway';
+import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
+
+/** A rendered Kubernetes object, as far as these checks read it. */
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+}
+
+type Json = Record<string, unknown>;
+
+interface Container {
+  name: string;
+  image?: string;
+  env?: { name: string; value?: string; valueFrom?: unknown }[];
+  resources?: { requests?: Json; limits?: Json };
+  securityContext?: Json;
+  ports?: { name?: string; containerPort: number }[];
+  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+}
+
+interface PodOf {
+  owner: K8sObject;
+  /** Deployments run for good and are probed; a Job's pod runs to its end. */
+  longRunning: boolean;
+  spec: Json & { containers: Container[]; initContainers?: Container[]; securityContext?: Json };
+  labels: Record<string, string>;
+}
+
+/** The pod templates of the workloads among `objects`. */
+export function podsOf(objects: K8sObject[]): PodOf[] {
+  return objects.flatMap((o): PodOf[] => {
+    const spec = o.spec as Json | undefined;
+    if (o.kind === 'Deployment' || o.kind === 'StatefulSet' || o.kind === 'DaemonSet') {
+      const template = spec?.template as { metadata: { labels: Record<string, string> }; spec: PodOf['spec'] };
+      return [{ owner: o, longRunning: true, spec: template.spec, labels: template.metadata.labels }];
+    }
+    if (o.kind === 'CronJob') {
+      const template = ((spec?.jobTemplate as Json).spec as Json).template as {
+        metadata: { labels: Record<string, string> };
+        spec: PodOf['spec'];
+      };
+      return [{ owner: o, longRunning: false, spec: template.spec, labels: template.metadata.labels }];
+    }
+    if (o.kind === 'Pod' || o.kind === 'Job')
+      throw new Error(`${o.kind} ${o.metadata.name}: not expected in this chart`);
+    return [];
+  });
+}
+
+function containersOf(pod: PodOf): Container[] {
+  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+}
+
+const where = (pod: PodOf, c: Container) => `${pod.owner.kind} ${pod.owner.metadata.name}, container ${c.name}`;
+
+/** Every container has CPU and memory requests and limits. */
+export function checkResources(objects: K8sObject[]): string[] {
+  return podsOf(objects).flatMap((pod) =>
+    containersOf(pod).flatMap((c) =>
+      (['requests', 'limits'] as const).flatMap((kind) =>
+        ['cpu', 'memory']
+          .filter((r) => c.resources?.[kind]?.[r] === undefined)
+          .map((r) => `${where(pod, c)}: no ${r} ${kind}`),
+      ),
+    ),
+  );
+}
+
+/**
+ * Every container runs as a non-root user, on a read-only root filesystem, without capabilities
+ * or a way to gain privileges, under the runtime's default seccomp profile.
+ */
+export function checkHardening(objects: K8sObject[]): string[] {
+  return podsOf(objects).flatMap((pod) => {
+    const podCtx = pod.spec.securityContext ?? {};
+    return containersOf(pod).flatMap((c) => {
+      const ctx = c.securityContext ?? {};
+      const pick = (key: string) => (ctx[key] !== undefined ? ctx[key] : podCtx[key]);
+      const problems: string[] = [];
+      if (pick('runAsNonRoot') !== true) problems.push('runAsNonRoot is not true');
+      const uid = pick('runAsUser');
+      if (uid === undefined || uid === 0) problems.push(`runs as user ${String(uid ?? "the image's")}`);
+      if (pick('runAsGroup') === 0) problems.push('runs as group 0');
+      if (ctx.readOnlyRootFilesystem !== true) problems.push('root filesystem is writable');
+      if (ctx.allowPrivilegeEscalation !== false) problems.push('may gain privileges');
+      if (ctx.privileged === true) problems.push('is privileged');
+      const caps = ctx.capabilities as { drop?: string[]; add?: string[] } | undefined;
+      if (!caps?.drop?.includes('ALL')) problems.push('does not drop ALL capabilities');
+      if (caps?.add?.length) problems.push(`adds capabilities ${caps.add.join(', ')}`);
+      const seccomp = pick('seccompProfile') as { type?: string } | undefined;
+      if (seccomp?.type !== 'RuntimeDefault') problems.push('seccomp profile is not RuntimeDefault');
+      return problems.map((p) => `${where(pod, c)}: ${p}`);
+    });
+  });
+}
+
+/** Every Deployment's containers are probed: liveness on /healthz, readiness on /readyz, on a declared port. */
+export function checkProbes(objects: K8sObject[]): string[] {
+  return podsOf(objects)
+    .filter((pod) => pod.longRunning)
+    .flatMap((pod) =>
+      pod.spec.containers.flatMap((c) => {
+        const problems: string[] = [];
+        const declared = (port: string | number | undefined) =>
+          (c.ports ?? []).some((p) => p.name === port || p.containerPort === port);
+        for (const [probe, path] of [
+          ['livenessProbe', '/healthz'],
+          ['readinessProbe', '/readyz'],
+        ] as const) {
+          const get = c[probe]?.httpGet;
+          if (get?.path !== path) problems.push(`${probe} is not GET ${path}`);
+          else if (!declared(get.port))
+            problems.push(`${probe} port ${String(get.port)} is not a port of the container`);
+        }
+        return problems.map((p) => `${where(pod, c)}: ${p}`);
+      }),
+    );
+}
+
+/**
+ * Whether an environment variable is a secret setting of a service (declared `secret`, as
+ * docs/configuration.md marks them; per-chain ones for any chain id). Their `_FILE` forms name a path.
+ * REDIS_URL is no declared secret but carries the role's password.
+ */
+function isSecretSetting(name: string): boolean {
+  const specs = [GATEWAY_SETTINGS, SIGNER_SETTINGS, INDEXER_SETTINGS, chainSettings(0)] as Record<
+    string,
+    Setting<unknown>
+  >[];
+  const secret = specs.flatMap((spec) =>
+    Object.values(spec)
+      .filter((s) => s.secret)
+      .map((s) => s.env),
+  );
+  return name === 'REDIS_URL' || secret.includes(name) || secret.includes(name.replace(/_\d+$/, '_0'));
+}
+/** Values that look like a secret whatever their name: a 32-byte hex key, a URL with credentials, a PEM key. */
+const SECRET_VALUE = [
+  /\b(0x)?[0-9a-fA-F]{64}\b/,
+  /[a-z][a-z0-9+.-]*:\/\/[^/\s"'@]*:[^/\s"'@]+@/i,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+];
+
+/**
+ * No secret reaches a rendered object as a value: the chart creates no Secret, no container's
+ * environment sets a secret setting (or REDIS_URL, which carries a password) literally, and no
+ * literal value or ConfigMap entry looks like a key or a password.
+ */
+export function checkNoSecretValues(objects: K8sObject[]): string[] {
+  const problems = objects
+    .filter((o) => o.kind === 'Secret')
+    .map((o) => `Secret ${o.metadata.name}: rendered by the chart`);
+  for (const pod of podsOf(objects))
+    for (const c of containersOf(pod))
+      for (const e of c.env ?? []) {
+        if (e.value === undefined) continue;
+        if (isSecretSetting(e.name)) problems.push(`${where(pod, c)}: ${e.name} set as a literal value`);
+        else if (SECRET_VALUE.some((re) => re.test(e.value!)))
+          problems.push(`${where(pod, c)}: ${e.name} has a value that looks like a secret`);
+      }
+  for (const o of objects.filter((x) => x.kind === 'ConfigMap'))
+    for (const [key, value] of Object.entries(o.data ?? {}))
+      if (SECRET_VALUE.some((re) => re.test(value)))
+        problems.push(`ConfigMap ${o.metadata.name}: ${key} holds what looks like a secret`);
+  return problems;
+}
+
+function matches(selector: Record<string, string> | undefined, labels: Record<string, string>): boolean {
+  return !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+interface NetworkPolicyPeer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: unknown;
+}
+
+/**
+ * The signer's pods are selected by a NetworkPolicy that admits the gateway's pods and, besides,
+ * only peers chosen by labels (a metrics scraper): never an address range, never everyone.
+ */
+export function checkSignerNetworkPolicy(objects: K8sObject[]): string[] {
+  const pods = podsOf(objects);
+  const signer = pods.find((p) => p.labels['app.kubernetes.io/component'] === 'signer');
+  const gateway = pods.find((p) => p.labels['app.kubernetes.io/component'] === 'gateway');
+  if (!signer || !gateway) return ['no signer or gateway Deployment rendered'];
+  const policies = objects.filter(
+    (o) =>
+      o.kind === 'NetworkPolicy' &&
+      matches((o.spec?.podSelector as { matchLabels?: Record<string, string> }).matchLabels, signer.labels),
+  );
+  if (policies.length === 0) return ['no NetworkPolicy selects the signer pods'];
+  const problems: string[] = [];
+  for (const policy of policies) {
+    const spec = policy.spec as { policyTypes?: string[]; ingress?: { from?: NetworkPolicyPeer[] }[] };
+    const at = `NetworkPolicy ${policy.metadata.name}`;
+    if (!spec.policyTypes?.includes('Ingress')) problems.push(`${at}: does not restrict ingress`);
+    const rules = spec.ingress ?? [];
+    let admitsGateway = false;
+    for (const rule of rules) {
+      if (!rule.from?.length) {
+        problems.push(`${at}: a rule without peers admits everyone`);
+        continue;
+      }
+      for (const peer of rule.from) {
+        const isGateway =
+          !peer.namespaceSelector && !peer.ipBlock && matches(peer.podSelector?.matchLabels, gateway.labels);
+        if (isGateway) admitsGateway = true;
+        else if (peer.ipBlock) problems.push(`${at}: admits an address range`);
+        else if (
+          Object.keys(peer.podSelector?.matchLabels ?? {}).length === 0 ||
+          (peer.namespaceSelector && Object.keys(peer.namespaceSelector.matchLabels ?? {}).length === 0)
+        )
+          problems.push(`${at}: admits every pod of a namespace or every namespace`);
+      }
+    }
+    if (!admitsGateway) problems.push(`${at}: does not admit the gateway's pods`);
+  }
+  return problems;
+}
+
+/** JSON with every object's keys sorted: helm writes keys in alphabetical order, alerts.yml in its own. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/**
+ * The PrometheusRule carries the groups of deploy/prometheus/alerts.yml, unchanged (`alerts` is
+ * that file, parsed). `expected`: whether the value set turns the rule on.
+ */
+export function checkAlertRules(objects: K8sObject[], alerts: { groups: unknown[] }, expected: boolean): string[] {
+  const rules = objects.filter((o) => o.kind === 'PrometheusRule');
+  if (!expected) return rules.length ? ['a PrometheusRule rendered although monitoring.prometheusRule is off'] : [];
+  if (rules.length !== 1) return [`${rules.length} PrometheusRules rendered, expected 1`];
+  const groups = (rules[0]!.spec as { groups?: unknown }).groups;
+  return canonical(groups) === canonical(alerts.groups)
+    ? []
+    : [`PrometheusRule ${rules[0]!.metadata.name}: its groups differ from deploy/prometheus/alerts.yml`];
+}
+
+/** Images are pinned: a tag that is not `latest`, or a digest. */
+export function checkImages(objects: K8sObject[]): string[] {
+  return podsOf(objects).flatMap((pod) =>
+    containersOf(pod)
+      .filter((c) => !c.image || !/(@sha256:[0-9a-f]{64}|:[\w][\w.-]*)$/.test(c.image) || /:latest$/.test(c.image))
+      .map((c) => `${where(pod, c)}: image ${c.image ?? '(none)'} is not pinned`),
+  );
+}
