@@ -47,7 +47,7 @@ import { createApp, generateApiKey, hashApiKey, loadGatewayConfig } from '@pmm/g
 import { loadSignerConfig, startSigner } from '@pmm/signer';
 import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from './open-loop';
 import { profileBreakdown, type StepCost } from './profile-breakdown';
-import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds } from './redis-footprint';
+import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds, signatureIndexEntryBytes } from './redis-footprint';
 import { measureSignFloor } from './sign-floor';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -548,21 +548,6 @@ async function main(): Promise<void> {
         `(bare twin ${perCore(row(`${load} bareGet`).cpuUs)}), Redis ${perCore(price.redisUs)}`,
     );
   }
-  const kb = (b: number) => (b / 1024).toFixed(2);
-  const gb = (b: number) => (b / 2 ** 30).toFixed(1);
-  const memory = audit.streamBytes + audit.indexBytes;
-  console.log(
-    `\naudit trail after ${audit.records.toLocaleString('en-US')} signatures: Redis memory per signature ` +
-      `${audit.streamBytes.toFixed(0)} B in the stream + ${audit.indexBytes.toFixed(0)} B in the signature index = ${memory.toFixed(0)} B; ` +
-      `append-only file growth per signature ${Number.isNaN(audit.aofBytes) ? 'n/a (AOF off or rewritten)' : `${audit.aofBytes.toFixed(0)} B`}`,
-  );
-  for (const rate of [100, 1_000])
-    console.log(
-      `  at ${rate.toLocaleString('en-US')} signatures/s: memory ${gb(bytesPerDay(memory, rate))} GiB/day` +
-        (Number.isNaN(audit.aofBytes) ? '' : `, append-only file ${gb(bytesPerDay(audit.aofBytes, rate))} GiB/day`) +
-        ` (${kb(memory)} KiB × ${rate} × 86,400 s)`,
-    );
-
   // BENCH_PROFILE=1: where the paced rows' CPU goes, per process.
   for (const r of rows.values()) {
     if (!r.breakdown) continue;
@@ -588,6 +573,23 @@ async function main(): Promise<void> {
   console.log('\ncost floor of one signed quote through gateway and signer (CPU µs):');
   for (const s of steps) console.log(`  ${s.name.padEnd(58)} ${col(s.cpuUs.toFixed(1), 7)}`);
   console.log(`  ${'floor'.padEnd(58)} ${col(floor.toFixed(1), 7)}`);
+
+  const kb = (b: number) => (b / 1024).toFixed(2);
+  const gb = (b: number) => (b / 2 ** 30).toFixed(1);
+  // The floor wrote 21,000 records with distinct signatures to the same index.
+  const indexBytes = await signatureIndexEntryBytes(redis, prefix, 8453);
+  const memory = audit.streamBytes + indexBytes;
+  console.log(
+    `\naudit trail after ${audit.records.toLocaleString('en-US')} signatures: Redis memory per signature ` +
+      `${audit.streamBytes.toFixed(0)} B in the stream + ${indexBytes.toFixed(0)} B in the signature index (a distinct signature) = ${memory.toFixed(0)} B; ` +
+      `append-only file growth per signature ${Number.isNaN(audit.aofBytes) ? 'n/a (AOF off or rewritten)' : `${audit.aofBytes.toFixed(0)} B`}`,
+  );
+  for (const rate of [100, 1_000])
+    console.log(
+      `  at ${rate.toLocaleString('en-US')} signatures/s: memory ${gb(bytesPerDay(memory, rate))} GiB/day` +
+        (Number.isNaN(audit.aofBytes) ? '' : `, append-only file ${gb(bytesPerDay(audit.aofBytes, rate))} GiB/day`) +
+        ` (${kb(memory)} KiB × ${rate} × 86,400 s)`,
+    );
 
   const goal = (text: string, value: number, limit: number, atMost: boolean, unit: string) =>
     console.log(

@@ -2,8 +2,10 @@
  * What the sign path costs Redis, for the capacity plan (used by gateway.bench.ts): Redis's
  * own CPU, read from INFO around each load (exact only when the Redis serves the bench alone,
  * as `npm run bench`'s private one does), the append-only file's growth, and the memory the
- * audit trail holds per signature (MEMORY USAGE of the chain's audit stream and of the day's
- * signature index, divided by the records in the stream).
+ * audit trail holds per signature: MEMORY USAGE of the chain's audit stream over its records,
+ * and of the day's signature index over its entries (one per distinct signature: identical
+ * quotes asked in the same second share one, and the bench's load repeats one body, so the
+ * index is measured where it holds many distinct signatures).
  */
 import { auditDay, redisKeys, type RedisClient } from '@pmm/core';
 
@@ -39,8 +41,6 @@ export interface AuditFootprint {
   records: number;
   /** Bytes per record in the audit stream. */
   streamBytes: number;
-  /** Bytes per record in the signature index (today's hash; every record here is today's). */
-  indexBytes: number;
   /** Append-only file bytes per record since `since` (NaN without AOF or after a rewrite). */
   aofBytes: number;
 }
@@ -53,17 +53,21 @@ export async function auditFootprint(
 ): Promise<AuditFootprint> {
   const keys = redisKeys(prefix);
   const records = await redis.xlen(keys.audit(chainId));
-  const usage = async (key: string) => Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
-  const stream = await usage(keys.audit(chainId));
-  const index = await usage(keys.auditSignatures(chainId, auditDay(Math.floor(Date.now() / 1000))));
+  const stream = Number((await redis.call('MEMORY', 'USAGE', keys.audit(chainId), 'SAMPLES', '0')) ?? 0);
   const now = await aofMark(redis);
   const n = Math.max(1, records);
   return {
     records,
     streamBytes: stream / n,
-    indexBytes: index / n,
     aofBytes: now.rewrites === since.rewrites ? (now.bytes - since.bytes) / n : NaN,
   };
+}
+
+/** Bytes per entry of today's signature index of `chainId` (every record here is today's). */
+export async function signatureIndexEntryBytes(redis: RedisClient, prefix: string, chainId: number): Promise<number> {
+  const key = redisKeys(prefix).auditSignatures(chainId, auditDay(Math.floor(Date.now() / 1000)));
+  const bytes = Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
+  return bytes / Math.max(1, await redis.hlen(key));
 }
 
 /** Bytes a day at `perSecond` signatures, `bytesPerRecord` each. */
