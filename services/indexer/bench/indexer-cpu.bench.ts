@@ -10,6 +10,7 @@
  *   whatever else loads the machine), per book written, and its share of one core;
  * - the same for Redis (INFO cpu: exact only on a Redis that serves this bench alone, as
  *   `npm run bench`'s private one) and for the node (anvil: the EVM running every quote());
+ * - each indexer's resident memory at the end of the row;
  * - the chain's Redis memory (MEMORY USAGE of every key under the bench's prefix: the book,
  *   the registry, the BullMQ queue with the jobs it keeps).
  * Before the first row, mining is paused (anvil's evm_setIntervalMining 0) for a few
@@ -47,6 +48,12 @@ function processCpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** Resident memory of a process, MB (VmRSS from /proc/<pid>/status). */
+function residentMb(pid: number): number {
+  const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  return kb / 1024;
 }
 
 /** This process's children named `name` (the devnet's anvil). */
@@ -137,6 +144,8 @@ interface Row {
   indexerEach: number[];
   /** Books each indexer process wrote (the jobs are shared). */
   writtenEach: number[];
+  /** Each indexer process's resident memory at the end of the row, MB. */
+  rssEach: number[];
   redis: number;
   node: number;
   memory: { bytes: number; keys: number };
@@ -220,6 +229,7 @@ async function main(): Promise<void> {
       const books = written - from;
       const seconds = (Date.now() - t0) / 1_000;
       const indexerEach = indexers.map((c, i) => (processCpuSeconds(c.pid!) - cpu0[i]!) / books);
+      const rssEach = indexers.map((c) => residentMb(c.pid!));
       const writtenEach = (await Promise.all(started.map(booksWritten))).map((n, i) => n - written0[i]!);
       const redisPerBook = ((await redisCpuSeconds(redis)) - redis0) / books;
       const nodePerBook = nodePid ? (processCpuSeconds(nodePid) - node0) / books : NaN;
@@ -227,7 +237,17 @@ async function main(): Promise<void> {
       subscriber.removeAllListeners('message');
       await subscriber.unsubscribe(keys.updates(CHAIN));
       const memory = await prefixMemory(redis, prefix);
-      rows.push({ pairs, books, seconds, indexerEach, writtenEach, redis: redisPerBook, node: nodePerBook, memory });
+      rows.push({
+        pairs,
+        books,
+        seconds,
+        indexerEach,
+        writtenEach,
+        rssEach,
+        redis: redisPerBook,
+        node: nodePerBook,
+        memory,
+      });
       for (const c of indexers) {
         await stopProcess(c);
         children.delete(c);
@@ -254,7 +274,7 @@ async function main(): Promise<void> {
       `(${idle!.map((s) => (100 * s).toFixed(1)).join(' + ')} % of one core); Redis ${ms(redisIdle)} ms per second`,
   );
   console.log(
-    'pairs | books | s/book | written by each | indexers (each) ms | indexers sum ms | busiest % core | Redis ms | node ms | Redis keys | Redis KB',
+    'pairs | books | s/book | written by each | indexers (each) ms | indexers sum ms | busiest % core | Redis ms | node ms | Redis keys | Redis KB | RSS MB (each)',
   );
   for (const r of rows) {
     const sum = r.indexerEach.reduce((a, b) => a + b, 0);
@@ -267,7 +287,8 @@ async function main(): Promise<void> {
           .map((s) => ms(s))
           .join(' + ')
           .padStart(18)} | ${ms(sum).padStart(15)} | ${(100 * busiest * perSecond).toFixed(1).padStart(14)} | ` +
-        `${ms(r.redis).padStart(8)} | ${ms(r.node).padStart(7)} | ${String(r.memory.keys).padStart(10)} | ${(r.memory.bytes / 1024).toFixed(0).padStart(8)}`,
+        `${ms(r.redis).padStart(8)} | ${ms(r.node).padStart(7)} | ${String(r.memory.keys).padStart(10)} | ${(r.memory.bytes / 1024).toFixed(0).padStart(8)} | ` +
+        r.rssEach.map((m) => m.toFixed(0)).join(' + '),
     );
   }
   const [first, last] = [rows[0], rows.at(-1)];
