@@ -14,7 +14,12 @@
  * 4. for the record, not shipped: the gateway's steps and the signer's use case in ONE process,
  *    no hop (in-process.ts), at the same paced rate and one client;
  * 5. the cost floor of a signed quote (sign-floor.ts), with the HTTP hop measured by a bare
- *    forwarder (bare POST → one keep-alive HTTP hop → bare POST).
+ *    forwarder (bare POST → one keep-alive HTTP hop → bare POST);
+ * 6. for the capacity plan: requests per second per core of each process (the inverse of its
+ *    CPU per request), Redis's CPU per request (INFO; exact on `npm run bench`'s private
+ *    Redis), and what the audit trail holds per signature (redis-footprint.ts): memory in the
+ *    stream and its index, the append-only file's growth, and both per day at 100 and 1,000
+ *    signatures/s.
  * BENCH_PROFILE=1 adds where each server's CPU goes per request in the paced rows
  * (profile-breakdown.ts); BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the servers on exit.
  *
@@ -42,6 +47,7 @@ import { createApp, generateApiKey, hashApiKey, loadGatewayConfig } from '@pmm/g
 import { loadSignerConfig, startSigner } from '@pmm/signer';
 import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from './open-loop';
 import { profileBreakdown, type StepCost } from './profile-breakdown';
+import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds, signatureIndexEntryBytes } from './redis-footprint';
 import { measureSignFloor } from './sign-floor';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -274,6 +280,8 @@ interface Row {
   cpuUs: number;
   /** The same, per process, in the order they were given. */
   cpuUsEach: number[];
+  /** Redis's CPU µs per request over the case (every client's work, the bench's own included). */
+  redisUs: number;
   /** With BENCH_PROFILE=1: CPU µs per request by step, per process. */
   breakdown?: StepCost[][];
 }
@@ -295,16 +303,19 @@ function ask<T>(child: ChildProcess, request: string, key: string): Promise<T> {
 const childCpu = (child: ChildProcess) => ask<number>(child, 'cpu', 'cpu');
 const PROFILE = process.env.BENCH_PROFILE === '1';
 
-/** Runs `drive` and charges the servers' CPU time to the requests it answered. */
+/** Runs `drive` and charges the servers' and Redis's CPU time to the requests it answered. */
 async function measure(
   name: string,
   servers: ChildProcess[],
+  redis: RedisClient,
   drive: () => Promise<LatencyFigures>,
   profile = false,
 ): Promise<Row> {
   if (profile) await Promise.all(servers.map((c) => ask(c, 'profile-start', 'profiling')));
   const before = await Promise.all(servers.map(childCpu));
+  const redisBefore = await redisCpuSeconds(redis);
   const latency = await drive();
+  const redisAfter = await redisCpuSeconds(redis);
   const after = await Promise.all(servers.map(childCpu));
   const total = latency.count || 1;
   const cpuUsEach = after.map((cpu, i) => (cpu - before[i]!) / total);
@@ -317,6 +328,7 @@ async function measure(
     latency,
     cpuUs: cpuUsEach.reduce((a, b) => a + b, 0),
     cpuUsEach,
+    redisUs: ((redisAfter - redisBefore) * 1e6) / total,
     breakdown: profiles?.map((p) => profileBreakdown(p, total)),
   };
 }
@@ -456,6 +468,8 @@ async function main(): Promise<void> {
   type CaseName = keyof typeof cases;
   const caseOf = (n: CaseName) => cases[n]!;
 
+  // The append-only file's size before the first signature (the warm-up signs too).
+  const aofBefore = await aofMark(redis);
   // Warm-up (JIT, keep-alive sockets, caches): not measured.
   for (const c of Object.values(cases)) await openLoop(c.request, 500, 1);
 
@@ -464,7 +478,7 @@ async function main(): Promise<void> {
     for (const n of names)
       rows.set(
         `${label} ${n}`,
-        await measure(`${label} ${n}`, caseOf(n).servers, () => drive(caseOf(n).request), PROFILE),
+        await measure(`${label} ${n}`, caseOf(n).servers, redis, () => drive(caseOf(n).request), PROFILE),
       );
   };
   const withInProcess = (names: CaseName[]): CaseName[] => (inProcess ? [...names, 'inProcess'] : names);
@@ -472,10 +486,14 @@ async function main(): Promise<void> {
     closedLoop(r, SECONDS),
   );
   await run('paced-100', ['barePost', 'sign', 'bareHop'], (r) => openLoop(r, 100, SECONDS));
-  await run('paced-500', withInProcess(['barePost', 'sign', 'bareHop']), (r) => openLoop(r, 500, SECONDS));
+  await run('paced-500', withInProcess(['barePost', 'sign', 'bareHop', 'bareGet', 'price']), (r) =>
+    openLoop(r, 500, SECONDS),
+  );
   await run('saturated', withInProcess(['barePost', 'sign', 'bareGet', 'price', 'bareHop']), saturate);
 
   await Promise.all([gateway, signer, bare, inProcess].filter((c) => c !== undefined).map((c) => stopChild(c.child)));
+  // Before the floor below, which writes sample records of its own to the same trail.
+  const audit = await auditFootprint(redis, prefix, 8453, aofBefore);
 
   const row = (key: string) => rows.get(key)!;
   console.log(`\n${SECONDS} s per row; latency in ms; CPU = the serving processes' CPU µs per request`);
@@ -486,6 +504,7 @@ async function main(): Promise<void> {
     col('p99', 7),
     col('max', 7),
     col('CPU µs', 8),
+    col('Redis µs', 9),
     col('p50×twin', 9),
     col('p99×twin', 9),
     col('rate÷twin', 10),
@@ -504,6 +523,7 @@ async function main(): Promise<void> {
       col(ms(l.p99), 7),
       col(ms(l.max), 7),
       col(r.cpuUs.toFixed(0), 8),
+      col(r.redisUs.toFixed(0), 9),
       col(`${(l.p50 / twin.latency.p50).toFixed(2)}×`, 9),
       col(`${(l.p99 / twin.latency.p99).toFixed(2)}×`, 9),
       col(`${((100 * l.rate) / twin.latency.rate).toFixed(1)}%`, 10),
@@ -516,6 +536,18 @@ async function main(): Promise<void> {
     );
   }
 
+  // Capacity: a process's requests per second on one core is the inverse of its CPU per request.
+  const perCore = (us: number) => (us > 0 ? Math.round(1e6 / us).toLocaleString('en-US') : 'n/a');
+  console.log('\nper core (1 / CPU per request; Redis: its one thread):');
+  for (const load of ['paced-500', 'saturated']) {
+    const sign = row(`${load} sign`);
+    const price = row(`${load} price`);
+    console.log(
+      `  ${load}: signs/s per core: gateway ${perCore(sign.cpuUsEach[0]!)}, signer ${perCore(sign.cpuUsEach[1]!)}, ` +
+        `both ${perCore(sign.cpuUs)}, Redis ${perCore(sign.redisUs)}; price answers/s per core: gateway ${perCore(price.cpuUs)} ` +
+        `(bare twin ${perCore(row(`${load} bareGet`).cpuUs)}), Redis ${perCore(price.redisUs)}`,
+    );
+  }
   // BENCH_PROFILE=1: where the paced rows' CPU goes, per process.
   for (const r of rows.values()) {
     if (!r.breakdown) continue;
@@ -541,6 +573,23 @@ async function main(): Promise<void> {
   console.log('\ncost floor of one signed quote through gateway and signer (CPU µs):');
   for (const s of steps) console.log(`  ${s.name.padEnd(58)} ${col(s.cpuUs.toFixed(1), 7)}`);
   console.log(`  ${'floor'.padEnd(58)} ${col(floor.toFixed(1), 7)}`);
+
+  const kb = (b: number) => (b / 1024).toFixed(2);
+  const gb = (b: number) => (b / 2 ** 30).toFixed(1);
+  // The floor wrote 21,000 records with distinct signatures to the same index.
+  const indexBytes = await signatureIndexEntryBytes(redis, prefix, 8453);
+  const memory = audit.streamBytes + indexBytes;
+  console.log(
+    `\naudit trail after ${audit.records.toLocaleString('en-US')} signatures: Redis memory per signature ` +
+      `${audit.streamBytes.toFixed(0)} B in the stream + ${indexBytes.toFixed(0)} B in the signature index (a distinct signature) = ${memory.toFixed(0)} B; ` +
+      `append-only file growth per signature ${Number.isNaN(audit.aofBytes) ? 'n/a (AOF off or rewritten)' : `${audit.aofBytes.toFixed(0)} B`}`,
+  );
+  for (const rate of [100, 1_000])
+    console.log(
+      `  at ${rate.toLocaleString('en-US')} signatures/s: memory ${gb(bytesPerDay(memory, rate))} GiB/day` +
+        (Number.isNaN(audit.aofBytes) ? '' : `, append-only file ${gb(bytesPerDay(audit.aofBytes, rate))} GiB/day`) +
+        ` (${kb(memory)} KiB × ${rate} × 86,400 s)`,
+    );
 
   const goal = (text: string, value: number, limit: number, atMost: boolean, unit: string) =>
     console.log(

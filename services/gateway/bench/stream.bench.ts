@@ -387,9 +387,11 @@ async function main(): Promise<void> {
     `subscriber processes per book: CPU ${clientCpu.map((c) => c.toFixed(1)).join(' + ')} ms, ` +
       `of which in their read callbacks ${clientCallbacks.map((c) => c.toFixed(1)).join(' + ')} ms`,
   );
-  const fanSum = (after.gateway_stream_fanout_seconds_sum ?? 0) - (connected.gateway_stream_fanout_seconds_sum ?? 0);
-  const fanCount =
-    (after.gateway_stream_fanout_seconds_count ?? 0) - (connected.gateway_stream_fanout_seconds_count ?? 0);
+  // The histogram is labelled by chain.
+  const fan = (m: Record<string, number>, part: 'sum' | 'count') =>
+    m[`gateway_stream_fanout_seconds_${part}{chain="${CHAIN}"}`] ?? 0;
+  const fanSum = fan(after, 'sum') - fan(connected, 'sum');
+  const fanCount = fan(after, 'count') - fan(connected, 'count');
   console.log(
     `gateway time to write one book to all streams (gateway_stream_fanout_seconds): mean ${((1e3 * fanSum) / Math.max(1, fanCount)).toFixed(1)} ms over ${fanCount} books`,
   );

@@ -3,8 +3,8 @@
  * and 500 pairs on one devnet chain (8453, anvil) mining a block every 750 ms, with the default
  * ladder (12 points per side).
  *
- * The devnet seeds two base tokens; this lists extra TestTokens (6, 8 and 18 decimals) through
- * the router's owner functions (setCurve / delistToken) and mints them reserves. Latency runs
+ * The devnet seeds two base tokens; bench-pairs.ts lists extra TestTokens (6, 8 and 18
+ * decimals) through the router's owner functions and mints them reserves. Latency runs
  * from the moment the indexer sees the head to the Lua write of the book in Redis; "compute"
  * is the part inside the worker (plan + sign + the eth_call + decode + write), "eth_call" the
  * node round trip alone: the EVM running every quote() (mostly the signature's ecrecover), which
@@ -15,21 +15,17 @@
  * Environment: BENCH_PAIRS (default 10,100,500), BENCH_BLOCK_INTERVAL_MS (750), BENCH_SAMPLES (30),
  * BENCH_CALL_GAS (1,000,000,000: the indexer's CALL_GAS and the devnet's block gas limit).
  */
-import { ContractFactory, Interface, JsonRpcProvider, NonceManager } from 'ethers';
 import Redis from 'ioredis';
-import { PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
 import { createLogger, redisKeys } from '@pmm/core';
-import { deployerWallet, seedPlan, startDevnet } from '@pmm/devnet';
+import { startDevnet } from '@pmm/devnet';
 import { loadIndexerConfig, startIndexer, type BlockEvent } from '@pmm/indexer';
+import { BenchPairs } from './bench-pairs';
 
 const PAIR_COUNTS = (process.env.BENCH_PAIRS ?? '10,100,500').split(',').map(Number);
 const BLOCK_INTERVAL_MS = Number(process.env.BENCH_BLOCK_INTERVAL_MS ?? 750);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const CALL_GAS = Number(process.env.BENCH_CALL_GAS ?? 1_000_000_000);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-const router = new Interface(PmmRouterArtifact.abi);
-const token = new Interface(TestTokenArtifact.abi);
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -41,73 +37,13 @@ async function main(): Promise<void> {
   // bench raises both, as an operator sets CALL_GAS (within the node's RPC gas cap).
   const devnet = await startDevnet({ chains: [8453], blockIntervalMs: BLOCK_INTERVAL_MS, blockGasLimit: CALL_GAS });
   const c = devnet.stack.chains['8453']!;
-  const provider = new JsonRpcProvider(c.rpcUrl, 8453, { staticNetwork: true });
-  // A receipt may be missing right after sending (anvil): ethers then polls, every 4 s by default.
-  provider.pollingInterval = 50;
-  const owner = new NonceManager(deployerWallet().connect(provider));
-  const plan = seedPlan(8453);
-  const weth = plan.baseTokens[0]!;
-
-  // Extra base tokens: curves shaped like WETH's, scaled to each token's decimals.
-  const extra: { address: string; decimals: number }[] = [];
-  // Mined by the chain's own interval: on anvil, evm_setAutomine(true) replaces interval mining,
-  // and evm_setAutomine(false) then leaves no mining at all.
-  const factory = new ContractFactory(TestTokenArtifact.abi, TestTokenArtifact.bytecode, owner);
-  const txs = [];
-  for (let i = 0; i < Math.max(...PAIR_COUNTS) - 2; i++) {
-    const decimals = [18, 8, 6][i % 3]!;
-    const t = await factory.deploy(`Bench ${i}`, `BT${i}`, decimals);
-    extra.push({ address: await t.getAddress(), decimals });
-  }
-  const curveArgs = (decimals: number, mid: bigint) => {
-    const scale = 10n ** BigInt(decimals);
-    const depths = [10n * scale, 50n * scale, 200n * scale];
-    return [(mid * 10n ** 6n * 10n ** 18n) / scale, depths, weth.curve.askSpreadsPpm, depths, weth.curve.bidSpreadsPpm];
-  };
-  for (const [i, t] of extra.entries()) {
-    txs.push(
-      await owner.sendTransaction({
-        to: t.address,
-        data: token.encodeFunctionData('mint', [c.contracts.router, 150n * 10n ** BigInt(t.decimals)]),
-      }),
-    );
-    txs.push(
-      await owner.sendTransaction({
-        to: c.contracts.router,
-        data: router.encodeFunctionData('setCurve', [t.address, ...curveArgs(t.decimals, BigInt(100 + i))]),
-      }),
-    );
-  }
-  await Promise.all(txs.map((tx) => tx.wait()));
-  const listed = [...c.baseTokens.map((b) => b.address), ...extra.map((e) => e.address)];
+  const pairsOnChain = await BenchPairs.create(c, Math.max(...PAIR_COUNTS));
 
   const redis = new Redis(REDIS_URL);
   const rows: string[] = [];
   for (const pairs of PAIR_COUNTS) {
     // List exactly `pairs` base tokens: delist the rest (only WETH stays for 1 pair).
-    const current = (await provider.call({
-      to: c.contracts.router,
-      data: router.encodeFunctionData('listedTokens'),
-    })) as string;
-    const now = new Set((router.decodeFunctionResult('listedTokens', current)[0] as string[]).slice(1));
-    const wanted = listed.slice(0, pairs);
-    const changes = [];
-    for (const a of now)
-      if (!wanted.includes(a))
-        changes.push(
-          await owner.sendTransaction({ to: c.contracts.router, data: router.encodeFunctionData('delistToken', [a]) }),
-        );
-    for (const [i, a] of wanted.entries()) {
-      if (now.has(a)) continue;
-      const decimals = i === 1 ? 8 : (extra.find((e) => e.address === a)?.decimals ?? 18);
-      changes.push(
-        await owner.sendTransaction({
-          to: c.contracts.router,
-          data: router.encodeFunctionData('setCurve', [a, ...curveArgs(decimals, BigInt(100 + i))]),
-        }),
-      );
-    }
-    await Promise.all(changes.map((tx) => tx.wait()));
+    await pairsOnChain.list(pairs);
 
     const prefix = `bench-indexer-${pairs}-${Date.now()}`;
     const events: BlockEvent[] = [];
@@ -171,7 +107,7 @@ async function main(): Promise<void> {
   for (const r of rows) console.log(r);
   console.log(`goal: p99 <= ${BLOCK_INTERVAL_MS / 10} ms at 100 pairs, one eth_call per block`);
   redis.disconnect();
-  provider.destroy();
+  pairsOnChain.close();
   await devnet.stop();
 }
 
