@@ -66,7 +66,8 @@ COPY --from=prune /out/devnet ./
 # write its chains file and each service's secrets there; a missing bind-mount folder would be
 # created by root.
 RUN mkdir -p /devnet /devnet-secrets/signer /devnet-secrets/gateway /devnet-secrets/indexer-8453 \
-      /devnet-secrets/indexer-56 /devnet-secrets/indexer-4663 \
+      /devnet-secrets/indexer-56 /devnet-secrets/indexer-4663 /devnet-secrets/keys /devnet-secrets/operator \
+      /devnet-secrets/redis-users \
  && chown -R node:node /devnet /devnet-secrets && chmod 700 /devnet-secrets/*
 USER node
 ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet-secrets
@@ -88,6 +89,8 @@ FROM base AS operator
 ENV NODE_ENV=production
 WORKDIR /app/packages/settlement/dist/cli
 COPY --from=prune-operator /out/operator /app/
+# Where its secrets folder is mounted (its Redis user's password under compose), as in runtime.
+RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
 USER node
 # The command is audit.js <command> or settle.js <options>.
 ENTRYPOINT ["node"]
@@ -105,8 +108,12 @@ WORKDIR /app
 # Owned by root, run as `node`: the service cannot modify its own code.
 COPY --from=prune /out/runtime ./
 # Where each service's own secrets folder is mounted (its SECRETS_DIR in docker-compose.yml);
-# the node user's and owner-only, which a named volume copies on first use.
-RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
+# the node user's and owner-only, which a named volume copies on first use. The same for the
+# Redis users' passwords and the ACL file rendered from them (compose's redis-acl step; the
+# file, password hashes only, is read by Redis's own user).
+RUN mkdir -p /run/secrets/pmm /run/secrets/redis-users /run/redis-acl \
+ && chown node:node /run/secrets/pmm /run/secrets/redis-users /run/redis-acl \
+ && chmod 700 /run/secrets/pmm /run/secrets/redis-users && chmod 755 /run/redis-acl
 USER node
 EXPOSE 8080 8081 8090 9080
 # /readyz of whichever service runs: OPS_PORT when set (gateway), else PORT.
