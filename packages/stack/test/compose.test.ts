@@ -81,14 +81,19 @@ const programs: Record<string, Set<string>> = {
   'packages/devnet/dist/cli.js': devnetEnvNames(),
   'packages/core/dist/redis-acl-file.js': aclFileEnvNames(),
   'services/gateway/dist/cli/keys.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
-  // The operator image runs `node <command>` in packages/settlement/dist/cli.
+  // The operator image runs `node <command>` in the settlement package's built cli folder.
   'packages/settlement/dist/cli/settle.js': envNames(toolSettings),
 };
 
-/** The program a service runs: its entry point's script, or its command's (the operator image's working folder). */
+/** The operator image's working folder, under /app: its stage's WORKDIR in the Dockerfile. */
+const OPERATOR_WORKDIR = /^FROM base AS operator$[^]*?^WORKDIR \/app\/(\S+)$/m.exec(
+  readFileSync(path.join(root, 'Dockerfile'), 'utf8'),
+)![1]!;
+
+/** The program a service runs: its entry point's script, or its command's in the operator image's working folder. */
 function programOf(svc: (typeof compose.services)[string]): string {
   const command = [...(svc.entrypoint ?? []), ...(svc.command ?? [])];
-  if (command[0] !== 'node') return `packages/settlement/dist/cli/${command[0]}`;
+  if (command[0] !== 'node') return path.posix.join(OPERATOR_WORKDIR, command[0]!);
   return command[1]!;
 }
 
@@ -231,10 +236,10 @@ describe('docker-compose.yml', () => {
         /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE_PASSWORD|QUOTER_KEY|REDIS_PASSWORD)/.test(n),
       );
       expect([name, secretNames]).toEqual([name, []]);
-      // The shared folders hold no secret: the chains file (devnet) and the config folder (the key CLI needs neither).
+      // The shared folders hold no secret: the chains file (devnet) and the config folder.
       expect([name, (svc.volumes ?? []).filter((v) => !v.includes(':/run/secrets/pmm'))]).toEqual([
         name,
-        name === 'keys' ? [] : ['${CONFIG_DIR:-./config}:/config:ro', 'devnet:/devnet:ro'],
+        ['${CONFIG_DIR:-./config}:/config:ro', 'devnet:/devnet:ro'],
       ]);
     }
     // The devnet fills each service's volume, mounted nowhere else.
