@@ -4,6 +4,7 @@
 #   devnet                    the three local devnet chains (anvil), for trying the stack.
 #   operator                  the operator's `audit` and `settle` commands (packages/settlement): they
 #                             read the chains and the audit trail, hold no key, and are not in runtime.
+#   lb                        HAProxy in front of the gateway replicas (docker-compose.yml).
 # Both run Node 24 (the maintained LTS); the code itself supports Node >= 20.
 #
 #   docker build -t pmm-quote-service .                  # runtime
@@ -97,6 +98,24 @@ ENTRYPOINT ["node"]
 CMD ["settle.js", "help"]
 LABEL org.opencontainers.image.title="pmm-operator" \
       org.opencontainers.image.description="The PMM quote service's audit and settlement commands (no keys)" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
+
+# ---- lb: HAProxy in front of the gateway replicas under compose (docker-compose.yml `lb`) -------
+FROM base AS lb
+# Debian's HAProxy (bookworm: the 2.6 LTS series, with Debian's security updates), on the same
+# base as every image here: it builds wherever the services build (a registry mirror, a local
+# stand-in) and is updated with them (docs/decisions.md#scaling-the-gateway-under-compose-haproxy-in-front).
+RUN apt-get update && apt-get install -y --no-install-recommends haproxy \
+ && rm -rf /var/lib/apt/lists/*
+COPY deploy/compose/haproxy.cfg /etc/haproxy/haproxy.cfg
+USER node
+EXPOSE 8080
+# Healthy once HAProxy answers its own monitor URI (loopback port 8405).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:8405/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["haproxy", "-db", "-f", "/etc/haproxy/haproxy.cfg"]
+LABEL org.opencontainers.image.title="pmm-quote-lb" \
+      org.opencontainers.image.description="HAProxy in front of the PMM quote service's gateway replicas (docker compose)" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 

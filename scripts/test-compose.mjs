@@ -1,9 +1,9 @@
 // `npm run test:compose`: the operator's Docker path, for real, from the working tree. Needs a
 // Docker engine and Compose (v2 `docker compose` or v1 `docker-compose`); not part of `npm test`.
-//   1. builds the images (runtime, devnet and operator targets);
+//   1. builds the images (runtime, devnet, operator and lb targets);
 //   2. checks that a service without its secrets refuses to start, naming each one;
-//   3. `up -d --build` with the devnet profile from a copy of .env.example, on free gateway
-//      ports, under its own project name (its own containers, network and volumes; NODE_IMAGE
+//   3. `up -d --build` with the devnet profile from a copy of .env.example, on a free gateway
+//      port, under its own project name (its own containers, network and volumes; NODE_IMAGE
 //      passed to the build from the environment), waiting for every health check (`--wait` with
 //      Compose v2; v1 has no `--wait`, so the health states are polled); checks every container's
 //      hardening (read-only root, no capabilities, no new privileges, limits); then reads, in each
@@ -17,8 +17,9 @@
 //   6. creates a key with the `keys` tool (its own Redis user), restarts Redis, checks the key
 //      signs; then `down` (volumes kept) and `up -d`, and checks it again;
 //   7. scales indexer-8453 to two replicas, kills one, checks the book still advances;
-//   8. scales the gateway to three replicas: each answers on its own port of GATEWAY_PORTS, and
-//      its operator port answers /readyz on loopback;
+//   8. scales the gateway to three replicas behind the balancer (lb): prices asked through its one
+//      port reach all three (each one's request count, read from its own operator port, grows),
+//      and each operator port is published on loopback only;
 //   9. always tears everything down (`down -v`).
 // Each step prints its time; the whole run ends with `test:compose passed in N s`.
 import { spawnSync } from 'node:child_process';
@@ -27,7 +28,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
-import net from 'node:net';
+import { freePort } from './lib/redis.mjs';
 
 const t0 = Date.now();
 const secs = (since) => ((Date.now() - since) / 1000).toFixed(1);
@@ -64,42 +65,12 @@ log(`engine ${info.stdout.trim()}, compose: ${[compose[0], ...compose[1]].join('
 const project = `pmmtest${randomBytes(3).toString('hex')}`;
 const work = mkdtempSync(path.join(tmpdir(), 'pmm-compose-'));
 const envFile = path.join(work, '.env');
-/** `n` consecutive free ports on this host (a gateway port range), from a random start. */
-async function freeRange(n) {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const start = 20_000 + Math.floor(Math.random() * 40_000);
-    const ports = Array.from({ length: n }, (_, i) => start + i);
-    const free = await Promise.all(
-      ports.map(
-        (port) =>
-          new Promise((resolve) => {
-            const srv = net.createServer();
-            srv.once('error', () => resolve(false));
-            srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
-          }),
-      ),
-    );
-    if (free.every(Boolean)) return ports;
-  }
-  throw new Error(`no ${n} consecutive free ports found`);
-}
-const gatewayPorts = await freeRange(3);
-const opsPorts = await freeRange(3);
-const gatewayPort = gatewayPorts[0];
-const portRanges = {
-  GATEWAY_PORTS: `${gatewayPorts[0]}-${gatewayPorts[2]}`,
-  GATEWAY_OPS_PORTS: `${opsPorts[0]}-${opsPorts[2]}`,
-};
+const gatewayPort = await freePort();
 copyFileSync(path.join(root, '.env.example'), envFile);
-writeFileSync(
-  envFile,
-  `${readFileSync(envFile, 'utf8')}\n${Object.entries(portRanges)
-    .map(([k, v]) => `${k}=${v}\n`)
-    .join('')}ENV_FILE=${envFile}\n`,
-);
+writeFileSync(envFile, `${readFileSync(envFile, 'utf8')}\nGATEWAY_PORT=${gatewayPort}\nENV_FILE=${envFile}\n`);
 /** The development API key: the devnet writes it into the gateway's secrets folder. */
 let devKey;
-const composeEnv = { ...process.env, ENV_FILE: envFile, ...portRanges };
+const composeEnv = { ...process.env, ENV_FILE: envFile, GATEWAY_PORT: String(gatewayPort) };
 /** Compose v2 has `up --wait`; v1 (docker-compose 1.29) does not. */
 const hasWait = compose[0] === 'docker';
 
@@ -215,7 +186,14 @@ try {
     '.',
   ]);
   if (buildOperator.code !== 0) fail(`docker build --target operator failed:\n${buildOperator.out}`);
-  for (const image of ['pmm-quote-service:local', 'pmm-quote-devnet:local', 'pmm-operator:local']) {
+  const buildLb = run('docker', ['build', '-q', ...baseImage, '--target', 'lb', '-t', 'pmm-quote-lb:local', '.']);
+  if (buildLb.code !== 0) fail(`docker build --target lb failed:\n${buildLb.out}`);
+  for (const image of [
+    'pmm-quote-service:local',
+    'pmm-quote-devnet:local',
+    'pmm-operator:local',
+    'pmm-quote-lb:local',
+  ]) {
     const size = run('docker', ['image', 'inspect', '--format', '{{.Size}}', image]).stdout.trim();
     log(`image ${image}: ${(Number(size) / 1e6).toFixed(0)} MB`);
   }
@@ -435,30 +413,43 @@ try {
   );
   log(`with one of two indexer-8453 replicas killed, the book advanced from block ${first}`);
 
-  // 8. Three gateways, each on its own port of the range, each operator port on loopback.
+  // 8. Three gateways behind the balancer: prices through its one port reach each of them.
   step = Date.now();
   await upAndWait(['--no-build', '--scale', 'gateway=3']);
   const gateways = dc(['ps', '-q', 'gateway']).stdout.trim().split('\n').filter(Boolean);
   if (gateways.length !== 3) fail(`expected 3 gateway replicas, got ${gateways.length}`);
-  const published = gateways.map((id) => JSON.parse(run('docker', ['inspect', id]).stdout)[0].NetworkSettings.Ports);
-  const apiPorts = published.map((p) => Number(p['8080/tcp']?.[0]?.HostPort)).sort();
-  const opsBound = published.map((p) => `${p['9080/tcp']?.[0]?.HostIp}:${p['9080/tcp']?.[0]?.HostPort}`).sort();
-  if (JSON.stringify(apiPorts) !== JSON.stringify(gatewayPorts))
-    fail(`the gateways publish ${apiPorts}, expected ${gatewayPorts}`);
-  if (JSON.stringify(opsBound) !== JSON.stringify(opsPorts.map((p) => `127.0.0.1:${p}`)))
-    fail(`the operator ports are published on ${opsBound}, expected loopback ${opsPorts}`);
-  for (const port of gatewayPorts)
-    await until(
-      `a price from the gateway on port ${port}`,
-      async () => (await api('/v2/price?chainId=8453', devKey, undefined, `http://127.0.0.1:${port}`)).status === 200,
-      60_000,
+  const opsBindings = gateways.map(
+    (id) => JSON.parse(run('docker', ['inspect', id]).stdout)[0].NetworkSettings.Ports['9080/tcp'],
+  );
+  for (const binding of opsBindings)
+    if (binding?.length !== 1 || binding[0].HostIp !== '127.0.0.1')
+      fail(`a gateway's operator port is published on ${JSON.stringify(binding)}, expected loopback only`);
+  /** Each replica's count of answered /v2/price requests, from its own /metrics. */
+  const priceCounts = async () =>
+    Promise.all(
+      opsBindings.map(async ([{ HostPort }]) => {
+        const text = await (
+          await fetch(`http://127.0.0.1:${HostPort}/metrics`, { signal: AbortSignal.timeout(5_000) })
+        ).text();
+        return [...text.matchAll(/^http_requests_total\{[^}]*route="\/v2\/price"[^}]*\} (\d+)/gm)].reduce(
+          (n, m) => n + Number(m[1]),
+          0,
+        );
+      }),
     );
-  for (const port of opsPorts) {
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(5_000) });
-    if (ready.status !== 200) fail(`the operator port ${port} answered /readyz ${ready.status}`);
-  }
+  const before = await priceCounts();
+  let answered = 0;
+  await until(
+    'prices through the balancer reaching all three gateways',
+    async () => {
+      for (let i = 0; i < 10; i++) if ((await api('/v2/price?chainId=8453', devKey)).status === 200) answered++;
+      const after = await priceCounts();
+      return after.every((n, i) => n > before[i]);
+    },
+    60_000,
+  );
   log(
-    `\`--scale gateway=3\`: three gateways answer on ports ${gatewayPorts.join(', ')}, operator ports on 127.0.0.1 (${secs(step)} s)`,
+    `\`--scale gateway=3\`: ${answered} prices through the balancer on port ${gatewayPort} reached all three gateways; their operator ports on loopback only (${secs(step)} s)`,
   );
 
   log(`test:compose passed in ${secs(t0)} s`);

@@ -115,6 +115,7 @@ describe('docker-compose.yml', () => {
         'indexer-56',
         'indexer-8453',
         'keys',
+        'lb',
         'operator',
         'redis',
         'redis-acl',
@@ -127,7 +128,7 @@ describe('docker-compose.yml', () => {
     expect(compose.services.operator!.profiles).toEqual(['tools']);
   });
 
-  it.each(entries.filter(([name]) => name !== 'redis'))(
+  it.each(entries.filter(([name]) => !['redis', 'lb'].includes(name)))(
     'behavior: %s runs a built entry point and sets only variables it reads',
     (_name, svc) => {
       const program = programOf(svc);
@@ -155,11 +156,8 @@ describe('docker-compose.yml', () => {
       if (port) expect([env.PORT, env.OPS_PORT]).toContain(port);
     }
     const gateway = compose.services.gateway!;
-    // A range (one port per replica: `--scale gateway=3`); the operator port on loopback by default.
-    expect(gateway.ports).toEqual([
-      '${GATEWAY_PORTS:-8080-8082}:8080',
-      '${GATEWAY_OPS_BIND:-127.0.0.1}:${GATEWAY_OPS_PORTS:-9080-9082}:9080',
-    ]);
+    // No fixed host port (replicas scale): the operator port on loopback, at a port Docker picks.
+    expect(gateway.ports).toEqual(['${GATEWAY_OPS_BIND:-127.0.0.1}::9080']);
     expect(gateway.environment?.PORT).toBe('8080');
     expect(gateway.environment?.OPS_PORT).toBe('9080');
     expect(compose.services.signer!.environment?.PORT).toBe(new URL(gateway.environment!.SIGNER_URL!).port);
@@ -204,7 +202,7 @@ describe('docker-compose.yml', () => {
     for (const [name, svc] of entries.filter(([n]) => n.startsWith('indexer-'))) {
       expect([name, svc.ports]).toEqual([name, undefined]);
     }
-    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet'].includes(n)))
+    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'lb'].includes(n)))
       expect([name, svc.env_file]).toEqual([name, '${ENV_FILE:-.env}']);
     // `up -d --wait` waits for health checks: every long-running service has one (the images'
     // HEALTHCHECK for ours, redis-cli for Redis); only the one-shot and the tools turn it off.
@@ -228,7 +226,7 @@ describe('docker-compose.yml', () => {
         ]),
       ),
     };
-    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'redis-acl'].includes(n))) {
+    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'redis-acl', 'lb'].includes(n))) {
       expect([name, secretFolder(svc)]).toEqual([name, [owners[name]]]);
       expect([name, svc.environment?.SECRETS_DIR]).toEqual([name, '/run/secrets/pmm']);
       // No secret setting (nor a pointer to one) in the environment compose gives the service.
@@ -261,6 +259,28 @@ describe('docker-compose.yml', () => {
     expect(assigned.filter((n) => /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|QUOTER_KEY|SECRETS_DIR)/.test(n))).toEqual(
       [],
     );
+  });
+
+  it('behavior: the balancer (lb) publishes the API and reaches every gateway replica, probing /readyz on its operator port', () => {
+    const lb = compose.services.lb!;
+    expect(lb.ports).toEqual(['${GATEWAY_PORT:-8080}:8080']);
+    expect(lb.build).toEqual({ context: '.', target: 'lb', args: ['NODE_IMAGE'] });
+    const gateway = compose.services.gateway!.environment!;
+    const cfg = readFileSync(path.join(root, 'deploy/compose/haproxy.cfg'), 'utf8');
+    expect(cfg).toMatch(/^\s*bind :8080$/m);
+    const template =
+      /^\s*server-template \S+ (\d+) gateway:(\d+) check port (\d+) .*resolvers docker init-addr none$/m.exec(cfg);
+    expect([template?.[2], template?.[3]]).toEqual([gateway.PORT, gateway.OPS_PORT]);
+    expect(cfg).toMatch(/^\s*http-check send meth GET uri \/readyz ver HTTP\/1\.1 hdr Host localhost$/m);
+    // The balancer's X-Forwarded-For is its peer's address, replacing the client's, and the gateway trusts it.
+    expect(cfg).toMatch(/^\s*http-request set-header X-Forwarded-For %\[src\]$/m);
+    expect(cfg).not.toMatch(/option forwardfor/);
+    expect(gateway.TRUSTED_PROXIES).toBe('${TRUSTED_PROXIES:-172.16.0.0/12,192.168.0.0/16}');
+    // The image is built from the file: the Dockerfile copies it and the build context has it.
+    expect(readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toContain(
+      'COPY deploy/compose/haproxy.cfg /etc/haproxy/haproxy.cfg',
+    );
+    expect(readFileSync(path.join(root, '.dockerignore'), 'utf8')).toMatch(/^!deploy\/compose$/m);
   });
 
   it('security: Redis loads its users from the ACL file the redis-acl step renders; each process connects as its own user', () => {
@@ -324,6 +344,7 @@ describe('docker-compose.yml', () => {
         'redis-acl',
         'keys',
         'operator',
+        'lb',
         ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
       ].sort(),
     );
