@@ -4,6 +4,7 @@
 #   devnet                    the three local devnet chains (anvil), for trying the stack.
 #   operator                  the operator's `audit` and `settle` commands (packages/settlement): they
 #                             read the chains and the audit trail, hold no key, and are not in runtime.
+#   lb                        HAProxy in front of the gateway replicas (docker-compose.yml).
 # Both run Node 24 (the maintained LTS); the code itself supports Node >= 20.
 #
 #   docker build -t pmm-quote-service .                  # runtime
@@ -66,7 +67,8 @@ COPY --from=prune /out/devnet ./
 # write its chains file and each service's secrets there; a missing bind-mount folder would be
 # created by root.
 RUN mkdir -p /devnet /devnet-secrets/signer /devnet-secrets/gateway /devnet-secrets/indexer-8453 \
-      /devnet-secrets/indexer-56 /devnet-secrets/indexer-4663 \
+      /devnet-secrets/indexer-56 /devnet-secrets/indexer-4663 /devnet-secrets/keys /devnet-secrets/operator \
+      /devnet-secrets/redis-users \
  && chown -R node:node /devnet /devnet-secrets && chmod 700 /devnet-secrets/*
 USER node
 ENV DEVNET_HOST=0.0.0.0 DEVNET_STACK_FILE=/devnet/chains.json DEVNET_SECRETS_DIR=/devnet-secrets
@@ -88,12 +90,32 @@ FROM base AS operator
 ENV NODE_ENV=production
 WORKDIR /app/packages/settlement/dist/cli
 COPY --from=prune-operator /out/operator /app/
+# Where its secrets folder is mounted (its Redis user's password under compose), as in runtime.
+RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
 USER node
 # The command is audit.js <command> or settle.js <options>.
 ENTRYPOINT ["node"]
 CMD ["settle.js", "help"]
 LABEL org.opencontainers.image.title="pmm-operator" \
       org.opencontainers.image.description="The PMM quote service's audit and settlement commands (no keys)" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
+
+# ---- lb: HAProxy in front of the gateway replicas under compose (docker-compose.yml `lb`) -------
+FROM base AS lb
+# Debian's HAProxy (bookworm: the 2.6 LTS series, with Debian's security updates), on the same
+# base as every image here: it builds wherever the services build (a registry mirror, a local
+# stand-in) and is updated with them (docs/decisions.md#scaling-the-gateway-under-compose-haproxy-in-front).
+RUN apt-get update && apt-get install -y --no-install-recommends haproxy \
+ && rm -rf /var/lib/apt/lists/*
+COPY deploy/compose/haproxy.cfg /etc/haproxy/haproxy.cfg
+USER node
+EXPOSE 8080
+# Healthy once HAProxy answers its own monitor URI (loopback port 8405).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:8405/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["haproxy", "-db", "-f", "/etc/haproxy/haproxy.cfg"]
+LABEL org.opencontainers.image.title="pmm-quote-lb" \
+      org.opencontainers.image.description="HAProxy in front of the PMM quote service's gateway replicas (docker compose)" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 
@@ -105,8 +127,12 @@ WORKDIR /app
 # Owned by root, run as `node`: the service cannot modify its own code.
 COPY --from=prune /out/runtime ./
 # Where each service's own secrets folder is mounted (its SECRETS_DIR in docker-compose.yml);
-# the node user's and owner-only, which a named volume copies on first use.
-RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
+# the node user's and owner-only, which a named volume copies on first use. The same for the
+# Redis users' passwords and the ACL file rendered from them (compose's redis-acl step; the
+# file, password hashes only, is read by Redis's own user).
+RUN mkdir -p /run/secrets/pmm /run/secrets/redis-users /run/redis-acl \
+ && chown node:node /run/secrets/pmm /run/secrets/redis-users /run/redis-acl \
+ && chmod 700 /run/secrets/pmm /run/secrets/redis-users && chmod 755 /run/redis-acl
 USER node
 EXPOSE 8080 8081 8090 9080
 # /readyz of whichever service runs: OPS_PORT when set (gateway), else PORT.

@@ -81,20 +81,12 @@ const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dis
  * gateway may seed the development key; an indexer user per chain of the registry.
  */
 function roleUsers(redisPort, urls) {
-  const { aclUserLine, redisRoleRule } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
-  const { KNOWN_CHAIN_IDS } = require(path.join(root, 'packages/protocol/dist/index.js'));
+  const { aclUserLine, redisRoleRule, redisStackUsers } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
   const prefix = process.env.REDIS_KEY_PREFIX || undefined;
-  const users = [
-    ['gateway', 'gateway', { devKey: true }],
-    ['signer', 'signer', {}],
-    ['keys', 'keys', {}],
-    ['operator', 'operator', {}],
-    ...KNOWN_CHAIN_IDS.map((id) => [`indexer-${id}`, 'indexer', { chainId: id }]),
-  ];
-  return users.map(([user, role, opts]) => {
+  return redisStackUsers().map(({ user, role, chainId }) => {
     const password = randomBytes(24).toString('base64url');
     urls[user] = `redis://${user}:${password}@127.0.0.1:${redisPort}`;
-    return aclUserLine(user, password, redisRoleRule(role, { prefix, ...opts }));
+    return aclUserLine(user, password, redisRoleRule(role, { prefix, chainId, devKey: role === 'gateway' }));
   });
 }
 

@@ -1,19 +1,26 @@
 // `npm run test:compose`: the operator's Docker path, for real, from the working tree. Needs a
 // Docker engine and Compose (v2 `docker compose` or v1 `docker-compose`); not part of `npm test`.
-//   1. builds both images (runtime and devnet targets);
+//   1. builds the images (runtime, devnet, operator and lb targets);
 //   2. checks that a service without its secrets refuses to start, naming each one;
 //   3. `up -d --build` with the devnet profile from a copy of .env.example, on a free gateway
 //      port, under its own project name (its own containers, network and volumes; NODE_IMAGE
-//      passed to the build from the environment); checks every container's hardening (read-only
-//      root, no capabilities, no new privileges, limits); then reads, in each running service,
-//      its environment and its secrets folder: only its own secrets;
-//   4. waits for all three books, fetches the API reference page and its Redoc bundle (the image
+//      passed to the build from the environment), waiting for every health check (`--wait` with
+//      Compose v2; v1 has no `--wait`, so the health states are polled); checks every container's
+//      hardening (read-only root, no capabilities, no new privileges, limits); then reads, in each
+//      running service, its environment and its secrets folder: only its own secrets;
+//   4. Redis users: with each process's own credentials, each is refused (NOPERM) outside its
+//      role (e.g. the indexer cannot write an API key), the default user may only PING, and the
+//      key CLI run inside the gateway's container (the gateway's user) cannot create a key;
+//   5. waits for all three books, fetches the API reference page and its Redoc bundle (the image
 //      holds no redoc package nor React), then runs the SDK demo through the compose gateway: a
-//      signed swap executed on every devnet chain;
-//   5. creates a key with the key CLI inside the stack, restarts Redis, checks the key signs;
-//      then `down` (volumes kept) and `up -d`, and checks it again;
-//   6. scales indexer-8453 to two replicas, kills one, checks the book still advances;
-//   7. always tears everything down (`down -v`).
+//      signed swap executed on every devnet chain; lists their audit records with the `operator` tool;
+//   6. creates a key with the `keys` tool (its own Redis user), restarts Redis, checks the key
+//      signs; then `down` (volumes kept) and `up -d`, and checks it again;
+//   7. scales indexer-8453 to two replicas, kills one, checks the book still advances;
+//   8. scales the gateway to three replicas behind the balancer (lb): prices asked through its one
+//      port reach all three (each one's request count, read from its own operator port, grows),
+//      and each operator port is published on loopback only;
+//   9. always tears everything down (`down -v`).
 // Each step prints its time; the whole run ends with `test:compose passed in N s`.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -64,6 +71,8 @@ writeFileSync(envFile, `${readFileSync(envFile, 'utf8')}\nGATEWAY_PORT=${gateway
 /** The development API key: the devnet writes it into the gateway's secrets folder. */
 let devKey;
 const composeEnv = { ...process.env, ENV_FILE: envFile, GATEWAY_PORT: String(gatewayPort) };
+/** Compose v2 has `up --wait`; v1 (docker-compose 1.29) does not. */
+const hasWait = compose[0] === 'docker';
 
 /** Runs a compose command for this project; throws with its output when it fails. */
 function dc(args, { check = true, profile = true } = {}) {
@@ -82,8 +91,8 @@ function dc(args, { check = true, profile = true } = {}) {
 }
 
 const gateway = `http://127.0.0.1:${gatewayPort}`;
-async function api(pathname, key, body) {
-  const res = await fetch(`${gateway}${pathname}`, {
+async function api(pathname, key, body, base = gateway) {
+  const res = await fetch(`${base}${pathname}`, {
     method: body ? 'POST' : 'GET',
     headers: { 'X-API-KEY': key, ...(body ? { 'Content-Type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
@@ -104,6 +113,40 @@ async function until(what, fn, timeoutMs) {
     if (Date.now() > deadline) fail(`${what}: not within ${timeoutMs / 1000} s${last ? ` (${last.message})` : ''}`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/**
+ * `up -d` and then every container healthy: `--wait` where Compose has it (v2); with v1, the
+ * containers' health states polled until each with a health check is healthy and each one-shot
+ * (redis-acl) has exited 0.
+ */
+async function upAndWait(args, timeoutMs = 240_000) {
+  if (hasWait) {
+    dc(['up', '-d', '--wait', ...args]);
+    return;
+  }
+  dc(['up', '-d', ...args]);
+  await until(
+    'every container healthy',
+    async () => {
+      const ids = dc(['ps', '-q']).stdout.trim().split('\n').filter(Boolean);
+      const containers = ids.map((id) => JSON.parse(run('docker', ['inspect', id]).stdout)[0]);
+      const bad = containers.filter(({ State: s, Config: c }) => {
+        if (c.Labels['com.docker.compose.service'] !== 'redis-acl')
+          return s.Health ? s.Health.Status !== 'healthy' : s.Status !== 'running';
+        if (s.Status === 'exited' && s.ExitCode !== 0) fail(`redis-acl exited ${s.ExitCode}`);
+        return s.Status !== 'exited';
+      });
+      return ids.length > 0 && bad.length === 0;
+    },
+    timeoutMs,
+  );
+}
+
+/** What Redis answers `command` run as `user` (its password) inside the Redis container, or without login. */
+function asRedisUser(user, password, command) {
+  const login = user ? ['--user', user, '--pass', password, '--no-auth-warning'] : [];
+  return dc(['exec', '-T', 'redis', 'redis-cli', ...login, ...command], { check: false }).out.trim();
 }
 
 // fetch's AbortSignal.timeout does not keep Node alive; this does, until the end.
@@ -132,7 +175,25 @@ try {
     '.',
   ]);
   if (buildDevnet.code !== 0) fail(`docker build --target devnet failed:\n${buildDevnet.out}`);
-  for (const image of ['pmm-quote-service:local', 'pmm-quote-devnet:local']) {
+  const buildOperator = run('docker', [
+    'build',
+    '-q',
+    ...baseImage,
+    '--target',
+    'operator',
+    '-t',
+    'pmm-operator:local',
+    '.',
+  ]);
+  if (buildOperator.code !== 0) fail(`docker build --target operator failed:\n${buildOperator.out}`);
+  const buildLb = run('docker', ['build', '-q', ...baseImage, '--target', 'lb', '-t', 'pmm-quote-lb:local', '.']);
+  if (buildLb.code !== 0) fail(`docker build --target lb failed:\n${buildLb.out}`);
+  for (const image of [
+    'pmm-quote-service:local',
+    'pmm-quote-devnet:local',
+    'pmm-operator:local',
+    'pmm-quote-lb:local',
+  ]) {
     const size = run('docker', ['image', 'inspect', '--format', '{{.Size}}', image]).stdout.trim();
     log(`image ${image}: ${(Number(size) / 1e6).toFixed(0)} MB`);
   }
@@ -156,8 +217,8 @@ try {
   // 3. Up, devnet profile. `--build` builds through Compose, which passes NODE_IMAGE from this
   // environment (a stand-in base has no registry digest: without the build argument it fails).
   step = Date.now();
-  dc(['up', '-d', '--build']);
-  log(`\`up -d --build\` returned in ${secs(step)} s`);
+  await upAndWait(['--build']);
+  log(`\`up -d --build${hasWait ? ' --wait' : ''}\` and every container healthy in ${secs(step)} s`);
 
   // Every container hardened: read-only root, no capabilities, no new privileges, limits.
   for (const id of dc(['ps', '-q']).stdout.trim().split('\n').filter(Boolean)) {
@@ -180,13 +241,13 @@ try {
   log('every container: read-only root (EROFS inside), capabilities dropped, no new privileges, limits');
 
   // Each service holds its own secrets only: read from inside each running container.
-  const secretName = /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE|QUOTER_KEY)/;
+  const secretName = /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE|QUOTER_KEY|REDIS_PASSWORD)/;
   const expected = {
-    signer: ['internal_token', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
-    gateway: ['dev_api_key', 'internal_token'],
-    'indexer-8453': ['quoter_key'],
-    'indexer-56': ['quoter_key'],
-    'indexer-4663': ['quoter_key'],
+    signer: ['internal_token', 'redis_password', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
+    gateway: ['dev_api_key', 'internal_token', 'redis_password'],
+    'indexer-8453': ['quoter_key', 'redis_password'],
+    'indexer-56': ['quoter_key', 'redis_password'],
+    'indexer-4663': ['quoter_key', 'redis_password'],
   };
   const probe =
     "const fs=require('fs');const ls=(d)=>{try{return fs.readdirSync(d).sort()}catch{return []}};" +
@@ -211,7 +272,52 @@ try {
   devKey = dc(['exec', '-T', 'gateway', 'cat', '/run/secrets/pmm/dev_api_key']).stdout.trim();
   log('each service holds only its own secrets (its folder; none in its environment)');
 
-  // 4. Books on every chain, then the demo (sign, approve, swap on-chain) through the gateway.
+  // 4. Redis users: each process's credentials, from its own container, refused outside its role.
+  const passwordOf = (service) => dc(['exec', '-T', service, 'cat', '/run/secrets/pmm/redis_password']).stdout.trim();
+  // The tools run only on demand: their passwords, from the folder the ACL file was rendered from.
+  const toolPassword = (user) =>
+    dc(['exec', '-T', 'devnet', 'cat', `/devnet-secrets/redis-users/${user}`]).stdout.trim();
+  const anyKey = `pmm:apikey:${'f'.repeat(64)}`;
+  const matrix = [
+    // [user, password, command, expected answer]
+    ['indexer-8453', passwordOf('indexer-8453'), ['SET', anyKey, '{}'], /NOPERM/],
+    ['indexer-8453', passwordOf('indexer-8453'), ['SADD', 'pmm:apikeys', 'x'], /NOPERM/],
+    ['indexer-8453', passwordOf('indexer-8453'), ['DEL', 'pmm:{8453}:audit'], /NOPERM/],
+    ['indexer-8453', passwordOf('indexer-8453'), ['SET', 'pmm:{56}:book', '{}'], /NOPERM/],
+    ['indexer-8453', passwordOf('indexer-8453'), ['EXISTS', 'pmm:{8453}:book'], /^\d+$/],
+    ['gateway', passwordOf('gateway'), ['SET', 'pmm:integrator:evil', '{}'], /NOPERM/],
+    ['gateway', passwordOf('gateway'), ['DEL', 'pmm:{8453}:audit'], /NOPERM/],
+    ['gateway', passwordOf('gateway'), ['SCARD', 'pmm:apikeys'], /^\d+$/],
+    ['signer', passwordOf('signer'), ['SET', anyKey, '{}'], /NOPERM/],
+    ['signer', passwordOf('signer'), ['SET', 'pmm:{8453}:book', '{}'], /NOPERM/],
+    ['indexer-56', passwordOf('indexer-56'), ['SET', 'pmm:{8453}:book', '{}'], /NOPERM/],
+    ['keys', toolPassword('keys'), ['DEL', 'pmm:{8453}:audit'], /NOPERM/],
+    ['keys', toolPassword('keys'), ['FLUSHALL'], /NOPERM/],
+    ['operator', toolPassword('operator'), ['SET', anyKey, '{}'], /NOPERM/],
+    ['operator', toolPassword('operator'), ['XLEN', 'pmm:{8453}:audit'], /^\d+$/],
+    ['gateway', 'not-the-password-0123456789', ['PING'], /WRONGPASS/],
+    [undefined, undefined, ['SCARD', 'pmm:apikeys'], /NOPERM/],
+    [undefined, undefined, ['PING'], /^PONG$/],
+  ];
+  for (const [user, password, command, expected] of matrix) {
+    const answer = asRedisUser(user, password, command);
+    if (!expected.test(answer))
+      fail(
+        `Redis as ${user ?? 'the default user'}: ${command.join(' ')} answered ${JSON.stringify(answer)}, expected ${expected}`,
+      );
+  }
+  // A compromised gateway cannot mint a key: the key CLI inside its container runs as its user.
+  const minted = dc(
+    ['exec', '-T', 'gateway', 'node', 'services/gateway/dist/cli/keys.js', 'create', '--integrator', 'mallory'],
+    { check: false },
+  );
+  if (minted.code === 0 || !/NOPERM/.test(minted.out))
+    fail(`the key CLI in the gateway's container should be refused (NOPERM):\n${minted.out}`);
+  log(
+    `Redis users: ${matrix.length} checks (each refused outside its role, default user PING only), key CLI refused as the gateway`,
+  );
+
+  // 5. Books on every chain, then the demo (sign, approve, swap on-chain) through the gateway.
   for (const chainId of [8453, 56, 4663])
     await until(
       `book of chain ${chainId}`,
@@ -260,21 +366,16 @@ try {
   ]);
   if (demo.code !== 0) fail(`the demo (signed swaps through the compose gateway) failed:\n${demo.out}`);
   log('signed swaps executed on-chain through the compose gateway on all three chains');
+  // Their audit records, read by the operator tool as the read-only `operator` user.
+  const audit = dc(['run', '--rm', '-T', 'operator', 'audit.js', 'list', '--chain', 'all'], { check: false });
+  const records = audit.stdout.split('\n').filter((l) => l.trim()).length;
+  if (audit.code !== 0 || records < 3)
+    fail(`\`run operator audit.js list\` exited ${audit.code} with ${records} lines:\n${audit.out}`);
+  log(`the operator tool lists ${records} audit records as the \`operator\` Redis user`);
 
-  // 5. A key created with the CLI inside the stack survives a Redis restart.
+  // 6. A key created with the key CLI (the `keys` tool, its own Redis user) survives a Redis restart.
   const user = stack.chains['8453'].testUser.address;
-  const created = dc([
-    'exec',
-    '-T',
-    'gateway',
-    'node',
-    'services/gateway/dist/cli/keys.js',
-    'create',
-    '--integrator',
-    'composetest',
-    '--whitelist',
-    user,
-  ]);
+  const created = dc(['run', '--rm', '-T', 'keys', 'create', '--integrator', 'composetest', '--whitelist', user]);
   const key = /^API key: (\S+)$/m.exec(created.stdout)?.[1];
   if (!key) fail(`the key CLI printed no key:\n${created.out}`);
   const chain = stack.chains['8453'];
@@ -293,11 +394,11 @@ try {
   log(`after \`restart redis\` the CLI-made key signs again (${secs(step)} s)`);
   step = Date.now();
   dc(['down']);
-  dc(['up', '-d', '--no-build']);
+  await upAndWait(['--no-build']);
   await until('the key signs after `down` and `up`', signs, 180_000);
   log(`after \`down\` and \`up -d\` the CLI-made key signs again (${secs(step)} s)`);
 
-  // 6. Two indexers for 8453; kill one; the book keeps advancing.
+  // 7. Two indexers for 8453; kill one; the book keeps advancing.
   dc(['up', '-d', '--no-build', '--scale', 'indexer-8453=2']);
   const replicas = dc(['ps', '-q', 'indexer-8453']).stdout.trim().split('\n').filter(Boolean);
   if (replicas.length !== 2) fail(`expected 2 indexer-8453 replicas, got ${replicas.length}`);
@@ -311,6 +412,45 @@ try {
     30_000,
   );
   log(`with one of two indexer-8453 replicas killed, the book advanced from block ${first}`);
+
+  // 8. Three gateways behind the balancer: prices through its one port reach each of them.
+  step = Date.now();
+  await upAndWait(['--no-build', '--scale', 'gateway=3']);
+  const gateways = dc(['ps', '-q', 'gateway']).stdout.trim().split('\n').filter(Boolean);
+  if (gateways.length !== 3) fail(`expected 3 gateway replicas, got ${gateways.length}`);
+  const opsBindings = gateways.map(
+    (id) => JSON.parse(run('docker', ['inspect', id]).stdout)[0].NetworkSettings.Ports['9080/tcp'],
+  );
+  for (const binding of opsBindings)
+    if (binding?.length !== 1 || binding[0].HostIp !== '127.0.0.1')
+      fail(`a gateway's operator port is published on ${JSON.stringify(binding)}, expected loopback only`);
+  /** Each replica's count of answered /v2/price requests, from its own /metrics. */
+  const priceCounts = async () =>
+    Promise.all(
+      opsBindings.map(async ([{ HostPort }]) => {
+        const text = await (
+          await fetch(`http://127.0.0.1:${HostPort}/metrics`, { signal: AbortSignal.timeout(5_000) })
+        ).text();
+        return [...text.matchAll(/^http_requests_total\{[^}]*route="\/v2\/price"[^}]*\} (\d+)/gm)].reduce(
+          (n, m) => n + Number(m[1]),
+          0,
+        );
+      }),
+    );
+  const before = await priceCounts();
+  let answered = 0;
+  await until(
+    'prices through the balancer reaching all three gateways',
+    async () => {
+      for (let i = 0; i < 10; i++) if ((await api('/v2/price?chainId=8453', devKey)).status === 200) answered++;
+      const after = await priceCounts();
+      return after.every((n, i) => n > before[i]);
+    },
+    60_000,
+  );
+  log(
+    `\`--scale gateway=3\`: ${answered} prices through the balancer on port ${gatewayPort} reached all three gateways; their operator ports on loopback only (${secs(step)} s)`,
+  );
 
   log(`test:compose passed in ${secs(t0)} s`);
 } catch (err) {

@@ -119,6 +119,7 @@ export {
   DURABLE_WRITE_SETTINGS,
   durabilityPolicy,
   type DurableWriteConfig,
+  redisConnectionUrl,
   SHARED_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,
   SIGN_PATH_SETTINGS,
@@ -126,4 +127,14 @@ export {
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
 export type { OperatorEnv } from './operator-stack';
-export { aclPasswordHash, aclUserLine, redisRoleRule, type RedisRoleRule, type RedisUserRole } from './redis-acl';
+export {
+  aclPasswordHash,
+  aclUserLine,
+  PING_ONLY_DEFAULT_USER,
+  redisRoleRule,
+  redisStackUsers,
+  stackAclFile,
+  type RedisRoleRule,
+  type RedisStackUser,
+  type RedisUserRole,
+} from './redis-acl';

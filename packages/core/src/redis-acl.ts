@@ -12,6 +12,7 @@
  * WAIT (a write acknowledged by replicas).
  */
 import { createHash } from 'node:crypto';
+import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
 
 export type RedisUserRole = 'gateway' | 'signer' | 'indexer' | 'keys' | 'operator';
@@ -133,4 +134,50 @@ export function aclUserLine(user: string, password: string, rule: RedisRoleRule)
     ...rule.channels.map((c) => `&${c}`),
     commandRules(rule.writes),
   ].join(' ');
+}
+
+/** A Redis user of the project's own stacks (`npm start`, docker-compose.yml): its name and role. */
+export interface RedisStackUser {
+  user: string;
+  role: RedisUserRole;
+  /** The one chain of an indexer user. */
+  chainId?: number;
+}
+
+/**
+ * The users `npm start` and docker-compose.yml create: one per process kind, one per chain's
+ * indexer (named `indexer-<id>`, like the compose service), the key CLI's and the operator's.
+ */
+export function redisStackUsers(chainIds: readonly number[] = KNOWN_CHAIN_IDS): RedisStackUser[] {
+  return [
+    { user: 'gateway', role: 'gateway' },
+    { user: 'signer', role: 'signer' },
+    { user: 'keys', role: 'keys' },
+    { user: 'operator', role: 'operator' },
+    ...chainIds.map((chainId) => ({ user: `indexer-${chainId}`, role: 'indexer' as const, chainId })),
+  ];
+}
+
+/**
+ * The default user of a stack's Redis, for a connection that authenticates as nobody: PING
+ * only (a container health check), every other command refused, no key or channel.
+ */
+export const PING_ONLY_DEFAULT_USER = 'user default reset on nopass -@all +ping';
+
+/**
+ * A whole ACL file (Redis `aclfile`) for {@link redisStackUsers}: the default user PING-only,
+ * then each user with its password from `passwords` (by user name; every one needed), held as
+ * its SHA-256. `devKey`: the gateway seeds the development key (a devnet trial).
+ */
+export function stackAclFile(
+  passwords: Readonly<Record<string, string>>,
+  opts: { prefix?: string; devKey?: boolean; chainIds?: readonly number[] } = {},
+): string {
+  const lines = redisStackUsers(opts.chainIds).map(({ user, role, chainId }) => {
+    const password = passwords[user];
+    if (!password) throw new Error(`no password for the Redis user ${user}`);
+    const devKey = role === 'gateway' && opts.devKey === true;
+    return aclUserLine(user, password, redisRoleRule(role, { prefix: opts.prefix, chainId, devKey }));
+  });
+  return `${[PING_ONLY_DEFAULT_USER, ...lines].join('\n')}\n`;
 }

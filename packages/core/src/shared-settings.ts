@@ -41,6 +41,18 @@ export const SHARED_SETTINGS = {
       return multi ? raw : redisUrlSetting.parse(raw);
     },
   } satisfies Setting<string>,
+  // The Redis user and its password apart from the URL, so that the password can come from a
+  // secrets file (REDIS_PASSWORD_FILE, SECRETS_DIR) like every other secret: docker-compose.yml
+  // gives each service its own user (packages/core/src/redis-acl.ts) this way.
+  redisUsername: settings.string(
+    'REDIS_USERNAME',
+    'Redis ACL user to connect as (with REDIS_PASSWORD); replaces the user in REDIS_URL. Empty: the one in REDIS_URL, else the default user.',
+    '',
+  ),
+  redisPassword: settings.optionalSecret(
+    'REDIS_PASSWORD',
+    "Password of the Redis user (or REDIS_PASSWORD_FILE, or redis_password in SECRETS_DIR); replaces the password in REDIS_URL. docker-compose.yml reads each service's from its own secrets folder.",
+  ),
   redisKeyPrefix: settings.string(
     'REDIS_KEY_PREFIX',
     'Prefix of every Redis key, channel and queue.',
@@ -69,6 +81,21 @@ export const SHARED_SETTINGS = {
     envOnly: true,
   },
 };
+
+/**
+ * The Redis URL a process connects with: REDIS_URL, with REDIS_USERNAME and REDIS_PASSWORD in
+ * place of the credentials it carries when REDIS_PASSWORD is set (any scheme, multi-host ones
+ * included: the credentials sit between `://` and the first host).
+ */
+export function redisConnectionUrl(config: {
+  redisUrl: string;
+  redisUsername: string;
+  redisPassword?: string;
+}): string {
+  if (config.redisPassword === undefined) return config.redisUrl;
+  const credentials = `${encodeURIComponent(config.redisUsername)}:${encodeURIComponent(config.redisPassword)}@`;
+  return config.redisUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@)?/i, `$1${credentials}`);
+}
 
 /**
  * `CHAINS` (config-file key `chains`): the chain deployments, `{ "<id>": { chainId, rpcUrl?,

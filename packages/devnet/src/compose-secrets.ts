@@ -6,19 +6,32 @@
  *   <dir>/signer/internal_token, <dir>/signer/signer_key_<id>   the signer's
  *   <dir>/gateway/internal_token, <dir>/gateway/dev_api_key      the gateway's
  *   <dir>/indexer-<id>/quoter_key                                 each indexer's
- * The internal token and the development API key are random, created once and kept across
- * devnet restarts; the chain keys are the public devnet keys. Written before the chains file,
+ *   <dir>/<user>/redis_password                                   each Redis user's (redis-acl.ts):
+ *                                                                 the services' and the keys and operator tools'
+ *   <dir>/redis-users/<user>                                      the same passwords, for the ACL file
+ * The internal token, the development API key and the Redis passwords are random, created once
+ * and kept across devnet restarts; the chain keys are the public devnet keys. Written before the chains file,
  * which the services wait for, so they are there first.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { replaceFile } from '@pmm/core';
+import { redisStackUsers, replaceFile } from '@pmm/core';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 
-/** The services that get a secrets folder, in compose's names. */
-export const SECRET_FOLDERS = ['signer', 'gateway', ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`)] as const;
+/**
+ * The services that get a secrets folder, in compose's names (the key CLI's and the operator's
+ * `keys` and `operator` included), and the folder of the Redis users' passwords.
+ */
+export const SECRET_FOLDERS = [
+  'signer',
+  'gateway',
+  ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
+  'keys',
+  'operator',
+  'redis-users',
+] as const;
 
 function writeSecret(file: string, value: string): void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -43,6 +56,13 @@ export function writeComposeSecrets(dir: string): string[] {
   for (const id of KNOWN_CHAIN_IDS) {
     files[`signer/signer_key_${id}`] = devnetKey('apiSigner', id).privateKey;
     files[`indexer-${id}/quoter_key`] = devnetKey('quoter', id).privateKey;
+  }
+  // Each Redis user's password: in its process's folder (its REDIS_PASSWORD) and in the folder
+  // the ACL file is rendered from. The user names are the compose services' names.
+  for (const { user } of redisStackUsers()) {
+    const password = kept(path.join(dir, 'redis-users', user), () => randomBytes(24).toString('base64url'));
+    files[`redis-users/${user}`] = password;
+    files[`${user}/redis_password`] = password;
   }
   return Object.entries(files).map(([name, value]) => {
     const file = path.join(dir, name);

@@ -18,11 +18,14 @@ describe('compose secrets folders', () => {
     writeComposeSecrets(dir);
     const listing = Object.fromEntries(SECRET_FOLDERS.map((f) => [f, readdirSync(path.join(dir, f)).sort()]));
     expect(listing).toEqual({
-      signer: ['internal_token', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
-      gateway: ['dev_api_key', 'internal_token'],
-      'indexer-8453': ['quoter_key'],
-      'indexer-56': ['quoter_key'],
-      'indexer-4663': ['quoter_key'],
+      signer: ['internal_token', 'redis_password', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
+      gateway: ['dev_api_key', 'internal_token', 'redis_password'],
+      'indexer-8453': ['quoter_key', 'redis_password'],
+      'indexer-56': ['quoter_key', 'redis_password'],
+      'indexer-4663': ['quoter_key', 'redis_password'],
+      keys: ['redis_password'],
+      operator: ['redis_password'],
+      'redis-users': ['gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'keys', 'operator', 'signer'],
     });
     expect(readdirSync(dir).sort()).toEqual([...SECRET_FOLDERS].sort());
   });
@@ -41,6 +44,26 @@ describe('compose secrets folders', () => {
     expect(read('signer/internal_token')).toBe(token);
     expect(read('gateway/dev_api_key')).toBe(devKey);
     expect(read('signer/signer_key_56').trim()).toBe(devnetKey('apiSigner', 56).privateKey);
+  });
+
+  it('behavior: each Redis user has its own random password, the same in its folder and in the ACL source, kept across restarts', () => {
+    writeComposeSecrets(dir);
+    const read = (f: string) => readFileSync(path.join(dir, f), 'utf8').trim();
+    const users = ['gateway', 'signer', 'keys', 'operator', 'indexer-8453', 'indexer-56', 'indexer-4663'];
+    const passwords = users.map((u) => read(`redis-users/${u}`));
+    for (const [i, u] of users.entries()) {
+      expect([u, read(`${u}/redis_password`)]).toEqual([u, passwords[i]]);
+      expect(passwords[i]).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    }
+    expect(new Set(passwords).size).toBe(users.length);
+    writeComposeSecrets(dir);
+    expect(users.map((u) => read(`redis-users/${u}`))).toEqual(passwords);
+    // The service reads it as its REDIS_PASSWORD.
+    const gateway = loadConfig(
+      { password: settings.secret('REDIS_PASSWORD', 'password') },
+      { env: { SECRETS_DIR: path.join(dir, 'gateway') }, file: {} },
+    );
+    expect(gateway.password).toBe(passwords[0]);
   });
 
   it('behavior: the services read them through SECRETS_DIR under their own setting names', () => {

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
-import { SERVICE_NODE_FLAGS } from '@pmm/core';
+import { DURABLE_WRITE_SETTINGS, redisStackUsers, SERVICE_NODE_FLAGS, SHARED_SETTINGS } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
@@ -19,9 +19,13 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
     string,
     {
       command?: string[];
+      entrypoint?: string[];
       environment?: Record<string, string>;
       ports?: string[];
-      healthcheck?: { test: string[] };
+      healthcheck?: { test?: string[]; disable?: boolean };
+      depends_on?: Record<string, { condition: string }>;
+      network_mode?: string;
+      restart?: string;
       profiles?: string[];
       env_file?: string | string[];
       volumes?: string[];
@@ -55,12 +59,43 @@ function devnetEnvNames(): Set<string> {
   return new Set([...source.matchAll(/\b(DEVNET_[A-Z_]+)\b/g)].map((m) => m[1]!));
 }
 
+/** The env names the redis-acl step reads, from its source (it has no settings object). */
+function aclFileEnvNames(): Set<string> {
+  const source = readFileSync(path.join(root, 'packages/core/src/redis-acl-file.ts'), 'utf8');
+  return new Set([...source.matchAll(/process\.env\.([A-Z_]+)/g)].map((m) => m[1]!));
+}
+
+/** The key CLI's and the operator commands' settings: Redis (the shared ones) and, for settle, CHAINS. */
+const toolSettings = {
+  redisUrl: SHARED_SETTINGS.redisUrl,
+  redisUsername: SHARED_SETTINGS.redisUsername,
+  redisPassword: SHARED_SETTINGS.redisPassword,
+  redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
+  secretsDir: SHARED_SETTINGS.secretsDir,
+};
+
 const programs: Record<string, Set<string>> = {
   'services/signer/dist/main.js': envNames(SIGNER_SETTINGS, ...KNOWN_CHAIN_IDS.map((id) => chainSettings(id) as Spec)),
   'services/gateway/dist/main.js': envNames(GATEWAY_SETTINGS),
   'services/indexer/dist/main.js': envNames(INDEXER_SETTINGS),
   'packages/devnet/dist/cli.js': devnetEnvNames(),
+  'packages/core/dist/redis-acl-file.js': aclFileEnvNames(),
+  'services/gateway/dist/cli/keys.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
+  // The operator image runs `node <command>` in the settlement package's built cli folder.
+  'packages/settlement/dist/cli/settle.js': envNames(toolSettings),
 };
+
+/** The operator image's working folder, under /app: its stage's WORKDIR in the Dockerfile. */
+const OPERATOR_WORKDIR = /^FROM base AS operator$[^]*?^WORKDIR \/app\/(\S+)$/m.exec(
+  readFileSync(path.join(root, 'Dockerfile'), 'utf8'),
+)![1]!;
+
+/** The program a service runs: its entry point's script, or its command's in the operator image's working folder. */
+function programOf(svc: (typeof compose.services)[string]): string {
+  const command = [...(svc.entrypoint ?? []), ...(svc.command ?? [])];
+  if (command[0] !== 'node') return path.posix.join(OPERATOR_WORKDIR, command[0]!);
+  return command[1]!;
+}
 
 /** dist/x.js is built from src/x.ts. */
 function sourceOf(distFile: string): string {
@@ -73,17 +108,30 @@ describe('docker-compose.yml', () => {
   it('default: defines redis, signer, gateway, one indexer per chain and the devnet under a profile', () => {
     const names = entries.map(([name]) => name).sort();
     expect(names).toEqual(
-      ['devnet', 'gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'redis', 'signer'].sort(),
+      [
+        'devnet',
+        'gateway',
+        'indexer-4663',
+        'indexer-56',
+        'indexer-8453',
+        'keys',
+        'lb',
+        'operator',
+        'redis',
+        'redis-acl',
+        'signer',
+      ].sort(),
     );
     expect(compose.services.devnet!.profiles).toEqual(['devnet']);
+    // The key CLI and the operator commands run on demand (`docker compose run --rm keys ...`).
+    expect(compose.services.keys!.profiles).toEqual(['tools']);
+    expect(compose.services.operator!.profiles).toEqual(['tools']);
   });
 
-  it.each(entries.filter(([name]) => name !== 'redis'))(
+  it.each(entries.filter(([name]) => !['redis', 'lb'].includes(name)))(
     'behavior: %s runs a built entry point and sets only variables it reads',
     (_name, svc) => {
-      const command = svc.command ?? ['node', 'services/gateway/dist/main.js'];
-      expect(command[0]).toBe('node');
-      const program = command[1]!;
+      const program = programOf(svc);
       expect(existsSync(sourceOf(program))).toBe(true);
       const known = programs[program];
       expect(known).toBeDefined();
@@ -103,13 +151,15 @@ describe('docker-compose.yml', () => {
   it('behavior: health checks and published ports use the ports the services listen on', () => {
     for (const [, svc] of entries) {
       const env = svc.environment ?? {};
-      const check = svc.healthcheck?.test.join(' ') ?? '';
+      const check = svc.healthcheck?.test?.join(' ') ?? '';
       const port = /127\.0\.0\.1:(\d+)\//.exec(check)?.[1];
       if (port) expect([env.PORT, env.OPS_PORT]).toContain(port);
     }
     const gateway = compose.services.gateway!;
-    expect(gateway.ports).toEqual(['${GATEWAY_PORT:-8080}:8080']);
+    // No fixed host port (replicas scale): the operator port on loopback, at a port Docker picks.
+    expect(gateway.ports).toEqual(['${GATEWAY_OPS_BIND:-127.0.0.1}::9080']);
     expect(gateway.environment?.PORT).toBe('8080');
+    expect(gateway.environment?.OPS_PORT).toBe('9080');
     expect(compose.services.signer!.environment?.PORT).toBe(new URL(gateway.environment!.SIGNER_URL!).port);
   });
 
@@ -144,7 +194,7 @@ describe('docker-compose.yml', () => {
     // The signer's REDIS_DURABILITY (auto: fsync for a single node) refuses anything else.
     expect(args).toContain('--appendfsync always');
     expect(args).toContain('--maxmemory-policy noeviction');
-    expect(redis.volumes).toEqual(['redis-data:/data']);
+    expect(redis.volumes).toEqual(['redis-data:/data', 'redis-acl:/run/redis-acl:ro']);
     expect(Object.keys(compose.volumes ?? {})).toContain('redis-data');
   });
 
@@ -152,8 +202,13 @@ describe('docker-compose.yml', () => {
     for (const [name, svc] of entries.filter(([n]) => n.startsWith('indexer-'))) {
       expect([name, svc.ports]).toEqual([name, undefined]);
     }
-    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet'].includes(n)))
+    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'lb'].includes(n)))
       expect([name, svc.env_file]).toEqual([name, '${ENV_FILE:-.env}']);
+    // `up -d --wait` waits for health checks: every long-running service has one (the images'
+    // HEALTHCHECK for ours, redis-cli for Redis); only the one-shot and the tools turn it off.
+    for (const [name, svc] of entries)
+      expect([name, svc.healthcheck?.disable === true]).toEqual([name, ['redis-acl', 'keys'].includes(name)]);
+    expect(compose.services.redis!.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
   });
 
   it('security: each service is handed only its own secrets folder; no secret in .env or in any environment', () => {
@@ -162,6 +217,8 @@ describe('docker-compose.yml', () => {
     const owners: Record<string, string> = {
       signer: '${SIGNER_SECRETS:-signer-secrets}:/run/secrets/pmm:ro',
       gateway: '${GATEWAY_SECRETS:-gateway-secrets}:/run/secrets/pmm:ro',
+      keys: '${KEYS_SECRETS:-keys-secrets}:/run/secrets/pmm:ro',
+      operator: '${OPERATOR_SECRETS:-operator-secrets}:/run/secrets/pmm:ro',
       ...Object.fromEntries(
         KNOWN_CHAIN_IDS.map((id) => [
           `indexer-${id}`,
@@ -169,18 +226,18 @@ describe('docker-compose.yml', () => {
         ]),
       ),
     };
-    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet'].includes(n))) {
+    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'redis-acl', 'lb'].includes(n))) {
       expect([name, secretFolder(svc)]).toEqual([name, [owners[name]]]);
       expect([name, svc.environment?.SECRETS_DIR]).toEqual([name, '/run/secrets/pmm']);
       // No secret setting (nor a pointer to one) in the environment compose gives the service.
       const secretNames = Object.keys(svc.environment ?? {}).filter((n) =>
-        /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE_PASSWORD|QUOTER_KEY)/.test(n),
+        /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE_PASSWORD|QUOTER_KEY|REDIS_PASSWORD)/.test(n),
       );
       expect([name, secretNames]).toEqual([name, []]);
       // The shared folders hold no secret: the chains file (devnet) and the config folder.
-      expect((svc.volumes ?? []).filter((v) => !v.includes(':/run/secrets/pmm'))).toEqual([
-        '${CONFIG_DIR:-./config}:/config:ro',
-        'devnet:/devnet:ro',
+      expect([name, (svc.volumes ?? []).filter((v) => !v.includes(':/run/secrets/pmm'))]).toEqual([
+        name,
+        ['${CONFIG_DIR:-./config}:/config:ro', 'devnet:/devnet:ro'],
       ]);
     }
     // The devnet fills each service's volume, mounted nowhere else.
@@ -191,6 +248,9 @@ describe('docker-compose.yml', () => {
       'signer-secrets:/devnet-secrets/signer',
       'gateway-secrets:/devnet-secrets/gateway',
       ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}-secrets:/devnet-secrets/indexer-${id}`),
+      'keys-secrets:/devnet-secrets/keys',
+      'operator-secrets:/devnet-secrets/operator',
+      'redis-users-secrets:/devnet-secrets/redis-users',
     ]);
     // .env (every service reads it) carries no secret, not even a devnet one.
     const example = readFileSync(path.join(root, '.env.example'), 'utf8');
@@ -199,6 +259,64 @@ describe('docker-compose.yml', () => {
     expect(assigned.filter((n) => /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|QUOTER_KEY|SECRETS_DIR)/.test(n))).toEqual(
       [],
     );
+  });
+
+  it('behavior: the balancer (lb) publishes the API and reaches every gateway replica, probing /readyz on its operator port', () => {
+    const lb = compose.services.lb!;
+    expect(lb.ports).toEqual(['${GATEWAY_PORT:-8080}:8080']);
+    expect(lb.build).toEqual({ context: '.', target: 'lb', args: ['NODE_IMAGE'] });
+    const gateway = compose.services.gateway!.environment!;
+    const cfg = readFileSync(path.join(root, 'deploy/compose/haproxy.cfg'), 'utf8');
+    expect(cfg).toMatch(/^\s*bind :8080$/m);
+    const template =
+      /^\s*server-template \S+ (\d+) gateway:(\d+) check port (\d+) .*resolvers docker init-addr none$/m.exec(cfg);
+    expect([template?.[2], template?.[3]]).toEqual([gateway.PORT, gateway.OPS_PORT]);
+    expect(cfg).toMatch(/^\s*http-check send meth GET uri \/readyz ver HTTP\/1\.1 hdr Host localhost$/m);
+    // The balancer's X-Forwarded-For is its peer's address, replacing the client's, and the gateway trusts it.
+    expect(cfg).toMatch(/^\s*http-request set-header X-Forwarded-For %\[src\]$/m);
+    expect(cfg).not.toMatch(/option forwardfor/);
+    expect(gateway.TRUSTED_PROXIES).toBe('${TRUSTED_PROXIES:-172.16.0.0/12,192.168.0.0/16}');
+    // The image is built from the file: the Dockerfile copies it and the build context has it.
+    expect(readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toContain(
+      'COPY deploy/compose/haproxy.cfg /etc/haproxy/haproxy.cfg',
+    );
+    expect(readFileSync(path.join(root, '.dockerignore'), 'utf8')).toMatch(/^!deploy\/compose$/m);
+  });
+
+  it('security: Redis loads its users from the ACL file the redis-acl step renders; each process connects as its own user', () => {
+    const redis = compose.services.redis!;
+    const args = redis.command ?? [];
+    expect(args.slice(args.indexOf('--aclfile'), args.indexOf('--aclfile') + 2)).toEqual([
+      '--aclfile',
+      '/run/redis-acl/users.acl',
+    ]);
+    expect(redis.volumes).toContain('redis-acl:/run/redis-acl:ro');
+    expect(redis.depends_on).toEqual({ 'redis-acl': { condition: 'service_completed_successfully' } });
+    const acl = compose.services['redis-acl']!;
+    expect(acl.command).toEqual(['node', 'packages/core/dist/redis-acl-file.js']);
+    // It reads password files and writes one file: no network, and the passwords read-only.
+    expect(acl.network_mode).toBe('none');
+    expect(acl.restart).toBe('no');
+    expect(acl.volumes).toEqual([
+      '${REDIS_USERS_SECRETS:-redis-users-secrets}:/run/secrets/redis-users:ro',
+      'redis-acl:/run/redis-acl',
+    ]);
+    // One compose service per Redis user of redis-acl.ts, named alike, each connecting as it.
+    const users = Object.fromEntries(
+      entries
+        .filter(([, svc]) => svc.environment?.REDIS_USERNAME)
+        .map(([n, svc]) => [n, svc.environment!.REDIS_USERNAME]),
+    );
+    expect(Object.keys(users).sort()).toEqual(
+      redisStackUsers()
+        .map((u) => u.user)
+        .sort(),
+    );
+    for (const [name, user] of Object.entries(users)) expect(user).toBe(name);
+    // The devnet trial lets the gateway seed its development key; the rest of .env.example is production's.
+    const example = readFileSync(path.join(root, '.env.example'), 'utf8');
+    const devnetSection = example.split(/^# --- Shared/m)[0]!;
+    expect(devnetSection).toMatch(/^REDIS_ACL_DEV_KEY=true$/m);
   });
 
   it('security: every container runs read-only, without capabilities or new privileges, with process and memory limits', () => {
@@ -219,7 +337,16 @@ describe('docker-compose.yml', () => {
   it('behavior: NODE_IMAGE passes from the environment to every build (a registry mirror with `up --build`)', () => {
     const built = entries.filter(([, svc]) => svc.build !== undefined);
     expect(built.map(([n]) => n).sort()).toEqual(
-      ['devnet', 'gateway', 'signer', ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`)].sort(),
+      [
+        'devnet',
+        'gateway',
+        'signer',
+        'redis-acl',
+        'keys',
+        'operator',
+        'lb',
+        ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
+      ].sort(),
     );
     for (const [name, svc] of built)
       expect([name, typeof svc.build === 'object' ? svc.build.args : undefined]).toEqual([name, ['NODE_IMAGE']]);
@@ -238,7 +365,7 @@ describe('docker-compose.yml', () => {
       const image = (svc as { image?: string }).image;
       return image ? [image] : [];
     });
-    const external = images.filter((i) => !i.startsWith('pmm-quote-'));
+    const external = images.filter((i) => !/^pmm-(quote-[a-z]+|operator):local$/.test(i));
     expect(external).toHaveLength(1); // Redis: its tag beside its digest, overridable by REDIS_IMAGE
     expect(external[0]).toMatch(/^\$\{REDIS_IMAGE:-redis:7-alpine@sha256:[0-9a-f]{64}\}$/);
   });

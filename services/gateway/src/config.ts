@@ -8,6 +8,7 @@ import {
   describeConfig,
   loadConfig,
   OPERATOR_ENDPOINT_SETTINGS,
+  redisConnectionUrl,
   settings,
   type ConfigSources,
   type HttpTimeouts,
@@ -145,7 +146,8 @@ export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
 
 /** Loads and validates the gateway's settings; throws ConfigError naming the bad setting. */
 export function loadGatewayConfig(sources: ConfigSources = {}) {
-  return loadConfig(GATEWAY_SETTINGS, sources);
+  const c = loadConfig(GATEWAY_SETTINGS, sources);
+  return { ...c, redisUrl: redisConnectionUrl(c) };
 }
 
 /** One line per setting, for `--help` and the README. */

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { SIGN_PATH_SETTINGS } from '@pmm/core';
 import { GATEWAY_SETTINGS, loadGatewayConfig, describeGatewayConfig } from '@pmm/gateway';
 
@@ -15,6 +18,8 @@ describe('gateway config', () => {
       opsToken: undefined,
       consoleMaxViewers: 20,
       redisUrl: 'redis://127.0.0.1:6379',
+      redisUsername: '',
+      redisPassword: undefined,
       redisKeyPrefix: 'pmm',
       signerUrl: 'http://127.0.0.1:8081',
       internalToken: 'a-long-internal-token',
@@ -41,6 +46,19 @@ describe('gateway config', () => {
 
   it("behavior: INTERNAL_TOKEN is core's one definition, shared with the signer", () => {
     expect(GATEWAY_SETTINGS.internalToken).toBe(SIGN_PATH_SETTINGS.internalToken);
+  });
+
+  it("behavior: REDIS_USERNAME and the password from the service's secrets folder make the Redis URL it connects with", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gateway-redis-secrets-'));
+    writeFileSync(path.join(dir, 'redis_password'), 'the-gateway-redis-password\n');
+    const c = load({
+      INTERNAL_TOKEN: 'a-long-internal-token',
+      REDIS_URL: 'redis://redis:6379',
+      REDIS_USERNAME: 'gateway',
+      SECRETS_DIR: dir,
+    });
+    expect(c.redisUrl).toBe('redis://gateway:the-gateway-redis-password@redis:6379');
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('error: a missing INTERNAL_TOKEN names the setting', () => {
@@ -88,6 +106,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(29);
+    expect(lines).toHaveLength(31);
   });
 });

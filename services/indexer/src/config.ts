@@ -10,6 +10,7 @@ import {
   ConfigError,
   chainsSetting,
   loadConfig,
+  redisConnectionUrl,
   settings,
   type ChainDeployment,
   type ConfigSources,
@@ -206,5 +207,5 @@ export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
       'BOOK_TTL_MS (bookTtlMs): must exceed HEARTBEAT_MS + RPC_TIMEOUT_MS, or a live node could look lost',
     );
   }
-  return { ...c, quoter, deployment };
+  return { ...c, redisUrl: redisConnectionUrl(c), quoter, deployment };
 }

@@ -17,6 +17,7 @@ import {
   chainsSetting,
   ConfigError,
   loadConfig,
+  redisConnectionUrl,
   settings,
   type ConfigSources,
   SHARED_SETTINGS,
@@ -258,7 +259,7 @@ export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
   }
   throwConfigErrors(problems);
   const { chains: deployments, ...fixed } = base!;
-  return { ...fixed, chains, deployments };
+  return { ...fixed, redisUrl: redisConnectionUrl(fixed), chains, deployments };
 }
 
 function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerConfig {

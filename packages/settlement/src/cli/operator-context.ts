@@ -9,6 +9,7 @@ import {
   createRedis,
   describeRedis,
   loadConfig,
+  redisConnectionUrl,
   operatorEnv,
   redisKeys,
   redisReady,
@@ -21,6 +22,8 @@ import { AuditReader } from '../store/audit-reader';
 
 const OPERATOR_SETTINGS = {
   redisUrl: SHARED_SETTINGS.redisUrl,
+  redisUsername: SHARED_SETTINGS.redisUsername,
+  redisPassword: SHARED_SETTINGS.redisPassword,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
 };
 
@@ -42,7 +45,8 @@ export async function openOperatorContext(
   processEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<OperatorContext> {
   const { env, redisFrom } = operatorEnv('operator', processEnv);
-  const config = loadConfig(OPERATOR_SETTINGS, { env });
+  const loaded = loadConfig(OPERATOR_SETTINGS, { env });
+  const config = { ...loaded, redisUrl: redisConnectionUrl(loaded) };
   let deployments: ChainDeployments | undefined;
   const chainsConfig = (): ChainDeployments => (deployments ??= loadConfig({ chains: CHAINS }, { env }).chains);
   const redis: RedisClient = createRedis(config.redisUrl, { role: 'command', name });

@@ -17,6 +17,7 @@ import {
   durabilityPolicy,
   exitWhenWritten,
   loadConfig,
+  redisConnectionUrl,
   operatorEnv,
   redisReady,
 } from '@pmm/core';
@@ -34,10 +35,17 @@ async function main(): Promise<number> {
     return argv.length === 0 ? 2 : 0;
   }
   const { env, redisFrom } = operatorEnv('keys');
-  const config = loadConfig(
-    { redisUrl: GATEWAY_SETTINGS.redisUrl, redisKeyPrefix: GATEWAY_SETTINGS.redisKeyPrefix, ...DURABLE_WRITE_SETTINGS },
+  const loaded = loadConfig(
+    {
+      redisUrl: GATEWAY_SETTINGS.redisUrl,
+      redisUsername: GATEWAY_SETTINGS.redisUsername,
+      redisPassword: GATEWAY_SETTINGS.redisPassword,
+      redisKeyPrefix: GATEWAY_SETTINGS.redisKeyPrefix,
+      ...DURABLE_WRITE_SETTINGS,
+    },
     { env },
   );
+  const config = { ...loaded, redisUrl: redisConnectionUrl(loaded) };
   const where = describeRedis(config.redisUrl, redisFrom);
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'gateway-keys-cli' });
   try {

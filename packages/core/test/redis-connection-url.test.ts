@@ -1,0 +1,32 @@
+/** REDIS_USERNAME and REDIS_PASSWORD in place of the credentials a REDIS_URL carries (pure logic). */
+import { redisConnectionUrl } from '../src/shared-settings';
+
+describe('redisConnectionUrl', () => {
+  it('behavior: without REDIS_PASSWORD the URL is used as it is', () => {
+    expect(redisConnectionUrl({ redisUrl: 'redis://:old@redis:6379/0', redisUsername: 'gateway' })).toBe(
+      'redis://:old@redis:6379/0',
+    );
+  });
+
+  it('behavior: the user and password replace the URL credentials, encoded, on every scheme', () => {
+    const creds = { redisUsername: 'indexer-8453', redisPassword: 'p@ss/word:1' };
+    expect(redisConnectionUrl({ ...creds, redisUrl: 'redis://redis:6379' })).toBe(
+      'redis://indexer-8453:p%40ss%2Fword%3A1@redis:6379',
+    );
+    expect(redisConnectionUrl({ ...creds, redisUrl: 'rediss://old:secret@redis.example:6380/2' })).toBe(
+      'rediss://indexer-8453:p%40ss%2Fword%3A1@redis.example:6380/2',
+    );
+    expect(redisConnectionUrl({ ...creds, redisUrl: 'redis-sentinel://s1:26379,s2:26379/mymaster' })).toBe(
+      'redis-sentinel://indexer-8453:p%40ss%2Fword%3A1@s1:26379,s2:26379/mymaster',
+    );
+    expect(redisConnectionUrl({ ...creds, redisUrl: 'redis-cluster://:x@c1:7000,c2:7000' })).toBe(
+      'redis-cluster://indexer-8453:p%40ss%2Fword%3A1@c1:7000,c2:7000',
+    );
+  });
+
+  it('behavior: a password without a user name authenticates as the default user', () => {
+    expect(
+      redisConnectionUrl({ redisUrl: 'redis://redis:6379', redisUsername: '', redisPassword: 'secret-value' }),
+    ).toBe('redis://:secret-value@redis:6379');
+  });
+});
