@@ -110,6 +110,28 @@ describe('dashboard', () => {
   });
 });
 
+describe('dashboard datasource', () => {
+  it('behavior: every panel and variable reaches Prometheus through the datasource variable, never a fixed uid', () => {
+    // A fixed uid finds no data in a Grafana whose Prometheus has another (a sidecar-loaded dashboard).
+    const uids: string[] = [];
+    const walk = (node: unknown, inVariable: boolean): void => {
+      if (Array.isArray(node)) return node.forEach((n) => walk(n, inVariable));
+      if (node === null || typeof node !== 'object') return;
+      const record = node as Record<string, unknown>;
+      const ds = record.datasource as { uid?: string } | undefined;
+      if (ds && typeof ds === 'object' && !(inVariable && record.type === 'datasource')) uids.push(String(ds.uid));
+      for (const [key, value] of Object.entries(record)) if (key !== 'datasource') walk(value, inVariable);
+    };
+    const raw = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+      templating: { list: { name: string; type: string; query: string }[] };
+    };
+    walk(raw, true);
+    expect(uids.length).toBeGreaterThanOrEqual(queries.length);
+    expect(new Set(uids)).toEqual(new Set(['${datasource}']));
+    expect(raw.templating.list[0]).toMatchObject({ name: 'datasource', type: 'datasource', query: 'prometheus' });
+  });
+});
+
 describe('the names check itself', () => {
   const exported = exportedNames([
     '# TYPE gateway_book_available gauge\ngateway_book_available{chain="8453",service="gateway"} 1\n' +
