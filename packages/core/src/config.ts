@@ -32,11 +32,6 @@ export interface Setting<T> {
   /** Secret: read from `<env>` or the file named by `<env>_FILE`, redacted from logs. */
   secret?: boolean;
   /**
-   * Not a secret, but it may carry one (REDIS_URL's password): also read from the file named by
-   * `<env>_FILE`, so that an orchestrator can hand it over as a mounted secret file.
-   */
-  fileForm?: boolean;
-  /**
    * Read from the environment only: it governs how the config file and secrets are found, so it
    * is used before any file is read, and a config file key for it would be ignored.
    */
@@ -239,9 +234,9 @@ function loadSetting(
   file: Record<string, unknown>,
 ): unknown {
   let raw: unknown = env[s.env];
-  if ((raw === undefined || raw === '') && (s.secret || s.fileForm)) {
+  if ((raw === undefined || raw === '') && s.secret) {
     const secretFile = env[`${s.env}_FILE`];
-    raw = secretFile ? readSecretFile(s.env, secretFile) : s.secret ? readSecretsDir(s.env, env) : undefined;
+    raw = secretFile ? readSecretFile(s.env, secretFile) : readSecretsDir(s.env, env);
   }
   if ((raw === undefined || raw === '') && !s.envOnly) raw = file[name];
   if (raw === undefined) {

@@ -22,8 +22,8 @@ export interface OperatorEnv {
 }
 
 /**
- * The environment for an operator command: REDIS_URL (unless REDIS_URL or REDIS_URL_FILE is set)
- * and CONFIG_FILE from a running `npm start` when unset. The Redis URL is the command's own Redis user there (`role`: `keys` for the key
+ * The environment for an operator command: REDIS_URL and CONFIG_FILE from a running `npm start`
+ * when unset. The Redis URL is the command's own Redis user there (`role`: `keys` for the key
  * CLI, `operator` for audit and settle; see redis-acl.ts) when the stack recorded one.
  */
 export function operatorEnv(role: 'keys' | 'operator', env: NodeJS.ProcessEnv = process.env): OperatorEnv {
@@ -39,9 +39,8 @@ export function operatorEnv(role: 'keys' | 'operator', env: NodeJS.ProcessEnv = 
     // No stack file (no `npm start` here, or an image): the settings alone decide.
   }
   const out: NodeJS.ProcessEnv = { ...env };
-  const redisSet = !!(env.REDIS_URL || env.REDIS_URL_FILE);
-  let redisFrom = env.REDIS_URL ? 'REDIS_URL' : env.REDIS_URL_FILE ? 'REDIS_URL_FILE' : 'default';
-  if (!redisSet && typeof recorded?.redisUrl === 'string') {
+  let redisFrom = env.REDIS_URL ? 'REDIS_URL' : 'default';
+  if (!env.REDIS_URL && typeof recorded?.redisUrl === 'string') {
     out.REDIS_URL = recorded.redisUrl;
     redisFrom = path.relative(process.cwd(), file) || file;
   }

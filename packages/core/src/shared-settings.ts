@@ -19,7 +19,7 @@ export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 const redisUrlSetting = settings.url(
   'REDIS_URL',
   'Redis: redis:// or rediss:// (single node), redis-sentinel://[user:password@]host:port,…/<master> (the master name is required), redis-cluster://[user:password@]host:port,…; rediss-sentinel:// and rediss-cluster:// for TLS. ' +
-    'REDIS_URL_FILE names a file holding it instead (it carries the password: e.g. a mounted Kubernetes Secret).',
+    'Better without credentials: REDIS_USERNAME and REDIS_PASSWORD (a secret, so REDIS_PASSWORD_FILE) replace the ones it carries.',
   'redis://127.0.0.1:6379',
   // Sentinel and Cluster URLs are parsed by parseMultiHostUrl, never as one WHATWG URL.
   ['redis', 'rediss'],
@@ -29,7 +29,6 @@ export const SHARED_SETTINGS = {
   // Several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL: createRedis's form.
   redisUrl: {
     ...redisUrlSetting,
-    fileForm: true,
     parse: (raw: unknown) => {
       if (typeof raw !== 'string') return redisUrlSetting.parse(raw);
       let multi;
@@ -43,7 +42,7 @@ export const SHARED_SETTINGS = {
   } satisfies Setting<string>,
   // The Redis user and its password apart from the URL, so that the password can come from a
   // secrets file (REDIS_PASSWORD_FILE, SECRETS_DIR) like every other secret: docker-compose.yml
-  // gives each service its own user (packages/core/src/redis-acl.ts) this way.
+  // and the Helm chart give each process its own user (packages/core/src/redis-acl.ts) this way.
   redisUsername: settings.string(
     'REDIS_USERNAME',
     'Redis ACL user to connect as (with REDIS_PASSWORD); replaces the user in REDIS_URL. Empty: the one in REDIS_URL, else the default user.',
@@ -51,7 +50,7 @@ export const SHARED_SETTINGS = {
   ),
   redisPassword: settings.optionalSecret(
     'REDIS_PASSWORD',
-    "Password of the Redis user (or REDIS_PASSWORD_FILE, or redis_password in SECRETS_DIR); replaces the password in REDIS_URL. docker-compose.yml reads each service's from its own secrets folder.",
+    "Password of the Redis user (or REDIS_PASSWORD_FILE, or redis_password in SECRETS_DIR); replaces the password in REDIS_URL. docker-compose.yml reads each service's from its own secrets folder, the Helm chart from a key of redis.existingSecret.",
   ),
   redisKeyPrefix: settings.string(
     'REDIS_KEY_PREFIX',

@@ -10,7 +10,6 @@ import {
   parseChainDeployments,
   redactText,
   settings,
-  SHARED_SETTINGS,
 } from '@pmm/core';
 
 const spec = {
@@ -47,26 +46,6 @@ describe('loadConfig', () => {
     const cfg = loadConfig(spec, { env: { INTERNAL_TOKEN_FILE: file }, file: {} });
     expect(cfg.token).toBe('file-secret-value-42');
     expect(redactText('token=file-secret-value-42')).toBe('token=[redacted]');
-  });
-
-  it('behavior: REDIS_URL can come from REDIS_URL_FILE (it carries a password); REDIS_URL itself wins', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cfg-'));
-    const file = path.join(dir, 'url');
-    writeFileSync(file, 'redis-sentinel://gateway:pw-in-a-file@s1:26379,s2:26379/pmm\n');
-    const redis = { redisUrl: SHARED_SETTINGS.redisUrl };
-    expect(loadConfig(redis, { env: { REDIS_URL_FILE: file }, file: {} }).redisUrl).toBe(
-      'redis-sentinel://gateway:pw-in-a-file@s1:26379,s2:26379/pmm',
-    );
-    expect(loadConfig(redis, { env: { REDIS_URL: 'redis://h:6379', REDIS_URL_FILE: file }, file: {} }).redisUrl).toBe(
-      'redis://h:6379',
-    );
-    expect(() => loadConfig(redis, { env: { REDIS_URL_FILE: path.join(dir, 'missing') }, file: {} })).toThrow(
-      /REDIS_URL_FILE: cannot read/,
-    );
-    // Only settings that declare a file form read one.
-    expect(loadConfig(spec, { env: { INTERNAL_TOKEN: 'abcdefgh4', REDIS_URL_FILE: file }, file: {} }).redisUrl).toBe(
-      'redis://127.0.0.1:6379',
-    );
   });
 
   it('error: a value echoed in an error has its URL credentials masked', () => {

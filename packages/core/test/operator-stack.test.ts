@@ -56,9 +56,6 @@ describe('operatorEnv', () => {
       'REDIS_URL',
     ]);
     expect(operatorEnv('keys', { STACK_FILE: file, CHAINS: '{}' }).env.CONFIG_FILE).toBeUndefined();
-    // REDIS_URL_FILE (a mounted secret) is an explicit Redis too: the stack file's URL is not added.
-    const b = operatorEnv('operator', { STACK_FILE: file, REDIS_URL_FILE: '/run/secrets/redis/url' });
-    expect([b.env.REDIS_URL, b.redisFrom]).toEqual([undefined, 'REDIS_URL_FILE']);
   });
 
   it('boundary: no stack file (an image, no npm start): nothing is added', () => {

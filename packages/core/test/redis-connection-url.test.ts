@@ -1,4 +1,5 @@
 /** REDIS_USERNAME and REDIS_PASSWORD in place of the credentials a REDIS_URL carries (pure logic). */
+import { parseMultiHostUrl } from '../src/redis-client';
 import { redisConnectionUrl } from '../src/shared-settings';
 
 describe('redisConnectionUrl', () => {
@@ -28,5 +29,13 @@ describe('redisConnectionUrl', () => {
     expect(
       redisConnectionUrl({ redisUrl: 'redis://redis:6379', redisUsername: '', redisPassword: 'secret-value' }),
     ).toBe('redis://:secret-value@redis:6379');
+  });
+
+  it('behavior: what it writes into a Sentinel or Cluster URL, the multi-host parser reads back as given', () => {
+    const creds = { redisUsername: 'indexer-8453', redisPassword: 'p@ss/w:rd%1,x' };
+    for (const redisUrl of ['rediss-sentinel://s1:26379,s2:26379/pmm', 'redis-cluster://old:o@c1:7000,c2:7001']) {
+      const parsed = parseMultiHostUrl(redisConnectionUrl({ ...creds, redisUrl }));
+      expect([parsed?.username, parsed?.password, parsed?.hosts.length]).toEqual(['indexer-8453', 'p@ss/w:rd%1,x', 2]);
+    }
   });
 });

@@ -24,18 +24,40 @@ import {
   createRedis,
   loadConfig,
   parseMultiHostUrl,
+  redisConnectionUrl,
   redisReady,
   resolveDurabilityMode,
   SHARED_SETTINGS,
 } from '@pmm/core';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-/** ACL rules (`user` lines without the word): the service user of these tests, the sentinels' own user on the master. */
-const APP_USER = ['app on >app-password-1 ~* &* +@all'];
+/**
+ * ACL rules (`user` lines without the word): the service users of these tests (the second one
+ * with URL delimiters in its password, as a generated one may have), the sentinels' own user on
+ * the master.
+ */
+const ROLE_PASSWORD = 'p@ss/w:rd%1,x';
+const APP_USER = ['app on >app-password-1 ~* &* +@all', `indexer-8453 on >${ROLE_PASSWORD} ~* &* +@all`];
 const ACL_ONLY = ['default off', 'sentinel on >sentinel-password-1 allchannels +@all', ...APP_USER];
 
 /** `--user <words of the rule>`: redis-server joins the words after an option into its config line. */
 const userArgs = (rules: string[]) => rules.flatMap((rule) => ['--user', ...rule.split(' ')]);
+
+/**
+ * The URL a process connects with when REDIS_URL carries no credentials and its user and password
+ * come as REDIS_USERNAME and REDIS_PASSWORD_FILE (how docker-compose.yml and the Helm chart hand them over).
+ */
+function urlFromSettings(redisUrl: string, user: string, password: string): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'redis-password-')), 'password');
+  writeFileSync(file, `${password}\n`);
+  const settings = {
+    redisUrl: SHARED_SETTINGS.redisUrl,
+    redisUsername: SHARED_SETTINGS.redisUsername,
+    redisPassword: SHARED_SETTINGS.redisPassword,
+  };
+  const env = { REDIS_URL: redisUrl, REDIS_USERNAME: user, REDIS_PASSWORD_FILE: file };
+  return redisConnectionUrl(loadConfig(settings, { env, file: {} }));
+}
 
 /** What support/redis-whoami.ts reports for this URL, run with the certificate trusted. */
 function whoamiInChild(url: string, cert: TlsCert): { whoami: string[]; value: string } {
@@ -166,6 +188,17 @@ describe('Sentinel URL with an ACL user', () => {
     }
   });
 
+  it('behavior: REDIS_USERNAME and REDIS_PASSWORD_FILE on a URL without credentials: the client is that user', async () => {
+    const url = urlFromSettings(`redis-sentinel://127.0.0.1:${sentinelPort}/pmm-master`, 'indexer-8453', ROLE_PASSWORD);
+    const client = createRedis(url, { name: 'sentinel-acl-settings' });
+    try {
+      await redisReady(client, 10_000);
+      expect(await client.call('ACL', 'WHOAMI')).toBe('indexer-8453');
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('error: the password alone (the default user, turned off here) is refused', async () => {
     const client = createRedis(`redis-sentinel://:app-password-1@127.0.0.1:${sentinelPort}/pmm-master`, {
       name: 'sentinel-acl-no-user',
@@ -210,6 +243,20 @@ describe('Cluster URL with an ACL user', () => {
       const masters = (client as import('ioredis').Cluster).nodes('master');
       expect(masters).toHaveLength(3);
       expect(await Promise.all(masters.map((n) => n.call('ACL', 'WHOAMI')))).toEqual(['app', 'app', 'app']);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('behavior: REDIS_USERNAME and REDIS_PASSWORD_FILE on a URL without credentials: every master connection is that user', async () => {
+    const client = createRedis(urlFromSettings(cluster.url, 'indexer-8453', ROLE_PASSWORD), {
+      name: 'cluster-acl-settings',
+    });
+    try {
+      await redisReady(client, 15_000);
+      for (const key of ['{a}x', '{b}x', '{c}x']) await client.set(`pmm-test:${key}`, 'ok', 'EX', 10);
+      const masters = (client as import('ioredis').Cluster).nodes('master');
+      expect(await Promise.all(masters.map((n) => n.call('ACL', 'WHOAMI')))).toEqual(Array(3).fill('indexer-8453'));
     } finally {
       client.disconnect();
     }

@@ -12,7 +12,14 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkS
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { chainsSetting, loadConfig, SHARED_SETTINGS, type Setting } from '@pmm/core';
+import {
+  chainsSetting,
+  loadConfig,
+  redisConnectionUrl,
+  redisStackUsers,
+  SHARED_SETTINGS,
+  type Setting,
+} from '@pmm/core';
 import { GATEWAY_SETTINGS, loadGatewayConfig } from '@pmm/gateway';
 import { INDEXER_SETTINGS, loadIndexerConfig } from '@pmm/indexer';
 import { chainSettings, loadSignerConfig, SIGNER_SETTINGS } from '@pmm/signer';
@@ -22,6 +29,7 @@ import {
   checkImages,
   checkNoSecretValues,
   checkProbes,
+  checkRedisCredentials,
   checkResources,
   checkSignerNetworkPolicy,
   podsOf,
@@ -85,6 +93,7 @@ function policyViolations(objects: K8sObject[], rulesOn: boolean): string[] {
     ...checkHardening(objects),
     ...checkProbes(objects),
     ...checkNoSecretValues(objects),
+    ...checkRedisCredentials(objects),
     ...checkSignerNetworkPolicy(objects),
     ...checkAlertRules(objects, alerts, rulesOn),
     ...checkImages(objects),
@@ -194,24 +203,62 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'indexers.56.existingSecret=x')).toMatch(/chain 56 is not in chains/);
   });
 
-  it('behavior: secrets come from the named Secrets as files (the _FILE settings), the Redis URL too', () => {
+  it("behavior: secrets come from the named Secrets as files (the _FILE settings), the Redis user's password too", () => {
     const objects = rendered.get('production-sentinel-values.yaml')!;
     const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!;
     const env = signer.spec.containers[0]!.env!;
     expect(env).toContainEqual({ name: 'INTERNAL_TOKEN_FILE', value: '/run/secrets/pmm/internal_token' });
     for (const id of ['56', '4663', '8453'])
       expect(env).toContainEqual({ name: `SIGNER_KEY_${id}_FILE`, value: `/run/secrets/pmm/signer_key_${id}` });
-    expect(env).toContainEqual({ name: 'REDIS_URL_FILE', value: '/run/secrets/redis/url' });
-    expect(env.map((e) => e.name)).not.toContain('REDIS_URL');
+    expect(env).toContainEqual({
+      name: 'REDIS_URL',
+      value:
+        'redis-sentinel://redis-node-0.redis-headless:26379,redis-node-1.redis-headless:26379,redis-node-2.redis-headless:26379/pmm',
+    });
+    expect(env).toContainEqual({ name: 'REDIS_USERNAME', value: 'signer' });
+    expect(env).toContainEqual({ name: 'REDIS_PASSWORD_FILE', value: '/run/secrets/redis/password' });
     expect(signer.spec.volumes).toContainEqual({
       name: 'secrets',
       secret: { secretName: 'pmm-signer', defaultMode: 0o440 },
     });
     expect(signer.spec.volumes).toContainEqual({
       name: 'redis',
-      secret: { secretName: 'pmm-redis', items: [{ key: 'signer-url', path: 'url' }], defaultMode: 0o440 },
+      secret: { secretName: 'pmm-redis', items: [{ key: 'signer-password', path: 'password' }], defaultMode: 0o440 },
     });
     expect(refusal('--set', 'gateway.existingSecret=')).toMatch(/gateway.existingSecret is required/);
+  });
+
+  it("behavior: each part connects as its role's Redis user (redisStackUsers' names), its password the key <user>-password", () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const users = new Map(redisStackUsers([8453, 56, 4663]).map((u) => [u.user, u.role]));
+    const byPart = podsOf(objects).map((pod) => {
+      const env = pod.spec.containers[0]!.env!;
+      const user = env.find((e) => e.name === 'REDIS_USERNAME')!.value!;
+      const volume = (pod.spec.volumes as { name: string; secret?: { items?: { key: string }[] } }[]).find(
+        (v) => v.name === 'redis',
+      );
+      return [pod.labels['app.kubernetes.io/component'], user, users.get(user), volume?.secret?.items?.[0]?.key];
+    });
+    expect(byPart.sort()).toEqual([
+      ['gateway', 'gateway', 'gateway', 'gateway-password'],
+      ['indexer-4663', 'indexer-4663', 'indexer', 'indexer-4663-password'],
+      ['indexer-56', 'indexer-56', 'indexer', 'indexer-56-password'],
+      ['indexer-8453', 'indexer-8453', 'indexer', 'indexer-8453-password'],
+      ['settlement', 'operator', 'operator', 'operator-password'],
+      ['signer', 'signer', 'signer', 'signer-password'],
+    ]);
+  });
+
+  it('error: a redis.url with a user or password in it is refused, as is none', () => {
+    expect(refusal('--set', 'redis.url=redis://gateway:hunter22@redis:6379')).toMatch(
+      /redis.url must carry no user or password/,
+    );
+    expect(refusal('--set', 'redis.url=redis-sentinel://:hunter22@s1:26379\\,s2:26379/pmm')).toMatch(
+      /redis.url must carry no user or password/,
+    );
+    expect(refusal('--set', 'redis.url=')).toMatch(/redis.url is required/);
+    // The password is no part of the message.
+    expect(refusal('--set', 'redis.url=redis://gateway:hunter22@redis:6379')).not.toMatch(/hunter22/);
   });
 
   it('behavior: the chains file is a ConfigMap, the same map as the values', () => {
@@ -229,9 +276,15 @@ describe('the Helm chart', () => {
     expect((cron.spec as { schedule: string }).schedule).toMatch(/^\S+ \S+ 1 \* \*$/);
     const pod = podsOf([cron])[0]!;
     expect(pod.spec.containers[0]!.image).toMatch(/pmm-operator@sha256:/);
-    expect(pod.spec.containers[0]!.env).toContainEqual({ name: 'REDIS_URL_FILE', value: '/run/secrets/redis/url' });
+    expect(pod.spec.containers[0]!.env).toContainEqual({ name: 'REDIS_USERNAME', value: 'operator' });
+    expect(pod.spec.containers[0]!.env).toContainEqual({
+      name: 'REDIS_PASSWORD_FILE',
+      value: '/run/secrets/redis/password',
+    });
     expect(pod.spec.volumes).toContainEqual(
-      expect.objectContaining({ secret: expect.objectContaining({ items: [{ key: 'operator-url', path: 'url' }] }) }),
+      expect.objectContaining({
+        secret: expect.objectContaining({ items: [{ key: 'operator-password', path: 'password' }] }),
+      }),
     );
     expect(byKind(objects, 'PersistentVolumeClaim')).toHaveLength(1);
   });
@@ -280,9 +333,17 @@ describe('the Helm chart', () => {
   });
 });
 
+/** The settings the operator commands (settle) read from the environment: packages/settlement's operator-context.ts. */
+const OPERATOR_SETTINGS = {
+  redisUrl: SHARED_SETTINGS.redisUrl,
+  redisUsername: SHARED_SETTINGS.redisUsername,
+  redisPassword: SHARED_SETTINGS.redisPassword,
+  redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
+};
+
 /**
  * The settings each process's command declares, by the environment names that set them (a
- * secret's, and REDIS_URL's, `_FILE` form too; the signer's per-chain ones for `chains`).
+ * secret's `_FILE` form too; the signer's per-chain ones for `chains`).
  */
 function declaredEnv(command: string, chainIds: number[]): Set<string> {
   const specs: Record<string, Setting<unknown>>[] = command.includes('services/gateway')
@@ -291,28 +352,29 @@ function declaredEnv(command: string, chainIds: number[]): Set<string> {
       ? [SIGNER_SETTINGS, ...chainIds.map((id) => chainSettings(id))]
       : command.includes('services/indexer')
         ? [INDEXER_SETTINGS]
-        : [{ redisUrl: SHARED_SETTINGS.redisUrl, redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix }];
+        : [OPERATOR_SETTINGS];
   const names = specs.flatMap((spec) =>
-    Object.values(spec).flatMap((s) => (s.secret || s.fileForm ? [s.env, `${s.env}_FILE`] : [s.env])),
+    Object.values(spec).flatMap((s) => (s.secret ? [s.env, `${s.env}_FILE`] : [s.env])),
   );
   return new Set([...names, 'CONFIG_FILE', 'LOG_LEVEL']);
 }
 
 /**
  * Loads a rendered container's environment as its process would: the mounted files (its
- * Secret's keys, the Redis URL, the chains ConfigMap) stood in for by files of a temporary folder.
+ * Secret's keys, its Redis password, the chains ConfigMap) stood in for by files of a temporary
+ * folder. Returns the Redis URL it would connect with.
  */
 function loadRendered(
   objects: K8sObject[],
   container: { command?: string[]; env?: { name: string; value?: string }[] },
-): unknown {
+): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'helm-env-'));
   const at = (mount: string) => path.join(dir, mount);
   for (const folder of ['/run/secrets/pmm', '/run/secrets/redis', '/config'])
     mkdirSync(at(folder), { recursive: true });
   const chains = named(objects, 'ConfigMap', '-chains')!.data!['chains.json']!;
   writeFileSync(at('/config/chains.json'), chains);
-  writeFileSync(at('/run/secrets/redis/url'), 'redis-sentinel://app:a-password@127.0.0.1:26379/pmm\n');
+  writeFileSync(at('/run/secrets/redis/password'), 'a-password\n');
   const ids = Object.keys((JSON.parse(chains) as { chains: object }).chains);
   const secretFiles = ['internal_token', 'ops_token', 'quoter_key', ...ids.map((id) => `signer_key_${id}`)];
   for (const name of secretFiles)
@@ -327,10 +389,11 @@ function loadRendered(
     ]),
   );
   const command = (container.command ?? []).join(' ');
-  if (command.includes('services/gateway')) return loadGatewayConfig({ env });
-  if (command.includes('services/signer')) return loadSignerConfig({ env });
-  if (command.includes('services/indexer')) return loadIndexerConfig({ env });
-  return loadConfig({ redisUrl: SHARED_SETTINGS.redisUrl, chains: chainsSetting('chains') }, { env });
+  if (command.includes('services/gateway')) return loadGatewayConfig({ env }).redisUrl;
+  if (command.includes('services/signer')) return loadSignerConfig({ env }).redisUrl;
+  if (command.includes('services/indexer')) return loadIndexerConfig({ env }).redisUrl;
+  loadConfig({ chains: chainsSetting('chains') }, { env });
+  return redisConnectionUrl(loadConfig(OPERATOR_SETTINGS, { env }));
 }
 
 describe('the rendered environment of each process', () => {
@@ -354,7 +417,9 @@ describe('the rendered environment of each process', () => {
             container: c.name,
             unknown: [],
           });
-          expect(() => loadRendered(objects, c as never)).not.toThrow();
+          // It connects as its own user, with the password of its mounted file.
+          const user = (c.env ?? []).find((e) => e.name === 'REDIS_USERNAME')?.value;
+          expect(loadRendered(objects, c as never)).toMatch(new RegExp(`^[a-z-]+://${user}:a-password@`));
         }
     },
   );
@@ -405,6 +470,33 @@ describe('each policy fails on a rendering that breaks it', () => {
     ]);
     const url = render('minimal-values.yaml', '--set-string', 'chains.8453.rpcUrl=https://user:hunter22@node.example');
     expect(checkNoSecretValues(url)).toEqual([expect.stringMatching(/ConfigMap .*-chains: chains.json/)]);
+  });
+
+  it('error: a Redis URL with credentials, or a part without its Redis user or password file', () => {
+    // redis.url with credentials the chart refuses (above); a part's `env` can still set REDIS_URL.
+    const withPassword = render(
+      'minimal-values.yaml',
+      '--set-string',
+      'gateway.env.REDIS_URL=redis://gateway:pw@redis:6379',
+    );
+    expect(checkRedisCredentials(withPassword)).toEqual([
+      expect.stringMatching(/gateway, container gateway: REDIS_URL carries a user or password/),
+    ]);
+    const userOnly = render(
+      'minimal-values.yaml',
+      '--set-string',
+      'indexers.8453.env.REDIS_URL=redis://gateway@redis:6379',
+    );
+    expect(checkRedisCredentials(userOnly)).toEqual([
+      expect.stringMatching(/indexer-8453, .*REDIS_URL carries a user/),
+    ]);
+    const objects = structuredClone(rendered.get('minimal-values.yaml')!);
+    const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!.spec.containers[0]!;
+    signer.env = signer.env!.filter((e) => !['REDIS_USERNAME', 'REDIS_PASSWORD_FILE'].includes(e.name));
+    expect(checkRedisCredentials(objects)).toEqual([
+      expect.stringMatching(/signer: no REDIS_USERNAME/),
+      expect.stringMatching(/signer: no REDIS_PASSWORD_FILE/),
+    ]);
   });
 
   it('error: the signer without its NetworkPolicy, or with one that admits an address range', () => {

@@ -92,14 +92,39 @@ topologySpreadConstraints:
         {{- include "pmm.selectorLabels" . | nindent 8 }}
 {{- end -}}
 
-{{/* Environment every service process shares. */}}
-{{- define "pmm.commonEnv" -}}
-- name: REDIS_URL_FILE
-  value: /run/secrets/redis/url
+{{/*
+The Redis URL every process shares, `redis.url`: it must carry no user or password (they would be
+a secret in a value); each process's own come as REDIS_USERNAME and REDIS_PASSWORD_FILE.
+*/}}
+{{- define "pmm.redisUrl" -}}
+{{- $url := include "pmm.required" (dict "name" "redis.url" "value" .Values.redis.url) -}}
+{{- if regexMatch "^[^/]*//[^/]*@" $url -}}
+{{- fail "redis.url must carry no user or password: each process connects as its own user (REDIS_USERNAME) with its password from redis.existingSecret" -}}
+{{- end -}}
+{{- $url -}}
+{{- end -}}
+
+{{/*
+How a process reaches Redis: the shared URL, its role's ACL user (redis-acl.ts redisStackUsers'
+names: gateway, signer, indexer-<chain id>, operator) and that user's password as the file the
+redis volume mounts: (dict "ctx" $ "user" "gateway").
+*/}}
+{{- define "pmm.redisEnv" -}}
+- name: REDIS_URL
+  value: {{ include "pmm.redisUrl" .ctx | quote }}
+- name: REDIS_USERNAME
+  value: {{ .user | quote }}
+- name: REDIS_PASSWORD_FILE
+  value: /run/secrets/redis/password
 - name: REDIS_KEY_PREFIX
-  value: {{ .Values.redis.keyPrefix | quote }}
+  value: {{ .ctx.Values.redis.keyPrefix | quote }}
+{{- end -}}
+
+{{/* Environment every service process shares: (dict "ctx" $ "user" "gateway"), the user as in pmm.redisEnv. */}}
+{{- define "pmm.commonEnv" -}}
+{{ include "pmm.redisEnv" . }}
 - name: LOG_LEVEL
-  value: {{ .Values.logLevel | quote }}
+  value: {{ .ctx.Values.logLevel | quote }}
 - name: CONFIG_FILE
   value: /config/chains.json
 - name: SECRETS_DIR
@@ -114,7 +139,7 @@ topologySpreadConstraints:
 {{- end }}
 {{- end -}}
 
-{{/* Mounts every service container has: the chains file, its secrets, its Redis URL, a scratch /tmp. */}}
+{{/* Mounts every service container has: the chains file, its secrets, its Redis password, a scratch /tmp. */}}
 {{- define "pmm.serviceMounts" -}}
 - name: chains
   mountPath: /config
@@ -134,20 +159,20 @@ topologySpreadConstraints:
 {{- end -}}
 
 {{/*
-The Redis URL of one role, the key `redisKey` of redis.existingSecret, as the file `url`
-(REDIS_URL_FILE): (dict "ctx" $ "redisKey" "gateway-url").
+The Redis password of one user, the key `<user>-password` of redis.existingSecret, as the file
+`password` (REDIS_PASSWORD_FILE): (dict "ctx" $ "user" "gateway").
 */}}
 {{- define "pmm.redisVolume" -}}
 - name: redis
   secret:
     secretName: {{ include "pmm.required" (dict "name" "redis.existingSecret" "value" .ctx.Values.redis.existingSecret) }}
     items:
-      - key: {{ .redisKey }}
-        path: url
+      - key: {{ .user }}-password
+        path: password
     defaultMode: 288
 {{- end -}}
 
-{{/* The volumes behind those mounts: (dict "ctx" $ "secretName" … "redisKey" …). */}}
+{{/* The volumes behind those mounts: (dict "ctx" $ "secretName" … "user" …), the user as in pmm.redisEnv. */}}
 {{- define "pmm.serviceVolumes" -}}
 - name: chains
   configMap:

@@ -54,9 +54,7 @@ export async function openOperatorContext(
     await redisReady(redis, 5_000);
   } catch (err) {
     redis.disconnect();
-    const hint = ['REDIS_URL', 'REDIS_URL_FILE', 'default'].includes(redisFrom)
-      ? ''
-      : ' (is `npm start` still running?)';
+    const hint = redisFrom === 'REDIS_URL' || redisFrom === 'default' ? '' : ' (is `npm start` still running?)';
     throw new Error(
       `${describeRedis(config.redisUrl, redisFrom)} is not reachable${hint}: ${err instanceof Error ? err.message : String(err)}`,
     );

@@ -133,7 +133,6 @@ export function checkProbes(objects: K8sObject[]): string[] {
 /**
  * Whether an environment variable is a secret setting of a service (declared `secret`, as
  * docs/configuration.md marks them; per-chain ones for any chain id). Their `_FILE` forms name a path.
- * REDIS_URL is no declared secret but carries the role's password.
  */
 function isSecretSetting(name: string): boolean {
   const specs = [GATEWAY_SETTINGS, SIGNER_SETTINGS, INDEXER_SETTINGS, chainSettings(0)] as Record<
@@ -145,7 +144,7 @@ function isSecretSetting(name: string): boolean {
       .filter((s) => s.secret)
       .map((s) => s.env),
   );
-  return name === 'REDIS_URL' || secret.includes(name) || secret.includes(name.replace(/_\d+$/, '_0'));
+  return secret.includes(name) || secret.includes(name.replace(/_\d+$/, '_0'));
 }
 /** Values that look like a secret whatever their name: a 32-byte hex key, a URL with credentials, a PEM key. */
 const SECRET_VALUE = [
@@ -156,8 +155,8 @@ const SECRET_VALUE = [
 
 /**
  * No secret reaches a rendered object as a value: the chart creates no Secret, no container's
- * environment sets a secret setting (or REDIS_URL, which carries a password) literally, and no
- * literal value or ConfigMap entry looks like a key or a password.
+ * environment sets a secret setting literally, and no literal value or ConfigMap entry looks like
+ * a key or a password.
  */
 export function checkNoSecretValues(objects: K8sObject[]): string[] {
   const problems = objects
@@ -175,6 +174,28 @@ export function checkNoSecretValues(objects: K8sObject[]): string[] {
     for (const [key, value] of Object.entries(o.data ?? {}))
       if (SECRET_VALUE.some((re) => re.test(value)))
         problems.push(`ConfigMap ${o.metadata.name}: ${key} holds what looks like a secret`);
+  return problems;
+}
+
+/** The user information of a URL (`user:password@` or `user@` after `://`, before the first `/`), if any. */
+const URL_USER_INFO = /^[^/]*\/\/[^/]*@/;
+
+/**
+ * Every container that reaches Redis connects as its own user: REDIS_URL a value without a user
+ * or password in it, REDIS_USERNAME set, and the password from a mounted file (REDIS_PASSWORD_FILE).
+ */
+export function checkRedisCredentials(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  for (const pod of podsOf(objects))
+    for (const c of containersOf(pod)) {
+      const env = new Map((c.env ?? []).map((e) => [e.name, e]));
+      const url = env.get('REDIS_URL');
+      if (!url) continue;
+      if (url.value === undefined || URL_USER_INFO.test(url.value))
+        problems.push(`${where(pod, c)}: REDIS_URL carries a user or password (or is no plain value)`);
+      if (!env.get('REDIS_USERNAME')?.value) problems.push(`${where(pod, c)}: no REDIS_USERNAME`);
+      if (!env.get('REDIS_PASSWORD_FILE')?.value) problems.push(`${where(pod, c)}: no REDIS_PASSWORD_FILE`);
+    }
   return problems;
 }
 

@@ -13,7 +13,7 @@ type Spec = Record<string, Setting<unknown>>;
 function table(spec: Spec): string {
   const rows = Object.entries(spec).map(([name, s]) => {
     const def = s.secret ? '*(secret)*' : 'default' in s ? `\`${defaultText(s.default)}\`` : '**required**';
-    const env = s.secret || s.fileForm ? `\`${s.env}\` / \`${s.env}_FILE\`` : `\`${s.env}\``;
+    const env = s.secret ? `\`${s.env}\` / \`${s.env}_FILE\`` : `\`${s.env}\``;
     const key = s.envOnly ? '*(environment only)*' : `\`${name}\``;
     return `| ${env} | ${key} | ${def} | ${s.description.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`;
   });
