@@ -45,7 +45,7 @@ export const SHARED_SETTINGS = {
   // and the Helm chart give each process its own user (packages/core/src/redis-acl.ts) this way.
   redisUsername: settings.string(
     'REDIS_USERNAME',
-    'Redis ACL user to connect as (with REDIS_PASSWORD); replaces the user in REDIS_URL. Empty: the one in REDIS_URL, else the default user.',
+    'Redis ACL user to connect as; needs REDIS_PASSWORD, and the two replace the credentials in REDIS_URL. Empty: the user in REDIS_URL, else the default user.',
     '',
   ),
   redisPassword: settings.optionalSecret(
@@ -84,14 +84,20 @@ export const SHARED_SETTINGS = {
 /**
  * The Redis URL a process connects with: REDIS_URL, with REDIS_USERNAME and REDIS_PASSWORD in
  * place of the credentials it carries when REDIS_PASSWORD is set (any scheme, multi-host ones
- * included: the credentials sit between `://` and the first host).
+ * included: the credentials sit between `://` and the first host). A user name without a
+ * password is a configuration error.
  */
 export function redisConnectionUrl(config: {
   redisUrl: string;
   redisUsername: string;
   redisPassword?: string;
 }): string {
-  if (config.redisPassword === undefined) return config.redisUrl;
+  if (config.redisPassword === undefined) {
+    // A user name alone would connect as whoever the URL names, not as the user the operator set.
+    if (config.redisUsername !== '')
+      throw new ConfigError('REDIS_USERNAME (redisUsername): needs REDIS_PASSWORD (or REDIS_PASSWORD_FILE)');
+    return config.redisUrl;
+  }
   const credentials = `${encodeURIComponent(config.redisUsername)}:${encodeURIComponent(config.redisPassword)}@`;
   return config.redisUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@)?/i, `$1${credentials}`);
 }

@@ -3,9 +3,15 @@ import { parseMultiHostUrl } from '../src/redis-client';
 import { redisConnectionUrl } from '../src/shared-settings';
 
 describe('redisConnectionUrl', () => {
-  it('behavior: without REDIS_PASSWORD the URL is used as it is', () => {
-    expect(redisConnectionUrl({ redisUrl: 'redis://:old@redis:6379/0', redisUsername: 'gateway' })).toBe(
+  it('behavior: without REDIS_USERNAME and REDIS_PASSWORD the URL is used as it is', () => {
+    expect(redisConnectionUrl({ redisUrl: 'redis://:old@redis:6379/0', redisUsername: '' })).toBe(
       'redis://:old@redis:6379/0',
+    );
+  });
+
+  it('error: REDIS_USERNAME without REDIS_PASSWORD is refused, not ignored', () => {
+    expect(() => redisConnectionUrl({ redisUrl: 'redis://:old@redis:6379/0', redisUsername: 'gateway' })).toThrow(
+      'REDIS_USERNAME (redisUsername): needs REDIS_PASSWORD (or REDIS_PASSWORD_FILE)',
     );
   });
 
