@@ -18,13 +18,15 @@
 import { ContractFactory, Interface, JsonRpcProvider, NonceManager } from 'ethers';
 import Redis from 'ioredis';
 import { PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
-import { createLogger, redisKeys } from '@pmm/core';
+import { createDigestSigner, createLogger, redisKeys } from '@pmm/core';
 import { deployerWallet, seedPlan, startDevnet } from '@pmm/devnet';
 import { loadIndexerConfig, startIndexer, type BlockEvent } from '@pmm/indexer';
+import { measureBlockCallAlone } from './block-call-alone';
 
 const PAIR_COUNTS = (process.env.BENCH_PAIRS ?? '10,100,500').split(',').map(Number);
 const BLOCK_INTERVAL_MS = Number(process.env.BENCH_BLOCK_INTERVAL_MS ?? 750);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
+const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? 7);
 const CALL_GAS = Number(process.env.BENCH_CALL_GAS ?? 1_000_000_000);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -83,6 +85,8 @@ async function main(): Promise<void> {
 
   const redis = new Redis(REDIS_URL);
   const rows: string[] = [];
+  const stages: string[] = [];
+  const nodeRows: string[] = [];
   for (const pairs of PAIR_COUNTS) {
     // List exactly `pairs` base tokens: delist the rest (only WETH stays for 1 pair).
     const current = (await provider.call({
@@ -145,12 +149,42 @@ async function main(): Promise<void> {
     const giveUp = setTimeout(resolveDone, SAMPLES * BLOCK_INTERVAL_MS * 3 + 30_000);
     await done;
     clearTimeout(giveUp);
+    const tracked = ix.registry.current()?.tracked;
     await ix.stop();
+    if (tracked) {
+      const alone = await measureBlockCallAlone({
+        wsUrl: c.wsUrl,
+        multicall3: c.contracts.multicall3,
+        ctx: {
+          chainId: 8453,
+          router: c.contracts.router,
+          helper: c.contracts.helper,
+          verifier: c.contracts.verifier,
+          signer: createDigestSigner(c.quoter.privateKey),
+        },
+        tracked,
+        gas: CALL_GAS,
+        rounds: NODE_ROUNDS,
+      });
+      const mb = (bytes: number) => (bytes / 1e6).toFixed(2);
+      const callP50 = percentile(alone.callMs, 50);
+      const sigP50 = percentile(alone.signaturesMs, 50);
+      nodeRows.push(
+        `${String(pairs).padStart(5)} | ${String(alone.calls).padStart(6)} | ${mb(alone.calldataBytes).padStart(11)} | ${mb(alone.answerBytes).padStart(9)} | ` +
+          `${(Number(alone.gasUsed) / 1e6).toFixed(0).padStart(7)} | ${callP50.toFixed(0).padStart(12)} | ${alone.callMs[0]!.toFixed(0).padStart(8)} | ` +
+          `${((callP50 * 1000) / (alone.calls - 1)).toFixed(0).padStart(13)} | ${sigP50.toFixed(0).padStart(14)} | ${((100 * sigP50) / callP50).toFixed(0).padStart(9)} %`,
+      );
+    }
     const book = JSON.parse((await redis.get(redisKeys(prefix).book(8453))) ?? '{"pairs":[]}') as { pairs: unknown[] };
     const written = events.filter((e) => e.outcome === 'written');
     const latency = written.map((e) => e.latencyMs ?? NaN).sort((a, b) => a - b);
-    const compute = written.map((e) => e.computeMs ?? NaN).sort((a, b) => a - b);
-    const call = written.map((e) => e.callMs ?? NaN).sort((a, b) => a - b);
+    const sorted = (f: (e: BlockEvent) => number | undefined) => written.map((e) => f(e) ?? NaN).sort((a, b) => a - b);
+    const compute = sorted((e) => e.computeMs);
+    const call = sorted((e) => e.callMs);
+    const p50 = (f: (e: BlockEvent) => number | undefined) => percentile(sorted(f), 50).toFixed(0);
+    stages.push(
+      `${String(pairs).padStart(5)} | ${p50((e) => e.waitMs).padStart(9)} | ${p50((e) => e.planMs).padStart(9)} | ${p50((e) => e.callMs).padStart(9)} | ${p50((e) => e.writeMs).padStart(10)} | ${`${written.filter((e) => e.plannedAhead).length}/${written.length}`.padStart(13)}`,
+    );
     const calls = [...new Set(written.map((e) => e.ethCalls))].join(',');
     const skipped = events.filter((e) => e.outcome !== 'written').length;
     rows.push(
@@ -169,6 +203,19 @@ async function main(): Promise<void> {
     'pairs | book pairs | blocks | skipped |  p50 ms |  p99 ms | compute p50 | eth_call p50 (ms) | eth_call p99 (ms) | eth_calls/blk',
   );
   for (const r of rows) console.log(r);
+  console.log(
+    'where the time goes (p50 ms): queue = head seen to job taken; plan = sign + calldata (made ahead when the timestamp was foreseen); write = decode + book to Redis',
+  );
+  console.log('pairs |     queue |      plan |  eth_call |      write | planned ahead');
+  for (const r of stages) console.log(r);
+  console.log(
+    `the node alone (${NODE_ROUNDS} rounds): the same aggregate3 eth_call at one block, nothing else running; ` +
+      'then as many signature checks alone (recoverQuoter: EIP-712 hash + ecrecover)',
+  );
+  console.log(
+    'pairs |  calls | calldata MB | answer MB | gas (M) | call p50 ms | min (ms) | µs per quote | sig checks ms | sig share',
+  );
+  for (const r of nodeRows) console.log(r);
   console.log(`goal: p99 <= ${BLOCK_INTERVAL_MS / 10} ms at 100 pairs, one eth_call per block`);
   redis.disconnect();
   provider.destroy();
