@@ -85,7 +85,7 @@ describe('block plans', () => {
     expect((await plans.get(tracked(1), 100)).plan.aggregate3).toBeUndefined();
   });
 
-  it('after a block, the next second is planned in the background: its block signs nothing', async () => {
+  it('once a block is sent, the next second is planned in the background: its block signs nothing', async () => {
     const { plans, ctx, state } = setup();
     const pairs = tracked(3);
     await plans.get(pairs, 100);
@@ -142,6 +142,19 @@ describe('block plans', () => {
     for (const [number, timestamp] of heads) plans.prepareNext(pairs, { number, timestamp });
     await settle();
     expect((await plans.get(pairs, 104)).ahead).toBe(true);
+  });
+
+  it('when calls take longer than a block, the step is between the blocks computed: every other 2 s block, 4 s', async () => {
+    const { plans } = setup();
+    const pairs = tracked(1);
+    for (const [number, timestamp] of [
+      [1, 100],
+      [3, 104],
+      [5, 108],
+    ] as const)
+      plans.prepareNext(pairs, { number, timestamp });
+    await settle();
+    expect((await plans.get(pairs, 112)).ahead).toBe(true);
   });
 
   it('a plan serves only the tracked pairs it was made for (a registry change makes new ones)', async () => {

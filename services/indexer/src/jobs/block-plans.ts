@@ -4,11 +4,14 @@
  * A block's calls depend only on the tracked pairs and the block's timestamp (every side's
  * signature covers it, chain/block-quotes.ts), not on its number or hash. Making them (one
  * signature per side, the calldata, the Multicall3 encoding) took about 20 ms of CPU per block
- * at 100 pairs and 100 ms at 500 (`npm run bench indexer`), all of it between the head and the
- * eth_call. So once a block is written the processor asks for the plan of the NEXT block's
- * likely timestamp (this one's plus the chain's usual step, at least one second), made while
- * the worker waits; when that block comes, its plan is ready. A plan is kept for the last
- * timestamps too: chains with blocks faster than a second give several blocks one timestamp.
+ * at 100 pairs and 100-170 ms at 500 (`npm run bench indexer`), all of it between the head and
+ * the eth_call. So once a block's call is sent, the processor asks for the plan of the next
+ * computed block's likely timestamp (this one's plus the usual step between computed blocks, at
+ * least one second), made while the node works; when that block comes, its plan is ready. The
+ * step is between the blocks this replica computes, not between blocks: when a call takes
+ * longer than a block interval, the next block computed is the newest, a few blocks on. A plan
+ * is kept for the last timestamps too: with blocks faster than a second, several blocks share
+ * one timestamp.
  *
  * A guess that misses costs nothing but the CPU spent: the plan is then made on the spot, as
  * without this. A plan is used only for the very tracked pairs it was made for (a registry
@@ -28,8 +31,9 @@ export interface BlockPlans {
   /** The plan of a block of `timestamp` (s): the one made ahead when there is one, else made now. */
   get(tracked: TrackedPairs, timestamp: number): Promise<{ plan: BlockPlan; ahead: boolean }>;
   /**
-   * After the block `head` was computed: makes, in the background, the plan of the next block's
-   * likely timestamp. Returns at once; a plan being made is shared with a `get` that needs it.
+   * Once the call of the block `head` is sent: makes, in the background, the plan of the next
+   * computed block's likely timestamp. Returns at once; a plan being made is shared with a
+   * `get` that needs it.
    */
   prepareNext(tracked: TrackedPairs, head: { number: number; timestamp: number }): void;
 }
@@ -37,7 +41,7 @@ export interface BlockPlans {
 /** Plans kept: the current timestamp, the foreseen one, and one spare for a registry change. */
 const PLANS_KEPT = 3;
 
-/** Steps between blocks remembered; their median is the foreseen step (a pause is one outlier). */
+/** Steps between computed blocks remembered; their median is the foreseen one (a pause is one outlier). */
 const STEPS_KEPT = 9;
 
 interface Entry {
@@ -53,7 +57,7 @@ export function createBlockPlans(opts: {
 }): BlockPlans {
   const plans = new Map<number, Entry>();
   let last: { number: number; timestamp: number } | undefined;
-  /** Seconds per block between the last blocks computed, oldest first. */
+  /** Seconds between the last blocks computed, oldest first. */
   const steps: number[] = [];
   const usualStep = () => {
     if (steps.length === 0) return 1;
@@ -91,13 +95,13 @@ export function createBlockPlans(opts: {
     prepareNext(tracked, head) {
       // A lower or equal number (a reorg, a restarted chain) only restarts the count from here.
       if (last && head.number > last.number) {
-        steps.push((head.timestamp - last.timestamp) / (head.number - last.number));
+        steps.push(head.timestamp - last.timestamp);
         if (steps.length > STEPS_KEPT) steps.shift();
       }
       last = head;
       const next = head.timestamp + usualStep();
       if (plans.get(next)?.tracked === tracked) return;
-      // After the current job has returned: the worker is waiting for the next block by then.
+      // Not now: the caller is about to wait for the node, and this runs meanwhile.
       const plan = new Promise<void>((resolve) => setImmediate(resolve)).then(() => make(tracked, next));
       plan.catch((err: unknown) => {
         if (plans.get(next)?.plan === plan) plans.delete(next);

@@ -11,6 +11,10 @@
  * The book expires BOOK_TTL_MS after the write, and never later than MAX_HEAD_LAG_MS after
  * its block's timestamp: a job that waited until its block is that old is not written
  * (`stale`), so a lagging node yields 503 instead of an old book served as live.
+ *
+ * The call list (signatures, calldata) is usually ready when the job starts: made during the
+ * previous block's call, for the timestamp foreseen (jobs/block-plans.ts), so the time from
+ * head to book is the queue hop, the node's round trip and the write.
  */
 import type { Logger } from '@pmm/core';
 import { decodeBlockResults, type QuoteContext } from '../chain/block-quotes';
@@ -104,13 +108,16 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
       let batch;
       const callStarted = Date.now();
       try {
-        batch = await executeCalls(deps.rpc, calls, {
+        const answer = executeCalls(deps.rpc, calls, {
           block: blockHashRef(job.hash),
           multicall3: deps.multicall3,
           timeoutMs: deps.timeoutMs,
           gas: deps.callGas || undefined,
           aggregate3: plan.aggregate3,
         });
+        // The next computed block's calls, made while the node runs these.
+        plans.prepareNext(tracked, job);
+        batch = await answer;
       } catch (err) {
         metrics.rpcErrors.inc({ purpose: 'block' });
         throw err;
@@ -138,9 +145,6 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
       if (ttlMs <= 0) return done({ blockNumber: job.number, outcome: 'stale' });
       const written = await deps.books.write(job.number, body, { hash: job.hash, ttlMs });
       const now = Date.now();
-      // The next block's calls, made while the worker waits for it; not when a newer head is
-      // already known: its job comes next and makes its own at once.
-      if ((deps.latestHead()?.number ?? job.number) <= job.number) plans.prepareNext(tracked, job);
       metrics.computeSeconds.observe((now - started) / 1000);
       const outcome: BlockOutcome = written ? 'written' : 'not_newer';
       const latencyMs = now - job.seenAt;
