@@ -13,7 +13,10 @@
  * Goals: exactly one eth_call per block whatever the number of pairs; at 100 pairs the book in
  * Redis within a tenth of the block interval at p99 (75 ms at 750 ms blocks).
  * Environment: BENCH_PAIRS (default 10,100,500), BENCH_BLOCK_INTERVAL_MS (750), BENCH_SAMPLES (30),
- * BENCH_CALL_GAS (1,000,000,000: the indexer's CALL_GAS and the devnet's block gas limit).
+ * BENCH_CALL_GAS (1,000,000,000: the indexer's CALL_GAS and the devnet's block gas limit),
+ * BENCH_MAX_ANSWER_BYTES (8 MiB: the indexer's MAX_RPC_ANSWER_BYTES; the answer of 500 pairs is
+ * about 3.9 MB of JSON, above the 2 MiB default, which closes the socket at every block),
+ * BENCH_NODE_ROUNDS (7: eth_calls per measure of the node alone, block-call-alone.ts).
  */
 import { ContractFactory, Interface, JsonRpcProvider, NonceManager } from 'ethers';
 import Redis from 'ioredis';
@@ -28,6 +31,7 @@ const BLOCK_INTERVAL_MS = Number(process.env.BENCH_BLOCK_INTERVAL_MS ?? 750);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? 7);
 const CALL_GAS = Number(process.env.BENCH_CALL_GAS ?? 1_000_000_000);
+const MAX_ANSWER_BYTES = Number(process.env.BENCH_MAX_ANSWER_BYTES ?? 8 * 1024 * 1024);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const router = new Interface(PmmRouterArtifact.abi);
@@ -87,6 +91,7 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const stages: string[] = [];
   const nodeRows: string[] = [];
+  const skippedRows: string[] = [];
   for (const pairs of PAIR_COUNTS) {
     // List exactly `pairs` base tokens: delist the rest (only WETH stays for 1 pair).
     const current = (await provider.call({
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
         RPC_TIMEOUT_MS: '10000',
         BOOK_TTL_MS: '30000',
         CALL_GAS: String(CALL_GAS),
+        MAX_RPC_ANSWER_BYTES: String(MAX_ANSWER_BYTES),
       },
       file: {},
     });
@@ -151,6 +157,8 @@ async function main(): Promise<void> {
     clearTimeout(giveUp);
     const tracked = ix.registry.current()?.tracked;
     await ix.stop();
+    // Read now: the book expires MAX_HEAD_LAG_MS after its block, before the node alone is measured.
+    const book = JSON.parse((await redis.get(redisKeys(prefix).book(8453))) ?? '{"pairs":[]}') as { pairs: unknown[] };
     if (tracked) {
       const alone = await measureBlockCallAlone({
         wsUrl: c.wsUrl,
@@ -175,7 +183,6 @@ async function main(): Promise<void> {
           `${((callP50 * 1000) / (alone.calls - 1)).toFixed(0).padStart(13)} | ${sigP50.toFixed(0).padStart(14)} | ${((100 * sigP50) / callP50).toFixed(0).padStart(9)} %`,
       );
     }
-    const book = JSON.parse((await redis.get(redisKeys(prefix).book(8453))) ?? '{"pairs":[]}') as { pairs: unknown[] };
     const written = events.filter((e) => e.outcome === 'written');
     const latency = written.map((e) => e.latencyMs ?? NaN).sort((a, b) => a - b);
     const sorted = (f: (e: BlockEvent) => number | undefined) => written.map((e) => f(e) ?? NaN).sort((a, b) => a - b);
@@ -187,6 +194,10 @@ async function main(): Promise<void> {
     );
     const calls = [...new Set(written.map((e) => e.ethCalls))].join(',');
     const skipped = events.filter((e) => e.outcome !== 'written').length;
+    const outcomes = new Map<string, number>();
+    for (const e of events) if (e.outcome !== 'written') outcomes.set(e.outcome, (outcomes.get(e.outcome) ?? 0) + 1);
+    if (outcomes.size > 0)
+      skippedRows.push(`${pairs} pairs, blocks not written: ${[...outcomes].map(([o, n]) => `${o} ${n}`).join(', ')}`);
     rows.push(
       `${String(pairs).padStart(5)} | ${String(book.pairs.length).padStart(10)} | ${String(written.length).padStart(6)} | ${String(skipped).padStart(7)} | ` +
         `${percentile(latency, 50).toFixed(0).padStart(7)} | ${percentile(latency, 99).toFixed(0).padStart(7)} | ` +
@@ -197,12 +208,13 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `indexer: block interval ${BLOCK_INTERVAL_MS} ms, default ladder (12 asks + 12 bids per pair), ${SAMPLES} blocks per row, CALL_GAS ${CALL_GAS}`,
+    `indexer: block interval ${BLOCK_INTERVAL_MS} ms, default ladder (12 asks + 12 bids per pair), ${SAMPLES} blocks per row, CALL_GAS ${CALL_GAS}, MAX_RPC_ANSWER_BYTES ${MAX_ANSWER_BYTES}`,
   );
   console.log(
     'pairs | book pairs | blocks | skipped |  p50 ms |  p99 ms | compute p50 | eth_call p50 (ms) | eth_call p99 (ms) | eth_calls/blk',
   );
   for (const r of rows) console.log(r);
+  for (const r of skippedRows) console.log(r);
   console.log(
     'where the time goes (p50 ms): queue = head seen to job taken; plan = sign + calldata (made ahead when the timestamp was foreseen); write = decode + book to Redis',
   );
