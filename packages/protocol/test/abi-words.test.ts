@@ -147,11 +147,20 @@ describe('hex-string words', () => {
     );
   });
 
+  it('bareHex takes a block call answer of several MiB (a regex group per byte overflowed the stack at 4 MiB)', () => {
+    const answer = '0x' + 'ab'.repeat(4 * 1024 * 1024);
+    expect(bareHex(answer)).toHaveLength(answer.length - 2);
+  });
+
   it('error: out-of-range words and malformed hex throw', () => {
     expect(() => uint256WordHex(UINT256_MAX + 1n)).toThrow('uint256: out of range');
     expect(() => uint256WordHex(-1)).toThrow('uint256: out of range');
     expect(() => addressWordHex('0x1234')).toThrow('address');
     expect(() => bareHex('0xabc')).toThrow('hex');
+    expect(() => bareHex('0xzz')).toThrow('hex');
+    expect(() => bareHex('abcd')).toThrow('hex');
+    expect(bareHex('0x')).toBe('');
+    expect(bareHex('0xAbCd')).toBe('abcd');
     expect(padHexToWords('ab')).toBe('ab' + '0'.repeat(62));
     expect(padHexToWords('')).toBe('');
   });

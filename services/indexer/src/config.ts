@@ -119,7 +119,7 @@ export const INDEXER_SETTINGS = {
   callGas: settings.int(
     'CALL_GAS',
     'Gas limit sent with the per-block eth_call; 0 (default) leaves it to the node (anvil: the block gas limit, 30M on the devnet; geth: its RPC gas cap). ' +
-      "Raise it when many pairs × ladder points need more (the default ladder passes 30M near 100 pairs), within the node's cap: a quote() that runs out of gas fails silently and cuts its ladder, a call that runs out fails the block.",
+      "Raise it when many pairs × ladder points need more (the default ladder needs about 0.5M per pair: 30M near 60 pairs, 48M at 100), within the node's cap: a quote() that runs out of gas fails silently and cuts its ladder, a call that runs out fails the block.",
     0,
     [0, 2 ** 52],
   ),

@@ -15,6 +15,8 @@ export interface CallBatchOptions {
   timeoutMs: number;
   /** Gas for the call(s); absent: the node's default. */
   gas?: number;
+  /** `calls` already encoded as `aggregate3` calldata (a plan made ahead); absent: encoded here. */
+  aggregate3?: string;
 }
 
 export interface CallBatchOutcome {
@@ -56,7 +58,7 @@ export async function executeCalls(
 ): Promise<CallBatchOutcome> {
   if (calls.length === 0) return { results: [], ethCalls: 0 };
   if (opts.multicall3) {
-    const data = encodeAggregate3(calls);
+    const data = opts.aggregate3 ?? encodeAggregate3(calls);
     const raw = await rpc.request(
       'eth_call',
       [{ to: opts.multicall3, data, ...gasField(opts.gas) }, opts.block],

@@ -11,9 +11,13 @@
  * The book expires BOOK_TTL_MS after the write, and never later than MAX_HEAD_LAG_MS after
  * its block's timestamp: a job that waited until its block is that old is not written
  * (`stale`), so a lagging node yields 503 instead of an old book served as live.
+ *
+ * The call list (signatures, calldata) is usually ready when the job starts: made during the
+ * previous block's call, for the timestamp foreseen (jobs/block-plans.ts), so the time from
+ * head to book is the queue hop, the node's round trip and the write.
  */
 import type { Logger } from '@pmm/core';
-import { decodeBlockResults, planBlockCalls, type QuoteContext } from '../chain/block-quotes';
+import { decodeBlockResults, type QuoteContext } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
 import { executeCalls } from '../chain/call-batch';
 import { blockHashRef, type RpcTransport } from '../chain/json-rpc';
@@ -21,6 +25,7 @@ import type { BlockOutcome, IndexerMetrics } from '../metrics';
 import { outageLog } from '../outage-log';
 import type { BookStore } from '../store/book-store';
 import type { BlockJobData } from './block-queue';
+import { createBlockPlans } from './block-plans';
 import type { RegistryRefresher } from './registry-refresher';
 
 export interface BlockProcessorDeps {
@@ -52,13 +57,27 @@ export interface BlockEvent {
   ethCalls?: number;
   /** For computed blocks: ms from taking the job to the book written (plan, call, decode, write). */
   computeMs?: number;
+  /** For computed blocks: ms from the first sight of the block to the job taken (the queue hop). */
+  waitMs?: number;
+  /** For computed blocks: ms to sign the sides and build the call list (about 0 when made ahead). */
+  planMs?: number;
+  /** For computed blocks: whether the call list was made ahead (jobs/block-plans.ts). */
+  plannedAhead?: boolean;
   /** For computed blocks: ms of the node round trip alone (the EVM executing every quote()). */
   callMs?: number;
+  /** For computed blocks: ms from the node's answer to the book in Redis (decode, build, write). */
+  writeMs?: number;
 }
 
 export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobData) => Promise<BlockOutcome> {
   const { metrics, logger: log } = deps;
   const silentFailures = outageLog(log, 'block call');
+  const plans = createBlockPlans({
+    ctx: deps.ctx,
+    multicall3: deps.multicall3,
+    onError: (err) =>
+      log.debug('block plan made ahead failed', { error: err instanceof Error ? err.message : String(err) }),
+  });
   const done = (event: BlockEvent): BlockOutcome => {
     metrics.blocks.inc({ outcome: event.outcome });
     deps.onBlock?.(event);
@@ -70,6 +89,7 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
     Math.min(deps.books.ttlMs, timestamp * 1000 + deps.maxHeadLagMs - Date.now());
 
   return async (job) => {
+    const taken = Date.now();
     const head = deps.latestHead();
     if (head && (job.number < head.number || (job.number === head.number && job.hash !== head.hash)))
       return done({ blockNumber: job.number, outcome: 'superseded' });
@@ -81,17 +101,23 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
     const started = Date.now();
     try {
       const tracked = await deps.registry.ensure();
-      const calls = await planBlockCalls(tracked, deps.ctx, BigInt(job.timestamp) * 1000n);
+      const planStarted = Date.now();
+      const { plan, ahead } = await plans.get(tracked, job.timestamp);
+      const { calls } = plan;
       metrics.quoteCallsPerBlock.set(calls.length - 1); // every call but getReserveBalances
       let batch;
       const callStarted = Date.now();
       try {
-        batch = await executeCalls(deps.rpc, calls, {
+        const answer = executeCalls(deps.rpc, calls, {
           block: blockHashRef(job.hash),
           multicall3: deps.multicall3,
           timeoutMs: deps.timeoutMs,
           gas: deps.callGas || undefined,
+          aggregate3: plan.aggregate3,
         });
+        // The next computed block's calls, made while the node runs these.
+        plans.prepareNext(tracked, job);
+        batch = await answer;
       } catch (err) {
         metrics.rpcErrors.inc({ purpose: 'block' });
         throw err;
@@ -143,7 +169,11 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
         latencyMs: written ? latencyMs : undefined,
         ethCalls: batch.ethCalls,
         computeMs: now - started,
+        waitMs: taken - job.seenAt,
+        planMs: callStarted - planStarted,
+        plannedAhead: ahead,
         callMs,
+        writeMs: now - callStarted - callMs,
       });
     } catch (err) {
       done({ blockNumber: job.number, outcome: 'failed' });
