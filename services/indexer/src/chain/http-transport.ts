@@ -23,7 +23,7 @@ type RpcMessage = Record<string, unknown>;
 export function createHttpTransport(url: string, limits: TransportLimits): RpcTransport {
   const tooBig = (label: string) => {
     limits.onDropped('oversized');
-    return new RpcConnectionError(`${label}: answer larger than ${limits.maxAnswerBytes} bytes`);
+    return new RpcConnectionError(`${label}: answer larger than MAX_RPC_ANSWER_BYTES (${limits.maxAnswerBytes} bytes)`);
   };
 
   /** The body as text, at most `maxAnswerBytes` of it. */

@@ -76,9 +76,15 @@ export function openWsTransport(url: string, timeoutMs: number, limits: Transpor
     };
 
     socket.on('error', (err: Error & { code?: unknown }) => {
-      if (err.code === TOO_BIG) limits.onDropped('oversized');
       // Always handled: the reason is reported through `closed` / the open promise.
-      finish(new RpcConnectionError(`websocket error: ${err.message}`));
+      if (err.code === TOO_BIG) {
+        limits.onDropped('oversized');
+        finish(
+          new RpcConnectionError(
+            `websocket: a node message above MAX_RPC_ANSWER_BYTES (${limits.maxAnswerBytes} bytes) was refused; a block call's answer grows with pairs × ladder points`,
+          ),
+        );
+      } else finish(new RpcConnectionError(`websocket error: ${err.message}`));
       socket.terminate();
     });
     socket.on('close', (code: number) => finish(new RpcConnectionError(`websocket closed (${code})`)));
