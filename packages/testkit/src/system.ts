@@ -1,0 +1,222 @@
+/**
+ * The system under test: the one builder every end-to-end, on-chain, settlement and console
+ * test (and the benchmarks that need the whole system) starts what it needs with.
+ *
+ * `startSystem()` starts, on free ports and in a temporary folder removed at `stop()`:
+ * - devnet chains (anvil with the reference contracts, packages/devnet), fast blocks by default;
+ * - a private Redis that fsyncs each write, as `npm start`'s (so the signer's default
+ *   durability check passes as shipped);
+ * - the services as processes from their built `dist/main.js`, with the settings `npm start`
+ *   gives them (packages/core/src/stack-processes.ts, the one definition both use): one indexer
+ *   per chain (more with `indexerReplicas`), the signer, the gateway with a development API key
+ *   whitelisted for every chain's test user. Each is ready (its `/readyz` answers 200) when the
+ *   promise resolves.
+ *
+ * The services run from dist/: after changing a service's source, build (`npx tsc -b`) before
+ * running a test that starts it; `startSystem()` refuses a service whose build is older than its
+ * source. In-process tests of one service (supertest against its app) stay in the service's own
+ * test support; this builder is for tests that need the system as it runs.
+ */
+import { randomBytes } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  STACK_LOG_LEVEL,
+  STACK_REDIS_PERSISTENCE,
+  SERVICE_MAIN,
+  gatewayEnv,
+  indexerEnv,
+  serviceCommand,
+  signerEnv,
+  type StackCommon,
+  type StackService,
+} from '@pmm/core';
+import { publicStack, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
+import { freePort } from './ports';
+import { privateRedis, type PrivateRedis } from './private-redis';
+import { stopProcess } from './processes';
+import { REPO_ROOT } from './repo-root';
+
+export interface SystemOptions {
+  /** Devnet chains; default all three. */
+  chains?: readonly number[];
+  /** Interval mining per chain or for all, ms (0: a block per transaction); default 500. */
+  blockIntervalMs?: number | Record<number, number>;
+  /** Record EVM steps (for the struct-log tracer); default off. */
+  stepsTracing?: boolean;
+  /** The services to start; default all. Whatever is started needs no other option. */
+  services?: readonly StackService[];
+  /** Indexer processes per chain (replicas share blocks through the queue); default 1. */
+  indexerReplicas?: Readonly<Record<number, number>>;
+  /** Settings over the stack's, per service (faster liveness, lower limits…). */
+  env?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
+}
+
+/** One started service process. */
+export interface ServiceProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** Its `/readyz` URL. */
+  readonly readyUrl: string;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Stops it (SIGTERM: it drains) and waits until it is gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface System {
+  readonly devnet: Devnet;
+  /** The devnet chain `chainId` (addresses, tokens, test user). */
+  chain(chainId: number): ChainStack;
+  readonly redis: PrivateRedis;
+  /** The Redis every service uses (key prefix: the default, `pmm`). */
+  readonly redisUrl: string;
+  /** The chains file the services read (CONFIG_FILE). */
+  readonly configFile: string;
+  /** The gateway's public URL, operator URL and development key (when the gateway runs). */
+  readonly gateway: { url: string; opsUrl: string; apiKey: string };
+  /** The signer's URL and the internal token the gateway reaches it with. */
+  readonly signer: { url: string; internalToken: string };
+  readonly processes: readonly ServiceProcess[];
+  /** The processes of `service` (indexers in start order: per chain, then replicas). */
+  processesOf(service: StackService): ServiceProcess[];
+  /** Stops the services, then the devnet and Redis, and removes the folder. */
+  stop(): Promise<void>;
+}
+
+const ALL_CHAINS = [8453, 56, 4663] as const;
+const ALL_SERVICES: readonly StackService[] = ['indexer', 'signer', 'gateway'];
+
+/** Newest modification time under `dir`, ms. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    t = Math.max(t, entry.isDirectory() ? newest(at) : statSync(at).mtimeMs);
+  }
+  return t;
+}
+
+/** Refuses to start a service whose dist/ is older than its src/ (a test would run stale code). */
+function assertBuilt(service: StackService): void {
+  const main = path.join(REPO_ROOT, SERVICE_MAIN[service]);
+  const built = statSync(main, { throwIfNoEntry: false })?.mtimeMs;
+  const src = path.join(REPO_ROOT, 'services', service, 'src');
+  if (built === undefined || built < newest(src))
+    throw new Error(`startSystem: ${SERVICE_MAIN[service]} is missing or older than its source; run npx tsc -b`);
+}
+
+async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null)
+      throw new Error(`${p.name} exited before it was ready:\n${p.output()}`);
+    try {
+      const res = await fetch(p.readyUrl, { signal: AbortSignal.timeout(1_000) });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${p.name} not ready after ${timeoutMs / 1000} s:\n${p.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function startService(name: string, service: StackService, env: Record<string, string>, readyUrl: string): ServiceProcess {
+  const { command, args } = serviceCommand(service, REPO_ROOT);
+  const child = spawn(command, args, {
+    cwd: REPO_ROOT,
+    // Only what the service is given: nothing of the test's own environment but PATH.
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: STACK_LOG_LEVEL, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return { name, child, readyUrl, output: () => out, stop: (signal) => stopProcess(child, signal) };
+}
+
+/** Starts what `opts` asks for and resolves once every part is ready. */
+export async function startSystem(opts: SystemOptions = {}): Promise<System> {
+  const chainIds = [...(opts.chains ?? ALL_CHAINS)];
+  const services = opts.services ?? ALL_SERVICES;
+  for (const s of services) assertBuilt(s);
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
+  const processes: ServiceProcess[] = [];
+  let devnet: Devnet | undefined;
+  let redis: PrivateRedis | undefined;
+  const stop = async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await devnet?.stop();
+    await redis?.stop('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const redisDir = path.join(dir, 'redis');
+    [devnet, redis] = await Promise.all([
+      startDevnet({
+        chains: chainIds,
+        blockIntervalMs: opts.blockIntervalMs ?? 500,
+        stepsTracing: opts.stepsTracing ?? false,
+      }),
+      (mkdirSync(redisDir), privateRedis({ dir: redisDir, args: [...STACK_REDIS_PERSISTENCE] })),
+    ]);
+    const stack = devnet.stack;
+    // The chains file as `npm start` writes it: no service's key in it.
+    const configFile = path.join(dir, 'chains.json');
+    writeFileSync(configFile, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, { mode: 0o600 });
+    const common: StackCommon = { redisUrl: redis.url, configFile, chainIds };
+    const chain = (id: number): ChainStack => {
+      const c = stack.chains[String(id)];
+      if (!c) throw new Error(`startSystem: chain ${id} was not started`);
+      return c;
+    };
+
+    if (services.includes('indexer')) {
+      for (const id of chainIds) {
+        for (let replica = 0; replica < (opts.indexerReplicas?.[id] ?? 1); replica++) {
+          const port = await freePort();
+          const env = { ...indexerEnv(common, { chainId: id, port, quoterKey: chain(id).quoter.privateKey }), ...opts.env?.indexer };
+          processes.push(startService(`indexer ${id}#${replica}`, 'indexer', env, `http://127.0.0.1:${port}/readyz`));
+        }
+      }
+    }
+    const internalToken = randomBytes(32).toString('base64url');
+    const signerPort = await freePort();
+    if (services.includes('signer')) {
+      const signerKeys = Object.fromEntries(chainIds.map((id) => [`SIGNER_KEY_${id}`, chain(id).apiSigner.privateKey]));
+      const env = { ...signerEnv(common, { port: signerPort, internalToken, signerKeys }), ...opts.env?.signer };
+      processes.push(startService('signer', 'signer', env, `http://127.0.0.1:${signerPort}/readyz`));
+    }
+    const [gatewayPort, opsPort] = [await freePort(), await freePort()];
+    const apiKey = `pmm_dev_${randomBytes(24).toString('base64url')}`;
+    if (services.includes('gateway')) {
+      const whitelist = chainIds.map((id) => chain(id).testUser.address);
+      const env = {
+        ...gatewayEnv(common, { port: gatewayPort, opsPort, signerPort, internalToken, devApiKey: apiKey, whitelist }),
+        ...opts.env?.gateway,
+      };
+      processes.push(startService('gateway', 'gateway', env, `http://127.0.0.1:${opsPort}/readyz`));
+    }
+    // Started together: the gateway is ready once the signer is (its /readyz asks the signer).
+    await Promise.all(processes.map((p) => waitReady(p)));
+
+    return {
+      devnet,
+      chain,
+      redis,
+      redisUrl: redis.url,
+      configFile,
+      gateway: { url: `http://127.0.0.1:${gatewayPort}`, opsUrl: `http://127.0.0.1:${opsPort}`, apiKey },
+      signer: { url: `http://127.0.0.1:${signerPort}`, internalToken },
+      processes,
+      processesOf: (service) => processes.filter((p) => p.name.startsWith(service)),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
