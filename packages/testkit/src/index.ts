@@ -25,5 +25,12 @@ export {
 export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
 export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';
 export { REPO_ROOT } from './repo-root';
-export { startSystem, type ServiceProcess, type System, type SystemOptions } from './system';
+export {
+  startService,
+  startSystem,
+  type ServiceOptions,
+  type ServiceProcess,
+  type System,
+  type SystemOptions,
+} from './system';
 export { chainClients, type ChainClients } from './chain-clients';

@@ -33,7 +33,7 @@ import {
   type StackCommon,
   type StackService,
 } from '@pmm/core';
-import { publicStack, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
+import type { ChainStack, Devnet } from '@pmm/devnet';
 import { freePort } from './ports';
 import { privateRedis, type PrivateRedis } from './private-redis';
 import { stopProcess } from './processes';
@@ -124,25 +124,57 @@ async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
   }
 }
 
-function startService(name: string, service: StackService, env: Record<string, string>, readyUrl: string): ServiceProcess {
+export interface ServiceOptions {
+  /** Its whole environment besides PATH (nothing of the test's own leaks in); LOG_LEVEL defaults to the stack's. */
+  env: Readonly<Record<string, string>>;
+  /** Polled until it answers 2xx: its `/readyz`, or `/healthz` where readiness needs parts not started. */
+  readyUrl: string;
+  /** For messages; default the service's name. */
+  name?: string;
+}
+
+/** Spawns one service from its build, as `npm start` does, without waiting for it. */
+function spawnService(service: StackService, opts: ServiceOptions): ServiceProcess {
+  assertBuilt(service);
   const { command, args } = serviceCommand(service, REPO_ROOT);
   const child = spawn(command, args, {
     cwd: REPO_ROOT,
-    // Only what the service is given: nothing of the test's own environment but PATH.
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: STACK_LOG_LEVEL, ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: STACK_LOG_LEVEL, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return { name, child, readyUrl, output: () => out, stop: (signal) => stopProcess(child, signal) };
+  return {
+    name: opts.name ?? service,
+    child,
+    readyUrl: opts.readyUrl,
+    output: () => out,
+    stop: (signal) => stopProcess(child, signal),
+  };
+}
+
+/**
+ * One service process on its own (startSystem's building block), for tests of a process's
+ * life (signals, a killed replica) on a Redis the test provides; resolves once `readyUrl` answers.
+ */
+export async function startService(service: StackService, opts: ServiceOptions): Promise<ServiceProcess> {
+  const p = spawnService(service, opts);
+  try {
+    await waitReady(p);
+  } catch (err) {
+    await p.stop('SIGKILL');
+    throw err;
+  }
+  return p;
 }
 
 /** Starts what `opts` asks for and resolves once every part is ready. */
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const chainIds = [...(opts.chains ?? ALL_CHAINS)];
   const services = opts.services ?? ALL_SERVICES;
-  for (const s of services) assertBuilt(s);
+  // Loaded here, not at the top: every test imports @pmm/testkit, few start a devnet (ethers and the contracts).
+  const { publicStack, startDevnet } = await import('@pmm/devnet');
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
   const processes: ServiceProcess[] = [];
   let devnet: Devnet | undefined;
@@ -179,7 +211,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         for (let replica = 0; replica < (opts.indexerReplicas?.[id] ?? 1); replica++) {
           const port = await freePort();
           const env = { ...indexerEnv(common, { chainId: id, port, quoterKey: chain(id).quoter.privateKey }), ...opts.env?.indexer };
-          processes.push(startService(`indexer ${id}#${replica}`, 'indexer', env, `http://127.0.0.1:${port}/readyz`));
+          const name = `indexer ${id}#${replica}`;
+          processes.push(spawnService('indexer', { name, env, readyUrl: `http://127.0.0.1:${port}/readyz` }));
         }
       }
     }
@@ -188,7 +221,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     if (services.includes('signer')) {
       const signerKeys = Object.fromEntries(chainIds.map((id) => [`SIGNER_KEY_${id}`, chain(id).apiSigner.privateKey]));
       const env = { ...signerEnv(common, { port: signerPort, internalToken, signerKeys }), ...opts.env?.signer };
-      processes.push(startService('signer', 'signer', env, `http://127.0.0.1:${signerPort}/readyz`));
+      processes.push(spawnService('signer', { env, readyUrl: `http://127.0.0.1:${signerPort}/readyz` }));
     }
     const [gatewayPort, opsPort] = [await freePort(), await freePort()];
     const apiKey = `pmm_dev_${randomBytes(24).toString('base64url')}`;
@@ -198,7 +231,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         ...gatewayEnv(common, { port: gatewayPort, opsPort, signerPort, internalToken, devApiKey: apiKey, whitelist }),
         ...opts.env?.gateway,
       };
-      processes.push(startService('gateway', 'gateway', env, `http://127.0.0.1:${opsPort}/readyz`));
+      processes.push(spawnService('gateway', { env, readyUrl: `http://127.0.0.1:${opsPort}/readyz` }));
     }
     // Started together: the gateway is ready once the signer is (its /readyz asks the signer).
     await Promise.all(processes.map((p) => waitReady(p)));
