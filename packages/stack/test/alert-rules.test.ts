@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ROOT, startStack, type StartedStack } from './support/started-stack';
+import { REPO_ROOT as ROOT, startStack, type StartedStack } from '@pmm/testkit';
 import { exportedNames, promqlNames, unexportedNames, type Exported } from './support/promql-names';
 
 const PROMETHEUS = path.join(ROOT, 'deploy', 'prometheus');

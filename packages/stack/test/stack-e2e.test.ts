@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { runDemo } from '../../client/examples/demo';
-import { startStack, type StartedStack } from './support/started-stack';
+import { startStack, type StartedStack } from '@pmm/testkit';
 
 function descendants(pid: number): number[] {
   let out: string;

@@ -34,3 +34,4 @@ export {
   type SystemOptions,
 } from './system';
 export { chainClients, type ChainClients } from './chain-clients';
+export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
