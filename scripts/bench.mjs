@@ -33,9 +33,7 @@ if (selected.length === 0) {
 // As shipped (the stack's persistence settings): the append-only file fsynced before each
 // answer, which the signer checks (REDIS_DURABILITY=auto); in a folder removed at the end.
 const redisDir = process.env.REDIS_URL ? undefined : mkdtempSync(path.join(tmpdir(), 'bench-redis-'));
-const redis = redisDir
-  ? await startPrivateRedis(['--dir', redisDir, ...stackRedisPersistence()])
-  : undefined;
+const redis = redisDir ? await startPrivateRedis(['--dir', redisDir, ...stackRedisPersistence()]) : undefined;
 let failed = 0;
 for (const file of selected) {
   console.log(`\n=== ${path.relative(root, file)}`);

@@ -30,7 +30,14 @@ import {
   type WalletClient,
 } from 'viem';
 import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
-import { DEFAULT_KEY_PREFIX, createDigestSigner, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import {
+  DEFAULT_KEY_PREFIX,
+  createDigestSigner,
+  createRedis,
+  redisKeys,
+  redisReady,
+  type RedisClient,
+} from '@pmm/core';
 import { encodeSwapCalldata, formatUnits, signSwapQuote } from '@pmm/protocol';
 import type { ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';

@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -27,6 +27,7 @@ import {
   STACK_REDIS_PERSISTENCE,
   SERVICE_MAIN,
   gatewayEnv,
+  replaceFile,
   indexerEnv,
   serviceCommand,
   signerEnv,
@@ -174,7 +175,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const chainIds = [...(opts.chains ?? ALL_CHAINS)];
   const services = opts.services ?? ALL_SERVICES;
   // Loaded here, not at the top: every test imports @pmm/testkit, few start a devnet (ethers and the contracts).
-  const { publicStack, startDevnet } = await import('@pmm/devnet');
+  const { devnetKey, publicStack, startDevnet } = await import('@pmm/devnet');
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
   const processes: ServiceProcess[] = [];
   let devnet: Devnet | undefined;
@@ -187,30 +188,26 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   };
   try {
     const redisDir = path.join(dir, 'redis');
-    [devnet, redis] = await Promise.all([
-      startDevnet({
-        chains: chainIds,
-        blockIntervalMs: opts.blockIntervalMs ?? 500,
-        stepsTracing: opts.stepsTracing ?? false,
-      }),
-      (mkdirSync(redisDir), privateRedis({ dir: redisDir, args: [...STACK_REDIS_PERSISTENCE] })),
-    ]);
-    const stack = devnet.stack;
-    // The chains file as `npm start` writes it: no service's key in it.
+    mkdirSync(redisDir);
+    redis = await privateRedis({ dir: redisDir, args: [...STACK_REDIS_PERSISTENCE] });
+    // The services start while the devnet deploys (loading their code is most of their start):
+    // each waits for the chains file, as in the compose devnet profile (CONFIG_WAIT_SECONDS),
+    // and the file appears whole (written aside, then renamed) once the chains are up. Their
+    // keys are the devnet's, derived from public labels; checked against the devnet below.
     const configFile = path.join(dir, 'chains.json');
-    writeFileSync(configFile, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, { mode: 0o600 });
     const common: StackCommon = { redisUrl: redis.url, configFile, chainIds };
-    const chain = (id: number): ChainStack => {
-      const c = stack.chains[String(id)];
-      if (!c) throw new Error(`startSystem: chain ${id} was not started`);
-      return c;
-    };
+    const waitForChains = { CONFIG_WAIT_SECONDS: '120' };
+    const key = (role: 'apiSigner' | 'quoter' | 'testUser', id: number) => devnetKey(role, id);
 
     if (services.includes('indexer')) {
       for (const id of chainIds) {
         for (let replica = 0; replica < (opts.indexerReplicas?.[id] ?? 1); replica++) {
           const port = await freePort();
-          const env = { ...indexerEnv(common, { chainId: id, port, quoterKey: chain(id).quoter.privateKey }), ...opts.env?.indexer };
+          const env = {
+            ...indexerEnv(common, { chainId: id, port, quoterKey: key('quoter', id).privateKey }),
+            ...waitForChains,
+            ...opts.env?.indexer,
+          };
           const name = `indexer ${id}#${replica}`;
           processes.push(spawnService('indexer', { name, env, readyUrl: `http://127.0.0.1:${port}/readyz` }));
         }
@@ -219,20 +216,45 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const internalToken = randomBytes(32).toString('base64url');
     const signerPort = await freePort();
     if (services.includes('signer')) {
-      const signerKeys = Object.fromEntries(chainIds.map((id) => [`SIGNER_KEY_${id}`, chain(id).apiSigner.privateKey]));
-      const env = { ...signerEnv(common, { port: signerPort, internalToken, signerKeys }), ...opts.env?.signer };
+      const signerKeys = Object.fromEntries(
+        chainIds.map((id) => [`SIGNER_KEY_${id}`, key('apiSigner', id).privateKey]),
+      );
+      const env = {
+        ...signerEnv(common, { port: signerPort, internalToken, signerKeys }),
+        ...waitForChains,
+        ...opts.env?.signer,
+      };
       processes.push(spawnService('signer', { env, readyUrl: `http://127.0.0.1:${signerPort}/readyz` }));
     }
     const [gatewayPort, opsPort] = [await freePort(), await freePort()];
     const apiKey = `pmm_dev_${randomBytes(24).toString('base64url')}`;
     if (services.includes('gateway')) {
-      const whitelist = chainIds.map((id) => chain(id).testUser.address);
+      const whitelist = chainIds.map((id) => key('testUser', id).address);
       const env = {
         ...gatewayEnv(common, { port: gatewayPort, opsPort, signerPort, internalToken, devApiKey: apiKey, whitelist }),
+        ...waitForChains,
         ...opts.env?.gateway,
       };
       processes.push(spawnService('gateway', { env, readyUrl: `http://127.0.0.1:${opsPort}/readyz` }));
     }
+
+    devnet = await startDevnet({
+      chains: chainIds,
+      blockIntervalMs: opts.blockIntervalMs ?? 500,
+      stepsTracing: opts.stepsTracing ?? false,
+    });
+    const stack = devnet.stack;
+    for (const id of chainIds)
+      for (const role of ['apiSigner', 'quoter', 'testUser'] as const)
+        if (stack.chains[String(id)]?.[role].privateKey !== key(role, id).privateKey)
+          throw new Error(`startSystem: the devnet's ${role} of chain ${id} is not the one the services were given`);
+    // The chains file as `npm start` writes it: no service's key in it.
+    replaceFile(configFile, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`);
+    const chain = (id: number): ChainStack => {
+      const c = stack.chains[String(id)];
+      if (!c) throw new Error(`startSystem: chain ${id} was not started`);
+      return c;
+    };
     // Started together: the gateway is ready once the signer is (its /readyz asks the signer).
     await Promise.all(processes.map((p) => waitReady(p)));
 
