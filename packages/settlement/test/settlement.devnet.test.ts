@@ -1,7 +1,7 @@
 /**
  * Audit trail and settlement end to end on the devnet: two integrators swap on two chains through
- * the gateway and the signer (the system as `npm start` runs it, from testkit's startSystem:
- * anvil chains with the reference router, Redis, the services as processes), and a
+ * the gateway and the signer (processes as `npm start` runs them, from testkit's startSystem,
+ * over anvil chains with the reference router and Redis), and a
  * third (gamma) signs for its executor contract (TestExecutor, whitelisted as its userAddress),
  * which calls the router inside its own transactions: one swap, a split route with two
  * signatures, one signature used twice, a leg that reverts inside a transaction that succeeds,
@@ -41,7 +41,7 @@ import {
 import { encodeSwapCalldata, formatUnits, signSwapQuote } from '@pmm/protocol';
 import type { ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
-import { chainClients, startSystem, type System } from '@pmm/testkit';
+import { chainClients, devnetRegistry, startSystem, type System } from '@pmm/testkit';
 import {
   AuditReader,
   createChainReader,
@@ -99,10 +99,19 @@ let toSeconds = 0;
 beforeAll(async () => {
   // Steps recorded: the struct-log tracer is one of the paths under test. A block per
   // transaction: each swap's block is known when its receipt arrives.
-  sys = await startSystem({ chains: [...CHAINS], blockIntervalMs: 0, stepsTracing: true });
+  // No indexer: the sign path needs only the pair registry, written as the indexer writes it.
+  sys = await startSystem({
+    chains: [...CHAINS],
+    blockIntervalMs: 0,
+    stepsTracing: true,
+    services: ['signer', 'gateway'],
+    beforeServices: async ({ redisUrl, chains }) => {
+      redis = createRedis(redisUrl, { name: 'settle-e2e' });
+      await redisReady(redis);
+      for (const id of CHAINS) await redis.set(keys.pairs(id), JSON.stringify(devnetRegistry(chains[String(id)]!)));
+    },
+  });
   gw = sys.gateway.url;
-  redis = createRedis(sys.redisUrl, { name: 'settle-e2e' });
-  await redisReady(redis);
   for (const id of CHAINS) {
     const stack = sys.chain(id);
     const clients = chainClients(stack);

@@ -35,3 +35,4 @@ export {
 } from './system';
 export { chainClients, type ChainClients } from './chain-clients';
 export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
+export { devnetRegistry } from './devnet-registry';

@@ -51,6 +51,11 @@ export interface SystemOptions {
   services?: readonly StackService[];
   /** Indexer processes per chain (replicas share blocks through the queue); default 1. */
   indexerReplicas?: Readonly<Record<number, number>>;
+  /**
+   * Runs once Redis and the chains are up, before any service reads its settings: what a test
+   * writes for services it does not start (the pair registry an indexer would write, say).
+   */
+  beforeServices?: (ready: { redisUrl: string; chains: Readonly<Record<string, ChainStack>> }) => Promise<void>;
   /** Settings over the stack's, per service (faster liveness, lower limits…). */
   env?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
 }
@@ -248,6 +253,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       for (const role of ['apiSigner', 'quoter', 'testUser'] as const)
         if (stack.chains[String(id)]?.[role].privateKey !== key(role, id).privateKey)
           throw new Error(`startSystem: the devnet's ${role} of chain ${id} is not the one the services were given`);
+    await opts.beforeServices?.({ redisUrl: redis.url, chains: stack.chains });
     // The chains file as `npm start` writes it: no service's key in it.
     replaceFile(configFile, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`);
     const chain = (id: number): ChainStack => {
