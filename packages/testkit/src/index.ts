@@ -26,6 +26,7 @@ export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './so
 export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';
 export { REPO_ROOT } from './repo-root';
 export {
+  spawnService,
   startService,
   startSystem,
   type ServiceOptions,

@@ -64,8 +64,8 @@ export interface SystemOptions {
 export interface ServiceProcess {
   readonly name: string;
   readonly child: ChildProcess;
-  /** Its `/readyz` URL. */
-  readonly readyUrl: string;
+  /** The URL its readiness is polled at (startService, startSystem). */
+  readonly readyUrl?: string;
   /** Everything it wrote to stdout and stderr so far. */
   output(): string;
   /** Stops it (SIGTERM: it drains) and waits until it is gone. */
@@ -115,6 +115,7 @@ function assertBuilt(service: StackService): void {
 }
 
 async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
+  if (!p.readyUrl) throw new Error(`${p.name}: no readyUrl to wait for`);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (p.child.exitCode !== null || p.child.signalCode !== null)
@@ -133,14 +134,17 @@ async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
 export interface ServiceOptions {
   /** Its whole environment besides PATH (nothing of the test's own leaks in); LOG_LEVEL defaults to the stack's. */
   env: Readonly<Record<string, string>>;
-  /** Polled until it answers 2xx: its `/readyz`, or `/healthz` where readiness needs parts not started. */
-  readyUrl: string;
+  /**
+   * Polled by startService until it answers 2xx: its `/readyz`, or `/healthz` where readiness
+   * needs parts not started. spawnService does not wait (a test that waits for something else).
+   */
+  readyUrl?: string;
   /** For messages; default the service's name. */
   name?: string;
 }
 
 /** Spawns one service from its build, as `npm start` does, without waiting for it. */
-function spawnService(service: StackService, opts: ServiceOptions): ServiceProcess {
+export function spawnService(service: StackService, opts: ServiceOptions): ServiceProcess {
   assertBuilt(service);
   const { command, args } = serviceCommand(service, REPO_ROOT);
   const child = spawn(command, args, {
