@@ -6,8 +6,8 @@
  * - devnet chains (anvil with the reference contracts, packages/devnet), fast blocks by default;
  * - a private Redis that fsyncs each write, as `npm start`'s (so the signer's default
  *   durability check passes as shipped);
- * - the services as processes from their builds (`services/*/dist/main.js`), with the settings
- *   `npm start` gives them (packages/core/src/stack-processes.ts, the one definition both use):
+ * - the services as processes from their builds (`services/<service>/dist/main.js`), with
+ *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one definition both use):
  *   one indexer per chain (more with `indexerReplicas`), the signer, the gateway with a
  *   development API key whitelisted for every chain's test user. They load while the devnet
  *   deploys; each is ready (its `/readyz` answers 200) when the promise resolves.
