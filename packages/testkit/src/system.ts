@@ -7,10 +7,11 @@
  * - a private Redis that fsyncs each write, as `npm start`'s (so the signer's default
  *   durability check passes as shipped);
  * - the services as processes from their builds (`services/<service>/dist/main.js`), with
- *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one definition both use):
- *   one indexer per chain (more with `indexerReplicas`), the signer, the gateway with a
- *   development API key whitelisted for every chain's test user. They load while the devnet
- *   deploys; each is ready (its `/readyz` answers 200) when the promise resolves.
+ *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one
+ *   definition both use): one indexer per chain (more with `indexerReplicas`), the signer, the
+ *   gateway with a development API key whitelisted for every chain's test user. They load
+ *   while the devnet deploys; each is ready (its `/readyz` answers 200) when the promise
+ *   resolves.
  *
  * The services run from dist/: after changing a service's source, build (`npx tsc -b`) before
  * running a test that starts it; `startSystem()` refuses a service whose build is older than its
