@@ -131,6 +131,16 @@ describe('the stack started as the README says', () => {
     expect([...booksOf()].sort()).toEqual(['4663', '56', '8453']);
   });
 
+  it("behavior: records every process's Prometheus endpoint in stack.json, and each answers", async () => {
+    const { metrics } = JSON.parse(readFileSync(stackFile, 'utf8')) as { metrics: Record<string, string> };
+    expect(Object.keys(metrics).sort()).toEqual(['gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'signer']);
+    for (const url of Object.values(metrics)) {
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('# TYPE ');
+    }
+  });
+
   it('behavior: the demo swap succeeds on every chain and pays at least the book estimate', async () => {
     const lines: string[] = [];
     const results = await runDemo(stackFile, (l) => lines.push(l));

@@ -67,6 +67,8 @@ export interface ServiceProcess {
   readonly child: ChildProcess;
   /** The URL its readiness is polled at (startService, startSystem). */
   readonly readyUrl?: string;
+  /** Its Prometheus endpoint (startSystem's processes). */
+  readonly metricsUrl?: string;
   /** Everything it wrote to stdout and stderr so far. */
   output(): string;
   /** Stops it (SIGTERM: it drains) and waits until it is gone. */
@@ -142,6 +144,8 @@ export interface ServiceOptions {
   readyUrl?: string;
   /** For messages; default the service's name. */
   name?: string;
+  /** Its Prometheus endpoint, recorded on the process. */
+  metricsUrl?: string;
 }
 
 /** Spawns one service from its build, as `npm start` does, without waiting for it. */
@@ -160,6 +164,7 @@ export function spawnService(service: StackService, opts: ServiceOptions): Servi
     name: opts.name ?? service,
     child,
     readyUrl: opts.readyUrl,
+    metricsUrl: opts.metricsUrl,
     output: () => out,
     stop: (signal) => stopProcess(child, signal),
   };
@@ -219,7 +224,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
             ...opts.env?.indexer,
           };
           const name = `indexer ${id}#${replica}`;
-          processes.push(spawnService('indexer', { name, env, readyUrl: `http://127.0.0.1:${port}/readyz` }));
+          const at = `http://127.0.0.1:${port}`;
+          processes.push(spawnService('indexer', { name, env, readyUrl: `${at}/readyz`, metricsUrl: `${at}/metrics` }));
         }
       }
     }
@@ -234,7 +240,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         ...waitForChains,
         ...opts.env?.signer,
       };
-      processes.push(spawnService('signer', { env, readyUrl: `http://127.0.0.1:${signerPort}/readyz` }));
+      const at = `http://127.0.0.1:${signerPort}`;
+      processes.push(spawnService('signer', { env, readyUrl: `${at}/readyz`, metricsUrl: `${at}/metrics` }));
     }
     const [gatewayPort, opsPort] = [await freePort(), await freePort()];
     const apiKey = `pmm_dev_${randomBytes(24).toString('base64url')}`;
@@ -245,7 +252,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         ...waitForChains,
         ...opts.env?.gateway,
       };
-      processes.push(spawnService('gateway', { env, readyUrl: `http://127.0.0.1:${opsPort}/readyz` }));
+      const ops = `http://127.0.0.1:${opsPort}`;
+      processes.push(spawnService('gateway', { env, readyUrl: `${ops}/readyz`, metricsUrl: `${ops}/metrics` }));
     }
 
     devnet = await startDevnet({
