@@ -1,7 +1,7 @@
 /**
  * `npm start` itself (scripts/start.mjs), on free ports, with its own stack file, a private
  * Redis and fast blocks: for the tests of the start script and of what reads its stack file
- * (the SDK's programs, the alert rules' metrics URLs, the soak bench). Every other test that
+ * (the SDK's programs, the soak bench). Every other test that
  * needs the system starts it with startSystem (system.ts): the same processes with the same
  * settings, started together rather than one after another, and no stack file.
  */
