@@ -130,7 +130,7 @@ async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
       // not listening yet
     }
     if (Date.now() > deadline) throw new Error(`${p.name} not ready after ${timeoutMs / 1000} s:\n${p.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
