@@ -135,8 +135,10 @@ async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
 }
 
 export interface ServiceOptions {
-  /** Its whole environment besides PATH (nothing of the test's own leaks in); LOG_LEVEL defaults to the stack's. */
+  /** Its whole environment besides PATH (nothing of the test's own leaks in). */
   env: Readonly<Record<string, string>>;
+  /** Command-line arguments after the entry point (`--help`). */
+  args?: readonly string[];
   /**
    * Polled by startService until it answers 2xx: its `/readyz`, or `/healthz` where readiness
    * needs parts not started. spawnService does not wait (a test that waits for something else).
@@ -152,9 +154,9 @@ export interface ServiceOptions {
 export function spawnService(service: StackService, opts: ServiceOptions): ServiceProcess {
   assertBuilt(service);
   const { command, args } = serviceCommand(service, REPO_ROOT);
-  const child = spawn(command, args, {
+  const child = spawn(command, [...args, ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: STACK_LOG_LEVEL, ...opts.env },
+    env: { PATH: process.env.PATH ?? '', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -211,7 +213,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // keys are the devnet's, derived from public labels; checked against the devnet below.
     const configFile = path.join(dir, 'chains.json');
     const common: StackCommon = { redisUrl: redis.url, configFile, chainIds };
-    const waitForChains = { CONFIG_WAIT_SECONDS: '120' };
+    // As `npm start` runs them: its log level, and waiting for the chains file (above).
+    const waitForChains = { LOG_LEVEL: STACK_LOG_LEVEL, CONFIG_WAIT_SECONDS: '120' };
     const key = (role: 'apiSigner' | 'quoter' | 'testUser', id: number) => devnetKey(role, id);
 
     if (services.includes('indexer')) {
