@@ -98,23 +98,27 @@ export interface System {
 const ALL_CHAINS = [8453, 56, 4663] as const;
 const ALL_SERVICES: readonly StackService[] = ['indexer', 'signer', 'gateway'];
 
-/** Newest modification time under `dir`, ms. */
+/** Newest modification time of the files under `dir`, ms. */
 function newest(dir: string): number {
   let t = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const at = path.join(dir, entry.name);
-    t = Math.max(t, entry.isDirectory() ? newest(at) : statSync(at).mtimeMs);
+    if (entry.isDirectory()) t = Math.max(t, newest(at));
+    else if (entry.isFile()) t = Math.max(t, statSync(at).mtimeMs);
   }
   return t;
 }
 
-/** Refuses to start a service whose dist/ is older than its src/ (a test would run stale code). */
+/**
+ * Refuses to start a service whose build is older than its source (a test would run stale
+ * code). A build touches at least its build info (dist/.tsbuildinfo), so the newest file of
+ * dist/ is compared, not main.js, which a build leaves alone when it did not change.
+ */
 function assertBuilt(service: StackService): void {
+  const dir = path.join(REPO_ROOT, 'services', service);
   const main = path.join(REPO_ROOT, SERVICE_MAIN[service]);
-  const built = statSync(main, { throwIfNoEntry: false })?.mtimeMs;
-  const src = path.join(REPO_ROOT, 'services', service, 'src');
-  if (built === undefined || built < newest(src))
-    throw new Error(`startSystem: ${SERVICE_MAIN[service]} is missing or older than its source; run npx tsc -b`);
+  if (!statSync(main, { throwIfNoEntry: false }) || newest(path.join(dir, 'dist')) < newest(path.join(dir, 'src')))
+    throw new Error(`${SERVICE_MAIN[service]} is missing or older than its source: run npx tsc -b`);
 }
 
 async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
