@@ -4,8 +4,10 @@
  *
  * `startSystem()` starts, on free ports and in a temporary folder removed at `stop()`:
  * - devnet chains (anvil with the reference contracts, packages/devnet), fast blocks by default;
- * - a private Redis that fsyncs each write, as `npm start`'s (so the signer's default
- *   durability check passes as shipped);
+ * - a private Redis that keeps nothing on disk: the one setting that differs from `npm start`,
+ *   whose Redis fsyncs each write (the signer here runs with REDIS_DURABILITY=none; measured,
+ *   fsync cost these tests about a second of CPU each, and durable writes have their own
+ *   drills and stack-e2e, which runs `npm start` itself);
  * - the services as processes from their builds (`services/<service>/dist/main.js`), with
  *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one
  *   definition both use): one indexer per chain (more with `indexerReplicas`), the signer, the
@@ -25,7 +27,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   STACK_LOG_LEVEL,
-  STACK_REDIS_PERSISTENCE,
   SERVICE_MAIN,
   gatewayEnv,
   replaceFile,
@@ -210,7 +211,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   try {
     const redisDir = path.join(dir, 'redis');
     mkdirSync(redisDir);
-    redis = await privateRedis({ dir: redisDir, args: [...STACK_REDIS_PERSISTENCE] });
+    redis = await privateRedis({ dir: redisDir });
     // The services start while the devnet deploys (loading their code is most of their start):
     // each waits for the chains file, as in the compose devnet profile (CONFIG_WAIT_SECONDS),
     // and the file appears whole (written aside, then renamed) once the chains are up. Their
@@ -245,6 +246,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       const env = {
         ...signerEnv(common, { port: signerPort, internalToken, signerKeys }),
         ...waitForChains,
+        // Nothing fsyncs here (see the top of this file).
+        REDIS_DURABILITY: 'none',
         ...opts.env?.signer,
       };
       const at = `http://127.0.0.1:${signerPort}`;
