@@ -74,8 +74,8 @@ export function persistentRedisArgs(port, dir, configFile) {
 }
 
 /**
- * The persistence settings of the stack's Redis: one definition with the tests' system under
- * test (packages/core/src/stack-processes.ts; built by ensure.mjs before any script runs).
+ * The persistence settings of the stack's Redis (`npm start`'s and `npm run bench`'s): one
+ * definition, packages/core/src/stack-processes.ts (built by ensure.mjs before any script runs).
  */
 export function stackRedisPersistence() {
   return require(path.join(root, 'packages/core/dist/stack-processes.js')).STACK_REDIS_PERSISTENCE;

@@ -18,8 +18,9 @@ export const SERVICE_MAIN: Readonly<Record<StackService, string>> = {
 };
 
 /**
- * How the stack's Redis keeps data: an append-only file fsynced before each answer (the signer
- * checks it, REDIS_DURABILITY, before a signature leaves), no snapshots, and no eviction.
+ * How the stack's Redis keeps data (`npm start`, `npm run bench`): an append-only file fsynced
+ * before each answer (the signer checks it, REDIS_DURABILITY, before a signature leaves), no
+ * snapshots, and no eviction. The tests' system keeps nothing on disk (testkit's system.ts says why).
  */
 export const STACK_REDIS_PERSISTENCE: readonly string[] = [
   '--appendonly',
