@@ -22,25 +22,33 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  STACK_LOG_LEVEL,
-  SERVICE_MAIN,
-  gatewayEnv,
-  replaceFile,
-  indexerEnv,
-  serviceCommand,
-  signerEnv,
-  type StackCommon,
-  type StackService,
-} from '@pmm/core';
+import type * as Core from '@pmm/core';
+import type { StackCommon, StackService } from '@pmm/core';
 import type { ChainStack, Devnet } from '@pmm/devnet';
 import { freePort } from './ports';
 import { privateRedis, type PrivateRedis } from './private-redis';
 import { stopProcess } from './processes';
 import { REPO_ROOT } from './repo-root';
+
+type StackProcesses = Pick<
+  typeof Core,
+  'SERVICE_MAIN' | 'STACK_LOG_LEVEL' | 'serviceCommand' | 'indexerEnv' | 'signerEnv' | 'gatewayEnv'
+>;
+let loaded: StackProcesses | undefined;
+
+/**
+ * The processes' definitions from core's build, as scripts/start.mjs reads them (the services
+ * run from their builds anyway). Loaded on first use, not imported: every test imports
+ * @pmm/testkit, few start a service, and core's whole index costs about a third of a second.
+ */
+function stackProcesses(): StackProcesses {
+  loaded ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/core/dist/stack-processes.js')) as StackProcesses;
+  return loaded;
+}
 
 export interface SystemOptions {
   /** Devnet chains; default all three. */
@@ -117,6 +125,7 @@ function newest(dir: string): number {
  */
 function assertBuilt(service: StackService): void {
   const dir = path.join(REPO_ROOT, 'services', service);
+  const { SERVICE_MAIN } = stackProcesses();
   const main = path.join(REPO_ROOT, SERVICE_MAIN[service]);
   if (!statSync(main, { throwIfNoEntry: false }) || newest(path.join(dir, 'dist')) < newest(path.join(dir, 'src')))
     throw new Error(`${SERVICE_MAIN[service]} is missing or older than its source: run npx tsc -b`);
@@ -158,7 +167,7 @@ export interface ServiceOptions {
 /** Spawns one service from its build, as `npm start` does, without waiting for it. */
 export function spawnService(service: StackService, opts: ServiceOptions): ServiceProcess {
   assertBuilt(service);
-  const { command, args } = serviceCommand(service, REPO_ROOT);
+  const { command, args } = stackProcesses().serviceCommand(service, REPO_ROOT);
   const child = spawn(command, [...args, ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', ...opts.env },
@@ -198,6 +207,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const services = opts.services ?? ALL_SERVICES;
   // Loaded here, not at the top: every test imports @pmm/testkit, few start a devnet (ethers and the contracts).
   const { devnetKey, publicStack, startDevnet } = await import('@pmm/devnet');
+  const { STACK_LOG_LEVEL, gatewayEnv, indexerEnv, signerEnv } = stackProcesses();
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
   const processes: ServiceProcess[] = [];
   let devnet: Devnet | undefined;
@@ -278,7 +288,11 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
           throw new Error(`startSystem: the devnet's ${role} of chain ${id} is not the one the services were given`);
     await opts.beforeServices?.({ redisUrl: redis.url, chains: stack.chains });
     // The chains file as `npm start` writes it: no service's key in it.
-    replaceFile(configFile, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`);
+    // Whole or not at all: the services are already waiting for it.
+    writeFileSync(`${configFile}.tmp`, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, {
+      mode: 0o600,
+    });
+    renameSync(`${configFile}.tmp`, configFile);
     const chain = (id: number): ChainStack => {
       const c = stack.chains[String(id)];
       if (!c) throw new Error(`startSystem: chain ${id} was not started`);
