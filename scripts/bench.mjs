@@ -6,7 +6,7 @@ import { readdirSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
-import { startPrivateRedis } from './lib/redis.mjs';
+import { stackRedisPersistence, startPrivateRedis } from './lib/redis.mjs';
 
 const filter = process.argv[2] ?? '';
 const files = [];
@@ -30,12 +30,10 @@ if (selected.length === 0) {
   console.error(`no benchmark matches "${filter}"`);
   process.exit(1);
 }
-// As shipped (scripts/lib/redis.mjs's persistentRedisArgs): the append-only file fsynced before
-// each answer, which the signer checks (REDIS_DURABILITY=auto); in a folder removed at the end.
+// As shipped (the stack's persistence settings): the append-only file fsynced before each
+// answer, which the signer checks (REDIS_DURABILITY=auto); in a folder removed at the end.
 const redisDir = process.env.REDIS_URL ? undefined : mkdtempSync(path.join(tmpdir(), 'bench-redis-'));
-const redis = redisDir
-  ? await startPrivateRedis(['--dir', redisDir, '--appendonly', 'yes', '--appendfsync', 'always'])
-  : undefined;
+const redis = redisDir ? await startPrivateRedis(['--dir', redisDir, ...stackRedisPersistence()]) : undefined;
 let failed = 0;
 for (const file of selected) {
   console.log(`\n=== ${path.relative(root, file)}`);

@@ -46,8 +46,11 @@ const freePorts = process.env.STACK_PORTS === 'free';
 const port = async (envName, fallback) =>
   process.env[envName] ? Number(process.env[envName]) : freePorts ? freePort() : fallback;
 
-// The V8 flags production uses (packages/core/src/node-runtime.ts).
-const { SERVICE_NODE_FLAGS } = require(path.join(root, 'packages/core/dist/node-runtime.js'));
+// What each process runs and the settings it gets: one definition, shared with the tests'
+// system under test (packages/core/src/stack-processes.ts).
+const { serviceCommand, STACK_LOG_LEVEL, indexerEnv, signerEnv, gatewayEnv } = require(
+  path.join(root, 'packages/core/dist/stack-processes.js'),
+);
 
 /**
  * Settings that are secrets, or that say where one is (X_FILE, SECRETS_DIR): withheld from
@@ -90,14 +93,13 @@ function roleUsers(redisPort, urls) {
   });
 }
 
-function startProcess(name, script, env, readyUrl) {
+function startProcess(name, service, env, readyUrl) {
   const part = supervise({
     name,
-    command: process.execPath,
-    args: [...SERVICE_NODE_FLAGS, path.join(root, script)],
+    ...serviceCommand(service, root),
     options: {
       cwd: root,
-      env: { ...sharedEnv, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...env },
+      env: { ...sharedEnv, LOG_LEVEL: process.env.LOG_LEVEL ?? STACK_LOG_LEVEL, ...env },
       stdio: ['ignore', 'inherit', 'inherit'],
     },
     ready: () => waitReady(name, readyUrl, 60_000, false),
@@ -227,7 +229,7 @@ async function main() {
   saveStack();
   const config = JSON.parse(readFileSync(configFile, 'utf8'));
   const chainIds = Object.keys(config.chains);
-  const common = { REDIS_URL: redisUrl, CONFIG_FILE: configFile, SERVED_CHAINS: chainIds.join(',') };
+  const common = { redisUrl, configFile, chainIds };
   // Every process's Prometheus endpoint, for a local Prometheus and the alert rules' test.
   const metricsUrls = {};
 
@@ -240,14 +242,15 @@ async function main() {
       metricsUrls[`indexer-${id}`] = `http://127.0.0.1:${opsPort}/metrics`;
       startProcess(
         `indexer ${id}`,
-        'services/indexer/dist/main.js',
+        'indexer',
         {
-          ...common,
+          ...indexerEnv(common, {
+            chainId: id,
+            port: opsPort,
+            quoterKey,
+            quoterKeyFile: process.env[`QUOTER_KEY_${id}_FILE`],
+          }),
           ...redisOf(`indexer-${id}`),
-          CHAIN_ID: id,
-          PORT: String(opsPort),
-          ...(quoterKey ? { QUOTER_KEY: quoterKey } : {}),
-          ...(process.env[`QUOTER_KEY_${id}_FILE`] ? { QUOTER_KEY_FILE: process.env[`QUOTER_KEY_${id}_FILE`] } : {}),
         },
         readyUrl,
       );
@@ -265,8 +268,8 @@ async function main() {
   metricsUrls.signer = `http://127.0.0.1:${signerPort}/metrics`;
   startProcess(
     'signer',
-    'services/signer/dist/main.js',
-    { ...common, ...redisOf('signer'), ...signerKeys, PORT: String(signerPort), INTERNAL_TOKEN: internalToken },
+    'signer',
+    { ...signerEnv(common, { port: signerPort, internalToken, signerKeys }), ...redisOf('signer') },
     signerReady,
   );
   await waitReady('signer', signerReady);
@@ -280,16 +283,17 @@ async function main() {
   const gatewayReady = `http://127.0.0.1:${opsPort}/readyz`;
   startProcess(
     'gateway',
-    'services/gateway/dist/main.js',
+    'gateway',
     {
-      ...common,
+      ...gatewayEnv(common, {
+        port: gatewayPort,
+        opsPort,
+        signerPort,
+        internalToken,
+        devApiKey: apiKey,
+        whitelist,
+      }),
       ...redisOf('gateway'),
-      PORT: String(gatewayPort),
-      OPS_PORT: String(opsPort),
-      SIGNER_URL: `http://127.0.0.1:${signerPort}`,
-      INTERNAL_TOKEN: internalToken,
-      DEV_API_KEY: apiKey,
-      DEV_API_KEY_WHITELIST: whitelist.join(','),
     },
     gatewayReady,
   );

@@ -1,7 +1,12 @@
 // Private redis-server processes: a throw-away one for the test run (startPrivateRedis), and
 // the local stack's, which keeps its data in a folder across restarts (persistentRedisArgs).
 import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import net from 'node:net';
+import path from 'node:path';
+import { root } from './pnpm.mjs';
+
+const require = createRequire(import.meta.url);
 
 export async function freePort() {
   return new Promise((resolve, reject) => {
@@ -64,16 +69,16 @@ export function persistentRedisArgs(port, dir, configFile) {
     '127.0.0.1',
     '--dir',
     dir,
-    '--appendonly',
-    'yes',
-    // Before each answer: the signer checks it (REDIS_DURABILITY) before a signature leaves.
-    '--appendfsync',
-    'always',
-    '--save',
-    '',
-    '--maxmemory-policy',
-    'noeviction',
+    ...stackRedisPersistence(),
   ];
+}
+
+/**
+ * The persistence settings of the stack's Redis (`npm start`'s and `npm run bench`'s): one
+ * definition, packages/core/src/stack-processes.ts (built by ensure.mjs before any script runs).
+ */
+export function stackRedisPersistence() {
+  return require(path.join(root, 'packages/core/dist/stack-processes.js')).STACK_REDIS_PERSISTENCE;
 }
 
 /** Resolves once a redis-server answers PING on `port` (after AUTH with `password`); rejects after `timeoutMs`. */

@@ -66,6 +66,17 @@ export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './lua-command';
 export { createMetrics, type Metrics } from './metrics';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
+export {
+  SERVICE_MAIN,
+  STACK_LOG_LEVEL,
+  STACK_REDIS_PERSISTENCE,
+  gatewayEnv,
+  indexerEnv,
+  serviceCommand,
+  signerEnv,
+  type StackCommon,
+  type StackService,
+} from './stack-processes';
 export { exitWhenWritten } from './exit-when-written';
 export { replaceFile } from './replace-file';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
@@ -96,7 +107,7 @@ export {
   type WriteSession,
 } from './durable-writes';
 export { redisHealthMetrics } from './redis-health-metrics';
-export { redisKeys, type RedisKeys } from './redis-keys';
+export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export {
   addressOfPublicKey,

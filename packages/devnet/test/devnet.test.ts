@@ -11,10 +11,10 @@ import { PmmHelperArtifact, PmmRouterArtifact, TestTokenArtifact } from '@pmm/co
 import { CHAINS, findChain } from '@pmm/protocol';
 import { getAddress, keccak256, toHex, type Address } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
+import { chainClients } from '@pmm/testkit';
 import { predictDeploymentAddresses, readStack, seedPlan, startDevnet, type ChainStack, type Devnet } from '../src';
 import { DEVNET_HARDFORK, anvilBinary } from '../src/anvil-node';
 import { rpcCall } from '../src/rpc';
-import { chainClients } from './support/chain-clients';
 
 const CHAIN_IDS = [8453, 56, 4663];
 let devnet: Devnet;

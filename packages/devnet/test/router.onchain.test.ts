@@ -32,8 +32,7 @@ import {
 } from 'viem';
 import fc from 'fast-check';
 import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '../src';
-import { revertName as revertNameIn } from '@pmm/testkit';
-import { chainClients, type ChainClients } from './support/chain-clients';
+import { chainClients, revertName as revertNameIn, type ChainClients } from '@pmm/testkit';
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const GAS = 1_000_000n; // fixed: skip estimateGas so that reverting transactions are really sent

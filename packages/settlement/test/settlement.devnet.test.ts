@@ -1,6 +1,7 @@
 /**
  * Audit trail and settlement end to end on the devnet: two integrators swap on two chains through
- * the gateway and the signer (real Redis, real anvil chains with the reference router), and a
+ * the gateway and the signer (processes as `npm start` runs them, from testkit's startSystem,
+ * over anvil chains with the reference router and Redis), and a
  * third (gamma) signs for its executor contract (TestExecutor, whitelisted as its userAddress),
  * which calls the router inside its own transactions: one swap, a split route with two
  * signatures, one signature used twice, a leg that reverts inside a transaction that succeeds,
@@ -29,11 +30,18 @@ import {
   type WalletClient,
 } from 'viem';
 import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
-import { createDigestSigner, createLogger } from '@pmm/core';
+import {
+  DEFAULT_KEY_PREFIX,
+  createDigestSigner,
+  createRedis,
+  redisKeys,
+  redisReady,
+  type RedisClient,
+} from '@pmm/core';
 import { encodeSwapCalldata, formatUnits, signSwapQuote } from '@pmm/protocol';
-import { startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
-import type { Gateway } from '@pmm/gateway';
-import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
+import type { ChainStack } from '@pmm/devnet';
+import { ApiKeyStore } from '@pmm/gateway';
+import { chainClients, devnetRegistry, startSystem, type System } from '@pmm/testkit';
 import {
   AuditReader,
   createChainReader,
@@ -42,14 +50,10 @@ import {
   type ChainReader,
   type SettlementReport,
 } from '../src';
-import { chainClients } from '../../devnet/test/support/chain-clients';
-import { REDIS_URL, harness, type Harness } from '../../../services/gateway/test/support/harness';
-import { stackRegistry } from '../../../services/signer/test/support/fixture';
 
 jest.setTimeout(240_000);
 
 const CHAINS = [8453, 56] as const;
-const INTERNAL_TOKEN = 'settle-e2e-internal-token-0123456789';
 const erc20Abi = TestTokenArtifact.abi;
 
 interface ChainCtx {
@@ -59,10 +63,12 @@ interface ChainCtx {
   reader: ChainReader;
 }
 
-let devnet: Devnet;
-let h: Harness;
-let signer: RunningSigner;
-let gw: Gateway;
+let sys: System;
+/** The gateway's public URL. */
+let gw: string;
+/** The system's Redis, read as the operator's commands read it. */
+let redis: RedisClient;
+const keys = redisKeys(DEFAULT_KEY_PREFIX);
 const ctx = new Map<number, ChainCtx>();
 const apiKeys = new Map<string, string>();
 const c = (id: number) => ctx.get(id)!;
@@ -91,11 +97,23 @@ let fromSeconds = 0;
 let toSeconds = 0;
 
 beforeAll(async () => {
-  // Steps recorded: the struct-log tracer is one of the paths under test.
-  devnet = await startDevnet({ chains: [...CHAINS], blockIntervalMs: 0, stepsTracing: true });
-  h = await harness();
+  // Steps recorded: the struct-log tracer is one of the paths under test. A block per
+  // transaction: each swap's block is known when its receipt arrives.
+  // No indexer: the sign path needs only the pair registry, written as the indexer writes it.
+  sys = await startSystem({
+    chains: [...CHAINS],
+    blockIntervalMs: 0,
+    stepsTracing: true,
+    services: ['signer', 'gateway'],
+    beforeServices: async ({ redisUrl, chains }) => {
+      redis = createRedis(redisUrl, { name: 'settle-e2e' });
+      await redisReady(redis);
+      for (const id of CHAINS) await redis.set(keys.pairs(id), JSON.stringify(devnetRegistry(chains[String(id)]!)));
+    },
+  });
+  gw = sys.gateway.url;
   for (const id of CHAINS) {
-    const stack = devnet.stack.chains[String(id)]!;
+    const stack = sys.chain(id);
     const clients = chainClients(stack);
     ctx.set(id, {
       stack,
@@ -103,34 +121,22 @@ beforeAll(async () => {
       user: clients.wallet(stack.testUser.privateKey),
       reader: createChainReader(id, stack.rpcUrl),
     });
-    // The pair registry as the indexer writes it (the sign path needs nothing else from it).
-    await h.redis.set(h.keys.pairs(id), JSON.stringify(stackRegistry(stack)));
   }
-  signer = await startSigner(
-    loadSignerConfig({
-      env: {
-        PORT: '0',
-        REDIS_URL,
-        REDIS_KEY_PREFIX: h.prefix,
-        INTERNAL_TOKEN,
-        // The shared test Redis does not fsync each write; durable writes have their own drills.
-        REDIS_DURABILITY: 'none',
-        SERVED_CHAINS: CHAINS.join(','),
-        SIGNER_KEY_8453: c(8453).stack.apiSigner.privateKey,
-        SIGNER_KEY_56: c(56).stack.apiSigner.privateKey,
-        LOG_LEVEL: 'error',
-      },
-      file: {},
-    }),
-    createLogger({ service: 'settle-e2e', level: 'error', silent: true }),
-  );
-  gw = await h.gateway({
-    signerUrl: `http://127.0.0.1:${signer.served.port}`,
-    internalToken: INTERNAL_TOKEN,
-    servedChains: [...CHAINS],
-  });
+  // One integrator each, with its own key, as the key CLI creates them.
+  const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
   const whitelist = CHAINS.map((id) => c(id).stack.testUser.address.toLowerCase());
-  for (const id of ['alpha', 'beta']) apiKeys.set(id, await h.apiKey({ id, whitelist }));
+  const apiKey = async (id: string, list: string[]) => {
+    await store.putIntegrator({
+      id,
+      name: id,
+      whitelist: list,
+      chains: [],
+      rateLimit: { requests: 100_000, windowSeconds: 60 },
+      disabled: false,
+    });
+    return (await store.issueKey(id)).apiKey;
+  };
+  for (const id of ['alpha', 'beta']) apiKeys.set(id, await apiKey(id, whitelist));
   // Gamma is an aggregator: it signs for its executor contract, the only whitelisted address.
   const x = c(8453);
   const deploy = await x.user.deployContract({
@@ -139,7 +145,7 @@ beforeAll(async () => {
     args: [x.stack.contracts.router as Hex],
   });
   executor = (await x.pub.waitForTransactionReceipt({ hash: deploy })).contractAddress!.toLowerCase() as Hex;
-  apiKeys.set('gamma', await h.apiKey({ id: 'gamma', whitelist: [executor] }));
+  apiKeys.set('gamma', await apiKey('gamma', [executor]));
   for (const token of [x.stack.quoteToken.address, x.stack.tokens.WETH!.address]) {
     const approve = await x.user.writeContract({
       address: token as Hex,
@@ -153,9 +159,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const x of ctx.values()) x.reader.close();
-  await signer?.close();
-  await h?.cleanup();
-  await devnet?.stop();
+  redis?.disconnect();
+  await sys?.stop();
 });
 
 const latestTime = async (id: number) => Number((await c(id).pub.getBlock()).timestamp);
@@ -183,7 +188,7 @@ async function swapThroughStack(
   amountIn: bigint,
   fee: bigint,
 ): Promise<void> {
-  const res = await request(gw.app)
+  const res = await request(gw)
     .post('/v2/swap/sign')
     .set('X-API-KEY', apiKeys.get(integratorId)!)
     .set('Content-Type', 'application/json')
@@ -225,7 +230,7 @@ interface Leg {
 }
 
 async function legThroughStack(integratorId: string, tokenIn: string, tokenOut: string, amountIn: bigint, fee: bigint) {
-  const res = await request(gw.app)
+  const res = await request(gw)
     .post('/v2/swap/sign')
     .set('X-API-KEY', apiKeys.get(integratorId)!)
     .set('Content-Type', 'application/json')
@@ -370,7 +375,7 @@ async function moved(d: Done): Promise<{ amountIn: bigint; amountOut: bigint; bl
 
 function settleDeps(out: string[], err: string[], readers: Map<number, ChainReader> = new Map()) {
   return {
-    lookup: new AuditReader(h.redis, h.keys),
+    lookup: new AuditReader(redis, keys),
     chains: [...CHAINS],
     chain: (id: number) => ({
       reader: readers.get(id) ?? c(id).reader,
@@ -396,7 +401,7 @@ async function auditTx(chainId: number, hash: string, json = false) {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runAuditCommand(['tx', String(chainId), hash, ...(json ? ['--json'] : [])], {
-    trail: new AuditReader(h.redis, h.keys),
+    trail: new AuditReader(redis, keys),
     chain: (id) => ({ reader: c(id).reader, router: c(id).stack.contracts.router }),
     out: (l) => out.push(l),
     err: (l) => err.push(l),
@@ -820,7 +825,7 @@ describe('settlement and audit on the devnet', () => {
       expect(csv.out.trimEnd().split('\n')).toHaveLength(1 + report.totals.swaps + executorTxs.length);
       // audit tx says why it cannot answer.
       const audit = await runAuditCommand(['tx', '8453', executorTxs[0]!], {
-        trail: new AuditReader(h.redis, h.keys),
+        trail: new AuditReader(redis, keys),
         chain: () => ({ reader, router: c(8453).stack.contracts.router }),
         out: () => undefined,
         err: (l) => expect(l).toMatch(/does not call the router itself and needs a node with debug_traceTransaction/),

@@ -1,6 +1,6 @@
 /**
  * `npm run bench soak`: one million mixed requests against the local stack, started as
- * `npm start` starts it (the stack tests' startStack: scripts/start.mjs, free ports, 500 ms
+ * `npm start` starts it (testkit's startStack: scripts/start.mjs, free ports, 500 ms
  * blocks, a private Redis): half GET /v2/price on the three chains, three tenths valid
  * POST /v2/swap/sign with `amountIn`, and a fifth bad input (unknown query parameter,
  * malformed or duplicated-key JSON, a gzip body that does not decode, an unknown field, an
@@ -19,8 +19,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { freePort } from '@pmm/testkit';
-import { startStack } from '../test/support/started-stack';
+import { freePort, startStack } from '@pmm/testkit';
 
 const TOTAL = Number(process.env.SOAK_REQUESTS ?? 1_000_000);
 const STEP = 100_000;

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ROOT, startStack, type StartedStack } from './support/started-stack';
+import { REPO_ROOT as ROOT, startSystem, type System } from '@pmm/testkit';
 import { exportedNames, promqlNames, unexportedNames, type Exported } from './support/promql-names';
 
 const PROMETHEUS = path.join(ROOT, 'deploy', 'prometheus');
@@ -161,29 +161,21 @@ describe('the names check itself', () => {
 });
 
 describe('against a running stack', () => {
-  let started: StartedStack;
+  let sys: System;
   let exported: Exported;
 
   beforeAll(async () => {
-    started = await startStack();
-    const stack = JSON.parse(readFileSync(started.stackFile, 'utf8')) as {
-      gateway: { url: string; apiKey: string };
-      metrics: Record<string, string>;
-      chains: Record<
-        string,
-        {
-          chainId: number;
-          quoteToken: { address: string };
-          baseTokens: { address: string }[];
-          testUser: { address: string };
-        }
-      >;
-    };
-    const { url, apiKey } = stack.gateway;
+    // The processes `npm start` runs, with its settings (testkit's startSystem).
+    sys = await startSystem();
+    const { url, apiKey } = sys.gateway;
+    const chains = [8453, 56, 4663].map((id) => {
+      const c = sys.chain(id);
+      return { chainId: id, quoteToken: c.quoteToken, baseTokens: c.baseTokens, testUser: c.testUser };
+    });
     const headers = { 'X-API-KEY': apiKey, 'Content-Type': 'application/json' };
     // Traffic, so that the series that only exist once used are there: a price, a sign and a
     // price stream per chain held across a few blocks (fan-out is timed only with a stream open).
-    const streams = Object.values(stack.chains).map((c) => {
+    const streams = chains.map((c) => {
       const abort = new AbortController();
       const done = fetch(`${url}/v2/price/stream?chainId=${c.chainId}`, { headers, signal: abort.signal })
         .then(async (res) => {
@@ -195,7 +187,7 @@ describe('against a running stack', () => {
         .catch(() => undefined);
       return { abort, done };
     });
-    for (const c of Object.values(stack.chains)) {
+    for (const c of chains) {
       await fetch(`${url}/v2/price?chainId=${c.chainId}`, { headers });
       await fetch(`${url}/v2/swap/sign`, {
         method: 'POST',
@@ -211,26 +203,22 @@ describe('against a running stack', () => {
       });
     }
     await new Promise((r) => setTimeout(r, 3_000));
-    const texts = await Promise.all(Object.values(stack.metrics).map(async (u) => (await fetch(u)).text()));
+    const texts = await Promise.all(sys.processes.map(async (p) => (await fetch(p.metricsUrl!)).text()));
     for (const s of streams) s.abort.abort();
     await Promise.all(streams.map((s) => s.done));
-    expect(Object.keys(stack.metrics).sort()).toEqual([
+    // Every process of the stack (npm start records the same ones in stack.json: stack-e2e.test.ts).
+    expect(sys.processes.map((p) => p.name).sort()).toEqual([
       'gateway',
-      'indexer-4663',
-      'indexer-56',
-      'indexer-8453',
+      'indexer 4663#0',
+      'indexer 56#0',
+      'indexer 8453#0',
       'signer',
     ]);
     exported = exportedNames(texts);
   }, 200_000);
 
   afterAll(async () => {
-    const stack = started?.process;
-    if (!stack || stack.exitCode !== null) return;
-    const exited = new Promise((resolve) => stack.once('exit', resolve));
-    stack.kill('SIGINT');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-    if (stack.exitCode === null) stack.kill('SIGKILL');
+    await sys?.stop();
   }, 20_000);
 
   it('behavior: every metric and label an alert rule names is exported by a service', () => {

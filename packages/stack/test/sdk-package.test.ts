@@ -19,8 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { stopProcess } from '@pmm/testkit';
-import { ROOT, startStack, type StartedStack } from './support/started-stack';
+import { REPO_ROOT as ROOT, startStack, stopProcess, type StartedStack } from '@pmm/testkit';
 
 const run = promisify(execFile);
 const CONSUMER = path.join(__dirname, 'sdk-consumer');

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { runDemo } from '../../client/examples/demo';
-import { startStack, type StartedStack } from './support/started-stack';
+import { startStack, type StartedStack } from '@pmm/testkit';
 
 function descendants(pid: number): number[] {
   let out: string;
@@ -129,6 +129,16 @@ describe('the stack started as the README says', () => {
     while (booksOf().size < 3 || !text.includes('event: status')) text += decoder.decode((await reader.read()).value);
     await reader.cancel();
     expect([...booksOf()].sort()).toEqual(['4663', '56', '8453']);
+  });
+
+  it("behavior: records every process's Prometheus endpoint in stack.json, and each answers", async () => {
+    const { metrics } = JSON.parse(readFileSync(stackFile, 'utf8')) as { metrics: Record<string, string> };
+    expect(Object.keys(metrics).sort()).toEqual(['gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'signer']);
+    for (const url of Object.values(metrics)) {
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('# TYPE ');
+    }
   });
 
   it('behavior: the demo swap succeeds on every chain and pays at least the book estimate', async () => {

@@ -25,3 +25,16 @@ export {
 } from './eth-arbitraries';
 export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
 export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';
+export { REPO_ROOT } from './repo-root';
+export {
+  spawnService,
+  startService,
+  startSystem,
+  type ServiceOptions,
+  type ServiceProcess,
+  type System,
+  type SystemOptions,
+} from './system';
+export { chainClients, type ChainClients } from './chain-clients';
+export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
+export { devnetRegistry } from './devnet-registry';

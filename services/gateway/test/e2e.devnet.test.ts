@@ -1,85 +1,36 @@
 /**
- * End to end on the devnet: a real anvil chain (8453) with the reference router, the real
- * indexer and the real signer, the gateway in front, an API key from the key store.
+ * End to end on the devnet, as `npm start` runs it: a real anvil chain (8453) with the
+ * reference router, the indexer, the signer and the gateway as processes from their builds
+ * (testkit's startSystem), the development API key the gateway seeds for the chain's test user.
  * An integrator reads the price, asks for a signed quote with calldata sized from that price,
  * and executes the swap on-chain with viem (independent of the code under test).
  */
-import { keccak256, toBytes, createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import request from 'supertest';
 import { TestTokenArtifact } from '@pmm/contracts';
-import { createLogger } from '@pmm/core';
 import { type OrderbookResponse } from '@pmm/protocol';
-import { startDevnet, type Devnet } from '@pmm/devnet';
-import { loadIndexerConfig, startIndexer, type RunningIndexer } from '@pmm/indexer';
-import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
-import type { Gateway } from '@pmm/gateway';
-import { REDIS_URL, call, harness, type Harness } from './support/harness';
+import { startSystem, type System } from '@pmm/testkit';
+import { call } from './support/harness';
 import { openStream } from './support/sse-client';
 
 jest.setTimeout(180_000);
 
-const INTERNAL_TOKEN = `e2e-${keccak256(toBytes('gateway-e2e-internal-token')).slice(2, 34)}`;
 const erc20Abi = TestTokenArtifact.abi;
 
-let devnet: Devnet;
-let h: Harness;
-let indexer: RunningIndexer;
-let signer: RunningSigner;
-let gw: Gateway;
+let sys: System;
+/** The gateway's public URL and its development key (whitelisted for the test user). */
+let gw: string;
 let key: string;
 
-const silent = () => createLogger({ service: 'e2e', level: 'error', silent: true });
-
 beforeAll(async () => {
-  devnet = await startDevnet({ chains: [8453], blockIntervalMs: 500 });
-  const c = devnet.stack.chains['8453']!;
-  h = await harness();
-  indexer = await startIndexer(
-    loadIndexerConfig({
-      env: {
-        CHAIN_ID: '8453',
-        CHAINS: JSON.stringify({ 8453: { chainId: 8453, rpcUrl: c.rpcUrl, wsUrl: c.wsUrl, contracts: c.contracts } }),
-        QUOTER_KEY: c.quoter.privateKey,
-        REDIS_URL,
-        REDIS_KEY_PREFIX: h.prefix,
-        PORT: '0',
-        LOG_LEVEL: 'error',
-      },
-      file: {},
-    }),
-    { logger: silent(), defaultMetrics: false },
-  );
-  signer = await startSigner(
-    loadSignerConfig({
-      env: {
-        PORT: '0',
-        REDIS_URL,
-        REDIS_KEY_PREFIX: h.prefix,
-        INTERNAL_TOKEN,
-        // The shared test Redis does not fsync each write; durable writes have their own drills.
-        REDIS_DURABILITY: 'none',
-        SERVED_CHAINS: '8453',
-        SIGNER_KEY_8453: c.apiSigner.privateKey,
-        LOG_LEVEL: 'error',
-      },
-      file: {},
-    }),
-    silent(),
-  );
-  gw = await h.gateway({
-    signerUrl: `http://127.0.0.1:${signer.served.port}`,
-    internalToken: INTERNAL_TOKEN,
-    servedChains: [8453],
-  });
-  key = await h.apiKey({ id: 'e2e', whitelist: [c.testUser.address.toLowerCase()], chains: [8453] });
+  sys = await startSystem({ chains: [8453] });
+  gw = sys.gateway.url;
+  key = sys.gateway.apiKey;
 });
 
 afterAll(async () => {
-  await indexer?.stop();
-  await signer?.close();
-  await h?.cleanup();
-  await devnet?.stop();
+  await sys?.stop();
 });
 
 /** `value` (a decimal string) as an integer scaled by 10^decimals, rounding down. */
@@ -90,12 +41,12 @@ function scaled(value: string, decimals: number): bigint {
 
 describe('price → sign → swap through the gateway', () => {
   it('behavior: the book from the indexer, a signed quote from the signer, and the swap succeeds on-chain', async () => {
-    const c = devnet.stack.chains['8453']!;
+    const c = sys.chain(8453);
     // 1. The price, once the indexer has written the first book (503 before that).
     let book: OrderbookResponse | undefined;
     const started = Date.now();
     while (!book && Date.now() - started < 60_000) {
-      const res = await call(request(gw.app).get('/v2/price').set('X-API-KEY', key));
+      const res = await call(request(gw).get('/v2/price').set('X-API-KEY', key));
       if (res.status === 200 && (res.body as OrderbookResponse).pairs.length > 0) book = res.body as OrderbookResponse;
       else {
         expect([200, 503]).toContain(res.status);
@@ -109,7 +60,7 @@ describe('price → sign → swap through the gateway', () => {
     expect(pair.quoteToken.toLowerCase()).toBe(c.quoteToken.address.toLowerCase());
     const bestAsk = pair.asks[0]!;
 
-    const v1 = await call(request(gw.app).get('/v1/price').set('X-API-KEY', key));
+    const v1 = await call(request(gw).get('/v1/price').set('X-API-KEY', key));
     expect(v1.status).toBe(200);
     expect(v1.body.chainId).toBeUndefined();
 
@@ -123,7 +74,7 @@ describe('price → sign → swap through the gateway', () => {
     expect(scaled(bestAsk.amount, weth.decimals)).toBeGreaterThan(expectedOut); // stays within the first level
     const minAmountOut = (expectedOut * 99n) / 100n;
     const signed = await call(
-      request(gw.app)
+      request(gw)
         .post('/v2/swap/sign')
         .set('X-API-KEY', key)
         .set('Content-Type', 'application/json')
@@ -177,9 +128,9 @@ describe('price → sign → swap through the gateway', () => {
   });
 
   it('behavior: the legacy sign route works through the gateway and carries the deprecation headers', async () => {
-    const c = devnet.stack.chains['8453']!;
+    const c = sys.chain(8453);
     const res = await call(
-      request(gw.app)
+      request(gw)
         .post('/v1/swap/sign')
         .set('X-API-KEY', key)
         .set('Content-Type', 'application/json')
@@ -198,9 +149,9 @@ describe('price → sign → swap through the gateway', () => {
   });
 
   it('error: a user address outside the key’s whitelist is 403 ADDRESS_NOT_WHITELISTED from the signer, passed through', async () => {
-    const c = devnet.stack.chains['8453']!;
+    const c = sys.chain(8453);
     const res = await call(
-      request(gw.app)
+      request(gw)
         .post('/v2/swap/sign')
         .set('X-API-KEY', key)
         .set('Content-Type', 'application/json')
@@ -220,9 +171,8 @@ describe('price → sign → swap through the gateway', () => {
 
 describe('the price stream on the devnet', () => {
   it('behavior: the stream follows real blocks: newer ids each time, data = the book of that block', async () => {
-    const c = devnet.stack.chains['8453']!;
-    const base = await h.listen(gw.app);
-    const s = await openStream(base, '/v2/price/stream?chainId=8453', { 'X-API-KEY': key });
+    const c = sys.chain(8453);
+    const s = await openStream(gw, '/v2/price/stream?chainId=8453', { 'X-API-KEY': key });
     try {
       expect(s.status).toBe(200);
       await s.until((x) => x.events.filter((e) => e.event === 'book').length >= 4, 30_000);

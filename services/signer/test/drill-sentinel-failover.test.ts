@@ -11,10 +11,10 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRedis, redisReady, type RedisClient } from '@pmm/core';
-import { freePort, stopAll, until, waitForPort } from '@pmm/testkit';
+import { REPO_ROOT, freePort, stopAll, until, waitForPort } from '@pmm/testkit';
 import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
-const SHIPPED_CONF = path.resolve(__dirname, '../../../deploy/redis/replicated.conf');
+const SHIPPED_CONF = path.join(REPO_ROOT, 'deploy/redis/replicated.conf');
 /**
  * The longest a client may go without a signature from SENTINEL FAILOVER on (seen: 15.8-16.6 s). The
  * old primary rejoins as a replica only when the sentinel next reads its INFO (every 10 s), and

@@ -1,40 +1,31 @@
 /**
- * The signer as a process (src/main.ts through the TypeScript require hook, as production runs
- * dist/main.js): start-up logs only addresses, a missing key stops start-up with a clear message
- * and no secret, and SIGTERM lets an in-flight request complete before the process exits 0.
+ * The signer as a process (its build, as production runs it: testkit's spawnService): start-up
+ * logs only addresses, a missing key stops start-up with a clear message and no secret, and
+ * SIGTERM lets an in-flight request complete before the process exits 0.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import path from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
 import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { spawnService } from '@pmm/testkit';
 import { SIGNER_SETTINGS } from '../src';
 import { privateKeyToAddress } from 'viem/accounts';
 import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, testKey, testRegistry } from './support/fixture';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const MAIN = path.join(ROOT, 'services/signer/src/main.ts');
-const REGISTER = path.join(ROOT, 'scripts/lib/ts-register.cjs');
 const KEYS = { 8453: testKey('main-8453'), 56: testKey('main-56'), 4663: testKey('main-4663') };
 const SECRETS = [INTERNAL_TOKEN, ...Object.values(KEYS).map((k) => k.slice(2))];
 
 interface Proc {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 }
 
 function startMain(env: Record<string, string>, args: string[] = []): Proc {
-  const child = spawn(process.execPath, ['-r', REGISTER, MAIN, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const { child, output } = spawnService('signer', { env, args });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
+  return { child, output, exited };
 }
 
 async function waitForLine(p: Proc, re: RegExp, timeoutMs = 20_000): Promise<RegExpExecArray> {

@@ -23,8 +23,8 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { revertName } from '@pmm/testkit';
-import { INTERNAL_TOKEN, stackRegistry, startFixture, type Fixture } from './support/fixture';
+import { devnetRegistry, revertName } from '@pmm/testkit';
+import { INTERNAL_TOKEN, startFixture, type Fixture } from './support/fixture';
 
 const CHAIN_IDS = [8453, 56, 4663] as const;
 const ORIGIN_RATES: Record<number, bigint> = { 8453: 0n, 56: 7n, 4663: (1n << 255n) + 1n };
@@ -72,7 +72,7 @@ beforeAll(async () => {
   const stackOf = (id: number) => chainCtx(id).stack;
   f = await startFixture({
     signerKeys: Object.fromEntries(CHAIN_IDS.map((id) => [id, stackOf(id).apiSigner.privateKey])),
-    registry: (id) => stackRegistry(stackOf(id)),
+    registry: (id) => devnetRegistry(stackOf(id)),
     whitelist: CHAIN_IDS.map((id) => stackOf(id).testUser.address),
     originRates: ORIGIN_RATES,
     // The devnet allows blocks with the same timestamp, so its clock is the wall clock.

@@ -1,18 +1,18 @@
 /**
- * The signer as a process (src/main.ts, as production runs dist/main.js) with signing keys in
- * a real SoftHSM2 token: the key loads from SIGNER_PKCS11_<id> and its PIN file, quotes are
- * signed by the token's key; start-up stops with a clear message on a missing token or key, a
- * wrong PIN, a key that is not secp256k1, and the same key on two chains (naming both), never
- * printing the PIN; a token that fails mid-run answers 503 in the envelope, counts the failure
- * in /metrics, and the signer signs again once the token is back.
+ * The signer as a process (its build, as production runs it: testkit's spawnService) with
+ * signing keys in a real SoftHSM2 token: the key loads from SIGNER_PKCS11_<id> and its PIN
+ * file, quotes are signed by the token's key; start-up stops with a clear message on a missing
+ * token or key, a wrong PIN, a key that is not secp256k1, and the same key on two chains
+ * (naming both), never printing the PIN; a token that fails mid-run answers 503 in the
+ * envelope, counts the failure in /metrics, and the signer signs again once the token is back.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
-import { startSoftHsm, testKey, until, type SoftHsm } from '@pmm/testkit';
+import { spawnService, startSoftHsm, testKey, until, type SoftHsm } from '@pmm/testkit';
 import { recoverAddress, type Hex } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { swapDigest } from '@pmm/protocol';
@@ -20,9 +20,6 @@ import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, testRegistry } from './sup
 
 jest.setTimeout(120_000);
 
-const ROOT = path.resolve(__dirname, '../../..');
-const MAIN = path.join(ROOT, 'services/signer/src/main.ts');
-const REGISTER = path.join(ROOT, 'scripts/lib/ts-register.cjs');
 const PIN = '31415926';
 const OTHER_PIN = '27182818';
 const IMPORTED = testKey('pkcs11-process-imported');
@@ -36,21 +33,15 @@ const prefix = `pmm-test-${randomBytes(6).toString('hex')}`;
 const keys = redisKeys(prefix);
 
 interface Proc {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 }
 
 function startMain(env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['-r', REGISTER, MAIN], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...hsm.env, ...env },
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const { child, output } = spawnService('signer', { env: { ...hsm.env, ...env } });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
+  return { child, output, exited };
 }
 
 async function waitForLine(p: Proc, re: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {

@@ -9,11 +9,11 @@ import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
 import { createDigestSigner, openPkcs11Signer, parsePkcs11Uri, type Pkcs11Signer } from '@pmm/core';
 import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
-import { startSoftHsm, type SoftHsm } from '@pmm/testkit';
+import { devnetRegistry, startSoftHsm, type SoftHsm } from '@pmm/testkit';
 import request from 'supertest';
 import { createPublicClient, createWalletClient, defineChain, http, toFunctionSelector, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { INTERNAL_TOKEN, stackRegistry, startFixture, type Fixture } from './support/fixture';
+import { INTERNAL_TOKEN, startFixture, type Fixture } from './support/fixture';
 
 jest.setTimeout(180_000);
 
@@ -60,7 +60,7 @@ beforeAll(async () => {
   expect((await cl.pub.waitForTransactionReceipt({ hash })).status).toBe('success');
   f = await startFixture({
     chains: [8453],
-    registry: () => stackRegistry(c),
+    registry: () => devnetRegistry(c),
     whitelist: [c.testUser.address],
     now: Date.now,
     override: (deps) => ({ ...deps, signers: new Map([[8453, tokenKey]]) }),

@@ -1,7 +1,7 @@
 /**
- * The operator console in headless Chromium, against real parts: three devnet chains, an
- * indexer per chain (two replicas on 8453), the signer, the gateway (its operator port served
- * as in production). Checks that every chain's depth chart shows exactly the levels that
+ * The operator console in headless Chromium, against the system as `npm start` runs it
+ * (testkit's startSystem): three devnet chains, an indexer process per chain (two replicas on
+ * 8453), the signer and the gateway, each a process. Checks that every chain's depth chart shows exactly the levels that
  * `GET /v2/price` returns for the block it shows, that the chart moves with new blocks, and that
  * a chain whose node stops is shown unavailable, chart gone. Also takes the screenshot of
  * docs/images/console.png: written there only with UPDATE_SCREENSHOTS=1 (else to a temp folder,
@@ -13,14 +13,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { createLogger } from '@pmm/core';
 import { type OrderbookResponse } from '@pmm/protocol';
-import { startDevnet, type Devnet } from '@pmm/devnet';
-import { loadIndexerConfig, startIndexer, type RunningIndexer } from '@pmm/indexer';
-import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
-import { launchBrowser, until } from '@pmm/testkit';
-import type { Gateway } from '@pmm/gateway';
-import { REDIS_URL, harness, type Harness } from '../support/harness';
+import { launchBrowser, startSystem, until, type System } from '@pmm/testkit';
 
 jest.setTimeout(240_000);
 
@@ -30,89 +24,42 @@ type Page = Awaited<ReturnType<Browser['newPage']>>;
 const CHAINS = [8453, 56, 4663] as const;
 const STOPPED = 4663;
 const BOOK_TTL_MS = 4_000;
-const INTERNAL_TOKEN = 'console-browser-internal-token-0123';
 const SCREENSHOT = process.env.UPDATE_SCREENSHOTS
   ? path.resolve(__dirname, '..', '..', '..', '..', 'docs', 'images', 'console.png')
   : path.join(mkdtempSync(path.join(tmpdir(), 'pmm-console-')), 'console.png');
 
-let devnet: Devnet;
-let h: Harness;
-let signer: RunningSigner;
-let gw: Gateway;
+let sys: System;
+/** The gateway's public URL, its operator URL. */
+let gw: string;
 let ops: string;
 let key: string;
 let browser: Browser;
 let page: Page;
-const indexers: RunningIndexer[] = [];
 const pageErrors: string[] = [];
 let signing: NodeJS.Timeout | undefined;
 
-const silent = () => createLogger({ service: 'console-test', level: 'error', silent: true });
-
 beforeAll(async () => {
-  devnet = await startDevnet({ chains: [...CHAINS], blockIntervalMs: 1_000 });
-  h = await harness();
-  const chains = Object.fromEntries(
-    CHAINS.map((id) => {
-      const c = devnet.stack.chains[String(id)]!;
-      return [id, { chainId: id, rpcUrl: c.rpcUrl, wsUrl: c.wsUrl, contracts: c.contracts }];
-    }),
-  );
-  for (const id of [...CHAINS, 8453]) {
-    const indexer = await startIndexer(
-      loadIndexerConfig({
-        env: {
-          CHAIN_ID: String(id),
-          CHAINS: JSON.stringify(chains),
-          QUOTER_KEY: devnet.stack.chains[String(id)]!.quoter.privateKey,
-          REDIS_URL,
-          REDIS_KEY_PREFIX: h.prefix,
-          PORT: '0',
-          // Fast liveness (as the indexer's own tests): the stopped chain's book goes within seconds.
-          BOOK_TTL_MS: String(BOOK_TTL_MS),
-          HEARTBEAT_MS: '500',
-          RPC_TIMEOUT_MS: '1500',
-          RECONNECT_MIN_MS: '100',
-          RECONNECT_MAX_MS: '1000',
-          LOG_LEVEL: 'error',
-        },
-        file: {},
-      }),
-      { logger: silent(), defaultMetrics: false, replica: `console-test:${indexers.length}` },
-    );
-    indexers.push(indexer);
-  }
-  signer = await startSigner(
-    loadSignerConfig({
-      env: {
-        PORT: '0',
-        REDIS_URL,
-        REDIS_KEY_PREFIX: h.prefix,
-        INTERNAL_TOKEN,
-        // The shared test Redis does not fsync each write; durable writes have their own drills.
-        REDIS_DURABILITY: 'none',
-        SERVED_CHAINS: CHAINS.join(','),
-        ...Object.fromEntries(
-          CHAINS.map((id) => [`SIGNER_KEY_${id}`, devnet.stack.chains[String(id)]!.apiSigner.privateKey]),
-        ),
-        LOG_LEVEL: 'error',
+  sys = await startSystem({
+    chains: [...CHAINS],
+    blockIntervalMs: 1_000,
+    indexerReplicas: { 8453: 2 },
+    env: {
+      // Fast liveness (as the indexer's own tests): the stopped chain's book goes within seconds.
+      indexer: {
+        BOOK_TTL_MS: String(BOOK_TTL_MS),
+        HEARTBEAT_MS: '500',
+        RPC_TIMEOUT_MS: '1500',
+        RECONNECT_MIN_MS: '100',
+        RECONNECT_MAX_MS: '1000',
       },
-      file: {},
-    }),
-    silent(),
-  );
-  gw = await h.gateway({
-    signerUrl: `http://127.0.0.1:${signer.served.port}`,
-    internalToken: INTERNAL_TOKEN,
-    servedChains: [...CHAINS],
+    },
   });
-  ops = await h.listen(gw.opsApp);
-  key = await h.apiKey({
-    id: 'console',
-    whitelist: CHAINS.map((id) => devnet.stack.chains[String(id)]!.testUser.address.toLowerCase()),
-  });
+  gw = sys.gateway.url;
+  ops = sys.gateway.opsUrl;
+  // The development key: whitelisted for every chain's test user.
+  key = sys.gateway.apiKey;
   // A steady trickle of signatures on 8453, so that the console has a sign rate to show.
-  const c = devnet.stack.chains['8453']!;
+  const c = sys.chain(8453);
   const body = JSON.stringify({
     chainId: 8453,
     tokenIn: c.quoteToken.address,
@@ -121,7 +68,7 @@ beforeAll(async () => {
     userAddress: c.testUser.address,
   });
   signing = setInterval(() => {
-    void request(gw.app)
+    void request(gw)
       .post('/v2/swap/sign')
       .set('X-API-KEY', key)
       .set('Content-Type', 'application/json')
@@ -140,10 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   clearInterval(signing);
   await browser?.close();
-  await Promise.all(indexers.map((i) => i.stop()));
-  await signer?.close();
-  await h?.cleanup();
-  await devnet?.stop();
+  await sys?.stop();
 });
 
 interface ShownBook {
@@ -189,7 +133,7 @@ describe('the operator console in a browser', () => {
         async () => {
           const onPage = await shown(chainId);
           if (!onPage || onPage.pairs.length === 0) return null;
-          const res = await request(gw.app).get(`/v2/price?chainId=${chainId}`).set('X-API-KEY', key);
+          const res = await request(gw).get(`/v2/price?chainId=${chainId}`).set('X-API-KEY', key);
           const body = res.body as OrderbookResponse;
           return res.status === 200 && body.blockNumber === onPage.block ? ([onPage, body] as const) : null;
         },
@@ -245,13 +189,13 @@ describe('the operator console in a browser', () => {
   });
 
   it('behavior: a chain whose node stops is shown unavailable, its chart gone', async () => {
-    await devnet.stopChain(STOPPED);
+    await sys.devnet.stopChain(STOPPED);
     const card = `.chain[data-chain="${STOPPED}"]`;
     await page.waitForSelector(`${card}[data-state="unavailable"]`, { timeout: BOOK_TTL_MS + 10_000 });
     expect(await page.$$(`${card} svg.depth`)).toHaveLength(0);
     expect(await page.textContent(`${card} .unavailable-note`)).toContain('Unavailable');
     expect(await page.textContent(`${card} [data-field="block"]`)).toBe('—');
-    const res = await request(gw.app).get(`/v2/price?chainId=${STOPPED}`).set('X-API-KEY', key);
+    const res = await request(gw).get(`/v2/price?chainId=${STOPPED}`).set('X-API-KEY', key);
     expect(res.status).toBe(503);
     // Its indexer says why; the other chains stay live.
     await page.waitForSelector(`${card} [data-node="down"]`);

@@ -1,23 +1,18 @@
 /**
- * The price stream with the gateway as a process (src/main.ts through the TypeScript require
- * hook, as production runs dist/main.js): SIGTERM ends open streams at once (the drain does
- * not wait for them) and the process exits 0; a SIGKILLed replica's stream slots free
- * themselves when their leases lapse, so the per-key limit does not leak.
+ * The price stream with the gateway as a process (its build, as `npm start` runs it: testkit's
+ * startService): SIGTERM ends open streams at once (the drain does not wait for them) and the
+ * process exits 0; a SIGKILLed replica's stream slots free themselves when their leases lapse,
+ * so the per-key limit does not leak.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import path from 'node:path';
 import request from 'supertest';
-import { stopProcess } from '@pmm/testkit';
-import { bookBody, harness, type Harness } from '../support/harness';
+import { freePort, startService, stopProcess, type ServiceProcess } from '@pmm/testkit';
+import { REDIS_URL, bookBody, harness, type Harness } from '../support/harness';
 import { openStream, type SseStream } from '../support/sse-client';
 
-const ROOT = path.resolve(__dirname, '../../../..');
-const MAIN = path.join(ROOT, 'services/gateway/src/main.ts');
-const REGISTER = path.join(ROOT, 'scripts/lib/ts-register.cjs');
 const LEASE_MS = 900;
 
 let h: Harness;
-const children: ChildProcessWithoutNullStreams[] = [];
+const gateways: ServiceProcess[] = [];
 const streams: SseStream[] = [];
 
 beforeAll(async () => {
@@ -26,35 +21,27 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const s of streams) s.close();
-  for (const c of children) await stopProcess(c, 'SIGKILL');
+  for (const g of gateways) await g.stop('SIGKILL');
   await h.cleanup();
 });
 
-async function startGateway(): Promise<{ child: ChildProcessWithoutNullStreams; base: string; output: () => string }> {
-  const child = spawn(process.execPath, ['-r', REGISTER, MAIN], {
-    cwd: ROOT,
+/** A gateway process on this file's Redis prefix, with no signer (its health, not its readiness, is awaited). */
+async function startGateway(): Promise<ServiceProcess & { base: string }> {
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const gw = await startService('gateway', {
     env: {
-      PATH: process.env.PATH ?? '',
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL,
       REDIS_KEY_PREFIX: h.prefix,
       INTERNAL_TOKEN: 'test-internal-token-0123456789',
-      PORT: '0',
-      OPS_PORT: '0',
+      PORT: String(port),
+      OPS_PORT: String(opsPort),
       STREAMS_PER_KEY: '1',
       STREAM_LEASE_MS: String(LEASE_MS),
     },
+    readyUrl: `http://127.0.0.1:${opsPort}/healthz`,
   });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const start = Date.now();
-  for (;;) {
-    const m = /"message":"gateway listening".*?"port":(\d+)/.exec(out);
-    if (m) return { child, base: `http://127.0.0.1:${m[1]}`, output: () => out };
-    if (Date.now() - start > 30_000 || child.exitCode !== null) throw new Error(`gateway did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  gateways.push(gw);
+  return Object.assign(gw, { base: `http://127.0.0.1:${port}` });
 }
 
 async function open(base: string, key: string): Promise<SseStream> {

@@ -1,12 +1,10 @@
 /**
- * An indexer replica as a child process, started the way an operator starts one (main.ts,
- * configuration from the environment), with its JSON log lines collected.
+ * An indexer replica as a child process, started the way an operator starts one (its build,
+ * configuration from the environment: testkit's spawnService), with its JSON log lines collected.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-
-const ROOT = path.resolve(__dirname, '../../../..');
+import { spawnService } from '@pmm/testkit';
 
 export interface LogLine {
   message: string;
@@ -22,17 +20,9 @@ export interface IndexerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs services/indexer/src/main.ts through the repository's TypeScript require hook. */
+/** Runs the indexer's build with exactly `env` (and PATH); resolves nothing: the caller waits for what it needs. */
 export function spawnIndexer(env: Record<string, string>): IndexerProcess {
-  const child = spawn(
-    process.execPath,
-    ['-r', path.join(ROOT, 'scripts/lib/ts-register.cjs'), path.join(ROOT, 'services/indexer/src/main.ts')],
-    {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const { child } = spawnService('indexer', { env });
   const lines: LogLine[] = [];
   const collect = (stream: NodeJS.ReadableStream) =>
     createInterface({ input: stream }).on('line', (line) => {

@@ -54,17 +54,6 @@ export function testRegistry(chainId: number): PairRegistry {
   };
 }
 
-/** A devnet chain's pair registry, as the indexer would write it (for tests without an indexer). */
-export function stackRegistry(s: { chainId: number; quoteToken: TokenInfo; baseTokens: TokenInfo[] }): PairRegistry {
-  return {
-    chainId: s.chainId,
-    quoteToken: s.quoteToken,
-    baseTokens: s.baseTokens,
-    blockNumber: 1,
-    refreshedAt: Date.now(),
-  };
-}
-
 /** Whitelisted user of the test integrators. */
 export const USER = testAddress('user');
 export const OTHER_USER = testAddress('other-user');

@@ -1,13 +1,15 @@
 /**
- * The stack as the README starts it (scripts/start.mjs), on free ports, with its own stack
- * file, a private Redis and fast blocks: for tests that need the whole system from outside.
+ * `npm start` itself (scripts/start.mjs), on free ports, with its own stack file, a private
+ * Redis and fast blocks: for the tests of the start script and of what reads its stack file
+ * (the SDK's programs, the soak bench). Every other test that
+ * needs the system starts it with startSystem (system.ts): the same processes with the same
+ * settings, started together rather than one after another, and no stack file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-
-export const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+import { REPO_ROOT } from './repo-root';
 
 export interface StartedStack {
   process: ChildProcess;
@@ -29,8 +31,8 @@ export async function startStack({ timeoutMs = 150_000, env = {} }: StartStackOp
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-stack-'));
   const stackFile = path.join(dir, 'stack.json');
   let output = '';
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/start.mjs')], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts/start.mjs')], {
+    cwd: REPO_ROOT,
     env: {
       ...process.env,
       STACK_PORTS: 'free',

@@ -1,6 +1,6 @@
 /**
- * viem clients for the devnet tests. The devnet itself deploys with ethers; the tests read and
- * write with viem so that what they check does not depend on the code under test.
+ * viem clients for a devnet chain, for tests. The devnet itself deploys with ethers; the tests
+ * read and write with viem so that what they check does not depend on the code under test.
  */
 import {
   createPublicClient,
@@ -15,7 +15,7 @@ import {
   type Transport,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { ChainStack } from '../../src';
+import type { ChainStack } from '@pmm/devnet';
 
 export interface ChainClients {
   chain: Chain;

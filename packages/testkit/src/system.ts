@@ -1,0 +1,320 @@
+/**
+ * The system under test: the one builder every end-to-end, on-chain, settlement and console
+ * test (and the benchmarks that need the whole system) starts what it needs with.
+ *
+ * `startSystem()` starts, on free ports and in a temporary folder removed at `stop()`:
+ * - devnet chains (anvil with the reference contracts, packages/devnet), fast blocks by default;
+ * - a private Redis that keeps nothing on disk: the one setting that differs from `npm start`,
+ *   whose Redis fsyncs each write (the signer here runs with REDIS_DURABILITY=none; measured,
+ *   fsync cost these tests about a second of CPU each, and durable writes have their own
+ *   drills and stack-e2e, which runs `npm start` itself);
+ * - the services as processes from their builds (`services/<service>/dist/main.js`), with
+ *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one
+ *   definition both use): one indexer per chain (more with `indexerReplicas`), the signer, the
+ *   gateway with a development API key whitelisted for every chain's test user. They load
+ *   while the devnet deploys; each is ready (its `/readyz` answers 200) when the promise
+ *   resolves.
+ *
+ * The services run from dist/: after changing a service's source, build (`npx tsc -b`) before
+ * running a test that starts it; `startSystem()` refuses a service whose build is older than its
+ * source. In-process tests of one service (supertest against its app) stay in the service's own
+ * test support; this builder is for tests that need the system as it runs.
+ */
+import { randomBytes } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type * as Core from '@pmm/core';
+import type { StackCommon, StackService } from '@pmm/core';
+import type { ChainStack, Devnet } from '@pmm/devnet';
+import { freePort } from './ports';
+import { privateRedis, type PrivateRedis } from './private-redis';
+import { stopProcess } from './processes';
+import { REPO_ROOT } from './repo-root';
+
+type StackProcesses = Pick<
+  typeof Core,
+  'SERVICE_MAIN' | 'STACK_LOG_LEVEL' | 'serviceCommand' | 'indexerEnv' | 'signerEnv' | 'gatewayEnv'
+>;
+let loaded: StackProcesses | undefined;
+
+/**
+ * The processes' definitions from core's build, as scripts/start.mjs reads them (the services
+ * run from their builds anyway). Loaded on first use, not imported: every test imports
+ * @pmm/testkit, few start a service, and core's whole index costs about a third of a second.
+ */
+function stackProcesses(): StackProcesses {
+  loaded ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/core/dist/stack-processes.js')) as StackProcesses;
+  return loaded;
+}
+
+export interface SystemOptions {
+  /** Devnet chains; default all three. */
+  chains?: readonly number[];
+  /** Interval mining per chain or for all, ms (0: a block per transaction); default 500. */
+  blockIntervalMs?: number | Record<number, number>;
+  /** Record EVM steps (for the struct-log tracer); default off. */
+  stepsTracing?: boolean;
+  /** The services to start; default all. Whatever is started needs no other option. */
+  services?: readonly StackService[];
+  /** Indexer processes per chain (replicas share blocks through the queue); default 1. */
+  indexerReplicas?: Readonly<Record<number, number>>;
+  /**
+   * Runs once Redis and the chains are up, before any service reads its settings: what a test
+   * writes for services it does not start (the pair registry an indexer would write, say).
+   */
+  beforeServices?: (ready: { redisUrl: string; chains: Readonly<Record<string, ChainStack>> }) => Promise<void>;
+  /** Settings over the stack's, per service (faster liveness, lower limits…). */
+  env?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
+}
+
+/** One started service process. */
+export interface ServiceProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** The URL its readiness is polled at (startService, startSystem). */
+  readonly readyUrl?: string;
+  /** Its Prometheus endpoint (startSystem's processes). */
+  readonly metricsUrl?: string;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Stops it (SIGTERM: it drains) and waits until it is gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface System {
+  readonly devnet: Devnet;
+  /** The devnet chain `chainId` (addresses, tokens, test user). */
+  chain(chainId: number): ChainStack;
+  readonly redis: PrivateRedis;
+  /** The Redis every service uses (key prefix: the default, `pmm`). */
+  readonly redisUrl: string;
+  /** The chains file the services read (CONFIG_FILE). */
+  readonly configFile: string;
+  /** The gateway's public URL, operator URL and development key (when the gateway runs). */
+  readonly gateway: { url: string; opsUrl: string; apiKey: string };
+  /** The signer's URL and the internal token the gateway reaches it with. */
+  readonly signer: { url: string; internalToken: string };
+  readonly processes: readonly ServiceProcess[];
+  /** The processes of `service` (indexers in start order: per chain, then replicas). */
+  processesOf(service: StackService): ServiceProcess[];
+  /** Stops the services, then the devnet and Redis, and removes the folder. */
+  stop(): Promise<void>;
+}
+
+const ALL_CHAINS = [8453, 56, 4663] as const;
+const ALL_SERVICES: readonly StackService[] = ['indexer', 'signer', 'gateway'];
+
+/** Newest modification time of the files under `dir`, ms. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) t = Math.max(t, newest(at));
+    else if (entry.isFile()) t = Math.max(t, statSync(at).mtimeMs);
+  }
+  return t;
+}
+
+/**
+ * Refuses to start a service whose build is older than its source (a test would run stale
+ * code). A build touches at least its build info (dist/.tsbuildinfo), so the newest file of
+ * dist/ is compared, not main.js, which a build leaves alone when it did not change.
+ */
+function assertBuilt(service: StackService): void {
+  const dir = path.join(REPO_ROOT, 'services', service);
+  const { SERVICE_MAIN } = stackProcesses();
+  const main = path.join(REPO_ROOT, SERVICE_MAIN[service]);
+  if (!statSync(main, { throwIfNoEntry: false }) || newest(path.join(dir, 'dist')) < newest(path.join(dir, 'src')))
+    throw new Error(`${SERVICE_MAIN[service]} is missing or older than its source: run npx tsc -b`);
+}
+
+async function waitReady(p: ServiceProcess, timeoutMs = 60_000): Promise<void> {
+  if (!p.readyUrl) throw new Error(`${p.name}: no readyUrl to wait for`);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null)
+      throw new Error(`${p.name} exited before it was ready:\n${p.output()}`);
+    try {
+      const res = await fetch(p.readyUrl, { signal: AbortSignal.timeout(1_000) });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${p.name} not ready after ${timeoutMs / 1000} s:\n${p.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface ServiceOptions {
+  /** Its whole environment besides PATH (nothing of the test's own leaks in). */
+  env: Readonly<Record<string, string>>;
+  /** Command-line arguments after the entry point (`--help`). */
+  args?: readonly string[];
+  /**
+   * Polled by startService until it answers 2xx: its `/readyz`, or `/healthz` where readiness
+   * needs parts not started. spawnService does not wait (a test that waits for something else).
+   */
+  readyUrl?: string;
+  /** For messages; default the service's name. */
+  name?: string;
+  /** Its Prometheus endpoint, recorded on the process. */
+  metricsUrl?: string;
+}
+
+/** Spawns one service from its build, as `npm start` does, without waiting for it. */
+export function spawnService(service: StackService, opts: ServiceOptions): ServiceProcess {
+  assertBuilt(service);
+  const { command, args } = stackProcesses().serviceCommand(service, REPO_ROOT);
+  const child = spawn(command, [...args, ...(opts.args ?? [])], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return {
+    name: opts.name ?? service,
+    child,
+    readyUrl: opts.readyUrl,
+    metricsUrl: opts.metricsUrl,
+    output: () => out,
+    stop: (signal) => stopProcess(child, signal),
+  };
+}
+
+/**
+ * One service process on its own (startSystem's building block), for tests of a process's
+ * life (signals, a killed replica) on a Redis the test provides; resolves once `readyUrl` answers.
+ */
+export async function startService(service: StackService, opts: ServiceOptions): Promise<ServiceProcess> {
+  const p = spawnService(service, opts);
+  try {
+    await waitReady(p);
+  } catch (err) {
+    await p.stop('SIGKILL');
+    throw err;
+  }
+  return p;
+}
+
+/** Starts what `opts` asks for and resolves once every part is ready. */
+export async function startSystem(opts: SystemOptions = {}): Promise<System> {
+  const chainIds = [...(opts.chains ?? ALL_CHAINS)];
+  const services = opts.services ?? ALL_SERVICES;
+  // Loaded here, not at the top: every test imports @pmm/testkit, few start a devnet (ethers and the contracts).
+  const { devnetKey, publicStack, startDevnet } = await import('@pmm/devnet');
+  const { STACK_LOG_LEVEL, gatewayEnv, indexerEnv, signerEnv } = stackProcesses();
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
+  const processes: ServiceProcess[] = [];
+  let devnet: Devnet | undefined;
+  let redis: PrivateRedis | undefined;
+  const stop = async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await devnet?.stop();
+    await redis?.stop('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const redisDir = path.join(dir, 'redis');
+    mkdirSync(redisDir);
+    redis = await privateRedis({ dir: redisDir });
+    // The services start while the devnet deploys (loading their code is most of their start):
+    // each waits for the chains file, as in the compose devnet profile (CONFIG_WAIT_SECONDS),
+    // and the file appears whole (written aside, then renamed) once the chains are up. Their
+    // keys are the devnet's, derived from public labels; checked against the devnet below.
+    const configFile = path.join(dir, 'chains.json');
+    const common: StackCommon = { redisUrl: redis.url, configFile, chainIds };
+    // As `npm start` runs them: its log level, and waiting for the chains file (above).
+    const waitForChains = { LOG_LEVEL: STACK_LOG_LEVEL, CONFIG_WAIT_SECONDS: '120' };
+    const key = (role: 'apiSigner' | 'quoter' | 'testUser', id: number) => devnetKey(role, id);
+
+    if (services.includes('indexer')) {
+      for (const id of chainIds) {
+        for (let replica = 0; replica < (opts.indexerReplicas?.[id] ?? 1); replica++) {
+          const port = await freePort();
+          const env = {
+            ...indexerEnv(common, { chainId: id, port, quoterKey: key('quoter', id).privateKey }),
+            ...waitForChains,
+            ...opts.env?.indexer,
+          };
+          const name = `indexer ${id}#${replica}`;
+          const at = `http://127.0.0.1:${port}`;
+          processes.push(spawnService('indexer', { name, env, readyUrl: `${at}/readyz`, metricsUrl: `${at}/metrics` }));
+        }
+      }
+    }
+    const internalToken = randomBytes(32).toString('base64url');
+    const signerPort = await freePort();
+    if (services.includes('signer')) {
+      const signerKeys = Object.fromEntries(
+        chainIds.map((id) => [`SIGNER_KEY_${id}`, key('apiSigner', id).privateKey]),
+      );
+      const env = {
+        ...signerEnv(common, { port: signerPort, internalToken, signerKeys }),
+        ...waitForChains,
+        // Nothing fsyncs here (see the top of this file).
+        REDIS_DURABILITY: 'none',
+        ...opts.env?.signer,
+      };
+      const at = `http://127.0.0.1:${signerPort}`;
+      processes.push(spawnService('signer', { env, readyUrl: `${at}/readyz`, metricsUrl: `${at}/metrics` }));
+    }
+    const [gatewayPort, opsPort] = [await freePort(), await freePort()];
+    const apiKey = `pmm_dev_${randomBytes(24).toString('base64url')}`;
+    if (services.includes('gateway')) {
+      const whitelist = chainIds.map((id) => key('testUser', id).address);
+      const env = {
+        ...gatewayEnv(common, { port: gatewayPort, opsPort, signerPort, internalToken, devApiKey: apiKey, whitelist }),
+        ...waitForChains,
+        ...opts.env?.gateway,
+      };
+      const ops = `http://127.0.0.1:${opsPort}`;
+      processes.push(spawnService('gateway', { env, readyUrl: `${ops}/readyz`, metricsUrl: `${ops}/metrics` }));
+    }
+
+    devnet = await startDevnet({
+      chains: chainIds,
+      blockIntervalMs: opts.blockIntervalMs ?? 500,
+      stepsTracing: opts.stepsTracing ?? false,
+    });
+    const stack = devnet.stack;
+    for (const id of chainIds)
+      for (const role of ['apiSigner', 'quoter', 'testUser'] as const)
+        if (stack.chains[String(id)]?.[role].privateKey !== key(role, id).privateKey)
+          throw new Error(`startSystem: the devnet's ${role} of chain ${id} is not the one the services were given`);
+    await opts.beforeServices?.({ redisUrl: redis.url, chains: stack.chains });
+    // The chains file as `npm start` writes it: no service's key in it.
+    // Whole or not at all: the services are already waiting for it.
+    writeFileSync(`${configFile}.tmp`, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, {
+      mode: 0o600,
+    });
+    renameSync(`${configFile}.tmp`, configFile);
+    const chain = (id: number): ChainStack => {
+      const c = stack.chains[String(id)];
+      if (!c) throw new Error(`startSystem: chain ${id} was not started`);
+      return c;
+    };
+    // Started together: the gateway is ready once the signer is (its /readyz asks the signer).
+    await Promise.all(processes.map((p) => waitReady(p)));
+
+    return {
+      devnet,
+      chain,
+      redis,
+      redisUrl: redis.url,
+      configFile,
+      gateway: { url: `http://127.0.0.1:${gatewayPort}`, opsUrl: `http://127.0.0.1:${opsPort}`, apiKey },
+      signer: { url: `http://127.0.0.1:${signerPort}`, internalToken },
+      processes,
+      processesOf: (service) => processes.filter((p) => p.name.startsWith(service)),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
