@@ -38,7 +38,7 @@ if (!process.env.REDIS_URL) {
   redis = await startPrivateRedis();
   console.log(`[test] private redis at ${redis.url}`);
 }
-// Two jest passes: everything but the PKCS#11 files on two workers, then those files one at a
+// Two jest passes: everything but the PKCS#11 files on the workers jest.config.js sets, then those files one at a
 // time. They share one SoftHSM2 token folder (scripts/jest/global-setup.ts), and SoftHSM2's file
 // store answers CKR_GENERAL_ERROR now and then when one process reads it while another creates
 // a token in it (seen in full runs, never with the files in sequence).
