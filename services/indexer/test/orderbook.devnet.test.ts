@@ -5,7 +5,8 @@
  * viem, signed with viem: independent of the code under test); the book follows the chain.
  */
 import Redis from 'ioredis';
-import { createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
+import { type Hex } from 'viem';
+import { chainClients } from '@pmm/testkit';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PmmRouterArtifact, TestTokenArtifact, type RouterCurve } from '@pmm/contracts';
 import { redisKeys } from '@pmm/core';
@@ -32,20 +33,6 @@ const prefix = randomPrefix();
 const keys = redisKeys(prefix);
 const running: RunningIndexer[] = [];
 
-function clients(c: ChainStack) {
-  const chain = defineChain({
-    id: c.chainId,
-    name: `devnet-${c.chainId}`,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [c.rpcUrl] } },
-  });
-  const transport = http(c.rpcUrl, { retryCount: 0 });
-  return {
-    public: createPublicClient({ chain, transport, pollingInterval: 50 }),
-    wallet: (key: string) => createWalletClient({ chain, transport, account: privateKeyToAccount(key as Hex) }),
-  };
-}
-
 /** On-chain quote() at `blockNumber`, signed with viem's signTypedData by the devnet quoter. */
 async function onChainQuote(
   c: ChainStack,
@@ -54,7 +41,7 @@ async function onChainQuote(
   amountIn: bigint,
   block: OrderbookResponse,
 ): Promise<bigint> {
-  const cl = clients(c);
+  const cl = chainClients(c);
   const account = privateKeyToAccount(c.quoter.privateKey as Hex);
   const ts = BigInt(block.blockTime) * 1000n;
   const sig = await account.signTypedData({
@@ -74,7 +61,7 @@ async function onChainQuote(
     primaryType: 'AmmVerification',
     message: { tokenIn: tokenIn as Hex, tokenOut: tokenOut as Hex, timestampInMilisec: ts },
   });
-  return (await cl.public.readContract({
+  return (await cl.publicClient.readContract({
     address: c.contracts.router as Hex,
     abi: PmmRouterArtifact.abi,
     functionName: 'quote',
@@ -283,7 +270,7 @@ describe('orderbook on the devnet', () => {
 
   it('behavior: the book follows the chain: a curve change and a reserve change appear with their block number', async () => {
     const c = devnet.stack.chains['8453']!;
-    const cl = clients(c);
+    const cl = chainClients(c);
     const deployer = cl.wallet(deployerWallet().privateKey);
     const plan = seedPlan(8453);
     const weth = c.baseTokens[0]!;
@@ -310,7 +297,7 @@ describe('orderbook on the devnet', () => {
         curve.bidSpreadsPpm,
       ],
     });
-    const curveBlock = Number((await cl.public.waitForTransactionReceipt({ hash: curveTx })).blockNumber);
+    const curveBlock = Number((await cl.publicClient.waitForTransactionReceipt({ hash: curveTx })).blockNumber);
     const afterCurve = await waitForBook(redis, keys.book(8453), curveBlock);
     const wethLadder = { asks: toRawAmounts(LADDER_8453.WETH.asks, 6), bids: toRawAmounts(LADDER_8453.WETH.bids, 18) };
     const seeded = { base: plan.baseTokens[0]!.routerReserve, quote: plan.quoteToken.routerReserve };
@@ -328,7 +315,7 @@ describe('orderbook on the devnet', () => {
       functionName: 'mint',
       args: [c.contracts.router as Hex, minted],
     });
-    const mintBlock = Number((await cl.public.waitForTransactionReceipt({ hash: mintTx })).blockNumber);
+    const mintBlock = Number((await cl.publicClient.waitForTransactionReceipt({ hash: mintTx })).blockNumber);
     const afterMint = await waitForBook(redis, keys.book(8453), mintBlock);
     const expected = predictPairBook(wbtc, quote, wbtcPlan.curve, wbtcLadder, {
       base: wbtcPlan.routerReserve + minted,

@@ -6,12 +6,11 @@
  * signatures. A quoter key that cannot be opened stops the start with a clear error.
  */
 import Redis from 'ioredis';
-import { createWalletClient, defineChain, http, createPublicClient, type Hex } from 'viem';
+import { type Hex } from 'viem';
 import { PmmRouterArtifact } from '@pmm/contracts';
 import { ConfigError, openPkcs11Signer, parsePkcs11Uri, redisKeys } from '@pmm/core';
 import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
-import { startSoftHsm, type SoftHsm } from '@pmm/testkit';
-import { privateKeyToAccount } from 'viem/accounts';
+import { chainClients, startSoftHsm, type SoftHsm } from '@pmm/testkit';
 import { startIndexer, type RunningIndexer } from '../src';
 import { loadIndexerConfig } from '../src/config';
 import { toRawAmounts } from '../src/domain/ladder';
@@ -34,27 +33,15 @@ const prefix = randomPrefix();
 const running: RunningIndexer[] = [];
 
 async function setQuoter(c: ChainStack, quoter: string, allowed: boolean): Promise<void> {
-  const chain = defineChain({
-    id: c.chainId,
-    name: `devnet-${c.chainId}`,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [c.rpcUrl] } },
-  });
-  const transport = http(c.rpcUrl, { retryCount: 0 });
-  const wallet = createWalletClient({
-    chain,
-    transport,
-    account: privateKeyToAccount(deployerWallet().privateKey as Hex),
-  });
+  const cl = chainClients(c);
+  const wallet = cl.wallet(deployerWallet().privateKey);
   const hash = await wallet.writeContract({
     address: c.contracts.router as Hex,
     abi: PmmRouterArtifact.abi,
     functionName: 'setQuoter',
     args: [quoter as Hex, allowed],
   });
-  const receipt = await createPublicClient({ chain, transport, pollingInterval: 50 }).waitForTransactionReceipt({
-    hash,
-  });
+  const receipt = await cl.publicClient.waitForTransactionReceipt({ hash });
   expect(receipt.status).toBe('success');
 }
 

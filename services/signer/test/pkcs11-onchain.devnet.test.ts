@@ -9,10 +9,9 @@ import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
 import { createDigestSigner, openPkcs11Signer, parsePkcs11Uri, type Pkcs11Signer } from '@pmm/core';
 import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
-import { devnetRegistry, startSoftHsm, type SoftHsm } from '@pmm/testkit';
+import { chainClients, devnetRegistry, startSoftHsm, type SoftHsm } from '@pmm/testkit';
 import request from 'supertest';
-import { createPublicClient, createWalletClient, defineChain, http, toFunctionSelector, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { toFunctionSelector, type Hex } from 'viem';
 import { INTERNAL_TOKEN, startFixture, type Fixture } from './support/fixture';
 
 jest.setTimeout(180_000);
@@ -27,21 +26,6 @@ let tokenKey: Pkcs11Signer;
 let f: Fixture;
 let c: ChainStack;
 
-function clients(stack: ChainStack) {
-  const chain = defineChain({
-    id: stack.chainId,
-    name: `devnet-${stack.chainId}`,
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [stack.rpcUrl] } },
-  });
-  const transport = http(stack.rpcUrl, { retryCount: 0 });
-  return {
-    pub: createPublicClient({ chain, transport, pollingInterval: 50 }),
-    wallet: (key: string) =>
-      createWalletClient({ chain, transport, pollingInterval: 50, account: privateKeyToAccount(key as Hex) }),
-  };
-}
-
 beforeAll(async () => {
   hsm = startSoftHsm();
   const token = hsm.initToken('api-signer', PIN);
@@ -50,14 +34,14 @@ beforeAll(async () => {
   devnet = await startDevnet({ chains: [8453], blockIntervalMs: 0 });
   c = devnet.stack.chains['8453']!;
   // The rotation: the router's owner trusts the token's key from now on.
-  const cl = clients(c);
+  const cl = chainClients(c);
   const hash = await cl.wallet(deployerWallet().privateKey).writeContract({
     address: c.contracts.router as Hex,
     abi: routerAbi,
     functionName: 'setApiSigner',
     args: [tokenKey.address as Hex],
   });
-  expect((await cl.pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+  expect((await cl.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
   f = await startFixture({
     chains: [8453],
     registry: () => devnetRegistry(c),
@@ -75,7 +59,7 @@ afterAll(async () => {
 });
 
 const balanceOf = (token: string) =>
-  clients(c).pub.readContract({
+  chainClients(c).publicClient.readContract({
     address: token as Hex,
     abi: erc20Abi,
     functionName: 'balanceOf',
@@ -83,14 +67,14 @@ const balanceOf = (token: string) =>
   }) as Promise<bigint>;
 
 async function approve(token: string, amount: bigint): Promise<void> {
-  const cl = clients(c);
+  const cl = chainClients(c);
   const hash = await cl.wallet(c.testUser.privateKey).writeContract({
     address: token as Hex,
     abi: erc20Abi,
     functionName: 'approve',
     args: [c.contracts.router as Hex, amount],
   });
-  expect((await cl.pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+  expect((await cl.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
 }
 
 describe('a quote signed in a PKCS#11 token on the devnet', () => {
@@ -119,12 +103,12 @@ describe('a quote signed in a PKCS#11 token on the devnet', () => {
     expect(res.status).toBe(200);
     await approve(quote, amountIn);
     const [inBefore, outBefore] = await Promise.all([balanceOf(quote), balanceOf(base)]);
-    const cl = clients(c);
+    const cl = chainClients(c);
     const hash = await cl.wallet(c.testUser.privateKey).sendTransaction({
       to: c.contracts.router as Hex,
       data: (res.body as { calldata: Hex }).calldata,
     });
-    expect((await cl.pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+    expect((await cl.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
     const [inAfter, outAfter] = await Promise.all([balanceOf(quote), balanceOf(base)]);
     expect(inBefore - inAfter).toBe(amountIn);
     expect(outAfter - outBefore).toBe(expected);
@@ -152,8 +136,8 @@ describe('a quote signed in a PKCS#11 token on the devnet', () => {
       verificationData: old.verificationData,
     });
     await approve(quote, amountIn);
-    const error = await clients(c)
-      .pub.call({ account: c.testUser.address as Hex, to: c.contracts.router as Hex, data: data as Hex })
+    const error = await chainClients(c)
+      .publicClient.call({ account: c.testUser.address as Hex, to: c.contracts.router as Hex, data: data as Hex })
       .then(
         () => undefined,
         (e: unknown) => e,
