@@ -19,7 +19,7 @@ import {
   SHARED_SETTINGS,
   type RedisClient,
 } from '@pmm/core';
-import { privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { commandOutcome, privateRedis, type PrivateRedis } from '@pmm/testkit';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const program = path.join(root, 'packages/core/dist/redis-acl-file.js');
@@ -37,16 +37,6 @@ function render(env: Record<string, string> = {}) {
     encoding: 'utf8',
     env: { PATH: process.env.PATH, REDIS_USERS_DIR: usersDir, REDIS_ACL_FILE: aclFile, ...env },
   });
-}
-
-/** The error a command gets, or 'ok'. */
-async function outcome(run: () => Promise<unknown>): Promise<string> {
-  try {
-    await run();
-    return 'ok';
-  } catch (err) {
-    return String((err as Error).message).split(' ')[0]!;
-  }
 }
 
 beforeAll(async () => {
@@ -80,8 +70,8 @@ describe("compose's Redis users (redis-acl-file.js)", () => {
     const anonymous = createRedis(server.url, { name: 'acl-file-default', role: 'subscriber' });
     clients.push(anonymous);
     expect(await anonymous.ping()).toBe('PONG');
-    expect(await outcome(() => anonymous.get(keys.apiKey('f'.repeat(64))))).toBe('NOPERM');
-    expect(await outcome(() => anonymous.call('FLUSHALL'))).toBe('NOPERM');
+    expect(await commandOutcome(() => anonymous.get(keys.apiKey('f'.repeat(64))))).toBe('NOPERM');
+    expect(await commandOutcome(() => anonymous.call('FLUSHALL'))).toBe('NOPERM');
   });
 
   it("security: a service's compose settings (REDIS_USERNAME, redis_password in SECRETS_DIR) connect it as its own user, refused outside its role", async () => {
@@ -97,9 +87,9 @@ describe("compose's Redis users (redis-acl-file.js)", () => {
     clients.push(indexer);
     await redisReady(indexer);
     expect(await indexer.set(keys.book(8453), '{}')).toBe('OK');
-    expect(await outcome(() => indexer.set(keys.apiKey('f'.repeat(64)), '{}'))).toBe('NOPERM');
-    expect(await outcome(() => indexer.del(keys.audit(8453)))).toBe('NOPERM');
-    expect(await outcome(() => indexer.set(keys.book(56), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => indexer.set(keys.apiKey('f'.repeat(64)), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => indexer.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => indexer.set(keys.book(56), '{}'))).toBe('NOPERM');
   });
 
   it('behavior: the gateway may seed the development key only when REDIS_ACL_DEV_KEY=true', () => {

@@ -22,7 +22,7 @@ import {
 import { ApiKeyStore, RateLimiter, StreamSlots, hashApiKey, seedDevKey } from '@pmm/gateway';
 import { createBookStore } from '@pmm/indexer';
 import { RedisAuditTrail } from '@pmm/signer';
-import { privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
+import { commandOutcome, privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
 import { createBlockQueue, createBlockWorker } from '../../../services/indexer/src/jobs/block-queue';
 import { AuditReader } from '../../settlement/src/store/audit-reader';
 
@@ -49,16 +49,6 @@ async function connect(user: string): Promise<RedisClient> {
   clients.push(client);
   await redisReady(client);
   return client;
-}
-
-/** The error a command gets, or 'ok'. */
-async function outcome(run: () => Promise<unknown>): Promise<string> {
-  try {
-    await run();
-    return 'ok';
-  } catch (err) {
-    return String((err as Error).message).split(' ')[0]!;
-  }
 }
 
 beforeAll(async () => {
@@ -118,10 +108,10 @@ describe('Redis users, one per role', () => {
     lease!.release();
     slots.stop();
     expect(await gateway.get(keys.book(8453))).toBeNull();
-    expect(await outcome(() => gateway.xinfo('STREAM', keys.audit(8453)))).toMatch(/^(ok|ERR)$/);
-    expect(await outcome(() => gateway.set(keys.apiKey('f'.repeat(64)), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.xinfo('STREAM', keys.audit(8453)))).toMatch(/^(ok|ERR)$/);
+    expect(await commandOutcome(() => gateway.set(keys.apiKey('f'.repeat(64)), '{}'))).toBe('NOPERM');
     expect(
-      await outcome(() =>
+      await commandOutcome(() =>
         asGateway.putIntegrator({
           id: 'evil',
           name: 'x',
@@ -132,13 +122,13 @@ describe('Redis users, one per role', () => {
         }),
       ),
     ).toBe('NOPERM');
-    expect(await outcome(() => gateway.del(keys.audit(8453)))).toBe('NOPERM');
-    expect(await outcome(() => gateway.set(keys.book(8453), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.set(keys.book(8453), '{}'))).toBe('NOPERM');
     // Channels have no read/write split in Redis: a subscriber may also publish there (a spurious
     // notice only makes caches read again). It may not publish anywhere else.
-    expect(await outcome(() => gateway.publish(`${PREFIX}:other`, 'x'))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.publish(`${PREFIX}:other`, 'x'))).toBe('NOPERM');
     for (const dangerous of [['FLUSHALL'], ['KEYS', '*'], ['CONFIG', 'SET', 'appendonly', 'no'], ['ACL', 'LIST']])
-      expect([dangerous[0], await outcome(() => gateway.call(dangerous[0]!, ...dangerous.slice(1)))]).toEqual([
+      expect([dangerous[0], await commandOutcome(() => gateway.call(dangerous[0]!, ...dangerous.slice(1)))]).toEqual([
         dangerous[0],
         'NOPERM',
       ]);
@@ -146,11 +136,11 @@ describe('Redis users, one per role', () => {
 
   it('security: only a gateway set up for the development key may seed it, and then only it', async () => {
     const plain = new ApiKeyStore(await connect('gateway'), PREFIX);
-    expect(await outcome(() => seedDevKey(plain, 'pmm_dev_key_for_the_acl_test_0123', []))).toBe('NOPERM');
+    expect(await commandOutcome(() => seedDevKey(plain, 'pmm_dev_key_for_the_acl_test_0123', []))).toBe('NOPERM');
     const dev = new ApiKeyStore(await connect('gateway-dev'), PREFIX);
     expect(await seedDevKey(dev, 'pmm_dev_key_for_the_acl_test_0123', [])).toBe('seeded');
     expect(
-      await outcome(() =>
+      await commandOutcome(() =>
         dev.putIntegrator({
           id: 'other',
           name: 'x',
@@ -175,10 +165,10 @@ describe('Redis users, one per role', () => {
     expect(await admin.xlen(keys.audit(8453))).toBe(1);
     expect(await signer.get(keys.integrator('acme'))).not.toBeNull();
     expect(await signer.wait(0, 0)).toBe(0);
-    expect(await outcome(() => signer.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
-    expect(await outcome(() => signer.set(keys.apiKey('e'.repeat(64)), '{}'))).toBe('NOPERM');
-    expect(await outcome(() => signer.set(keys.book(8453), '{}'))).toBe('NOPERM');
-    expect(await outcome(() => signer.get(keys.apiKey('e'.repeat(64))))).toBe('NOPERM');
+    expect(await commandOutcome(() => signer.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => signer.set(keys.apiKey('e'.repeat(64)), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => signer.set(keys.book(8453), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => signer.get(keys.apiKey('e'.repeat(64))))).toBe('NOPERM');
   });
 
   it("security: an indexer writes its own chain's book and queue; it cannot touch another chain, keys, integrators or the audit trail", async () => {
@@ -217,12 +207,12 @@ describe('Redis users, one per role', () => {
     expect(seen).toEqual([7]);
     await blocks.close();
     await queue.close();
-    expect(await outcome(() => worker.set(keys.book(56), '{}'))).toBe('NOPERM');
-    expect(await outcome(() => worker.set(keys.apiKey('d'.repeat(64)), '{}'))).toBe('NOPERM');
-    expect(await outcome(() => worker.set(keys.integrator('evil'), '{}'))).toBe('NOPERM');
-    expect(await outcome(() => worker.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
-    expect(await outcome(() => worker.del(keys.audit(8453)))).toBe('NOPERM');
-    expect(await outcome(() => worker.publish(keys.accessUpdated(), 'x'))).toBe('NOPERM');
+    expect(await commandOutcome(() => worker.set(keys.book(56), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => worker.set(keys.apiKey('d'.repeat(64)), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => worker.set(keys.integrator('evil'), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => worker.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => worker.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => worker.publish(keys.accessUpdated(), 'x'))).toBe('NOPERM');
   }, 30_000);
 
   it('security: the key CLI writes integrator data; it cannot touch the audit trail or books', async () => {
@@ -239,9 +229,9 @@ describe('Redis users, one per role', () => {
     const { record } = await store.issueKey('beta');
     await store.revokeKey(record.keyId);
     expect((await cli.scan('0', 'MATCH', `${PREFIX}:integrator:*`, 'COUNT', 100))[0]).toBeDefined();
-    expect(await outcome(() => cli.del(keys.audit(8453)))).toBe('NOPERM');
-    expect(await outcome(() => cli.xrange(keys.audit(8453), '-', '+'))).toBe('NOPERM');
-    expect(await outcome(() => cli.set(keys.book(8453), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => cli.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => cli.xrange(keys.audit(8453), '-', '+'))).toBe('NOPERM');
+    expect(await commandOutcome(() => cli.set(keys.book(8453), '{}'))).toBe('NOPERM');
   });
 
   it('security: the operator commands read the audit trail only', async () => {
@@ -249,9 +239,9 @@ describe('Redis users, one per role', () => {
     const reader = new AuditReader(operator, keys);
     const record = sampleAuditRecord(1, { integratorId: 'acme' });
     expect((await reader.bySignature(8453, record.signature, record.timestamp)).length).toBe(1);
-    expect(await outcome(() => operator.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
-    expect(await outcome(() => operator.del(keys.audit(8453)))).toBe('NOPERM');
-    expect(await outcome(() => operator.get(keys.integrator('acme')))).toBe('NOPERM');
-    expect(await outcome(() => operator.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => operator.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => operator.del(keys.audit(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => operator.get(keys.integrator('acme')))).toBe('NOPERM');
+    expect(await commandOutcome(() => operator.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
   });
 });

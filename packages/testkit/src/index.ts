@@ -38,3 +38,4 @@ export {
 export { chainClients, type ChainClients } from './chain-clients';
 export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
 export { devnetRegistry } from './devnet-registry';
+export { commandOutcome } from './command-outcome';
