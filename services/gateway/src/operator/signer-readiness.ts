@@ -1,7 +1,9 @@
 /**
- * The gateway's readiness check of its signer: its HTTP health, then whether it accepts the
- * gateway's internal token (what sign requests need: a signer with another INTERNAL_TOKEN is
- * healthy but refuses every one).
+ * The gateway's readiness check of its signer: whether it answers and accepts the gateway's
+ * internal token (what sign requests need: a signer with another INTERNAL_TOKEN is healthy but
+ * refuses every one). Not the signer's /healthz: like every operator endpoint it answers only
+ * a Host that is an address or an allowed name, and the gateway reaches the signer by its
+ * service name.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -25,7 +27,6 @@ function probe(base: string, path: string, expected: number, headers: Record<str
 
 export function signerReadiness(signerUrl: string, internalToken: string): () => Promise<void> {
   return async () => {
-    await probe(signerUrl, '/healthz', 200);
     await probe(signerUrl, SIGNER_ACCESS_PATH, 204, { [INTERNAL_TOKEN_HEADER]: internalToken }).catch((err: Error) => {
       throw err.message.endsWith('status 401') ? new Error('the signer refused the internal token (HTTP 401)') : err;
     });
