@@ -24,14 +24,23 @@ export interface StartStackOptions {
   timeoutMs?: number;
   /** Settings over the test defaults below (the soak bench sets its ports, key and limits). */
   env?: NodeJS.ProcessEnv;
+  /** Start it as the README does, `npm start` (then `process` is npm's), rather than the script itself. */
+  throughNpm?: boolean;
 }
 
 /** Starts the stack and resolves once it announces itself up. */
-export async function startStack({ timeoutMs = 150_000, env = {} }: StartStackOptions = {}): Promise<StartedStack> {
+export async function startStack({
+  timeoutMs = 150_000,
+  env = {},
+  throughNpm = false,
+}: StartStackOptions = {}): Promise<StartedStack> {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-stack-'));
   const stackFile = path.join(dir, 'stack.json');
   let output = '';
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts/start.mjs')], {
+  const [command, args] = throughNpm
+    ? ['npm', ['start', '--silent']]
+    : [process.execPath, [path.join(REPO_ROOT, 'scripts/start.mjs')]];
+  const child = spawn(command, args, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
