@@ -123,6 +123,27 @@ export const settings = {
       parse: (raw) => (values.includes(raw as T) ? (raw as T) : fail(`must be one of ${values.join(', ')}`)),
     };
   },
+  /**
+   * A comma-separated list (a JSON array in the config file), items trimmed, empty ones dropped;
+   * `check` refuses (throwing ConfigError) or normalises the items.
+   */
+  list(
+    env: string,
+    description: string,
+    def: string[],
+    check: (items: string[]) => string[] = (items) => items,
+  ): Setting<string[]> {
+    return {
+      env,
+      description,
+      default: def,
+      parse: (raw) => {
+        const items = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(',') : undefined;
+        if (!items) return fail('must be a comma-separated list');
+        return check(items.map((item) => item.trim()).filter(Boolean));
+      },
+    };
+  },
   /** Without `def` the setting is required. */
   url(env: string, description: string, def?: string, protocols?: readonly string[]): Setting<string> {
     return {

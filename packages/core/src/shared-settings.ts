@@ -208,24 +208,16 @@ export function durabilityPolicy(config: DurableWriteConfig, redisUrl: string): 
   };
 }
 
-function hostNames(raw: unknown): string[] {
-  const names = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(',') : undefined;
-  if (!names) throw new ConfigError('must be a comma-separated list of host names');
-  return names.map((n) => n.trim()).filter(Boolean);
-}
-
 /**
  * Who may read a service's operator endpoints (the gateway's operator port; the health and metrics
  * routes of the signer and the indexers), checked by http/operator-guard.ts.
  */
 export const OPERATOR_ENDPOINT_SETTINGS = {
-  opsAllowedHosts: {
-    env: 'OPS_ALLOWED_HOSTS',
-    description:
-      'Host names (comma-separated) the operator endpoints (/healthz, /readyz, /metrics; the console on the gateway) answer besides IP addresses and "localhost": any other Host header is 400, so that a web page cannot read them by DNS rebinding. Add the names a scraper or tunnel uses.',
-    default: [] as string[],
-    parse: hostNames,
-  } satisfies Setting<string[]>,
+  opsAllowedHosts: settings.list(
+    'OPS_ALLOWED_HOSTS',
+    'Host names (comma-separated) the operator endpoints (/healthz, /readyz, /metrics; the console on the gateway) answer besides IP addresses and "localhost": any other Host header is 400, so that a web page cannot read them by DNS rebinding. Add the names a scraper or tunnel uses.',
+    [],
+  ),
   opsToken: settings.optionalSecret(
     'OPS_TOKEN',
     'Optional bearer token for the operator endpoints: when set, /metrics (and the console on the gateway) need "Authorization: Bearer <token>"; /healthz and /readyz stay open for probes. At least 16 characters.',

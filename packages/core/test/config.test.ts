@@ -217,6 +217,26 @@ describe('settings without a default', () => {
   });
 });
 
+describe('list settings', () => {
+  const upper = (items: string[]) => {
+    if (items.some((i) => i.includes(' '))) throw new ConfigError('no spaces inside an item');
+    return items.map((i) => i.toUpperCase());
+  };
+  const spec = { names: settings.list('NAMES', 'some names', ['x'], upper), plain: settings.list('PLAIN', 'any', []) };
+
+  it('behavior: comma-separated in the environment or an array in the file, trimmed, empty items dropped, checked', () => {
+    expect(loadConfig(spec, { env: { NAMES: ' a, b ,,c ' }, file: {} }).names).toEqual(['A', 'B', 'C']);
+    expect(loadConfig(spec, { env: {}, file: { names: ['d', ' e '] } }).names).toEqual(['D', 'E']);
+    expect(loadConfig(spec, { env: {}, file: {} })).toEqual({ names: ['x'], plain: [] });
+  });
+
+  it('error: a refused item or a value that is no list names the setting', () => {
+    expect(() => loadConfig(spec, { env: { NAMES: 'a,b c' }, file: {} })).toThrow('NAMES (names)');
+    expect(() => loadConfig(spec, { env: { NAMES: 'a,b c' }, file: {} })).toThrow('no spaces inside an item');
+    expect(() => loadConfig(spec, { env: {}, file: { plain: 7 } })).toThrow('must be a comma-separated list');
+  });
+});
+
 describe('parseChainDeployments defaults from the chain registry', () => {
   const addr = (n: number) => '0x' + n.toString(16).padStart(40, '0');
   it('behavior: a left-out Multicall3 is the canonical one where the registry knows it, absent elsewhere', () => {

@@ -14,38 +14,22 @@ import {
   type HttpTimeouts,
   SHARED_SETTINGS,
   SIGN_PATH_SETTINGS,
-  type Setting,
 } from '@pmm/core';
 import { isAddress } from '@pmm/protocol';
 import { proxyList } from './keys/auth-failures';
 
-function stringList(raw: unknown): string[] {
-  if (Array.isArray(raw)) return raw.map(String);
-  if (typeof raw !== 'string') throw new ConfigError('must be a comma-separated list');
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
-function addressList(raw: unknown): string[] {
-  const list = stringList(raw);
+function addressList(list: string[]): string[] {
   for (const a of list) if (!isAddress(a)) throw new ConfigError('must be a comma-separated list of 0x addresses');
   return list.map((a) => a.toLowerCase());
 }
 
-function proxyAddresses(raw: unknown): string[] {
-  const entries = stringList(raw);
+function proxyAddresses(entries: string[]): string[] {
   try {
     proxyList(entries);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
   return entries;
-}
-
-function list<T>(env: string, description: string, def: T, parse: (raw: unknown) => T): Setting<T> {
-  return { env, description, default: def, parse };
 }
 
 /** Every setting of the gateway (see `describeGatewayConfig` for the one-line help). */
@@ -69,11 +53,10 @@ export const GATEWAY_SETTINGS = {
     [1, 10_000],
   ),
   signerUrl: settings.url('SIGNER_URL', 'Base URL of the internal signer.', 'http://127.0.0.1:8081', ['http', 'https']),
-  corsOrigins: list(
+  corsOrigins: settings.list(
     'CORS_ORIGINS',
     'Browser origins allowed by CORS, comma-separated; "*" for any; empty disables CORS.',
-    [] as string[],
-    stringList,
+    [],
   ),
   defaultRateLimit: settings.int(
     'DEFAULT_RATE_LIMIT',
@@ -99,10 +82,10 @@ export const GATEWAY_SETTINGS = {
     30,
     [0, 1_000_000],
   ),
-  trustedProxies: list(
+  trustedProxies: settings.list(
     'TRUSTED_PROXIES',
     'Addresses or CIDR ranges (comma-separated) of the reverse proxies in front of the gateway: only behind one of them is X-Forwarded-For used for the client address (the right-most address that is not a trusted proxy). Empty: the socket address, X-Forwarded-For ignored.',
-    [] as string[],
+    [],
     proxyAddresses,
   ),
   keyCacheMs: settings.int(
@@ -134,10 +117,10 @@ export const GATEWAY_SETTINGS = {
     'Development only: an API key seeded at start (integrator "dev"), at least 16 characters.',
     16,
   ),
-  devApiKeyWhitelist: list(
+  devApiKeyWhitelist: settings.list(
     'DEV_API_KEY_WHITELIST',
     'Addresses whitelisted for the development key, comma-separated.',
-    [] as string[],
+    [],
     addressList,
   ),
 };

@@ -1,8 +1,8 @@
 /**
  * The WebSocket transport against a real `ws` server: a message above MAX_RPC_ANSWER_BYTES
  * closes the connection, counted as dropped, with a reason that names the setting (what an
- * operator sees in the log when a growing pair list outgrows it), and frames we send go out
- * unmasked (a zero key) yet intact.
+ * operator sees in the log when a growing pair list outgrows it); and a request, sent with the
+ * zero masking key, reaches a standard server whole and gets its answer.
  */
 import { WebSocketServer, type WebSocket } from 'ws';
 import { until } from '@pmm/testkit';
@@ -40,7 +40,7 @@ it('error: a node message above MAX_RPC_ANSWER_BYTES closes the connection, coun
   expect(dropped).toEqual(['oversized']);
 });
 
-it('behavior: what the transport sends arrives whole at the node (frames sent with a zero masking key)', async () => {
+it('behavior: a request reaches a standard WebSocket server whole and its answer settles it', async () => {
   const transport = await openWsTransport(url, 2_000, { maxAnswerBytes: MAX, onDropped: () => undefined });
   const answered = transport.subscribe(['newHeads'], () => undefined, 2_000);
   const sent = await until(() => received.find((m) => m.includes('eth_subscribe')), 2_000, 'the subscribe request');

@@ -54,7 +54,7 @@ export async function fakeSigner(port = 0): Promise<FakeSigner> {
         headers: req.headers,
         body: Buffer.concat(chunks),
       });
-      if (refuse && req.url !== '/healthz') {
+      if (refuse) {
         res.writeHead(401, {
           'Content-Type': 'application/json; charset=utf-8',
           'WWW-Authenticate': INTERNAL_TOKEN_SCHEME,
