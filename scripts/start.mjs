@@ -84,13 +84,13 @@ const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dis
  * gateway may seed the development key; an indexer user per chain of the registry.
  */
 function roleUsers(redisPort, urls) {
-  const { aclUserLine, redisRoleRule, redisStackUsers } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
-  const prefix = process.env.REDIS_KEY_PREFIX || undefined;
-  return redisStackUsers().map(({ user, role, chainId }) => {
-    const password = randomBytes(24).toString('base64url');
-    urls[user] = `redis://${user}:${password}@127.0.0.1:${redisPort}`;
-    return aclUserLine(user, password, redisRoleRule(role, { prefix, chainId, devKey: role === 'gateway' }));
-  });
+  const { redisStackUsers, stackAclUserLines } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
+  const passwords = {};
+  for (const { user } of redisStackUsers()) {
+    passwords[user] = randomBytes(24).toString('base64url');
+    urls[user] = `redis://${user}:${passwords[user]}@127.0.0.1:${redisPort}`;
+  }
+  return stackAclUserLines(passwords, { prefix: process.env.REDIS_KEY_PREFIX || undefined, devKey: true });
 }
 
 function startProcess(name, service, env, readyUrl) {

@@ -145,6 +145,7 @@ export {
   redisRoleRule,
   redisStackUsers,
   stackAclFile,
+  stackAclUserLines,
   type RedisRoleRule,
   type RedisStackUser,
   type RedisUserRole,

@@ -165,19 +165,26 @@ export function redisStackUsers(chainIds: readonly number[] = KNOWN_CHAIN_IDS): 
 export const PING_ONLY_DEFAULT_USER = 'user default reset on nopass -@all +ping';
 
 /**
- * A whole ACL file (Redis `aclfile`) for {@link redisStackUsers}: the default user PING-only,
- * then each user with its password from `passwords` (by user name; every one needed), held as
- * its SHA-256. `devKey`: the gateway seeds the development key (a devnet trial).
+ * The `user` lines of {@link redisStackUsers}, each with its password from `passwords` (by user
+ * name; every one needed), held as its SHA-256. `devKey`: the gateway seeds the development key
+ * (`npm start`, a devnet trial).
  */
-export function stackAclFile(
+export function stackAclUserLines(
   passwords: Readonly<Record<string, string>>,
   opts: { prefix?: string; devKey?: boolean; chainIds?: readonly number[] } = {},
-): string {
-  const lines = redisStackUsers(opts.chainIds).map(({ user, role, chainId }) => {
+): string[] {
+  return redisStackUsers(opts.chainIds).map(({ user, role, chainId }) => {
     const password = passwords[user];
     if (!password) throw new Error(`no password for the Redis user ${user}`);
     const devKey = role === 'gateway' && opts.devKey === true;
     return aclUserLine(user, password, redisRoleRule(role, { prefix: opts.prefix, chainId, devKey }));
   });
-  return `${[PING_ONLY_DEFAULT_USER, ...lines].join('\n')}\n`;
+}
+
+/** A whole ACL file (Redis `aclfile`): the default user PING-only, then {@link stackAclUserLines}. */
+export function stackAclFile(
+  passwords: Readonly<Record<string, string>>,
+  opts: { prefix?: string; devKey?: boolean; chainIds?: readonly number[] } = {},
+): string {
+  return `${[PING_ONLY_DEFAULT_USER, ...stackAclUserLines(passwords, opts)].join('\n')}\n`;
 }
