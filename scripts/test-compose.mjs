@@ -17,13 +17,18 @@
 //   6. creates a key with the `keys` tool (its own Redis user), restarts Redis, checks the key
 //      signs; then `down` (volumes kept) and `up -d`, and checks it again;
 //   7. scales indexer-8453 to two replicas, kills one, checks the book still advances;
-//   8. scales the gateway to three replicas behind the balancer (lb): prices asked through its one
+//   8. a hostile client through the balancer: 40 wrong keys, each with a forged X-Forwarded-For,
+//      are counted as one client (the balancer replaces the header) and refused 429 past the
+//      limit, while the valid key still passes; pipelined requests with forged internal
+//      headers, and a sign with `Expect: 100-continue`, are each answered in order;
+//   9. scales the gateway to three replicas behind the balancer (lb): prices asked through its one
 //      port reach all three (each one's request count, read from its own operator port, grows),
 //      and each operator port is published on loopback only;
-//   9. always tears everything down (`down -v`).
+//  10. always tears everything down (`down -v`).
 // Each step prints its time; the whole run ends with `test:compose passed in N s`.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -99,6 +104,34 @@ async function api(pathname, key, body, base = gateway) {
     signal: AbortSignal.timeout(5_000),
   });
   return { status: res.status, body: await res.json().catch(() => undefined) };
+}
+/**
+ * Writes `request` to the balancer on one raw socket, and `body` once the balancer answers
+ * `100 Continue` (a request with `Expect: 100-continue`); resolves with everything read once
+ * `done(text so far)`, or after 5 s.
+ */
+function rawExchange(request, done, body) {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: gatewayPort });
+    let text = '';
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(text);
+    };
+    const timer = setTimeout(finish, 5_000);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      text += chunk;
+      if (body !== undefined && /^HTTP\/1\.1 100 /m.test(text)) {
+        socket.write(body);
+        body = undefined;
+      }
+      if (done(text)) finish();
+    });
+    socket.on('error', reject);
+    socket.write(request);
+  });
 }
 async function until(what, fn, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -412,6 +445,51 @@ try {
     30_000,
   );
   log(`with one of two indexer-8453 replicas killed, the book advanced from block ${first}`);
+
+  // 8. A hostile client through the balancer (one gateway, so one failure counter).
+  step = Date.now();
+  const statuses = [];
+  for (let i = 0; i < 40; i++) {
+    const res = await fetch(`${gateway}/v2/price?chainId=8453`, {
+      headers: { 'X-API-KEY': `pmm_wrong_${i}`, 'X-Forwarded-For': `198.51.100.${i + 1}` },
+      signal: AbortSignal.timeout(5_000),
+    });
+    statuses.push(res.status);
+    await res.arrayBuffer();
+  }
+  const limited = statuses.filter((s) => s === 429).length;
+  if (limited === 0 || statuses.some((s) => s !== 401 && s !== 429))
+    fail(`40 wrong keys with forged X-Forwarded-For through the balancer: ${JSON.stringify(statuses)}`);
+  if ((await api('/v2/price?chainId=8453', devKey)).status !== 200)
+    fail('the valid key was refused after the wrong ones');
+  const raw = await rawExchange(
+    [0, 1]
+      .map(
+        (i) =>
+          `GET /v2/price?chainId=8453 HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${devKey}\r\nX-Internal-Token: forged-${i}\r\n` +
+          `X-Integrator-Id: someone-else\r\nX-Request-Id: pipelined-${i}\r\n\r\n`,
+      )
+      .join(''),
+    (text) => /x-request-id: pipelined-1[\s\S]*\r\n\r\n\{/i.test(text),
+  );
+  if (
+    (raw.match(/^HTTP\/1\.1 200 /gm) ?? []).length !== 2 ||
+    !/x-request-id: pipelined-0[\s\S]*x-request-id: pipelined-1/i.test(raw)
+  )
+    fail(`pipelined requests through the balancer not answered in order:\n${raw.slice(0, 2_000)}`);
+  const body = JSON.stringify(signBody);
+  const expectAnswer = await rawExchange(
+    `POST /v2/swap/sign HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`,
+    (text) => /"verificationData"[\s\S]*\}$|"error"[\s\S]*\}$/.test(text),
+    body,
+  );
+  if (!/^HTTP\/1\.1 200 /m.test(expectAnswer) || !expectAnswer.includes('verificationData'))
+    fail(`a sign with Expect: 100-continue through the balancer:\n${expectAnswer.slice(0, 2_000)}`);
+  log(
+    `hostile client through the balancer: ${limited} of 40 wrong keys with forged X-Forwarded-For refused 429 (one client), ` +
+      `the valid key passes; pipelined requests with forged internal headers and an Expect: 100-continue sign answered (${secs(step)} s)`,
+  );
 
   // 8. Three gateways behind the balancer: prices through its one port reach each of them.
   step = Date.now();
