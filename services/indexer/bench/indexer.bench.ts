@@ -11,7 +11,9 @@
  * hop, the plan (usually made ahead, during the previous call), the call and the write, and
  * gives what the indexer adds (all but the call). A third measures the node alone after each
  * row (block-call-alone.ts): the same call again at one block with the indexer stopped, the
- * signature checks alone, the gas and the sizes; that part the indexer cannot shorten.
+ * signature checks alone, as many bare ecrecovers (the precompile alone: the floor of a router
+ * that checks a signature per quote()), the gas and the sizes; that part the indexer cannot
+ * shorten.
  *
  * Goals: exactly one eth_call per block whatever the number of pairs; at 100 pairs the book in
  * Redis within a tenth of the block interval at p99 (75 ms at 750 ms blocks).
@@ -117,10 +119,12 @@ async function main(): Promise<void> {
       // The fastest round is the least disturbed by whatever else the machine runs.
       const callMin = alone.callMs[0]!;
       const sigMin = alone.signaturesMs[0]!;
+      const ecrecoverMin = alone.ecrecoverMs[0]!;
       nodeRows.push(
         `${String(pairs).padStart(5)} | ${String(alone.calls).padStart(6)} | ${mb(alone.calldataBytes).padStart(11)} | ${mb(alone.answerBytes).padStart(9)} | ` +
           `${(Number(alone.gasUsed) / 1e6).toFixed(0).padStart(7)} | ${percentile(alone.callMs, 50).toFixed(0).padStart(8)} | ${callMin.toFixed(0).padStart(8)} | ` +
-          `${((callMin * 1000) / (alone.calls - 1)).toFixed(0).padStart(15)} | ${sigMin.toFixed(0).padStart(15)} | ${((100 * sigMin) / callMin).toFixed(0).padStart(9)} %`,
+          `${((callMin * 1000) / (alone.calls - 1)).toFixed(0).padStart(15)} | ${sigMin.toFixed(0).padStart(15)} | ${((100 * sigMin) / callMin).toFixed(0).padStart(9)} % | ` +
+          `${ecrecoverMin.toFixed(0).padStart(16)} | ${((ecrecoverMin * 1000) / (alone.calls - 1)).toFixed(1).padStart(13)}`,
       );
     }
     const written = events.filter((e) => e.outcome === 'written');
@@ -168,10 +172,10 @@ async function main(): Promise<void> {
   for (const r of stages) console.log(r);
   console.log(
     `the node alone (${NODE_ROUNDS} rounds): the same aggregate3 eth_call at one block, nothing else running; ` +
-      'then as many signature checks alone (recoverQuoter: EIP-712 hash + ecrecover)',
+      'then as many signature checks alone (recoverQuoter: EIP-712 hash + ecrecover); then as many bare ecrecover precompile calls (the floor of any router that checks a signature per quote())',
   );
   console.log(
-    'pairs |  calls | calldata MB | answer MB | gas (M) | p50 (ms) | min (ms) | µs/quote (min) | sig checks (min) | sig share',
+    'pairs |  calls | calldata MB | answer MB | gas (M) | p50 (ms) | min (ms) | µs/quote (min) | sig checks (min) | sig share | ecrecovers (min) | µs/ecrecover',
   );
   for (const r of nodeRows) console.log(r);
   console.log(`goal: p99 <= ${BLOCK_INTERVAL_MS / 10} ms at 100 pairs, one eth_call per block`);
