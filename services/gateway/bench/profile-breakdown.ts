@@ -20,6 +20,8 @@ const within =
   (...parts: string[]) =>
   (url: string) =>
     parts.some((p) => url.includes(p));
+/** A service's own code: its build (the services run from it) or its source (the in-process composition). */
+const serviceCode = (service: string) => within(...['src', 'dist'].map((dir) => `services/${service}/${dir}/`));
 const nodeHttp = within(
   'node:_http',
   'node:http',
@@ -59,9 +61,8 @@ const STEPS: Step[] = [
   { name: 'Node HTTP, streams, buffers, events, timers', test: nodeHttp },
   { name: 'protocol (parse, validate, ABI, EIP-712)', test: within('packages/protocol/') },
   { name: 'core (service kit)', test: within('packages/core/') },
-  // The services run from their builds; the in-process composition loads the gateway's source.
-  { name: 'gateway code', test: within('services/gateway/dist', 'services/gateway/src') },
-  { name: 'signer code', test: within('services/signer/dist', 'services/signer/src') },
+  { name: 'gateway code', test: serviceCode('gateway') },
+  { name: 'signer code', test: serviceCode('signer') },
 ];
 
 export interface StepCost {
