@@ -1,6 +1,7 @@
 /**
- * Fuzz suite (issue 10): property-based requests against a gateway and a signer served in
- * this process (real Redis, seeded so that nothing has a legitimate reason to be a 5xx).
+ * Fuzz suite (issue 10): property-based requests against a gateway and a signer as `npm start`
+ * runs them, each its own process (support/served-pair.ts: Redis seeded so that nothing has a
+ * legitimate reason to be a 5xx).
  *
  * 1. HTTP fuzz, 10,000 cases: method, path, query string, headers (API key, Content-Type,
  *    Content-Encoding, request id, internal token for the signer) and body (mutated sign
@@ -12,7 +13,8 @@
  * Asserted for every answer: never a 5xx; every error is exactly the envelope with a code of
  * the error table and its status, and `error.requestId` equals `X-Request-Id`; never a hang
  * (each exchange has a deadline). The seed is fixed (FUZZ_SEED overrides it) and printed with
- * the failing case, so that a failure replays exactly.
+ * the failing case, so that a failure replays the same requests (CONCURRENT at once: their
+ * interleaving may differ).
  */
 import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
@@ -24,11 +26,19 @@ import { CHAINS, USER, startServedPair, tokensOf, type ServedPair } from './supp
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123);
 const HTTP_RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 3_000);
+/**
+ * Requests in flight at once (each case is this many generated requests, sent together). With
+ * the gateway and the signer in processes of their own, every request wakes two or three
+ * processes: one at a time, that doubled the CPU per request against the former in-process
+ * pair (3,000 requests: 5.4–5.9 s against 2.7–3.9 s) and this file took 20–27 s against
+ * 12–17 s on the shared 2-core machine; 16 at once, where each wake-up serves several, 15–17 s.
+ */
+const CONCURRENT = 16;
 /** Longer than any timeout the served pair has: an answer later than this is a hang. */
 const DEADLINE_MS = 8_000;
 
 let pair: ServedPair;
-const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
 
 beforeAll(async () => {
   pair = await startServedPair({ requestTimeoutMs: 2_000 });
@@ -298,6 +308,22 @@ export function checkAnswer(a: { status: number; headers: Record<string, unknown
   if (requestId !== rid) throw new Error(`error.requestId ${String(requestId)} ≠ X-Request-Id ${rid}`);
 }
 
+/**
+ * A property whose every case is CONCURRENT generated requests sent at once, each checked on its
+ * own; all are answered before a failure is reported, which names the request that failed.
+ */
+function together<T>(arb: fc.Arbitrary<T>, check: (one: T) => Promise<void>) {
+  return fc.asyncProperty(fc.array(arb, { minLength: CONCURRENT, maxLength: CONCURRENT }), async (all) => {
+    const outcomes = await Promise.allSettled(all.map(check));
+    outcomes.forEach((o, i) => {
+      if (o.status === 'rejected')
+        throw new Error(
+          `request ${i + 1} of ${CONCURRENT}: ${o.reason instanceof Error ? o.reason.message : String(o.reason)}`,
+        );
+    });
+  });
+}
+
 function report<T>(name: string, out: fc.RunDetails<T>): void {
   if (!out.failed) return;
   // fast-check's own report (seed, path, shrunk counterexample, the error), and how to replay it.
@@ -404,15 +430,15 @@ describe('fuzz', () => {
   it(`property: ${HTTP_RUNS} generated HTTP requests to the gateway and signer: never a 5xx, always the envelope, never a hang (seed ${SEED})`, async () => {
     const statuses = new Map<number, number>();
     const out = await fc.check(
-      fc.asyncProperty(requestArb, async (r) => {
+      together(requestArb, async (r) => {
         const a = await send(r);
         statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
         checkAnswer(a, r.route[0] === 'HEAD');
       }),
-      { seed: SEED, numRuns: HTTP_RUNS },
+      { seed: SEED, numRuns: Math.ceil(HTTP_RUNS / CONCURRENT) },
     );
     console.log(
-      `HTTP fuzz, seed ${SEED}: ${out.numRuns} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`,
+      `HTTP fuzz, seed ${SEED}: ${out.numRuns * CONCURRENT} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`,
     );
     report('HTTP fuzz', out);
     // The generators must reach the interesting answers, not only 401s and 404s.
@@ -424,7 +450,7 @@ describe('fuzz', () => {
     const statuses = new Map<number, number>();
     let silent = 0;
     const out = await fc.check(
-      fc.asyncProperty(rawRequest, async (bytes) => {
+      together(rawRequest, async (bytes) => {
         // FIN after the request: the server must answer what it got and close, not wait.
         const ex = await rawExchange(pair.gatewayPort, bytes, { timeoutMs: DEADLINE_MS, end: true });
         if (!ex.closed) throw new Error(`connection still open after ${DEADLINE_MS} ms (a hang)`);
@@ -439,10 +465,10 @@ describe('fuzz', () => {
           if (r.status >= 200) checkAnswer(r);
         }
       }),
-      { seed: SEED, numRuns: RAW_RUNS },
+      { seed: SEED, numRuns: Math.ceil(RAW_RUNS / CONCURRENT) },
     );
     console.log(
-      `raw fuzz, seed ${SEED}: ${out.numRuns} exchanges, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, closed without an answer ${silent}`,
+      `raw fuzz, seed ${SEED}: ${out.numRuns * CONCURRENT} exchanges, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, closed without an answer ${silent}`,
     );
     report('raw fuzz', out);
     // (408 takes a timeout to happen: the timeout tests cover it.)

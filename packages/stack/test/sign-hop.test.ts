@@ -1,7 +1,8 @@
 /**
  * The gateway → signer hop under a hostile client, from raw sockets, through the real gateway to
- * the real signer (each behind core's listen(), real Redis). A relay between the two keeps every
- * byte the gateway sent, so the test reads exactly what reached the signer.
+ * the real signer (each its own process, as `npm start` runs them: support/served-pair.ts). A
+ * relay between the two keeps every byte the gateway sent, so the test reads exactly what
+ * reached the signer.
  *
  * Pinned: whatever the client sends (Expect: 100-continue with the body at once, after the 100 or
  * never; Content-Length with Transfer-Encoding; two Content-Lengths; obs-fold; pipelined requests;
@@ -14,11 +15,11 @@
  * queued): every answer 503 in the envelope, the gateway up, signing back once the signer is.
  */
 import { request as httpRequest, Agent } from 'node:http';
-import { ERROR_STATUS } from '@pmm/protocol';
+import { ERROR_STATUS, SIGNER_ACCESS_PATH } from '@pmm/protocol';
 import { AUDIT_ENTRY_FIELD, createRedis, parseAuditRecord, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { ApiKeyStore, SIGNER_REQUEST_HEADER_NAMES } from '@pmm/gateway';
 import { parseRawResponses, rawExchange, type RawResponse, type RawStep } from '@pmm/testkit';
-import { INTEGRATOR, REDIS_URL, USER, startServedPair, tokensOf, type ServedPair } from './support/served-pair';
+import { INTEGRATOR, USER, startServedPair, tokensOf, type ServedPair } from './support/served-pair';
 import { parseRelayedRequests, recordingRelay, type RecordingRelay } from './support/recording-relay';
 
 /** Longer than the default test timeouts so that a loaded machine still parses 1,000 connections' heads in time. */
@@ -29,6 +30,8 @@ let relay: RecordingRelay;
 let redis: RedisClient;
 let other: { apiKey: string; keyId: string };
 let signerPort = 0;
+/** The relay's connections opened while the pair started: the gateway's readiness checks. */
+let startupConnections = 0;
 /** Request id → the key id that sent it, for every request whose answer was a 200. */
 const signedBy = new Map<string, string>();
 
@@ -84,9 +87,10 @@ beforeAll(async () => {
   relay = await recordingRelay(() => signerPort);
   pair = await startServedPair({
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
-    signerUrl: (port) => ((signerPort = port), relay.url),
+    relay: { url: relay.url, to: (signerUrl) => (signerPort = Number(new URL(signerUrl).port)) },
   });
-  redis = createRedis(REDIS_URL, { name: 'hop-test' });
+  startupConnections = relay.streams().length;
+  redis = createRedis(pair.redisUrl, { name: 'hop-test' });
   await redisReady(redis);
   const store = new ApiKeyStore(redis, pair.prefix);
   await store.putIntegrator({
@@ -242,7 +246,15 @@ describe('what a client controls never steers the hop', () => {
 
 describe('what reached the signer', () => {
   it('security: only well-framed sign requests with exactly the gateway’s headers, and every signature recorded under the key that asked', async () => {
-    const requests = relay.streams().flatMap(parseRelayedRequests);
+    const streams = relay.streams();
+    // Before the first client request: the gateway's readiness checks of the signer, and nothing else.
+    const startup = streams.slice(0, startupConnections).flatMap(parseRelayedRequests);
+    expect(startup.length).toBeGreaterThan(0);
+    for (const r of startup) {
+      expect(r.requestLine).toBe(`GET ${SIGNER_ACCESS_PATH} HTTP/1.1`);
+      expect(r.headers['x-internal-token']).toBe(pair.internalToken);
+    }
+    const requests = streams.slice(startupConnections).flatMap(parseRelayedRequests);
     expect(requests.length).toBeGreaterThan(0);
     for (const r of requests) {
       expect(r.requestLine).toMatch(/^POST \/v[12]\/swap\/sign HTTP\/1\.1$/);

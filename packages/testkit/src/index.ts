@@ -1,7 +1,7 @@
 /** @pmm/testkit: helpers for tests and benchmarks only. */
 export { sampleAuditRecord } from './audit-record-sample';
 export { freePort, waitForPort } from './ports';
-export { stopAll, stopProcess } from './processes';
+export { processCpuSeconds, stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
 export {
   privateRedisCluster,

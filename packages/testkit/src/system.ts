@@ -7,7 +7,7 @@
  * - a private Redis that keeps nothing on disk: the one setting that differs from `npm start`,
  *   whose Redis fsyncs each write (the signer here runs with REDIS_DURABILITY=none; measured,
  *   fsync cost these tests about a second of CPU each, and durable writes have their own
- *   drills and stack-e2e, which runs `npm start` itself);
+ *   drills and stack-e2e, which runs `npm start` itself); or the Redis `redisUrl` names;
  * - the services as processes from their builds (`services/<service>/dist/main.js`), with
  *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one
  *   definition both use): one indexer per chain (more with `indexerReplicas`), the signer, the
@@ -64,8 +64,21 @@ export interface SystemOptions {
   /**
    * Runs once Redis and the chains are up, before any service reads its settings: what a test
    * writes for services it does not start (the pair registry an indexer would write, say).
+   * `signerUrl` is where the signer will listen: a test that puts a relay between the gateway
+   * and the signer (`env.gateway.SIGNER_URL`) points it there before the gateway's readiness
+   * check reaches the signer through it.
    */
-  beforeServices?: (ready: { redisUrl: string; chains: Readonly<Record<string, ChainStack>> }) => Promise<void>;
+  beforeServices?: (ready: {
+    redisUrl: string;
+    chains: Readonly<Record<string, ChainStack>>;
+    signerUrl: string;
+  }) => Promise<void>;
+  /**
+   * A Redis to use instead of a private one (left running, its data left to the caller: set
+   * REDIS_KEY_PREFIX in `env`): the gateway benchmark measures on `npm run bench`'s Redis, which
+   * keeps the append-only file as shipped, or on one given as REDIS_URL.
+   */
+  redisUrl?: string;
   /** Settings over the stack's, per service (faster liveness, lower limits…). */
   env?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
 }
@@ -88,8 +101,9 @@ export interface System {
   readonly devnet: Devnet;
   /** The devnet chain `chainId` (addresses, tokens, test user). */
   chain(chainId: number): ChainStack;
-  readonly redis: PrivateRedis;
-  /** The Redis every service uses (key prefix: the default, `pmm`). */
+  /** The private Redis (none when `redisUrl` was given). */
+  readonly redis: PrivateRedis | undefined;
+  /** The Redis every service uses (key prefix: the default, `pmm`, unless `env` sets one). */
   readonly redisUrl: string;
   /** The chains file the services read (CONFIG_FILE). */
   readonly configFile: string;
@@ -219,15 +233,18 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const redisDir = path.join(dir, 'redis');
-    mkdirSync(redisDir);
-    redis = await privateRedis({ dir: redisDir });
+    if (opts.redisUrl === undefined) {
+      const redisDir = path.join(dir, 'redis');
+      mkdirSync(redisDir);
+      redis = await privateRedis({ dir: redisDir });
+    }
+    const redisUrl = opts.redisUrl ?? redis!.url;
     // The services start while the devnet deploys (loading their code is most of their start):
     // each waits for the chains file, as in the compose devnet profile (CONFIG_WAIT_SECONDS),
     // and the file appears whole (written aside, then renamed) once the chains are up. Their
     // keys are the devnet's, derived from public labels; checked against the devnet below.
     const configFile = path.join(dir, 'chains.json');
-    const common: StackCommon = { redisUrl: redis.url, configFile, chainIds };
+    const common: StackCommon = { redisUrl, configFile, chainIds };
     // As `npm start` runs them: its log level, and waiting for the chains file (above).
     const waitForChains = { LOG_LEVEL: STACK_LOG_LEVEL, CONFIG_WAIT_SECONDS: '120' };
     const key = (role: 'apiSigner' | 'quoter' | 'testUser', id: number) => devnetKey(role, id);
@@ -286,7 +303,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       for (const role of ['apiSigner', 'quoter', 'testUser'] as const)
         if (stack.chains[String(id)]?.[role].privateKey !== key(role, id).privateKey)
           throw new Error(`startSystem: the devnet's ${role} of chain ${id} is not the one the services were given`);
-    await opts.beforeServices?.({ redisUrl: redis.url, chains: stack.chains });
+    await opts.beforeServices?.({ redisUrl, chains: stack.chains, signerUrl: `http://127.0.0.1:${signerPort}` });
     // The chains file as `npm start` writes it: no service's key in it.
     // Whole or not at all: the services are already waiting for it.
     writeFileSync(`${configFile}.tmp`, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, {
@@ -305,7 +322,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       devnet,
       chain,
       redis,
-      redisUrl: redis.url,
+      redisUrl,
       configFile,
       gateway: { url: `http://127.0.0.1:${gatewayPort}`, opsUrl: `http://127.0.0.1:${opsPort}`, apiKey },
       signer: { url: `http://127.0.0.1:${signerPort}`, internalToken },

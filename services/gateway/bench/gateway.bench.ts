@@ -3,8 +3,15 @@
  * one run with bare node:http twins answering the same bytes (this machine's jitter is large:
  * only the ratios within one run mean much).
  *
- * Topology as deployed: the gateway and the signer each in their own child process; the bare
- * twins in a third. Rows:
+ * The system under test is the one `npm start` runs: the gateway and the signer as processes
+ * from their builds, with the stack's settings (testkit's startSystem), on `npm run bench`'s
+ * Redis (REDIS_URL: the append-only file fsynced as shipped; the signer's REDIS_DURABILITY is
+ * npm start's, auto, unless REDIS_DURABILITY says otherwise) under a random key prefix. No
+ * indexer: the book and the registries are seeded; one devnet chain, mining only on a
+ * transaction (none is sent), is what the signer checks its quote validity against at start.
+ * The bare twins run in a process of their own (a child of this file), as does the in-process
+ * composition. Every server's CPU is read from /proc/<pid>/stat (user + system, all its
+ * threads) before and after each case. Rows:
  * 1. one keep-alive client, one request at a time (open-loop.ts closedLoop): sign and price
  *    p50/p99 against the bare POST and bare GET twins;
  * 2. an open loop at an evenly paced 100 and 500 requests/s over 10 keep-alive sockets
@@ -20,33 +27,28 @@
  *    Redis), and what the audit trail holds per signature (redis-footprint.ts): memory in the
  *    stream and its index, the append-only file's growth, and both per day at 100 and 1,000
  *    signatures/s.
- * BENCH_PROFILE=1 adds where each server's CPU goes per request in the paced rows
- * (profile-breakdown.ts); BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the servers on exit.
+ * BENCH_PROFILE=1 profiles every server process for the whole run (cpu-profile-hook.cjs; every
+ * figure of that run is slower) and adds where each one's CPU goes per request in each row
+ * (profile-breakdown.ts); BENCH_CPU_PROF=<dir> keeps the servers' V8 CPU profiles there.
+ * BENCH_SECONDS (default 5) is the length of each row.
  *
  * Goals (benchmarks, not tests): sign p50 one client ≤ 4× bare; sign p99 paced 500/s ≤ 5× bare;
  * gateway + signer CPU per sign at 500/s ≤ 700 µs; saturated sign ≥ 12 % of bare; saturated
  * price ≥ 40 % of bare.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { Session, type Profiler } from 'node:inspector';
+import type { Profiler } from 'node:inspector';
 import { Agent, createServer, request as httpRequest, type RequestListener } from 'node:http';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
-import {
-  SERVICE_NODE_FLAGS,
-  createLogger,
-  createRedis,
-  listen,
-  redisKeys,
-  redisReady,
-  type RedisClient,
-} from '@pmm/core';
-import { createApp, generateApiKey, hashApiKey, loadGatewayConfig } from '@pmm/gateway';
-import { loadSignerConfig, startSigner } from '@pmm/signer';
+import { SERVICE_NODE_FLAGS, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { generateApiKey, hashApiKey } from '@pmm/gateway';
+import { processCpuSeconds, startSystem, type System } from '@pmm/testkit';
 import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from './open-loop';
-import { profileBreakdown, type StepCost } from './profile-breakdown';
+import { profileBreakdown, profileWindow, type StepCost } from './profile-breakdown';
 import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds, signatureIndexEntryBytes } from './redis-footprint';
 import { measureSignFloor } from './sign-floor';
 
@@ -54,7 +56,6 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 50;
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const INTERNAL_TOKEN = 'bench-internal-token-0123456789';
 const SIGN_PATH = '/v2/swap/sign';
 const PRICE_PATH = '/v2/price?chainId=8453';
 
@@ -92,17 +93,8 @@ interface Ports {
   bareGet?: number;
   barePost?: number;
   bareHop?: number;
-  signer?: number;
-  gateway?: number;
   inProcess?: number;
 }
-
-/** The headers the gateway adds, for the requests sent to the signer directly. */
-const SIGNER_HEADERS = {
-  'content-type': 'application/json',
-  'x-internal-token': INTERNAL_TOKEN,
-  'x-integrator-id': 'bench',
-};
 
 async function listenOn(handler: RequestListener): Promise<number> {
   const server = createServer(handler);
@@ -160,55 +152,6 @@ function forwardTo(port: number): RequestListener {
   };
 }
 
-async function startBenchSigner(prefix: string): Promise<number> {
-  const config = loadSignerConfig({
-    env: {
-      PORT: '0',
-      REDIS_URL,
-      REDIS_KEY_PREFIX: prefix,
-      INTERNAL_TOKEN,
-      // What npm run bench's private Redis supports (auto: fsync); another mode with REDIS_URL.
-      ...(process.env.REDIS_DURABILITY ? { REDIS_DURABILITY: process.env.REDIS_DURABILITY } : {}),
-      SERVED_CHAINS: '8453',
-      SIGNER_KEY_8453: `0x${randomBytes(32).toString('hex')}`,
-      LOG_LEVEL: 'warn',
-    },
-    file: {},
-  });
-  const signer = await startSigner(config, createLogger({ service: 'signer', level: 'warn', stream: discard() }));
-  return signer.served.port;
-}
-
-async function startBenchGateway(prefix: string, signerUrl: string) {
-  const gw = createApp({
-    // From the declared settings, as main.ts loads them: a new setting needs no edit here.
-    config: loadGatewayConfig({
-      env: {
-        REDIS_KEY_PREFIX: prefix,
-        SIGNER_URL: signerUrl,
-        INTERNAL_TOKEN,
-        BOOK_CACHE_MS: '500',
-        KEY_CACHE_MS: '500',
-      },
-      file: {},
-    }),
-    redis: createRedis(REDIS_URL, { name: 'gw' }),
-    subscriber: createRedis(REDIS_URL, { role: 'subscriber', name: 'gw-sub' }),
-    logger: createLogger({ service: 'gateway', level: 'info', stream: discard() }),
-  });
-  await gw.start();
-  const served = await listen(gw.app, 0, '127.0.0.1');
-  return served.port;
-}
-
-function discard(): Writable {
-  return new Writable({
-    write(_chunk, _enc, cb) {
-      cb();
-    },
-  });
-}
-
 /** The bare twins: GET answering the stored book's bytes, POST answering a signed quote's, and a bare hop. */
 async function serveBare(prefix: string, signed: Buffer): Promise<Ports> {
   const redis = createRedis(REDIS_URL, { name: 'bench' });
@@ -232,43 +175,12 @@ async function serveInProcess(prefix: string): Promise<Ports> {
   return { inProcess: await startInProcessSign({ redisUrl: REDIS_URL, prefix }) };
 }
 
-/** Runs a server child: `role` is serve-bare, serve-signer, serve-gateway or serve-inprocess. */
+/** Runs a server child: `role` is serve-bare or serve-inprocess. */
 async function serve(role: string, prefix: string, extra?: string): Promise<void> {
   const ports: Ports =
-    role === 'serve-bare'
-      ? await serveBare(prefix, Buffer.from(extra!, 'base64'))
-      : role === 'serve-signer'
-        ? { signer: await startBenchSigner(prefix) }
-        : role === 'serve-inprocess'
-          ? await serveInProcess(prefix)
-          : { gateway: await startBenchGateway(prefix, extra!) };
-  // The parent asks for this process's CPU time around each case (CPU per request is the
-  // figure that survives a machine shared with other work; req/s does not).
-  // A clean exit on SIGTERM, so that --cpu-prof writes its profile.
+    role === 'serve-bare' ? await serveBare(prefix, Buffer.from(extra!, 'base64')) : await serveInProcess(prefix);
+  // A clean exit on SIGTERM, so that a profiled run writes its profile (cpu-profile-hook.cjs).
   process.once('SIGTERM', () => process.exit(0));
-  // BENCH_PROFILE=1: the parent also asks for a CPU profile of each case (profile-breakdown.ts).
-  let session: Session | undefined;
-  const inspect = <T>(method: string) =>
-    new Promise<T>((resolve, reject) =>
-      session!.post(method, (err, result) => (err ? reject(err) : resolve(result as T))),
-    );
-  process.on('message', (m) => {
-    if (m === 'cpu') {
-      const u = process.cpuUsage();
-      process.send!({ cpu: u.user + u.system });
-    } else if (m === 'profile-start') {
-      session = new Session();
-      session.connect();
-      void inspect('Profiler.enable')
-        .then(() => inspect('Profiler.start'))
-        .then(() => process.send!({ profiling: true }));
-    } else if (m === 'profile-stop') {
-      void inspect<{ profile: Profiler.Profile }>('Profiler.stop').then(({ profile }) => {
-        session!.disconnect();
-        process.send!({ profile });
-      });
-    }
-  });
   process.send!(ports);
 }
 
@@ -282,46 +194,45 @@ interface Row {
   cpuUsEach: number[];
   /** Redis's CPU µs per request over the case (every client's work, the bench's own included). */
   redisUs: number;
-  /** With BENCH_PROFILE=1: CPU µs per request by step, per process. */
-  breakdown?: StepCost[][];
+  /** The processes serving the case, and when it ran (monotonic µs), for BENCH_PROFILE=1. */
+  servers: number[];
+  window: [number, number];
 }
 
-/** Sends `request` to a server child and resolves with the `key` field of its answer. */
-function ask<T>(child: ChildProcess, request: string, key: string): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: unknown) => {
-      if (typeof m === 'object' && m !== null && key in m) {
-        child.off('message', on);
-        resolve((m as Record<string, T>)[key]!);
-      }
-    };
-    child.on('message', on);
-    child.send(request);
-  });
-}
-
-const childCpu = (child: ChildProcess) => ask<number>(child, 'cpu', 'cpu');
 const PROFILE = process.env.BENCH_PROFILE === '1';
+/** Where the servers write their CPU profiles on exit, when the run is profiled. */
+const PROFILE_DIR =
+  process.env.BENCH_CPU_PROF ?? (PROFILE ? mkdtempSync(path.join(tmpdir(), 'bench-cpu-prof-')) : undefined);
+/** The environment that makes a server process profile itself (cpu-profile-hook.cjs). */
+const profiled = (name: string): Record<string, string> =>
+  PROFILE_DIR
+    ? {
+        NODE_OPTIONS: `--require "${path.join(__dirname, 'cpu-profile-hook.cjs')}"`,
+        BENCH_CPU_PROF: PROFILE_DIR,
+        BENCH_CPU_PROF_NAME: name,
+      }
+    : {};
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
-/** Runs `drive` and charges the servers' and Redis's CPU time to the requests it answered. */
+/**
+ * Runs `drive` and charges the CPU time of the server processes `servers` (pids) and of Redis
+ * to the requests it answered.
+ */
 async function measure(
   name: string,
-  servers: ChildProcess[],
+  servers: number[],
   redis: RedisClient,
   drive: () => Promise<LatencyFigures>,
-  profile = false,
 ): Promise<Row> {
-  if (profile) await Promise.all(servers.map((c) => ask(c, 'profile-start', 'profiling')));
-  const before = await Promise.all(servers.map(childCpu));
+  const before = servers.map(processCpuSeconds);
   const redisBefore = await redisCpuSeconds(redis);
+  const from = monotonicUs();
   const latency = await drive();
+  const to = monotonicUs();
   const redisAfter = await redisCpuSeconds(redis);
-  const after = await Promise.all(servers.map(childCpu));
+  const after = servers.map(processCpuSeconds);
   const total = latency.count || 1;
-  const cpuUsEach = after.map((cpu, i) => (cpu - before[i]!) / total);
-  const profiles = profile
-    ? await Promise.all(servers.map((c) => ask<Profiler.Profile>(c, 'profile-stop', 'profile')))
-    : undefined;
+  const cpuUsEach = after.map((cpu, i) => ((cpu - before[i]!) * 1e6) / total);
   if (latency.failures > 0) console.log(`  (${name}: ${latency.failures} answers not 2xx)`);
   return {
     name,
@@ -329,8 +240,19 @@ async function measure(
     cpuUs: cpuUsEach.reduce((a, b) => a + b, 0),
     cpuUsEach,
     redisUs: ((redisAfter - redisBefore) * 1e6) / total,
-    breakdown: profiles?.map((p) => profileBreakdown(p, total)),
+    servers,
+    window: [from, to],
   };
+}
+
+/** BENCH_PROFILE=1: CPU µs per request by step, per serving process, from the profiles written on exit. */
+function breakdownOf(row: Row): StepCost[][] {
+  return row.servers.map((pid) => {
+    const file = readdirSync(PROFILE_DIR!).find((f) => f.endsWith(`-${pid}.cpuprofile`));
+    if (!file) throw new Error(`no CPU profile of process ${pid} in ${PROFILE_DIR}`);
+    const profile = JSON.parse(readFileSync(path.join(PROFILE_DIR!, file), 'utf8')) as Profiler.Profile;
+    return profileBreakdown(profileWindow(profile, ...row.window), row.latency.count);
+  });
 }
 
 /** autocannon at saturation, in the same figures as the other loads. */
@@ -359,13 +281,8 @@ const children = new Set<ChildProcess>();
 async function startChild(args: string[]): Promise<{ child: ChildProcess; ports: Ports }> {
   const child = fork(__filename, args, {
     // The servers run with the V8 flags production uses (bare server included, for fairness).
-    // BENCH_CPU_PROF=<dir>: the servers write a V8 CPU profile there on exit (node --cpu-prof).
-    execArgv: [
-      ...SERVICE_NODE_FLAGS,
-      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-      '-r',
-      path.join(ROOT, 'scripts/lib/ts-register.cjs'),
-    ],
+    execArgv: [...SERVICE_NODE_FLAGS, '-r', path.join(ROOT, 'scripts/lib/ts-register.cjs')],
+    env: { ...process.env, ...profiled(args[0]!) },
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   });
   children.add(child);
@@ -430,6 +347,9 @@ function hasInProcess(): boolean {
   }
 }
 
+/** The system under test, stopped on a failed run too. */
+let system: System | undefined;
+
 async function main(): Promise<void> {
   if (process.argv[2]?.startsWith('serve')) return serve(process.argv[2], process.argv[3]!, process.argv[4]);
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
@@ -437,16 +357,40 @@ async function main(): Promise<void> {
   await redisReady(redis);
   const apiKey = await seed(redis, prefix);
 
-  // As deployed: signer and gateway in their own processes; the bare twins in a third.
-  const signer = await startChild(['serve-signer', prefix]);
-  const signerUrl = `http://127.0.0.1:${signer.ports.signer!}`;
-  const signed = await fetch(`${signerUrl}${SIGN_PATH}`, { method: 'POST', headers: SIGNER_HEADERS, body: SIGN_BODY });
+  // As `npm start` runs them, on this Redis under this run's prefix (the header says what differs).
+  const sys = (system = await startSystem({
+    chains: [8453],
+    blockIntervalMs: 0,
+    services: ['signer', 'gateway'],
+    redisUrl: REDIS_URL,
+    env: {
+      signer: {
+        REDIS_KEY_PREFIX: prefix,
+        // npm start's (startSystem's tests turn it off; this Redis fsyncs as shipped).
+        REDIS_DURABILITY: process.env.REDIS_DURABILITY ?? 'auto',
+        ...profiled('signer'),
+      },
+      gateway: { REDIS_KEY_PREFIX: prefix, ...profiled('gateway') },
+    },
+  }));
+  const pidOf = (service: 'gateway' | 'signer') => sys.processesOf(service)[0]!.child.pid!;
+  // The bare POST twin answers the bytes of a signed quote: one asked of the signer directly,
+  // with the headers the gateway sends.
+  const signed = await fetch(`${sys.signer.url}${SIGN_PATH}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-internal-token': sys.signer.internalToken,
+      'x-integrator-id': 'bench',
+    },
+    body: SIGN_BODY,
+  });
   if (signed.status !== 200) throw new Error(`bench sign request: ${signed.status} ${await signed.text()}`);
   const signedBytes = Buffer.from(await signed.arrayBuffer());
-  const gateway = await startChild(['serve-gateway', prefix, signerUrl]);
   const bare = await startChild(['serve-bare', prefix, signedBytes.toString('base64')]);
   const inProcess = hasInProcess() ? await startChild(['serve-inprocess', prefix]) : undefined;
-  const pair = [gateway.child, signer.child];
+  const gatewayPort = Number(new URL(sys.gateway.url).port);
+  const pair = [pidOf('gateway'), pidOf('signer')];
   const at = (port: number | undefined, route: string) => `http://127.0.0.1:${port!}${route}`;
   const headers = { 'x-api-key': apiKey };
   const post = (port: number | undefined): LoadRequest => ({
@@ -457,13 +401,14 @@ async function main(): Promise<void> {
   });
   const get = (port: number | undefined): LoadRequest => ({ url: at(port, PRICE_PATH), method: 'GET', headers });
   const bp = bare.ports;
+  const barePid = bare.child.pid!;
   const cases = {
-    barePost: { request: post(bp.barePost), servers: [bare.child] },
-    sign: { request: post(gateway.ports.gateway), servers: pair },
-    bareGet: { request: get(bp.bareGet), servers: [bare.child] },
-    price: { request: get(gateway.ports.gateway), servers: [gateway.child] },
-    bareHop: { request: post(bp.bareHop), servers: [bare.child] },
-    ...(inProcess ? { inProcess: { request: post(inProcess.ports.inProcess), servers: [inProcess.child] } } : {}),
+    barePost: { request: post(bp.barePost), servers: [barePid] },
+    sign: { request: post(gatewayPort), servers: pair },
+    bareGet: { request: get(bp.bareGet), servers: [barePid] },
+    price: { request: get(gatewayPort), servers: [pair[0]!] },
+    bareHop: { request: post(bp.bareHop), servers: [barePid] },
+    ...(inProcess ? { inProcess: { request: post(inProcess.ports.inProcess), servers: [inProcess.child.pid!] } } : {}),
   };
   type CaseName = keyof typeof cases;
   const caseOf = (n: CaseName) => cases[n]!;
@@ -478,7 +423,7 @@ async function main(): Promise<void> {
     for (const n of names)
       rows.set(
         `${label} ${n}`,
-        await measure(`${label} ${n}`, caseOf(n).servers, redis, () => drive(caseOf(n).request), PROFILE),
+        await measure(`${label} ${n}`, caseOf(n).servers, redis, () => drive(caseOf(n).request)),
       );
   };
   const withInProcess = (names: CaseName[]): CaseName[] => (inProcess ? [...names, 'inProcess'] : names);
@@ -491,12 +436,17 @@ async function main(): Promise<void> {
   );
   await run('saturated', withInProcess(['barePost', 'sign', 'bareGet', 'price', 'bareHop']), saturate);
 
-  await Promise.all([gateway, signer, bare, inProcess].filter((c) => c !== undefined).map((c) => stopChild(c.child)));
+  // Stopped (SIGTERM: each drains and exits, a profiled one writing its profile) before the footprint.
+  await Promise.all([sys.stop(), ...[bare, inProcess].filter((c) => c !== undefined).map((c) => stopChild(c.child))]);
+  system = undefined;
   // Before the floor below, which writes sample records of its own to the same trail.
   const audit = await auditFootprint(redis, prefix, 8453, aofBefore);
 
   const row = (key: string) => rows.get(key)!;
-  console.log(`\n${SECONDS} s per row; latency in ms; CPU = the serving processes' CPU µs per request`);
+  console.log(
+    `\n${SECONDS} s per row; latency in ms; CPU = the serving processes' CPU µs per request (/proc/<pid>/stat)` +
+      (PROFILE_DIR ? '; every server profiled (slower than an unprofiled run)' : ''),
+  );
   console.log(
     'load / case'.padEnd(34),
     col('req/s', 8),
@@ -548,14 +498,17 @@ async function main(): Promise<void> {
         `(bare twin ${perCore(row(`${load} bareGet`).cpuUs)}), Redis ${perCore(price.redisUs)}`,
     );
   }
-  // BENCH_PROFILE=1: where the paced rows' CPU goes, per process.
-  for (const r of rows.values()) {
-    if (!r.breakdown) continue;
-    r.breakdown.forEach((steps, i) => {
-      const who = r.name.endsWith('sign') ? ['gateway', 'signer'][i] : 'server';
-      console.log(`\n${r.name}: CPU µs per request in the ${who} process, by step (profiled: slower than the table):`);
-      for (const s of steps) if (s.us >= 0.5) console.log(`  ${s.name.padEnd(48)} ${col(s.us.toFixed(1), 7)}`);
-    });
+  // BENCH_PROFILE=1: where each row's CPU goes, per process.
+  if (PROFILE) {
+    for (const r of rows.values()) {
+      breakdownOf(r).forEach((steps, i) => {
+        const who = r.name.endsWith('sign') ? ['gateway', 'signer'][i] : 'server';
+        console.log(`\n${r.name}: CPU µs per request in the ${who} process, by step:`);
+        for (const s of steps) if (s.us >= 0.5) console.log(`  ${s.name.padEnd(48)} ${col(s.us.toFixed(1), 7)}`);
+      });
+    }
+    // Kept only where BENCH_CPU_PROF asked for them.
+    if (!process.env.BENCH_CPU_PROF) rmSync(PROFILE_DIR!, { recursive: true, force: true });
   }
 
   // The floor: what a signed quote costs at the least, step by step (saturated rows: CPU per
@@ -609,9 +562,10 @@ async function main(): Promise<void> {
   redis.disconnect();
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
   console.error(err);
-  // The server children must not outlive a failed run.
+  // The server processes must not outlive a failed run.
   for (const child of children) child.kill('SIGTERM');
+  await system?.stop();
   process.exit(1);
 });

@@ -1,6 +1,6 @@
 /**
- * Where a server process's CPU goes per request: a V8 CPU profile (node:inspector, taken around
- * one bench case) turned into µs per request by step. Each sample is charged to the function
+ * Where a server process's CPU goes per request: a V8 CPU profile (the whole life of the process,
+ * cpu-profile-hook.cjs), cut to one bench case's time window, turned into µs per request by step. Each sample is charged to the function
  * running at that moment (self time), and the function to the step its file belongs to: the
  * socket writes (the write syscalls, where loopback TCP does the receiver's work too), signing,
  * keccak, ioredis, Node's HTTP machinery, our own code by package, garbage collection; native
@@ -20,6 +20,8 @@ const within =
   (...parts: string[]) =>
   (url: string) =>
     parts.some((p) => url.includes(p));
+/** A service's own code: its build (the services run from it) or its source (the in-process composition). */
+const serviceCode = (service: string) => within(...['src', 'dist'].map((dir) => `services/${service}/${dir}/`));
 const nodeHttp = within(
   'node:_http',
   'node:http',
@@ -59,8 +61,8 @@ const STEPS: Step[] = [
   { name: 'Node HTTP, streams, buffers, events, timers', test: nodeHttp },
   { name: 'protocol (parse, validate, ABI, EIP-712)', test: within('packages/protocol/') },
   { name: 'core (service kit)', test: within('packages/core/') },
-  { name: 'gateway code', test: within('services/gateway/src') },
-  { name: 'signer code', test: within('services/signer/src') },
+  { name: 'gateway code', test: serviceCode('gateway') },
+  { name: 'signer code', test: serviceCode('signer') },
 ];
 
 export interface StepCost {
@@ -88,7 +90,7 @@ export function profileBreakdown(profile: Profiler.Profile, requests: number): S
     const at = frame.callFrame;
     const step =
       STEPS.find((s) => s.test(at.url, at.functionName))?.name ??
-      (at.url === '' ? `native: ${functionName}` : 'other JavaScript (bench IPC, profiler)');
+      (at.url === '' ? `native: ${functionName}` : 'other JavaScript (other libraries, the bench servers)');
     stepOf.set(node.id, step);
   }
   const totals = new Map<string, number>();
@@ -100,4 +102,23 @@ export function profileBreakdown(profile: Profiler.Profile, requests: number): S
     if (step !== undefined) totals.set(step, (totals.get(step) ?? 0) + (deltas[i] ?? 0));
   }
   return [...totals].map(([name, us]) => ({ name, us: us / Math.max(1, requests) })).sort((a, b) => b.us - a.us);
+}
+
+/**
+ * The part of `profile` sampled between `fromUs` and `toUs` (the monotonic clock in µs, as
+ * `process.hrtime.bigint() / 1000n` reads it in any process of the machine).
+ */
+export function profileWindow(profile: Profiler.Profile, fromUs: number, toUs: number): Profiler.Profile {
+  const samples: number[] = [];
+  const timeDeltas: number[] = [];
+  const deltas = profile.timeDeltas ?? [];
+  let at = profile.startTime;
+  (profile.samples ?? []).forEach((sample, i) => {
+    at += deltas[i] ?? 0;
+    if (at >= fromUs && at < toUs) {
+      samples.push(sample);
+      timeDeltas.push(deltas[i] ?? 0);
+    }
+  });
+  return { ...profile, startTime: fromUs, endTime: toUs, samples, timeDeltas };
 }

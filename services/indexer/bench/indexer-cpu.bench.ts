@@ -29,6 +29,7 @@ import { JsonRpcProvider } from 'ethers';
 import Redis from 'ioredis';
 import { SERVICE_NODE_FLAGS, redisKeys } from '@pmm/core';
 import { startDevnet } from '@pmm/devnet';
+import { processCpuSeconds } from '@pmm/testkit';
 import { BenchPairs } from './bench-pairs';
 
 const PAIR_COUNTS = (process.env.BENCH_PAIRS ?? '10,100').split(',').map(Number);
@@ -41,15 +42,6 @@ const CALL_GAS = 1_000_000_000;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHAIN = 8453;
-const TICKS_PER_SECOND = 100;
-
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
-function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
-
 /** Resident memory of a process, MB (VmRSS from /proc/<pid>/status). */
 function residentMb(pid: number): number {
   const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);

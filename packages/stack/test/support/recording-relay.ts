@@ -66,8 +66,9 @@ export interface RelayedRequest {
 
 /**
  * Splits one connection's bytes into HTTP/1.1 requests framed by Content-Length (what the
- * gateway sends). Throws on anything else: a request without Content-Length, a chunked one,
- * or bytes left over that do not make a complete request.
+ * gateway sends), or bodiless GETs (its readiness check). Throws on anything else: any other
+ * request without Content-Length, a chunked one, or bytes left over that do not make a
+ * complete request.
  */
 export function parseRelayedRequests(stream: Buffer): RelayedRequest[] {
   const requests: RelayedRequest[] = [];
@@ -88,7 +89,8 @@ export function parseRelayedRequests(stream: Buffer): RelayedRequest[] {
       headers[name] = line.slice(colon + 1).trim();
     }
     if (headers['transfer-encoding'] !== undefined) throw new Error('a chunked request reached the signer');
-    const length = Number(headers['content-length']);
+    const bodiless = requestLine!.startsWith('GET ') && headers['content-length'] === undefined;
+    const length = bodiless ? 0 : Number(headers['content-length']);
     if (!Number.isInteger(length)) throw new Error(`no valid Content-Length: ${requestLine}`);
     const bodyEnd = end + 4 + length;
     if (rest.length < bodyEnd) throw new Error(`body shorter than its Content-Length: ${requestLine}`);

@@ -1,18 +1,16 @@
 /**
- * A signer and a gateway in this process, each behind core's `listen()` (the servers
- * production uses), over real Redis under a random key prefix, seeded so that no answer has
- * a legitimate reason to be a 5xx: a book and a pair registry on every chain, one integrator
- * with a huge rate limit, its API key, and a whitelisted user.
+ * A signer and a gateway as `npm start` runs them: processes from their builds with the stack's
+ * settings, started by testkit's startSystem on its private Redis (no indexer: the chains' devnet
+ * is only what the signer checks its quote validity against at start). Redis is seeded before
+ * they start so that no answer has a legitimate reason to be a 5xx: a book and a pair registry
+ * on every chain, one integrator with a huge rate limit, its API key, and a whitelisted user.
  */
-import { randomBytes } from 'node:crypto';
-import { createLogger, createRedis, listen, redisKeys, redisReady, type Served } from '@pmm/core';
-import { ApiKeyStore, createApp, gatewayTimeouts, loadGatewayConfig, type Gateway } from '@pmm/gateway';
-import { loadSignerConfig, startSigner, type RunningSigner } from '@pmm/signer';
+import { DEFAULT_KEY_PREFIX, createRedis, redisKeys, redisReady } from '@pmm/core';
+import { ApiKeyStore } from '@pmm/gateway';
+import { startSystem, type System } from '@pmm/testkit';
 
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const CHAINS = [8453, 56, 4663] as const;
 export const INTEGRATOR = 'fuzz';
-const INTERNAL_TOKEN = `fuzz-internal-${randomBytes(8).toString('hex')}`;
 
 const hexAddress = (label: string, chainId: number) =>
   `0x${Buffer.from(`${label}-${chainId}`.padEnd(20, '.').slice(0, 20), 'latin1').toString('hex')}`;
@@ -31,111 +29,88 @@ export interface ServedPair {
   /** The public id of `apiKey` (what the audit trail records). */
   keyId: string;
   internalToken: string;
-  /** The Redis key prefix of this pair's data. */
+  /** The Redis the pair uses, and its key prefix (the stack's). */
+  redisUrl: string;
   prefix: string;
-  gateway: Gateway;
+  /** Stops both processes, the devnet and Redis. */
   close(): Promise<void>;
 }
 
 export interface ServedPairOptions {
   requestTimeoutMs?: number;
-  /** The URL the gateway reaches the signer at, from the signer's port (default: the signer itself). */
-  signerUrl?: (signerPort: number) => string;
+  /**
+   * A relay between the gateway and the signer: the gateway is given its URL (SIGNER_URL), and
+   * `to` is told the signer's URL before the gateway starts (its readiness check goes through it).
+   */
+  relay?: { url: string; to(signerUrl: string): void };
+}
+
+/** Writes the registries, books, integrator and key; resolves with the key. */
+async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }> {
+  const keys = redisKeys(DEFAULT_KEY_PREFIX);
+  const redis = createRedis(redisUrl, { name: 'served-pair-seed' });
+  try {
+    await redisReady(redis);
+    for (const chainId of CHAINS) {
+      const { quote, bases } = tokensOf(chainId);
+      await redis.set(
+        keys.pairs(chainId),
+        JSON.stringify({
+          chainId,
+          quoteToken: { address: quote, symbol: 'Q', decimals: 6 },
+          baseTokens: bases.map((address, i) => ({ address, symbol: `B${i}`, decimals: 18 })),
+          blockNumber: 1,
+          refreshedAt: Date.now(),
+        }),
+      );
+      await redis.set(
+        keys.book(chainId),
+        JSON.stringify({ chainId, blockNumber: 10, blockTime: Math.floor(Date.now() / 1000), pairs: [] }),
+      );
+    }
+    const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
+    await store.putIntegrator({
+      id: INTEGRATOR,
+      name: INTEGRATOR,
+      whitelist: [USER],
+      chains: [],
+      rateLimit: { requests: 1_000_000_000, windowSeconds: 60 },
+      disabled: false,
+    });
+    const { apiKey, record } = await store.issueKey(INTEGRATOR);
+    return { apiKey, keyId: record.keyId };
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export async function startServedPair(opts: ServedPairOptions = {}): Promise<ServedPair> {
-  const prefix = `fuzz-${randomBytes(4).toString('hex')}`;
-  const keys = redisKeys(prefix);
-  const redis = createRedis(REDIS_URL, { name: 'fuzz-setup' });
-  await redisReady(redis);
-  for (const chainId of CHAINS) {
-    const { quote, bases } = tokensOf(chainId);
-    await redis.set(
-      keys.pairs(chainId),
-      JSON.stringify({
-        chainId,
-        quoteToken: { address: quote, symbol: 'Q', decimals: 6 },
-        baseTokens: bases.map((address, i) => ({ address, symbol: `B${i}`, decimals: 18 })),
-        blockNumber: 1,
-        refreshedAt: Date.now(),
-      }),
-    );
-    await redis.set(
-      keys.book(chainId),
-      JSON.stringify({ chainId, blockNumber: 10, blockTime: Math.floor(Date.now() / 1000), pairs: [] }),
-    );
-  }
-  const store = new ApiKeyStore(redis, prefix);
-  await store.putIntegrator({
-    id: INTEGRATOR,
-    name: INTEGRATOR,
-    whitelist: [USER],
-    chains: [],
-    rateLimit: { requests: 1_000_000_000, windowSeconds: 60 },
-    disabled: false,
-  });
-  const { apiKey, record } = await store.issueKey(INTEGRATOR);
-
-  const silent = createLogger({ service: 'fuzz', silent: true });
-  const env: Record<string, string> = {
-    PORT: '0',
-    REDIS_URL,
-    REDIS_KEY_PREFIX: prefix,
-    INTERNAL_TOKEN,
-    // The shared test Redis does not fsync each write; durable writes have their own drills.
-    REDIS_DURABILITY: 'none',
-    SERVED_CHAINS: CHAINS.join(','),
-    LOG_LEVEL: 'error',
-  };
-  for (const chainId of CHAINS) env[`SIGNER_KEY_${chainId}`] = `0x${randomBytes(32).toString('hex')}`;
-  const signer: RunningSigner = await startSigner(loadSignerConfig({ env, file: {} }), silent);
-  const requestTimeoutMs = opts.requestTimeoutMs ?? 5_000;
-  const gwRedis = createRedis(REDIS_URL, { name: 'fuzz-gw' });
-  const subscriber = createRedis(REDIS_URL, { role: 'subscriber', name: 'fuzz-gw-sub' });
-  const gateway = createApp({
-    // From the declared settings, as main.ts loads them: a new setting needs no edit here.
-    config: loadGatewayConfig({
-      env: {
-        REDIS_KEY_PREFIX: prefix,
-        SIGNER_URL: opts.signerUrl?.(signer.served.port) ?? `http://127.0.0.1:${signer.served.port}`,
-        INTERNAL_TOKEN,
-        SERVED_CHAINS: CHAINS.join(','),
-        REQUEST_TIMEOUT_MS: String(requestTimeoutMs),
-        BOOK_CACHE_MS: '500',
-        KEY_CACHE_MS: '500',
+  let issued: { apiKey: string; keyId: string } | undefined;
+  const system: System = await startSystem({
+    chains: CHAINS,
+    services: ['signer', 'gateway'],
+    beforeServices: async ({ redisUrl, signerUrl }) => {
+      opts.relay?.to(signerUrl);
+      issued = await seed(redisUrl);
+    },
+    env: {
+      gateway: {
+        REQUEST_TIMEOUT_MS: String(opts.requestTimeoutMs ?? 5_000),
         // Thousands of requests with wrong keys from one address: the failed-authentication
         // limit would answer nearly all of them 429 (gateway/test/keys/auth-failures.test.ts covers it).
         AUTH_FAILURE_LIMIT: '0',
+        ...(opts.relay ? { SIGNER_URL: opts.relay.url } : {}),
       },
-      file: {},
-    }),
-    redis: gwRedis,
-    subscriber,
-    logger: silent,
-  });
-  await gateway.start();
-  const served: Served = await listen(gateway.app, 0, '127.0.0.1', {
-    timeouts: gatewayTimeouts({ requestTimeoutMs }),
-  });
-  return {
-    gatewayPort: served.port,
-    signerPort: signer.served.port,
-    apiKey,
-    keyId: record.keyId,
-    internalToken: INTERNAL_TOKEN,
-    prefix,
-    gateway,
-    async close() {
-      served.server.closeAllConnections();
-      await served.close();
-      await gateway.close();
-      signer.served.server.closeAllConnections();
-      await signer.close();
-      gwRedis.disconnect();
-      subscriber.disconnect();
-      const left = await redis.keys(`${prefix}:*`);
-      if (left.length > 0) await redis.del(...left);
-      redis.disconnect();
     },
+  });
+  const port = (url: string) => Number(new URL(url).port);
+  return {
+    gatewayPort: port(system.gateway.url),
+    signerPort: port(system.signer.url),
+    ...issued!,
+    internalToken: system.signer.internalToken,
+    redisUrl: system.redisUrl,
+    prefix: DEFAULT_KEY_PREFIX,
+    close: () => system.stop(),
   };
 }
