@@ -15,6 +15,10 @@
  *   while the devnet deploys; each is ready (its `/readyz` answers 200) when the promise
  *   resolves.
  *
+ * Tests and benchmarks of in-process code against the chains ask for no service (`services:
+ * []`): the chains and Redis, or with `redis: false` the chains alone (a test that needs no
+ * Redis; a benchmark that measures the Redis `npm run bench` gives it, persistent as shipped).
+ *
  * The services run from dist/: after changing a service's source, build (`npx tsc -b`) before
  * running a test that starts it; `startSystem()` refuses a service whose build is older than its
  * source. In-process tests of one service (supertest against its app) stay in the service's own
@@ -28,7 +32,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type * as Core from '@pmm/core';
 import type { StackCommon, StackService } from '@pmm/core';
-import type { ChainStack, Devnet } from '@pmm/devnet';
+import type { ChainStack, Devnet, StartDevnetOptions } from '@pmm/devnet';
 import { freePort } from './ports';
 import { privateRedis, type PrivateRedis } from './private-redis';
 import { stopProcess } from './processes';
@@ -50,13 +54,19 @@ function stackProcesses(): StackProcesses {
   return loaded;
 }
 
-export interface SystemOptions {
+/** The devnet's own options, passed through as they are (one definition: packages/devnet). */
+export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit'> {
   /** Devnet chains; default all three. */
   chains?: readonly number[];
   /** Interval mining per chain or for all, ms (0: a block per transaction); default 500. */
   blockIntervalMs?: number | Record<number, number>;
   /** Record EVM steps (for the struct-log tracer); default off. */
   stepsTracing?: boolean;
+  /**
+   * Start the private Redis; default true. false: the chains alone (no service then: they need
+   * Redis), and `redis`/`redisUrl` throw.
+   */
+  redis?: boolean;
   /** The services to start; default all. Whatever is started needs no other option. */
   services?: readonly StackService[];
   /** Indexer processes per chain (replicas share blocks through the queue); default 1. */
@@ -88,8 +98,9 @@ export interface System {
   readonly devnet: Devnet;
   /** The devnet chain `chainId` (addresses, tokens, test user). */
   chain(chainId: number): ChainStack;
+  /** The private Redis (throws when started with `redis: false`). */
   readonly redis: PrivateRedis;
-  /** The Redis every service uses (key prefix: the default, `pmm`). */
+  /** The Redis every service uses (key prefix: the default, `pmm`; throws with `redis: false`). */
   readonly redisUrl: string;
   /** The chains file the services read (CONFIG_FILE). */
   readonly configFile: string;
@@ -205,29 +216,50 @@ export async function startService(service: StackService, opts: ServiceOptions):
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const chainIds = [...(opts.chains ?? ALL_CHAINS)];
   const services = opts.services ?? ALL_SERVICES;
+  const withRedis = opts.redis ?? true;
+  if (!withRedis && (services.length > 0 || opts.beforeServices))
+    throw new Error('startSystem: redis: false starts the chains alone (services: [], no beforeServices)');
   // Loaded here, not at the top: every test imports @pmm/testkit, few start a devnet (ethers and the contracts).
   const { devnetKey, publicStack, startDevnet } = await import('@pmm/devnet');
   const { STACK_LOG_LEVEL, gatewayEnv, indexerEnv, signerEnv } = stackProcesses();
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
   const processes: ServiceProcess[] = [];
+  let devnetStarting: Promise<Devnet> | undefined;
   let devnet: Devnet | undefined;
   let redis: PrivateRedis | undefined;
   const stop = async () => {
     await Promise.all(processes.map((p) => p.stop()));
-    await devnet?.stop();
-    await redis?.stop('SIGTERM');
+    // Redis keeps nothing on disk: killed, it loses nothing (SIGTERM would wait for its next
+    // 100 ms tick).
+    await Promise.all([devnet?.stop(), redis?.stop('SIGKILL')]);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const redisDir = path.join(dir, 'redis');
-    mkdirSync(redisDir);
-    redis = await privateRedis({ dir: redisDir });
-    // The services start while the devnet deploys (loading their code is most of their start):
+    // The chains deploy while Redis and the services start: a private Redis costs no time
+    // over the devnet alone. Its failure is reported where it is awaited, below.
+    devnetStarting = startDevnet({
+      chains: chainIds,
+      blockIntervalMs: opts.blockIntervalMs ?? 500,
+      stepsTracing: opts.stepsTracing ?? false,
+      blockGasLimit: opts.blockGasLimit,
+    });
+    devnetStarting.catch(() => undefined);
+    if (withRedis) {
+      const redisDir = path.join(dir, 'redis');
+      mkdirSync(redisDir);
+      redis = await privateRedis({ dir: redisDir });
+    }
+    const withoutRedis = (): never => {
+      throw new Error('startSystem: started with redis: false');
+    };
+    const redisUrl = redis?.url;
+    // The services too start while the devnet deploys (loading their code is most of their start):
     // each waits for the chains file, as in the compose devnet profile (CONFIG_WAIT_SECONDS),
     // and the file appears whole (written aside, then renamed) once the chains are up. Their
     // keys are the devnet's, derived from public labels; checked against the devnet below.
     const configFile = path.join(dir, 'chains.json');
-    const common: StackCommon = { redisUrl: redis.url, configFile, chainIds };
+    // Without Redis no service starts (checked above): nothing reads the URL then.
+    const common: StackCommon = { redisUrl: redisUrl ?? '', configFile, chainIds };
     // As `npm start` runs them: its log level, and waiting for the chains file (above).
     const waitForChains = { LOG_LEVEL: STACK_LOG_LEVEL, CONFIG_WAIT_SECONDS: '120' };
     const key = (role: 'apiSigner' | 'quoter' | 'testUser', id: number) => devnetKey(role, id);
@@ -276,17 +308,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       processes.push(spawnService('gateway', { env, readyUrl: `${ops}/readyz`, metricsUrl: `${ops}/metrics` }));
     }
 
-    devnet = await startDevnet({
-      chains: chainIds,
-      blockIntervalMs: opts.blockIntervalMs ?? 500,
-      stepsTracing: opts.stepsTracing ?? false,
-    });
+    devnet = await devnetStarting;
     const stack = devnet.stack;
     for (const id of chainIds)
       for (const role of ['apiSigner', 'quoter', 'testUser'] as const)
         if (stack.chains[String(id)]?.[role].privateKey !== key(role, id).privateKey)
           throw new Error(`startSystem: the devnet's ${role} of chain ${id} is not the one the services were given`);
-    await opts.beforeServices?.({ redisUrl: redis.url, chains: stack.chains });
+    await opts.beforeServices?.({ redisUrl: redisUrl ?? withoutRedis(), chains: stack.chains });
     // The chains file as `npm start` writes it: no service's key in it.
     // Whole or not at all: the services are already waiting for it.
     writeFileSync(`${configFile}.tmp`, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, {
@@ -304,8 +332,12 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     return {
       devnet,
       chain,
-      redis,
-      redisUrl: redis.url,
+      get redis() {
+        return redis ?? withoutRedis();
+      },
+      get redisUrl() {
+        return redisUrl ?? withoutRedis();
+      },
       configFile,
       gateway: { url: `http://127.0.0.1:${gatewayPort}`, opsUrl: `http://127.0.0.1:${opsPort}`, apiKey },
       signer: { url: `http://127.0.0.1:${signerPort}`, internalToken },
@@ -314,6 +346,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stop,
     };
   } catch (err) {
+    // A devnet still deploying is stopped once it is up.
+    devnet ??= await devnetStarting?.catch(() => undefined);
     await stop();
     throw err;
   }
