@@ -64,7 +64,7 @@ export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit'>
   stepsTracing?: boolean;
   /**
    * Start the private Redis; default true. false: the chains alone (no service then: they need
-   * Redis), and `redis`/`redisUrl` throw.
+   * Redis), `redis` is undefined and `redisUrl` throws.
    */
   redis?: boolean;
   /** The services to start; default all. Whatever is started needs no other option. */
@@ -98,8 +98,8 @@ export interface System {
   readonly devnet: Devnet;
   /** The devnet chain `chainId` (addresses, tokens, test user). */
   chain(chainId: number): ChainStack;
-  /** The private Redis (throws when started with `redis: false`). */
-  readonly redis: PrivateRedis;
+  /** The private Redis (none with `redis: false`). */
+  readonly redis: PrivateRedis | undefined;
   /** The Redis every service uses (key prefix: the default, `pmm`; throws with `redis: false`). */
   readonly redisUrl: string;
   /** The chains file the services read (CONFIG_FILE). */
@@ -332,9 +332,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     return {
       devnet,
       chain,
-      get redis() {
-        return redis ?? withoutRedis();
-      },
+      redis,
       get redisUrl() {
         return redisUrl ?? withoutRedis();
       },

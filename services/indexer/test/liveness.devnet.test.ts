@@ -86,9 +86,9 @@ it('behavior: a Redis restart under a running indexer is survived without interv
   const first = await waitForBook(redis, keys.book(4663));
 
   // The system's Redis keeps nothing on disk: it comes back empty.
-  await sys.redis.stop('SIGKILL');
+  await sys.redis!.stop('SIGKILL');
   await new Promise((r) => setTimeout(r, 1_500));
-  await sys.redis.start();
+  await sys.redis!.start();
 
   // The new Redis is empty; the indexer fills it again on its own: book, then registry.
   const again = await waitForBook(redis, keys.book(4663), first.blockNumber + 1, 20_000);
