@@ -1,6 +1,7 @@
 /**
  * The programmatic devnet: one anvil node per chain, deployed and seeded, described by a
- * StackDescription. Used by the CLI (`pnpm devnet`) and by every integration test.
+ * StackDescription. Used by the CLI (`pnpm devnet`), `npm start`, and testkit's `startSystem()`,
+ * which every test and benchmark outside this package starts its chains with.
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { findFreePort } from './free-port';

@@ -13,9 +13,9 @@
  */
 import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
 import { DAY_MS, DurableWrites, createDigestSigner, createRedis, redisKeys, redisReady } from '@pmm/core';
-import { startDevnet } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
 import { RedisAuditTrail } from '@pmm/signer';
+import { startSystem } from '@pmm/testkit';
 import { Contract, ContractFactory, JsonRpcProvider, NonceManager, Wallet, MaxUint256 } from 'ethers';
 import { AuditReader, createChainReader, runSettleCommand, type SettlementReport } from '../src';
 
@@ -23,7 +23,9 @@ const SWAPS = Number(process.env.SETTLE_BENCH_SWAPS ?? 2_000);
 const CHAIN = 8453;
 
 async function main(): Promise<void> {
-  const devnet = await startDevnet({ chains: [CHAIN], blockIntervalMs: 0 });
+  // The chain alone: the trail and `settle` run in this process, on the Redis `npm run bench`
+  // gives it (REDIS_URL).
+  const sys = await startSystem({ chains: [CHAIN], blockIntervalMs: 0, services: [] });
   const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
     role: 'command',
     name: 'settle-bench',
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
   await redisReady(redis, 5_000);
   const keys = redisKeys(`bench-settle-${process.pid}`);
   try {
-    const s = devnet.stack.chains[String(CHAIN)]!;
+    const s = sys.chain(CHAIN);
     const provider = new JsonRpcProvider(s.rpcUrl, CHAIN, { staticNetwork: true });
     const user = new NonceManager(new Wallet(s.testUser.privateKey, provider));
     const userAddress = s.testUser.address.toLowerCase();
@@ -147,7 +149,7 @@ async function main(): Promise<void> {
     await run('mixed (--tracer parity: trace_transaction)', ['--tracer', 'parity']);
   } finally {
     await redis.quit();
-    await devnet.stop();
+    await sys.stop();
   }
 }
 

@@ -15,6 +15,11 @@
  *   while the devnet deploys; each is ready (its `/readyz` answers 200) when the promise
  *   resolves.
  *
+ * Tests and benchmarks of in-process code against the chains ask for no service (`services:
+ * []`): the chains and a private Redis (started while the chains deploy, so it costs a test
+ * that needs none about 25 ms), or with `redisUrl` the Redis `npm run bench` gives a benchmark,
+ * persistent as shipped.
+ *
  * The services run from dist/: after changing a service's source, build (`npx tsc -b`) before
  * running a test that starts it; `startSystem()` refuses a service whose build is older than its
  * source. In-process tests of one service (supertest against its app) stay in the service's own
@@ -28,7 +33,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type * as Core from '@pmm/core';
 import type { StackCommon, StackService } from '@pmm/core';
-import type { ChainStack, Devnet } from '@pmm/devnet';
+import type { ChainStack, Devnet, StartDevnetOptions } from '@pmm/devnet';
 import { freePort } from './ports';
 import { privateRedis, type PrivateRedis } from './private-redis';
 import { stopProcess } from './processes';
@@ -50,7 +55,8 @@ function stackProcesses(): StackProcesses {
   return loaded;
 }
 
-export interface SystemOptions {
+/** The devnet's own options, passed through as they are (one definition: packages/devnet). */
+export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit'> {
   /** Devnet chains; default all three. */
   chains?: readonly number[];
   /** Interval mining per chain or for all, ms (0: a block per transaction); default 500. */
@@ -224,22 +230,33 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const { STACK_LOG_LEVEL, gatewayEnv, indexerEnv, signerEnv } = stackProcesses();
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
   const processes: ServiceProcess[] = [];
+  let devnetStarting: Promise<Devnet> | undefined;
   let devnet: Devnet | undefined;
   let redis: PrivateRedis | undefined;
   const stop = async () => {
     await Promise.all(processes.map((p) => p.stop()));
-    await devnet?.stop();
-    await redis?.stop('SIGTERM');
+    // Redis keeps nothing on disk: killed, it loses nothing (SIGTERM would wait for its next
+    // 100 ms tick).
+    await Promise.all([devnet?.stop(), redis?.stop('SIGKILL')]);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
+    // The chains deploy while Redis and the services start: a private Redis costs no time
+    // over the devnet alone. Its failure is reported where it is awaited, below.
+    devnetStarting = startDevnet({
+      chains: chainIds,
+      blockIntervalMs: opts.blockIntervalMs ?? 500,
+      stepsTracing: opts.stepsTracing ?? false,
+      blockGasLimit: opts.blockGasLimit,
+    });
+    devnetStarting.catch(() => undefined);
     if (opts.redisUrl === undefined) {
       const redisDir = path.join(dir, 'redis');
       mkdirSync(redisDir);
       redis = await privateRedis({ dir: redisDir });
     }
     const redisUrl = opts.redisUrl ?? redis!.url;
-    // The services start while the devnet deploys (loading their code is most of their start):
+    // The services too start while the devnet deploys (loading their code is most of their start):
     // each waits for the chains file, as in the compose devnet profile (CONFIG_WAIT_SECONDS),
     // and the file appears whole (written aside, then renamed) once the chains are up. Their
     // keys are the devnet's, derived from public labels; checked against the devnet below.
@@ -293,11 +310,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       processes.push(spawnService('gateway', { env, readyUrl: `${ops}/readyz`, metricsUrl: `${ops}/metrics` }));
     }
 
-    devnet = await startDevnet({
-      chains: chainIds,
-      blockIntervalMs: opts.blockIntervalMs ?? 500,
-      stepsTracing: opts.stepsTracing ?? false,
-    });
+    devnet = await devnetStarting;
     const stack = devnet.stack;
     for (const id of chainIds)
       for (const role of ['apiSigner', 'quoter', 'testUser'] as const)
@@ -331,6 +344,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stop,
     };
   } catch (err) {
+    // A devnet still deploying is stopped once it is up.
+    devnet ??= await devnetStarting?.catch(() => undefined);
     await stop();
     throw err;
   }

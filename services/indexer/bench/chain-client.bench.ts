@@ -9,7 +9,7 @@
  * chain-client-choice.devnet.test.ts pins (docs/decisions.md#viem-websocket-transport).
  */
 import { http, webSocket } from 'viem';
-import { startDevnet } from '@pmm/devnet';
+import { startSystem } from '@pmm/testkit';
 import { createHttpTransport } from '../src/chain/http-transport';
 import { openWsTransport } from '../src/chain/ws-transport';
 
@@ -31,8 +31,9 @@ async function rate(call: Call, method: string, params: unknown[], inFlight: num
 }
 
 async function main(): Promise<void> {
-  const devnet = await startDevnet({ chains: [4663], blockIntervalMs: 1000 });
-  const chain = devnet.stack.chains['4663']!;
+  // The chain alone: both clients run in this process.
+  const sys = await startSystem({ chains: [4663], blockIntervalMs: 1000, services: [] });
+  const chain = sys.chain(4663);
   const limits = { maxAnswerBytes: 2_097_152, onDropped: () => undefined };
   const ours = {
     ws: await openWsTransport(chain.wsUrl, 5000, limits),
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
   ours.ws.close();
   ours.http.close();
   (await viem.ws.value!.getRpcClient()).close();
-  await devnet.stop();
+  await sys.stop();
 }
 
 main().catch((error: unknown) => {

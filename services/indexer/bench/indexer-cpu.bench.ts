@@ -28,8 +28,7 @@ import path from 'node:path';
 import { JsonRpcProvider } from 'ethers';
 import Redis from 'ioredis';
 import { SERVICE_NODE_FLAGS, redisKeys } from '@pmm/core';
-import { startDevnet } from '@pmm/devnet';
-import { processCpuSeconds } from '@pmm/testkit';
+import { processCpuSeconds, startSystem } from '@pmm/testkit';
 import { BenchPairs } from './bench-pairs';
 
 const PAIR_COUNTS = (process.env.BENCH_PAIRS ?? '10,100').split(',').map(Number);
@@ -144,8 +143,16 @@ interface Row {
 }
 
 async function main(): Promise<void> {
-  const devnet = await startDevnet({ chains: [CHAIN], blockIntervalMs: BLOCK_INTERVAL_MS, blockGasLimit: CALL_GAS });
-  const chain = devnet.stack.chains[String(CHAIN)]!;
+  // The chain alone: the bench starts its indexers itself, a fresh set per row, on the Redis
+  // `npm run bench` gives it (REDIS_URL, which serves this bench alone).
+  const sys = await startSystem({
+    chains: [CHAIN],
+    blockIntervalMs: BLOCK_INTERVAL_MS,
+    blockGasLimit: CALL_GAS,
+    redisUrl: REDIS_URL,
+    services: [],
+  });
+  const chain = sys.chain(CHAIN);
   const [nodePid] = childrenNamed('anvil');
   const provider = new JsonRpcProvider(chain.rpcUrl, CHAIN, { staticNetwork: true });
   const bench = await BenchPairs.create(chain, Math.max(...PAIR_COUNTS));
@@ -253,7 +260,7 @@ async function main(): Promise<void> {
     provider.destroy();
     redis.disconnect();
     subscriber.disconnect();
-    await devnet.stop();
+    await sys.stop();
   }
 
   const ms = (s: number) => (s * 1e3).toFixed(1);

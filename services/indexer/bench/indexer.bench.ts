@@ -25,8 +25,8 @@
  */
 import Redis from 'ioredis';
 import { createDigestSigner, createLogger, redisKeys } from '@pmm/core';
-import { startDevnet } from '@pmm/devnet';
 import { loadIndexerConfig, startIndexer, type BlockEvent } from '@pmm/indexer';
+import { startSystem } from '@pmm/testkit';
 import { BenchPairs } from './bench-pairs';
 import { measureBlockCallAlone } from './block-call-alone';
 
@@ -46,8 +46,15 @@ function percentile(sorted: number[], p: number): number {
 async function main(): Promise<void> {
   // The node's default gas for an eth_call (its 30M block gas limit) runs out near 100 pairs: the
   // bench raises both, as an operator sets CALL_GAS (within the node's RPC gas cap).
-  const devnet = await startDevnet({ chains: [8453], blockIntervalMs: BLOCK_INTERVAL_MS, blockGasLimit: CALL_GAS });
-  const c = devnet.stack.chains['8453']!;
+  // The chain alone: the indexer runs in this process, on the Redis `npm run bench` gives it (REDIS_URL).
+  const devnet = await startSystem({
+    chains: [8453],
+    blockIntervalMs: BLOCK_INTERVAL_MS,
+    blockGasLimit: CALL_GAS,
+    redisUrl: REDIS_URL,
+    services: [],
+  });
+  const c = devnet.chain(8453);
   const pairsOnChain = await BenchPairs.create(c, Math.max(...PAIR_COUNTS));
 
   const redis = new Redis(REDIS_URL);

@@ -17,33 +17,33 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createLogger } from '@pmm/core';
-import { startDevnet, type Devnet } from '@pmm/devnet';
-import { until } from '@pmm/testkit';
+import { startSystem, until, type System } from '@pmm/testkit';
 import { startBlockSource, type BlockSource } from '../src/chain/block-source';
 
 jest.setTimeout(120_000);
 
 const CHAIN = 4663;
 const OPEN = 1; // WebSocket.OPEN
-let devnet: Devnet;
+let sys: System;
 let source: BlockSource | undefined;
 let probe: ViemProbe | undefined;
 const logger = createLogger({ service: 'test', level: 'error' });
 
 beforeAll(async () => {
-  devnet = await startDevnet({ chains: [CHAIN], blockIntervalMs: 300 });
+  // The chain alone: the block source and viem's transport in this process, nothing in Redis.
+  sys = await startSystem({ chains: [CHAIN], blockIntervalMs: 300, services: [] });
 });
 
 afterAll(async () => {
   probe?.child.kill('SIGKILL');
   await source?.close();
-  await devnet?.stop();
+  await sys?.stop();
 });
 
 function followWithBlockSource(states: string[]): BlockSource {
   return startBlockSource({
     chainId: CHAIN,
-    wsUrl: devnet.stack.chains[String(CHAIN)]!.wsUrl,
+    wsUrl: sys.chain(CHAIN).wsUrl,
     timeoutMs: 500,
     heartbeatMs: 300,
     pollIntervalMs: 300,
@@ -64,7 +64,7 @@ interface ViemProbe {
 
 /** viem's WebSocket transport in its own Node process, with liveness settings as tight as ours. */
 async function startViemProbe(reconnect: { attempts: number; delay: number }): Promise<ViemProbe> {
-  const url = devnet.stack.chains[String(CHAIN)]!.wsUrl;
+  const url = sys.chain(CHAIN).wsUrl;
   const script = path.join(__dirname, 'support', 'viem-ws-probe.cjs');
   const child = spawn(process.execPath, [script, url, String(reconnect.attempts), String(reconnect.delay)]);
   const waiting: { event: string; resolve: (line: Record<string, unknown>) => void }[] = [];
@@ -96,14 +96,14 @@ it('behavior: a frozen node goes unnoticed by viem (socket open, no error) while
   probe = await startViemProbe({ attempts: 100, delay: 100 });
   expect(await probe.ask('subscribe', 'head')).toEqual({ event: 'head' });
 
-  devnet.pauseChain(CHAIN);
+  sys.devnet.pauseChain(CHAIN);
   try {
     await until(() => states.includes('down'), 10_000, 'the block source to declare the node down');
     // Ten of viem's keep-alive intervals later, its socket is still "open" and nothing was reported.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(await probe.ask('state', 'state')).toEqual({ event: 'state', readyState: OPEN, errors: 0 });
   } finally {
-    devnet.resumeChain(CHAIN);
+    sys.devnet.resumeChain(CHAIN);
   }
   await until(() => states.lastIndexOf('up') > states.indexOf('down'), 10_000, 'the block source up again');
   probe.child.kill('SIGKILL');
@@ -119,10 +119,10 @@ it('behavior: after viem runs out of reconnect attempts, a new viem transport fo
   probe = await startViemProbe({ attempts: 2, delay: 100 });
   expect(await probe.ask('request', 'request')).toEqual({ event: 'request', ok: true });
 
-  await devnet.stopChain(CHAIN);
+  await sys.devnet.stopChain(CHAIN);
   // Well past viem's two attempts 100 ms apart.
   await new Promise((r) => setTimeout(r, 2_000));
-  await devnet.startChain(CHAIN);
+  await sys.devnet.startChain(CHAIN);
 
   await until(() => states.lastIndexOf('up') > states.indexOf('down'), 20_000, 'the block source up after the restart');
   const after = await probe.ask('request', 'request');

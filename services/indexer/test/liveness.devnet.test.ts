@@ -4,48 +4,44 @@
  */
 import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
-import { startDevnet, type Devnet } from '@pmm/devnet';
+import { startSystem, until, type System } from '@pmm/testkit';
 import { startIndexer, type RunningIndexer } from '../src';
 import { indexerConfig } from './support/indexer-env';
-import { privateRedis, until, type PrivateRedis } from '@pmm/testkit';
-import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
+import { randomPrefix } from './support/redis';
 import { readBook, waitForBook } from './support/stored-book';
 
 jest.setTimeout(120_000);
 
 const BOOK_TTL_MS = 4_000;
-let devnet: Devnet;
+let sys: System;
 let redis: Redis;
-const prefix = randomPrefix();
-const keys = redisKeys(prefix);
 const running: RunningIndexer[] = [];
-let ownRedis: PrivateRedis | undefined;
 
 beforeAll(async () => {
-  redis = new Redis(REDIS_URL);
-  devnet = await startDevnet({ chains: [4663], blockIntervalMs: 400 });
+  // The chain and a private Redis (the second test restarts it); the indexer runs in this process.
+  sys = await startSystem({ chains: [4663], blockIntervalMs: 400, services: [] });
+  // Rides out the Redis restart of the second test like the indexer.
+  redis = new Redis(sys.redisUrl, { retryStrategy: () => 100 });
+  redis.on('error', () => undefined);
 });
 
 afterAll(async () => {
   await Promise.all(running.map((r) => r.stop()));
-  await devnet?.stop();
-  await ownRedis?.stop();
-  if (redis) {
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-  }
+  redis?.disconnect();
+  await sys?.stop();
 });
 
 it('behavior: stopping the node removes the book within the staleness; restarting it brings the book back', async () => {
-  const c = devnet.stack.chains['4663']!;
-  const ix = await startIndexer(indexerConfig(c, prefix, { BOOK_TTL_MS: String(BOOK_TTL_MS) }), {
-    defaultMetrics: false,
-  });
+  const c = sys.chain(4663);
+  const prefix = randomPrefix();
+  const keys = redisKeys(prefix);
+  const config = indexerConfig(c, prefix, { REDIS_URL: sys.redisUrl, BOOK_TTL_MS: String(BOOK_TTL_MS) });
+  const ix = await startIndexer(config, { defaultMetrics: false });
   running.push(ix);
   const before = await waitForBook(redis, keys.book(4663));
   expect(before.pairs).toHaveLength(2);
 
-  await devnet.stopChain(4663);
+  await sys.devnet.stopChain(4663);
   const stoppedAt = Date.now();
   await until(async () => (await redis.exists(keys.book(4663))) === 0, BOOK_TTL_MS + 3_000, 'the book to disappear');
   expect(Date.now() - stoppedAt).toBeLessThanOrEqual(BOOK_TTL_MS + 1_000);
@@ -57,7 +53,7 @@ it('behavior: stopping the node removes the book within the staleness; restartin
   );
 
   // Same port, redeployed (a fresh chain: block numbers start again from 0).
-  await devnet.startChain(4663);
+  await sys.devnet.startChain(4663);
   // The indexer reconnects as soon as the node listens, while the devnet is still deploying and
   // listing the pairs; interval mining can split that setup over two blocks, so the registry read
   // on reconnect may see only some of the pairs. The periodic refresh (REGISTRY_REFRESH_MS, 3 s
@@ -82,25 +78,23 @@ it('behavior: stopping the node removes the book within the staleness; restartin
 });
 
 it('behavior: a Redis restart under a running indexer is survived without intervention', async () => {
-  const c = devnet.stack.chains['4663']!;
-  ownRedis = await privateRedis();
-  const url = ownRedis.url;
-  const own = new Redis(url, { retryStrategy: () => 100 });
-  own.on('error', () => undefined);
-  const ix = await startIndexer(indexerConfig(c, prefix, { REDIS_URL: url }), { defaultMetrics: false });
+  const c = sys.chain(4663);
+  const prefix = randomPrefix();
+  const keys = redisKeys(prefix);
+  const ix = await startIndexer(indexerConfig(c, prefix, { REDIS_URL: sys.redisUrl }), { defaultMetrics: false });
   running.push(ix);
-  const first = await waitForBook(own, keys.book(4663));
+  const first = await waitForBook(redis, keys.book(4663));
 
-  await ownRedis.stop('SIGKILL');
+  // The system's Redis keeps nothing on disk: it comes back empty.
+  await sys.redis!.stop('SIGKILL');
   await new Promise((r) => setTimeout(r, 1_500));
-  await ownRedis.start();
+  await sys.redis!.start();
 
   // The new Redis is empty; the indexer fills it again on its own: book, then registry.
-  const again = await waitForBook(own, keys.book(4663), first.blockNumber + 1, 20_000);
+  const again = await waitForBook(redis, keys.book(4663), first.blockNumber + 1, 20_000);
   expect(again.pairs).toHaveLength(2);
-  await until(async () => (await own.get(keys.pairs(4663))) !== null, 10_000, 'the pair registry to be rewritten');
+  await until(async () => (await redis.get(keys.pairs(4663))) !== null, 10_000, 'the pair registry to be rewritten');
   // And keeps advancing.
-  const later = await waitForBook(own, keys.book(4663), again.blockNumber + 3, 10_000);
-  expect((await readBook(own, keys.book(4663)))!.blockNumber).toBeGreaterThanOrEqual(later.blockNumber);
-  own.disconnect();
+  const later = await waitForBook(redis, keys.book(4663), again.blockNumber + 3, 10_000);
+  expect((await readBook(redis, keys.book(4663)))!.blockNumber).toBeGreaterThanOrEqual(later.blockNumber);
 });

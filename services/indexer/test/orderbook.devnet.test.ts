@@ -6,17 +6,17 @@
  */
 import Redis from 'ioredis';
 import { type Hex } from 'viem';
-import { chainClients } from '@pmm/testkit';
+import { chainClients, startSystem, type System } from '@pmm/testkit';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PmmRouterArtifact, TestTokenArtifact, type RouterCurve } from '@pmm/contracts';
 import { redisKeys } from '@pmm/core';
 import { summarizeLevels, type OrderbookLevel, type OrderbookResponse, type PairOrderbook } from '@pmm/protocol';
-import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
+import { deployerWallet, seedPlan, type ChainStack } from '@pmm/devnet';
 import { startIndexer, type BlockEvent, type RunningIndexer } from '../src';
 import { askLadder, resolveLadder, toRawAmounts } from '../src/domain/ladder';
 import { indexerConfig } from './support/indexer-env';
 import { predictPairBook, predictSamples } from './support/predict-book';
-import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
+import { randomPrefix } from './support/redis';
 import { waitForBook } from './support/stored-book';
 
 jest.setTimeout(120_000);
@@ -27,7 +27,7 @@ const LADDER_8453 = {
   WBTC: { asks: ['5000', '60000', '300000', '1000000'], bids: ['0.5', '2', '10', '25'] },
 };
 
-let devnet: Devnet;
+let sys: System;
 let redis: Redis;
 const prefix = randomPrefix();
 const keys = redisKeys(prefix);
@@ -109,25 +109,22 @@ function pairOf(book: OrderbookResponse, base: string): PairOrderbook {
 }
 
 beforeAll(async () => {
-  redis = new Redis(REDIS_URL);
-  devnet = await startDevnet({ chains: [8453, 56, 4663], blockIntervalMs: 400 });
+  // The chains and a private Redis; the indexer runs in this process.
+  sys = await startSystem({ chains: [8453, 56, 4663], blockIntervalMs: 400, services: [] });
+  redis = new Redis(sys.redisUrl);
 });
 
 afterAll(async () => {
   await Promise.all(running.map((r) => r.stop()));
-  await devnet?.stop();
-  if (redis) {
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-  }
+  redis?.disconnect();
+  await sys?.stop();
 });
 
 describe('orderbook on the devnet', () => {
   it('behavior: chain 8453 (USDC 6, WETH 18, WBTC 8): the book equals the predicted one and sums back to quote() at every ladder point', async () => {
-    const c = devnet.stack.chains['8453']!;
-    const ix = await startIndexer(indexerConfig(c, prefix, { LADDER: JSON.stringify(LADDER_8453) }), {
-      defaultMetrics: false,
-    });
+    const c = sys.chain(8453);
+    const config = indexerConfig(c, prefix, { REDIS_URL: sys.redisUrl, LADDER: JSON.stringify(LADDER_8453) });
+    const ix = await startIndexer(config, { defaultMetrics: false });
     running.push(ix);
     const book = await waitForBook(redis, keys.book(8453));
     const plan = seedPlan(8453);
@@ -204,8 +201,8 @@ describe('orderbook on the devnet', () => {
   });
 
   it('behavior: chain 56 (USDT 18) with the default ladder: asks at the default notionals, bids converted at the probed price', async () => {
-    const c = devnet.stack.chains['56']!;
-    const ix = await startIndexer(indexerConfig(c, prefix), { defaultMetrics: false });
+    const c = sys.chain(56);
+    const ix = await startIndexer(indexerConfig(c, prefix, { REDIS_URL: sys.redisUrl }), { defaultMetrics: false });
     running.push(ix);
     const book = await waitForBook(redis, keys.book(56));
     const plan = seedPlan(56);
@@ -229,47 +226,41 @@ describe('orderbook on the devnet', () => {
 
   it('behavior: with only an HTTP URL and no Multicall3, polling and one JSON-RPC batch per block give the same book', async () => {
     // 4663: the chain registry has no canonical Multicall3 there to fill in.
-    const c = devnet.stack.chains['4663']!;
+    const c = sys.chain(4663);
     const fallbackPrefix = randomPrefix();
     const events: BlockEvent[] = [];
     const { multicall3: _unused, ...noMulticall } = c.contracts;
     const chain = { ...c, wsUrl: undefined, contracts: noMulticall } as unknown as ChainStack;
-    const ix = await startIndexer(indexerConfig(chain, fallbackPrefix, { POLL_INTERVAL_MS: '200' }), {
-      defaultMetrics: false,
-      onBlock: (e) => events.push(e),
-    });
+    const config = indexerConfig(chain, fallbackPrefix, { REDIS_URL: sys.redisUrl, POLL_INTERVAL_MS: '200' });
+    const ix = await startIndexer(config, { defaultMetrics: false, onBlock: (e) => events.push(e) });
     running.push(ix);
-    try {
-      const book = await waitForBook(redis, redisKeys(fallbackPrefix).book(4663));
-      const plan = seedPlan(4663);
-      for (const [i, base] of c.baseTokens.entries()) {
-        const planned = plan.baseTokens[i]!;
-        const reserves = { base: planned.routerReserve, quote: plan.quoteToken.routerReserve };
-        const firstNotional = askLadder({}, base, c.quoteToken)[0]!;
-        const probe = {
-          quoteIn: firstNotional,
-          baseOut: predictSamples(planned.curve, 'ask', [firstNotional], reserves.base)[0]!.amountOut,
-        };
-        expect(pairOf(book, base.address)).toEqual(
-          predictPairBook(base, c.quoteToken, planned.curve, resolveLadder({}, base, c.quoteToken, probe), reserves),
-        );
-      }
-      // One eth_call per quote() plus the reserves, all in one batch round trip.
-      const written = events.find((e) => e.outcome === 'written');
-      expect(written?.ethCalls).toBe(1 + 2 * 24);
-      expect(ix.blockSource.rpc.kind).toBe('http');
-      // The deepest ladder points revert (DepthExceeded, InsufficientReserve): with their revert
-      // data, so none is counted as a failure without data (the out-of-gas sign, CALL_GAS).
-      const metrics = await (await fetch(`http://127.0.0.1:${ix.served.port}/metrics`)).text();
-      expect(metrics).toMatch(/^indexer_quote_calls_per_block(\{[^}]*\})? 48$/m);
-      expect(metrics).toMatch(/^indexer_calls_failed_without_data_total(\{[^}]*\})? 0$/m);
-    } finally {
-      await deleteKeys(redis, fallbackPrefix);
+    const book = await waitForBook(redis, redisKeys(fallbackPrefix).book(4663));
+    const plan = seedPlan(4663);
+    for (const [i, base] of c.baseTokens.entries()) {
+      const planned = plan.baseTokens[i]!;
+      const reserves = { base: planned.routerReserve, quote: plan.quoteToken.routerReserve };
+      const firstNotional = askLadder({}, base, c.quoteToken)[0]!;
+      const probe = {
+        quoteIn: firstNotional,
+        baseOut: predictSamples(planned.curve, 'ask', [firstNotional], reserves.base)[0]!.amountOut,
+      };
+      expect(pairOf(book, base.address)).toEqual(
+        predictPairBook(base, c.quoteToken, planned.curve, resolveLadder({}, base, c.quoteToken, probe), reserves),
+      );
     }
+    // One eth_call per quote() plus the reserves, all in one batch round trip.
+    const written = events.find((e) => e.outcome === 'written');
+    expect(written?.ethCalls).toBe(1 + 2 * 24);
+    expect(ix.blockSource.rpc.kind).toBe('http');
+    // The deepest ladder points revert (DepthExceeded, InsufficientReserve): with their revert
+    // data, so none is counted as a failure without data (the out-of-gas sign, CALL_GAS).
+    const metrics = await (await fetch(`http://127.0.0.1:${ix.served.port}/metrics`)).text();
+    expect(metrics).toMatch(/^indexer_quote_calls_per_block(\{[^}]*\})? 48$/m);
+    expect(metrics).toMatch(/^indexer_calls_failed_without_data_total(\{[^}]*\})? 0$/m);
   });
 
   it('behavior: the book follows the chain: a curve change and a reserve change appear with their block number', async () => {
-    const c = devnet.stack.chains['8453']!;
+    const c = sys.chain(8453);
     const cl = chainClients(c);
     const deployer = cl.wallet(deployerWallet().privateKey);
     const plan = seedPlan(8453);

@@ -9,14 +9,14 @@ import Redis from 'ioredis';
 import { type Hex } from 'viem';
 import { PmmRouterArtifact } from '@pmm/contracts';
 import { ConfigError, openPkcs11Signer, parsePkcs11Uri, redisKeys } from '@pmm/core';
-import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
-import { chainClients, startSoftHsm, type SoftHsm } from '@pmm/testkit';
+import { deployerWallet, seedPlan, type ChainStack } from '@pmm/devnet';
+import { chainClients, startSoftHsm, startSystem, type SoftHsm, type System } from '@pmm/testkit';
 import { startIndexer, type RunningIndexer } from '../src';
 import { loadIndexerConfig } from '../src/config';
 import { toRawAmounts } from '../src/domain/ladder';
 import { indexerEnv } from './support/indexer-env';
 import { predictPairBook } from './support/predict-book';
-import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
+import { randomPrefix } from './support/redis';
 import { waitForBook } from './support/stored-book';
 
 jest.setTimeout(180_000);
@@ -24,7 +24,7 @@ jest.setTimeout(180_000);
 const PIN = '16180339';
 const LADDER = { WETH: { asks: ['1000', '30000', '100000'], bids: ['1', '10', '40'] } };
 
-let devnet: Devnet;
+let sys: System;
 let redis: Redis;
 let hsm: SoftHsm;
 let TOKEN: string;
@@ -48,6 +48,7 @@ async function setQuoter(c: ChainStack, quoter: string, allowed: boolean): Promi
 /** The devnet env, with the quoter key in the token instead of QUOTER_KEY. */
 function tokenEnv(c: ChainStack, label: string): Record<string, string> {
   const env = indexerEnv(c, prefix, {
+    REDIS_URL: sys.redisUrl,
     LADDER: JSON.stringify(LADDER),
     QUOTER_PKCS11: hsm.uri(TOKEN, label),
     QUOTER_PKCS11_PIN: PIN,
@@ -65,23 +66,21 @@ beforeAll(async () => {
   const probe = await openPkcs11Signer({ key: parsePkcs11Uri(hsm.uri(TOKEN, 'quoter')), pin: PIN });
   quoterAddress = probe.address;
   await probe.close();
-  redis = new Redis(REDIS_URL);
-  devnet = await startDevnet({ chains: [8453], blockIntervalMs: 400 });
+  // The chain and a private Redis; the indexer runs in this process.
+  sys = await startSystem({ chains: [8453], blockIntervalMs: 400, services: [] });
+  redis = new Redis(sys.redisUrl);
 });
 
 afterAll(async () => {
   await Promise.all(running.map((r) => r.stop()));
-  await devnet?.stop();
-  if (redis) {
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-  }
+  redis?.disconnect();
+  await sys?.stop();
   hsm?.remove();
 });
 
 describe('indexer with the quoter key in a PKCS#11 token', () => {
   it('behavior: the book is the predicted one, every quote() signed by the token key the router trusts alone', async () => {
-    const c = devnet.stack.chains['8453']!;
+    const c = sys.chain(8453);
     await setQuoter(c, quoterAddress, true);
     await setQuoter(c, c.quoter.address, false);
     const config = loadIndexerConfig({ env: tokenEnv(c, 'quoter'), file: {} });
@@ -104,7 +103,7 @@ describe('indexer with the quoter key in a PKCS#11 token', () => {
   });
 
   it('error: a quoter key that is not secp256k1 stops the start with a ConfigError naming QUOTER_PKCS11, never the PIN', async () => {
-    const c = devnet.stack.chains['8453']!;
+    const c = sys.chain(8453);
     const config = loadIndexerConfig({ env: tokenEnv(c, 'p256'), file: {} });
     const err = await startIndexer(config, { defaultMetrics: false }).then(
       () => undefined,
@@ -118,7 +117,7 @@ describe('indexer with the quoter key in a PKCS#11 token', () => {
   });
 
   it('error: QUOTER_PKCS11 without its PIN, or beside QUOTER_KEY, is a configuration error', () => {
-    const c = devnet.stack.chains['8453']!;
+    const c = sys.chain(8453);
     const noPin = tokenEnv(c, 'quoter');
     delete noPin.QUOTER_PKCS11_PIN;
     expect(() => loadIndexerConfig({ env: noPin, file: {} })).toThrow(

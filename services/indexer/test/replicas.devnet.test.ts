@@ -1,37 +1,36 @@
 /**
- * HA: two replicas of one chain's indexer (child processes, as operators run them) share the
- * blocks through BullMQ: no block is computed twice, and SIGKILL of one replica does not stop
- * the book from advancing.
+ * HA: two replicas of one chain's indexer (processes as `npm start` runs them, from testkit's
+ * startSystem) share the blocks through BullMQ: no block is computed twice, and SIGKILL of one
+ * replica does not stop the book from advancing.
  */
 import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
-import { startDevnet, type Devnet } from '@pmm/devnet';
-import { indexerEnv } from './support/indexer-env';
-import { spawnIndexer, type IndexerProcess } from './support/indexer-process';
-import { stopProcess, until } from '@pmm/testkit';
-import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
+import { startSystem, stopProcess, until, type System } from '@pmm/testkit';
+import { TEST_TIMINGS } from './support/indexer-env';
+import { followIndexer, type IndexerProcess } from './support/indexer-process';
 import { readBook, waitForBook } from './support/stored-book';
 
 jest.setTimeout(120_000);
 
-let devnet: Devnet;
+let sys: System;
 let redis: Redis;
-const prefix = randomPrefix();
-const keys = redisKeys(prefix);
-const replicas: IndexerProcess[] = [];
+const keys = redisKeys();
 
 beforeAll(async () => {
-  redis = new Redis(REDIS_URL);
-  devnet = await startDevnet({ chains: [8453], blockIntervalMs: 400 });
+  sys = await startSystem({
+    chains: [8453],
+    blockIntervalMs: 400,
+    services: ['indexer'],
+    indexerReplicas: { 8453: 2 },
+    // The test timings (a killed replica's job is taken over after 1.5 s), and every computed block logged.
+    env: { indexer: { ...TEST_TIMINGS, LOG_LEVEL: 'debug' } },
+  });
+  redis = new Redis(sys.redisUrl);
 });
 
 afterAll(async () => {
-  await Promise.all(replicas.map((r) => stopProcess(r.child, 'SIGKILL')));
-  await devnet?.stop();
-  if (redis) {
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-  }
+  redis?.disconnect();
+  await sys?.stop();
 });
 
 function duplicates(blocks: number[]): number[] {
@@ -40,11 +39,7 @@ function duplicates(blocks: number[]): number[] {
 }
 
 it('behavior: two replicas compute each block once; after SIGKILL of one, the book keeps advancing', async () => {
-  const c = devnet.stack.chains['8453']!;
-  const env = indexerEnv(c, prefix, { LOG_LEVEL: 'debug' });
-  const a = spawnIndexer({ ...env, PORT: '0' });
-  const b = spawnIndexer({ ...env, PORT: '0' });
-  replicas.push(a, b);
+  const [a, b] = sys.processesOf('indexer').map(followIndexer) as [IndexerProcess, IndexerProcess];
 
   await waitForBook(redis, keys.book(8453), 0, 60_000);
   // Let both replicas run side by side until they have computed 15 blocks between them. Waited

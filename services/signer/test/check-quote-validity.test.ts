@@ -10,21 +10,22 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Interface } from 'ethers';
 import { Writable } from 'node:stream';
 import { ConfigError, createLogger, parseChainDeployments, type ChainDeployments } from '@pmm/core';
-import { startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
-import { freePort } from '@pmm/testkit';
+import type { ChainStack } from '@pmm/devnet';
+import { freePort, startSystem, type System } from '@pmm/testkit';
 import { checkQuoteValidity, loadSignerConfig, startSigner } from '../src';
 import type { ChainSignerConfig } from '../src/config';
 
-let devnet: Devnet;
+let sys: System;
 let chain: ChainStack;
 
 beforeAll(async () => {
-  devnet = await startDevnet({ chains: [8453], blockIntervalMs: 0 });
-  chain = devnet.stack.chains['8453']!;
+  // The chain alone: the check runs in this process and reads no Redis.
+  sys = await startSystem({ chains: [8453], blockIntervalMs: 0, services: [] });
+  chain = sys.chain(8453);
 }, 120_000);
 
 afterAll(async () => {
-  await devnet?.stop();
+  await sys?.stop();
 });
 
 function capturedLogger() {

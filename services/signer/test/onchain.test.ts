@@ -7,7 +7,7 @@
  * The chain side is driven with viem, not with the code under test.
  */
 import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
-import { startDevnet, seedPlan, type ChainStack, type Devnet } from '@pmm/devnet';
+import { seedPlan, type ChainStack } from '@pmm/devnet';
 import request from 'supertest';
 import {
   createPublicClient,
@@ -23,7 +23,7 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { devnetRegistry, revertName } from '@pmm/testkit';
+import { devnetRegistry, revertName, startSystem, type System } from '@pmm/testkit';
 import { INTERNAL_TOKEN, startFixture, type Fixture } from './support/fixture';
 
 const CHAIN_IDS = [8453, 56, 4663] as const;
@@ -32,7 +32,7 @@ const FEE = 30n;
 const routerAbi = PmmRouterArtifact.abi;
 const erc20Abi = TestTokenArtifact.abi;
 
-let devnet: Devnet;
+let sys: System;
 let f: Fixture;
 
 interface ChainCtx {
@@ -48,9 +48,10 @@ const chainCtx = (id: number): ChainCtx => {
 };
 
 beforeAll(async () => {
-  devnet = await startDevnet({ chains: [...CHAIN_IDS], blockIntervalMs: 0 });
+  // The chains and a private Redis; the signer app runs in this process.
+  sys = await startSystem({ chains: [...CHAIN_IDS], blockIntervalMs: 0, services: [] });
   for (const id of CHAIN_IDS) {
-    const stack = devnet.stack.chains[String(id)]!;
+    const stack = sys.chain(id);
     const chain = defineChain({
       id,
       name: `devnet-${id}`,
@@ -71,6 +72,7 @@ beforeAll(async () => {
   }
   const stackOf = (id: number) => chainCtx(id).stack;
   f = await startFixture({
+    redisUrl: sys.redisUrl,
     signerKeys: Object.fromEntries(CHAIN_IDS.map((id) => [id, stackOf(id).apiSigner.privateKey])),
     registry: (id) => devnetRegistry(stackOf(id)),
     whitelist: CHAIN_IDS.map((id) => stackOf(id).testUser.address),
@@ -82,7 +84,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await f?.close();
-  await devnet?.stop();
+  await sys?.stop();
 });
 
 interface SignBody {

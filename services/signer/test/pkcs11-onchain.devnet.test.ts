@@ -7,9 +7,9 @@
  */
 import { PmmRouterArtifact, TestTokenArtifact, swapOut } from '@pmm/contracts';
 import { createDigestSigner, openPkcs11Signer, parsePkcs11Uri, type Pkcs11Signer } from '@pmm/core';
-import { deployerWallet, seedPlan, startDevnet, type ChainStack, type Devnet } from '@pmm/devnet';
+import { deployerWallet, seedPlan, type ChainStack } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
-import { chainClients, devnetRegistry, startSoftHsm, type SoftHsm } from '@pmm/testkit';
+import { chainClients, devnetRegistry, startSoftHsm, startSystem, type SoftHsm, type System } from '@pmm/testkit';
 import request from 'supertest';
 import { toFunctionSelector, type Hex } from 'viem';
 import { INTERNAL_TOKEN, startFixture, type Fixture } from './support/fixture';
@@ -20,7 +20,7 @@ const PIN = '57721566';
 const routerAbi = PmmRouterArtifact.abi;
 const erc20Abi = TestTokenArtifact.abi;
 
-let devnet: Devnet;
+let sys: System;
 let hsm: SoftHsm;
 let tokenKey: Pkcs11Signer;
 let f: Fixture;
@@ -31,8 +31,9 @@ beforeAll(async () => {
   const token = hsm.initToken('api-signer', PIN);
   hsm.generateKey(token, PIN, 'api-8453');
   tokenKey = await openPkcs11Signer({ key: parsePkcs11Uri(hsm.uri(token, 'api-8453')), pin: PIN });
-  devnet = await startDevnet({ chains: [8453], blockIntervalMs: 0 });
-  c = devnet.stack.chains['8453']!;
+  // The chain and a private Redis; the signer app runs in this process.
+  sys = await startSystem({ chains: [8453], blockIntervalMs: 0, services: [] });
+  c = sys.chain(8453);
   // The rotation: the router's owner trusts the token's key from now on.
   const cl = chainClients(c);
   const hash = await cl.wallet(deployerWallet().privateKey).writeContract({
@@ -43,6 +44,7 @@ beforeAll(async () => {
   });
   expect((await cl.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
   f = await startFixture({
+    redisUrl: sys.redisUrl,
     chains: [8453],
     registry: () => devnetRegistry(c),
     whitelist: [c.testUser.address],
@@ -54,7 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.close();
   await tokenKey?.close();
-  await devnet?.stop();
+  await sys?.stop();
   hsm?.remove();
 });
 

@@ -92,6 +92,8 @@ export interface Fixture {
 }
 
 export interface FixtureOptions {
+  /** The Redis; default the shared one (REDIS_URL). An on-chain test passes its system's private Redis. */
+  redisUrl?: string;
   chains?: number[];
   /** Chains whose registry is written at start; default all. */
   registries?: number[];
@@ -120,8 +122,9 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
   const logger = opts.logStream
     ? createLogger({ service: 'signer-test', stream: opts.logStream })
     : createLogger({ service: 'signer-test', silent: true });
-  const redis = createRedis(REDIS_URL, { role: 'command', name: 'signer-test' });
-  const subscriber = createRedis(REDIS_URL, { role: 'subscriber', name: 'signer-test-sub' });
+  const redisUrl = opts.redisUrl ?? REDIS_URL;
+  const redis = createRedis(redisUrl, { role: 'command', name: 'signer-test' });
+  const subscriber = createRedis(redisUrl, { role: 'subscriber', name: 'signer-test-sub' });
   await Promise.all([redisReady(redis), redisReady(subscriber)]);
   for (const id of opts.registries ?? chains)
     await redis.set(keys.pairs(id), JSON.stringify((opts.registry ?? testRegistry)(id)));
