@@ -11,8 +11,8 @@
  * integrator that asked, list the outside ones apart, give the same bytes twice and the same
  * report with each of the node's tracers (callTracer, trace_transaction, struct logs, and struct
  * logs alone behind a node that offers nothing else), and, against a node that refuses tracing,
- * list the executor's transactions apart with the reason; `audit tx` must name the right
- * integrator for each swap of each transaction.
+ * list the executor's transactions apart with the reason in a report marked incomplete (exit 3);
+ * `audit tx` must name the right integrator for each swap of each transaction.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -44,6 +44,7 @@ import { ApiKeyStore } from '@pmm/gateway';
 import { chainClients, devnetRegistry, startSystem, type System } from '@pmm/testkit';
 import {
   AuditReader,
+  SETTLE_INCOMPLETE,
   createChainReader,
   runAuditCommand,
   runSettleCommand,
@@ -787,7 +788,7 @@ describe('settlement and audit on the devnet', () => {
     }
   });
 
-  it('error: a node without tracing: the executor transactions are listed apart with the reason, counted in the totals and on standard error; direct swaps are still settled', async () => {
+  it('error: a node without tracing: the executor transactions are listed apart with the reason, counted in the totals and on standard error, the report incomplete (exit 3); direct swaps are still settled', async () => {
     const proxy = await refusingProxy(c(8453).stack.rpcUrl);
     const reader = createChainReader(8453, proxy.url);
     try {
@@ -796,8 +797,9 @@ describe('settlement and audit on the devnet', () => {
         ['--from', iso(fromSeconds), '--to', iso(toSeconds), '--quiet'],
         new Map([[8453, reader]]),
       );
-      expect(run.code).toBe(0);
+      expect(run.code).toBe(SETTLE_INCOMPLETE);
       const report = JSON.parse(run.out) as SettlementReport;
+      expect(report.complete).toBe(false);
       expect(report.unexamined.map((u) => u.txHash)).toEqual(executorTxs.map((h) => h.toLowerCase()));
       for (const u of report.unexamined)
         expect(u.reason).toBe(

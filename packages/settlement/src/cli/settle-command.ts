@@ -14,6 +14,7 @@ import {
   settlementJson,
   settlementMetrics,
   settlementSwapsCsv,
+  NOT_EXAMINED_ROW,
   type ChainScope,
   type SignatureLookup,
 } from '../settlement/settlement-report';
@@ -39,8 +40,12 @@ export const SETTLE_USAGE = `usage: settle (--month YYYY-MM | --from <time> --to
 
 Times are YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive. Only swaps in
 blocks of the period count; the same period gives the same bytes once it has ended.
-Transactions that could not be examined are listed apart (\`unexamined\`) and counted on standard error.
-Exit codes: 0 done, 1 error, 2 usage.`;
+Transactions that could not be examined are listed apart (\`unexamined\`) and counted on standard error;
+the report is then incomplete (\`complete: false\`; csv: a "${NOT_EXAMINED_ROW}" row) and the exit code 3.
+Exit codes: 0 done, 1 error, 2 usage, 3 done but incomplete.`;
+
+/** The report is written but some transactions could not be examined: their swaps are in no figure. */
+export const SETTLE_INCOMPLETE = 3;
 
 export interface SettleCommandDeps {
   lookup: SignatureLookup;
@@ -183,8 +188,9 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
     `settle: ${t.attributed} swaps attributed, ${t.listedApart} listed apart, ` +
     `${t.unexaminedTransactions} transactions not examined; ${excess} swaps beyond their signature's requests, ` +
     `${late} late (> ${lateAfterSeconds} s)` +
-    (values.out !== undefined ? `; written to ${values.out}` : '');
+    (values.out !== undefined ? `; written to ${values.out}` : '') +
+    (report.complete ? '' : '; the report is INCOMPLETE');
   if (t.unexaminedTransactions > 0 || excess > 0) deps.err(outcome);
   else progress(outcome);
-  return 0;
+  return report.complete ? 0 : SETTLE_INCOMPLETE;
 }

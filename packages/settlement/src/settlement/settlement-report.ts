@@ -150,6 +150,11 @@ export interface SettlementTotals {
 }
 
 export interface SettlementReport {
+  /**
+   * False when a transaction that touched the router like a swap could not be examined (listed in
+   * `unexamined`): its swaps are in no figure, so the report must not be taken as the period's.
+   */
+  complete: boolean;
   period: { from: string; to: string };
   lateAfterSeconds: number;
   chains: {
@@ -348,6 +353,7 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
       reason: u.reason,
     }));
   return {
+    complete: unexamined.length === 0,
     period: { from: iso(input.fromSeconds), to: iso(input.toSeconds) },
     lateAfterSeconds: input.lateAfterSeconds,
     chains: [...input.chains]
@@ -491,11 +497,22 @@ export function settlementJson(report: SettlementReport): string {
 
 const SUMMARY_COLUMNS = ['integratorId', 'chainId', 'pair', 'quoteToken', 'swaps', 'volume', 'fees', 'transactions'];
 
-/** One row per integrator, chain and pair; the transaction hashes space-separated in the last column. */
+/** What the summary's integratorId column says for transactions that could not be examined. */
+export const NOT_EXAMINED_ROW = '(not examined)';
+
+/**
+ * One row per integrator, chain and pair; the transaction hashes space-separated in the last
+ * column. An incomplete report ends with a row per chain of the transactions not examined
+ * (integratorId NOT_EXAMINED_ROW, no figures), so that the file itself shows it is incomplete.
+ */
 export function settlementCsv(report: SettlementReport): string {
   const rows = report.summary.map((s) =>
     csvLine([s.integratorId, s.chainId, s.pair, s.quoteToken, s.swaps, s.volume, s.fees, s.transactions.join(' ')]),
   );
+  for (const chainId of new Set(report.unexamined.map((u) => u.chainId))) {
+    const hashes = report.unexamined.filter((u) => u.chainId === chainId).map((u) => u.txHash);
+    rows.push(csvLine([NOT_EXAMINED_ROW, chainId, '', '', '', '', '', hashes.join(' ')]));
+  }
   return [csvLine(SUMMARY_COLUMNS), ...rows].join('\n') + '\n';
 }
 
