@@ -519,6 +519,8 @@ describe('settlement and audit on the devnet', () => {
     await c(8453).pub.request({ method: 'evm_increaseTime' as never, params: [20] as never });
     lateTx = await throughExecutor([late]);
     toSeconds = Math.max(...(await Promise.all(CHAINS.map(latestTime)))) + 1;
+    // A block at the period's end on each chain: the period is over there (else settle's report is incomplete).
+    for (const id of CHAINS) await c(id).pub.request({ method: 'evm_mine' as never, params: [toSeconds] as never });
   });
 
   it('behavior: settle reports every swap one by one, attributed to the integrator that asked, the outside one apart', async () => {
@@ -728,6 +730,7 @@ describe('settlement and audit on the devnet', () => {
     expect(metrics).toContain('pmm_settlement_late_swaps{chain="8453",integrator="gamma"} 1\n');
     expect(metrics).toContain('pmm_settlement_late_swaps{chain="8453",integrator="alpha"} 0\n');
     expect(metrics).toContain('pmm_settlement_unexamined_transactions{chain="8453"} 0\n');
+    expect(metrics).toContain('pmm_settlement_period_ended{chain="8453"} 1\n');
     expect(metrics).toContain('pmm_settlement_swaps{chain="8453",integrator=""} 2\n');
     // Said on standard error even though nothing else is wrong: swaps beyond their signature's requests.
     expect(run.err).toContainEqual(

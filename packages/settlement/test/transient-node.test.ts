@@ -5,9 +5,13 @@
  * On the chain: a direct swap, a swap through an executor and a split route (two swaps in one
  * transaction), signed with the chain's key. A failure that passes must cost no swap; one that
  * does not pass must leave a report that says it is incomplete (exit 3, `complete: false`, a row
- * in the csv summary), never one that looks complete without the transaction.
+ * in the csv summary), never one that looks complete without the transaction; so must a period
+ * the node has no block past yet (not over, or the node lags behind the chain).
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Contract, ContractFactory, JsonRpcProvider, MaxUint256, NonceManager, Wallet } from 'ethers';
 import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
 import { createDigestSigner } from '@pmm/core';
@@ -23,7 +27,7 @@ import {
   type SettlementReport,
 } from '../src';
 import { TracerChoice } from '../src/chain/call-trace';
-import { NOT_EXAMINED_ROW } from '../src/settlement/settlement-report';
+import { NOT_ENDED_ROW, NOT_EXAMINED_ROW } from '../src/settlement/settlement-report';
 
 jest.setTimeout(120_000);
 
@@ -82,6 +86,8 @@ beforeAll(async () => {
   splitTx = (await split.wait()).hash.toLowerCase();
   executorTxs = [one.hash.toLowerCase(), splitTx];
   toSeconds = Number((await provider.getBlock('latest'))!.timestamp) + 1;
+  // A block at the period's end: the period is over on the node.
+  await provider.send('evm_mine', [toSeconds]);
   provider.destroy();
 });
 
@@ -160,13 +166,14 @@ function splitTraceFails(times: number) {
 
 const noLookup = { bySignature: async () => [], oldest: async () => undefined };
 
-async function settleThrough(url: string, extra: string[] = []) {
+const iso = (x: number) => new Date(x * 1000).toISOString();
+
+async function settleThrough(url: string, extra: string[] = [], to = toSeconds) {
   const reader = createChainReader(CHAIN, url);
   const out: string[] = [];
   const err: string[] = [];
-  const iso = (x: number) => new Date(x * 1000).toISOString();
   try {
-    const code = await runSettleCommand(['--from', iso(fromSeconds), '--to', iso(toSeconds), '--quiet', ...extra], {
+    const code = await runSettleCommand(['--from', iso(fromSeconds), '--to', iso(to), '--quiet', ...extra], {
       lookup: noLookup,
       chains: [CHAIN],
       chain: () => ({ reader, router: s.contracts.router, helper: s.contracts.helper }),
@@ -245,5 +252,31 @@ describe('settle against a node that fails', () => {
     } finally {
       await relay.close();
     }
+  });
+
+  it('error: a period the node has no block past yet (not over, or the node lags): every swap so far, but the report is incomplete', async () => {
+    // Ends an hour after the node's last block: a block of the period may still come.
+    const run = await settleThrough(s.rpcUrl, [], toSeconds + 3_600);
+    expect(run.code).toBe(SETTLE_INCOMPLETE);
+    const report = JSON.parse(run.out) as SettlementReport;
+    expect(report.totals.swaps).toBe(4);
+    expect({ complete: report.complete, periodEnded: report.chains[0]!.periodEnded }).toEqual({
+      complete: false,
+      periodEnded: false,
+    });
+    expect(run.err).toContainEqual(
+      `settle: warning: chain ${CHAIN}: the node has no block at or after ${iso(toSeconds + 3_600)} yet ` +
+        `(the period is not over, or the node lags): swaps in later blocks of the period are missing`,
+    );
+    const metricsFile = path.join(mkdtempSync(path.join(tmpdir(), 'settle-metrics-')), 'settle.prom');
+    const csv = await settleThrough(s.rpcUrl, ['--format', 'csv', '--metrics', metricsFile], toSeconds + 3_600);
+    expect(readFileSync(metricsFile, 'utf8')).toContain(`pmm_settlement_period_ended{chain="${CHAIN}"} 0\n`);
+    rmSync(path.dirname(metricsFile), { recursive: true, force: true });
+    expect(csv.code).toBe(SETTLE_INCOMPLETE);
+    expect(csv.out.trimEnd().split('\n').pop()).toBe(csvLine([NOT_ENDED_ROW, CHAIN, '', '', '', '', '', '']));
+    // Over once the node has a block at the end: the same period is complete.
+    const ended = await settleThrough(s.rpcUrl);
+    expect(ended.code).toBe(0);
+    expect((JSON.parse(ended.out) as SettlementReport).complete).toBe(true);
   });
 });

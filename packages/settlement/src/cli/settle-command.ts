@@ -14,6 +14,7 @@ import {
   settlementJson,
   settlementMetrics,
   settlementSwapsCsv,
+  NOT_ENDED_ROW,
   NOT_EXAMINED_ROW,
   type ChainScope,
   type SignatureLookup,
@@ -42,9 +43,10 @@ Times are YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive.
 blocks of the period count; the same period gives the same bytes once it has ended.
 Transactions that could not be examined are listed apart (\`unexamined\`) and counted on standard error;
 the report is then incomplete (\`complete: false\`; csv: a "${NOT_EXAMINED_ROW}" row) and the exit code 3.
+So it is when a chain's node has no block at or after --to yet (\`periodEnded: false\`; csv: "${NOT_ENDED_ROW}").
 Exit codes: 0 done, 1 error, 2 usage, 3 done but incomplete.`;
 
-/** The report is written but some transactions could not be examined: their swaps are in no figure. */
+/** The report is written but incomplete: transactions not examined, or a period not over on a node. */
 export const SETTLE_INCOMPLETE = 3;
 
 export interface SettleCommandDeps {
@@ -111,6 +113,13 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
     const range = await blockRangeForTime(reader, fromSeconds, toSeconds);
     const total = Math.max(0, range.toBlock - range.fromBlock + 1);
     progress(`settle: chain ${chainId}: blocks ${range.fromBlock}..${range.toBlock} (${total} blocks)`);
+    if (!range.ended) {
+      // Always said, even with --quiet: the report is incomplete.
+      deps.err(
+        `settle: warning: chain ${chainId}: the node has no block at or after ${new Date(toMs).toISOString()} yet ` +
+          `(the period is not over, or the node lags): swaps in later blocks of the period are missing`,
+      );
+    }
     const tracer = new TracerChoice(tracerSetting as TracerKind | 'auto' | 'none');
     const scan = await scanSwaps({
       reader,
