@@ -16,7 +16,15 @@ import { DAY_MS, DurableWrites, createDigestSigner, createRedis, redisKeys, redi
 import { startDevnet } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
 import { RedisAuditTrail } from '@pmm/signer';
-import { Contract, ContractFactory, JsonRpcProvider, NonceManager, Wallet, MaxUint256 } from 'ethers';
+import {
+  Contract,
+  ContractFactory,
+  JsonRpcProvider,
+  NonceManager,
+  Wallet,
+  MaxUint256,
+  type TransactionReceipt,
+} from 'ethers';
 import { AuditReader, SETTLE_INCOMPLETE, createChainReader, runSettleCommand, type SettlementReport } from '../src';
 
 const SWAPS = Number(process.env.SETTLE_BENCH_SWAPS ?? 2_000);
@@ -32,10 +40,7 @@ async function main(): Promise<void> {
   const keys = redisKeys(`bench-settle-${process.pid}`);
   try {
     const s = devnet.stack.chains[String(CHAIN)]!;
-    // No request cache: ethers answers a request made within 250 ms from the first one's answer, so
-    // the 'latest' block read right after the last receipt was the block before it, and the period
-    // ended before the last transaction (the split route: "settled 1998 of 2000 swaps", now and then).
-    const provider = new JsonRpcProvider(s.rpcUrl, CHAIN, { staticNetwork: true, cacheTimeout: -1 });
+    const provider = new JsonRpcProvider(s.rpcUrl, CHAIN, { staticNetwork: true });
     const user = new NonceManager(new Wallet(s.testUser.privateKey, provider));
     const userAddress = s.testUser.address.toLowerCase();
     const executor = await new ContractFactory(TestExecutorArtifact.abi, TestExecutorArtifact.bytecode, user).deploy(
@@ -88,7 +93,7 @@ async function main(): Promise<void> {
     };
     const unit = 10n ** BigInt(s.quoteToken.decimals);
     const made = Date.now();
-    const pending: Promise<unknown>[] = [];
+    const pending: Promise<TransactionReceipt | null>[] = [];
     const ex = executor as unknown as Contract;
     for (let done = 0; done < SWAPS; done += 4) {
       const [t, a, o, m, ts, vd] = await leg(userAddress, unit);
@@ -111,8 +116,12 @@ async function main(): Promise<void> {
         ).wait(),
       );
     }
-    await Promise.all(pending);
-    const endTime = Number((await provider.getBlock('latest'))!.timestamp) + 1;
+    // The period ends after the last swap's block, read by its number: ethers answers a request
+    // made within 250 ms of the same one from its cache, so 'latest' read here was now and then the
+    // block before the last transaction, which then fell outside the period (the split route:
+    // "settled 1998 of 2000 swaps").
+    const last = Math.max(...(await Promise.all(pending)).map((r) => r!.blockNumber));
+    const endTime = Number((await provider.getBlock(last))!.timestamp) + 1;
     // A block at the period's end: the period is over on the node (else the report is incomplete).
     await provider.send('evm_mine', [endTime]);
     console.log(
