@@ -7,7 +7,7 @@ export { AuditReader } from './store/audit-reader';
 export type { AuditEntry, AuditFilter } from './store/audit-reader';
 export { runAuditCommand } from './cli/audit-command';
 export type { AuditCommandDeps } from './cli/audit-command';
-export { runSettleCommand } from './cli/settle-command';
+export { SETTLE_INCOMPLETE, runSettleCommand } from './cli/settle-command';
 export type { SettleCommandDeps } from './cli/settle-command';
 export { createChainReader } from './chain/chain-reader';
 export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './chain/chain-reader';

@@ -27,6 +27,7 @@ const scope: ChainScope = {
   router: ROUTER,
   fromBlock: 1,
   toBlock: 100,
+  ended: true,
   quoteToken: USDC,
   quote: META[USDC]!,
 };

@@ -11,8 +11,8 @@
  * integrator that asked, list the outside ones apart, give the same bytes twice and the same
  * report with each of the node's tracers (callTracer, trace_transaction, struct logs, and struct
  * logs alone behind a node that offers nothing else), and, against a node that refuses tracing,
- * list the executor's transactions apart with the reason; `audit tx` must name the right
- * integrator for each swap of each transaction.
+ * list the executor's transactions apart with the reason in a report marked incomplete (exit 3);
+ * `audit tx` must name the right integrator for each swap of each transaction.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -44,6 +44,7 @@ import { ApiKeyStore } from '@pmm/gateway';
 import { chainClients, devnetRegistry, startSystem, type System } from '@pmm/testkit';
 import {
   AuditReader,
+  SETTLE_INCOMPLETE,
   createChainReader,
   runAuditCommand,
   runSettleCommand,
@@ -518,6 +519,8 @@ describe('settlement and audit on the devnet', () => {
     await c(8453).pub.request({ method: 'evm_increaseTime' as never, params: [20] as never });
     lateTx = await throughExecutor([late]);
     toSeconds = Math.max(...(await Promise.all(CHAINS.map(latestTime)))) + 1;
+    // A block at the period's end on each chain: the period is over there (else settle's report is incomplete).
+    for (const id of CHAINS) await c(id).pub.request({ method: 'evm_mine' as never, params: [toSeconds] as never });
   });
 
   it('behavior: settle reports every swap one by one, attributed to the integrator that asked, the outside one apart', async () => {
@@ -727,6 +730,7 @@ describe('settlement and audit on the devnet', () => {
     expect(metrics).toContain('pmm_settlement_late_swaps{chain="8453",integrator="gamma"} 1\n');
     expect(metrics).toContain('pmm_settlement_late_swaps{chain="8453",integrator="alpha"} 0\n');
     expect(metrics).toContain('pmm_settlement_unexamined_transactions{chain="8453"} 0\n');
+    expect(metrics).toContain('pmm_settlement_period_ended{chain="8453"} 1\n');
     expect(metrics).toContain('pmm_settlement_swaps{chain="8453",integrator=""} 2\n');
     // Said on standard error even though nothing else is wrong: swaps beyond their signature's requests.
     expect(run.err).toContainEqual(
@@ -787,7 +791,7 @@ describe('settlement and audit on the devnet', () => {
     }
   });
 
-  it('error: a node without tracing: the executor transactions are listed apart with the reason, counted in the totals and on standard error; direct swaps are still settled', async () => {
+  it('error: a node without tracing: the executor transactions are listed apart with the reason, counted in the totals and on standard error, the report incomplete (exit 3); direct swaps are still settled', async () => {
     const proxy = await refusingProxy(c(8453).stack.rpcUrl);
     const reader = createChainReader(8453, proxy.url);
     try {
@@ -796,8 +800,9 @@ describe('settlement and audit on the devnet', () => {
         ['--from', iso(fromSeconds), '--to', iso(toSeconds), '--quiet'],
         new Map([[8453, reader]]),
       );
-      expect(run.code).toBe(0);
+      expect(run.code).toBe(SETTLE_INCOMPLETE);
       const report = JSON.parse(run.out) as SettlementReport;
+      expect(report.complete).toBe(false);
       expect(report.unexamined.map((u) => u.txHash)).toEqual(executorTxs.map((h) => h.toLowerCase()));
       for (const u of report.unexamined)
         expect(u.reason).toBe(

@@ -31,7 +31,7 @@ async function rate(call: Call, method: string, params: unknown[], inFlight: num
 }
 
 async function main(): Promise<void> {
-  // The chain alone: both clients run in this process.
+  // The chain (startSystem adds a private Redis, unused here): both clients run in this process.
   const sys = await startSystem({ chains: [4663], blockIntervalMs: 1000, services: [] });
   const chain = sys.chain(4663);
   const limits = { maxAnswerBytes: 2_097_152, onDropped: () => undefined };

@@ -30,7 +30,7 @@ let probe: ViemProbe | undefined;
 const logger = createLogger({ service: 'test', level: 'error' });
 
 beforeAll(async () => {
-  // The chain alone: the block source and viem's transport in this process, nothing in Redis.
+  // The chain (its private Redis unused): the block source and viem's transport in this process.
   sys = await startSystem({ chains: [CHAIN], blockIntervalMs: 300, services: [] });
 });
 

@@ -19,7 +19,7 @@ let sys: System;
 let chain: ChainStack;
 
 beforeAll(async () => {
-  // The chain alone: the check runs in this process and reads no Redis.
+  // The chain (its private Redis unused): the check runs in this process and reads no Redis.
   sys = await startSystem({ chains: [8453], blockIntervalMs: 0, services: [] });
   chain = sys.chain(8453);
 }, 120_000);

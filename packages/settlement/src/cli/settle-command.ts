@@ -14,6 +14,8 @@ import {
   settlementJson,
   settlementMetrics,
   settlementSwapsCsv,
+  NOT_ENDED_ROW,
+  NOT_EXAMINED_ROW,
   type ChainScope,
   type SignatureLookup,
 } from '../settlement/settlement-report';
@@ -39,8 +41,13 @@ export const SETTLE_USAGE = `usage: settle (--month YYYY-MM | --from <time> --to
 
 Times are YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive. Only swaps in
 blocks of the period count; the same period gives the same bytes once it has ended.
-Transactions that could not be examined are listed apart (\`unexamined\`) and counted on standard error.
-Exit codes: 0 done, 1 error, 2 usage.`;
+Transactions that could not be examined are listed apart (\`unexamined\`) and counted on standard error;
+the report is then incomplete (\`complete: false\`; csv: a "${NOT_EXAMINED_ROW}" row) and the exit code 3.
+So it is when a chain's node has no block at or after --to yet (\`periodEnded: false\`; csv: "${NOT_ENDED_ROW}").
+Exit codes: 0 done, 1 error, 2 usage, 3 done but incomplete.`;
+
+/** The report is written but incomplete: transactions not examined, or a period not over on a node. */
+export const SETTLE_INCOMPLETE = 3;
 
 export interface SettleCommandDeps {
   lookup: SignatureLookup;
@@ -106,6 +113,13 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
     const range = await blockRangeForTime(reader, fromSeconds, toSeconds);
     const total = Math.max(0, range.toBlock - range.fromBlock + 1);
     progress(`settle: chain ${chainId}: blocks ${range.fromBlock}..${range.toBlock} (${total} blocks)`);
+    if (!range.ended) {
+      // Always said, even with --quiet: the report is incomplete.
+      deps.err(
+        `settle: warning: chain ${chainId}: the node has no block at or after ${new Date(toMs).toISOString()} yet ` +
+          `(the period is not over, or the node lags): swaps in later blocks of the period are missing`,
+      );
+    }
     const tracer = new TracerChoice(tracerSetting as TracerKind | 'auto' | 'none');
     const scan = await scanSwaps({
       reader,
@@ -183,8 +197,9 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
     `settle: ${t.attributed} swaps attributed, ${t.listedApart} listed apart, ` +
     `${t.unexaminedTransactions} transactions not examined; ${excess} swaps beyond their signature's requests, ` +
     `${late} late (> ${lateAfterSeconds} s)` +
-    (values.out !== undefined ? `; written to ${values.out}` : '');
+    (values.out !== undefined ? `; written to ${values.out}` : '') +
+    (report.complete ? '' : '; the report is INCOMPLETE');
   if (t.unexaminedTransactions > 0 || excess > 0) deps.err(outcome);
   else progress(outcome);
-  return 0;
+  return report.complete ? 0 : SETTLE_INCOMPLETE;
 }

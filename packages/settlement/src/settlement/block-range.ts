@@ -8,6 +8,11 @@ export interface BlockRange {
   fromBlock: number;
   /** Below fromBlock when the range holds no block. */
   toBlock: number;
+  /**
+   * Whether the node has a block at or after `to`. Until it has, the period is not over on this
+   * node (it is still being produced, or the node lags): later blocks may hold swaps of the period.
+   */
+  ended: boolean;
 }
 
 /** The first block whose timestamp is >= `seconds`, or latest + 1 when there is none yet. */
@@ -29,6 +34,6 @@ export async function blockRangeForTime(
 ): Promise<BlockRange> {
   const latest = await reader.latestBlock();
   const fromBlock = await firstBlockAtOrAfter(reader, fromSeconds, latest);
-  const toBlock = (await firstBlockAtOrAfter(reader, toSeconds, latest)) - 1;
-  return { fromBlock, toBlock };
+  const after = await firstBlockAtOrAfter(reader, toSeconds, latest);
+  return { fromBlock, toBlock: after - 1, ended: after <= latest };
 }

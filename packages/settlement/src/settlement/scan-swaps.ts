@@ -17,11 +17,29 @@
  *    When the node cannot trace, the transaction is listed apart with the reason.
  *
  * Transactions are read and traced `concurrency` at a time (ethers sends requests made together
- * as one JSON-RPC batch); each request is retried when the failure looks transient.
+ * as one JSON-RPC batch); each request is retried when the failure looks transient. A trace that
+ * still failed (the node overloaded or restarting for longer than the reader's two seconds of
+ * retries, or an answer the reader takes as final that a node behind a balancer may not give
+ * again, e.g. "header not found" from a lagging one) is tried again after the window, in rounds
+ * spaced by `retryDelaysMs`: a transaction is listed apart only when its trace failed through
+ * every round, or when the failure cannot change (no tracer, an impossible or oversized answer).
+ * settle-command.ts then marks the report incomplete: a failure never passes for "no swap".
  */
 import { SWAP_SELECTOR, decodeSwapCalldata, decodeVerificationData, type VerificationData } from '@pmm/protocol';
-import { NO_TRACER_REASON, TracerChoice, type RouterSwapCall } from '../chain/call-trace';
-import { rpcError, type ChainReader, type ChainTransaction, type TransferLog } from '../chain/chain-reader';
+import {
+  ImpossibleTrace,
+  NO_TRACER_REASON,
+  TracerChoice,
+  TracerUnsupported,
+  type RouterSwapCall,
+} from '../chain/call-trace';
+import {
+  AnswerTooLarge,
+  rpcError,
+  type ChainReader,
+  type ChainTransaction,
+  type TransferLog,
+} from '../chain/chain-reader';
 
 export interface OnChainSwap {
   chainId: number;
@@ -83,9 +101,18 @@ export interface ScanOptions {
   concurrency?: number;
   /** Shared across a run so that the node's tracer is found once per chain. */
   tracer: TracerChoice;
+  /** Waits before each new round of traces that failed; default RETRY_DELAYS_MS. */
+  retryDelaysMs?: readonly number[];
   /** Called after each block window with the last block done. */
   onProgress?: (doneThrough: number, swapsSoFar: number, unexaminedSoFar: number) => void;
 }
+
+/**
+ * The waits before each new round of attempts at the transactions whose trace failed, after the
+ * reader's own retries (under two seconds): about half a minute in all, for a node that was
+ * overloaded or restarting, before a transaction is listed apart and the report is incomplete.
+ */
+const RETRY_DELAYS_MS: readonly number[] = [2_000, 5_000, 10_000, 15_000];
 
 async function logsIn(
   reader: ChainReader,
@@ -129,15 +156,19 @@ export async function routerSwapCalls(
   tracer: TracerChoice,
   router: string,
   tx: ChainTransaction,
-): Promise<{ via: 'direct' | 'nested'; calls: RouterSwapCall[] } | { unexamined: string }> {
+): Promise<{ via: 'direct' | 'nested'; calls: RouterSwapCall[] } | { unexamined: string; mayPass: boolean }> {
   if (tx.to === router && tx.input.startsWith(SWAP_SELECTOR))
     return { via: 'direct', calls: [{ from: tx.from, input: tx.input, output: '0x', depth: 0, reverted: false }] };
   try {
     const calls = await tracer.swapCalls(reader, tx, router);
     if (calls) return { via: 'nested', calls };
-    return { unexamined: NO_TRACER_REASON };
+    return { unexamined: NO_TRACER_REASON, mayPass: false };
   } catch (err) {
-    return { unexamined: `the node could not trace it: ${rpcError(err).message}` };
+    // The same answer would come again: the node lacks the tracer for it, or answered what no EVM
+    // produces or more than the reader reads. Anything else (no answer, a node-side timeout, a
+    // rate limit, pruned state that an archive node behind a balancer may have) may pass later.
+    const same = err instanceof TracerUnsupported || err instanceof ImpossibleTrace || err instanceof AnswerTooLarge;
+    return { unexamined: `the node could not trace it: ${rpcError(err).message}`, mayPass: !same };
   }
 }
 
@@ -162,9 +193,19 @@ export async function scanSwaps(opts: ScanOptions): Promise<ScanResult> {
     const candidates = [...byTx].filter(
       ([, logs]) => logs.some((l) => l.to === router) && logs.some((l) => l.from === router),
     );
-    const found = await pool(candidates, opts.concurrency ?? 8, ([hash, logs]) =>
+    const concurrency = opts.concurrency ?? 8;
+    const found = await pool(candidates, concurrency, ([hash, logs]) =>
       examine(reader, opts.tracer, router, hash, logs),
     );
+    for (const delay of opts.retryDelaysMs ?? RETRY_DELAYS_MS) {
+      const again = found.flatMap((f, i) => (f.unexamined && f.mayPass ? [i] : []));
+      if (again.length === 0) break;
+      await new Promise((r) => setTimeout(r, delay));
+      const retried = await pool(again, concurrency, (i) =>
+        examine(reader, opts.tracer, router, candidates[i]![0], candidates[i]![1]),
+      );
+      again.forEach((i, k) => (found[i] = retried[k]!));
+    }
     for (const f of found) {
       result.transactions += 1;
       if (f.traced) result.traced += 1;
@@ -187,7 +228,7 @@ async function examine(
   router: string,
   hash: string,
   logs: TransferLog[],
-): Promise<{ swaps: OnChainSwap[]; unexamined?: UnexaminedTransaction; traced: boolean }> {
+): Promise<{ swaps: OnChainSwap[]; unexamined?: UnexaminedTransaction; mayPass?: boolean; traced: boolean }> {
   const first = logs.reduce((a, b) => (a.logIndex <= b.logIndex ? a : b));
   const [tx, blockTime] = await Promise.all([reader.transaction(hash), reader.blockTime(first.blockNumber)]);
   if (!tx) throw new Error(`chain ${reader.chainId}: transaction ${hash} of a log not found`);
@@ -199,7 +240,8 @@ async function examine(
     blockTime,
     logIndex: first.logIndex,
   };
-  if ('unexamined' in found) return { swaps: [], unexamined: { ...place, reason: found.unexamined }, traced: false };
+  if ('unexamined' in found)
+    return { swaps: [], unexamined: { ...place, reason: found.unexamined }, mayPass: found.mayPass, traced: false };
   const swaps: OnChainSwap[] = [];
   for (const call of found.calls) {
     if (call.reverted) continue;

@@ -39,6 +39,8 @@ export interface ChainScope {
   router: string;
   fromBlock: number;
   toBlock: number;
+  /** Whether the node had a block at or after the period's end (block-range.ts). */
+  ended: boolean;
   /** Lowercase address and metadata of the chain's quote token. */
   quoteToken: string;
   quote: TokenMeta;
@@ -150,6 +152,12 @@ export interface SettlementTotals {
 }
 
 export interface SettlementReport {
+  /**
+   * False when a transaction that touched the router like a swap could not be examined (listed in
+   * `unexamined`), or when a chain's node had no block past the period yet (`periodEnded`): swaps
+   * are missing from the figures, so the report must not be taken as the period's.
+   */
+  complete: boolean;
   period: { from: string; to: string };
   lateAfterSeconds: number;
   chains: {
@@ -157,6 +165,8 @@ export interface SettlementReport {
     router: string;
     fromBlock: number;
     toBlock: number;
+    /** False: the node had no block at or after the period's end; later blocks may hold more swaps. */
+    periodEnded: boolean;
     quoteToken: { address: string; symbol: string; decimals: number };
   }[];
   totals: SettlementTotals;
@@ -348,6 +358,7 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
       reason: u.reason,
     }));
   return {
+    complete: unexamined.length === 0 && input.chains.every((c) => c.ended),
     period: { from: iso(input.fromSeconds), to: iso(input.toSeconds) },
     lateAfterSeconds: input.lateAfterSeconds,
     chains: [...input.chains]
@@ -357,6 +368,7 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
         router: c.router.toLowerCase(),
         fromBlock: c.fromBlock,
         toBlock: c.toBlock,
+        periodEnded: c.ended,
         quoteToken: { address: c.quoteToken, symbol: c.quote.symbol, decimals: c.quote.decimals },
       })),
     totals: {
@@ -464,8 +476,13 @@ export function settlementMetrics(report: SettlementReport): string {
   );
   metric(
     'pmm_settlement_unexamined_transactions',
-    'Transactions that touched the router like a swap but could not be examined (no tracer on the node).',
+    'Transactions that touched the router like a swap but could not be examined (no tracer on the node, or its traces failed through every retry).',
     chains.map((c) => [{ chain: c }, report.unexamined.filter((u) => u.chainId === c).length]),
+  );
+  metric(
+    'pmm_settlement_period_ended',
+    "1 when the chain's node had a block at or after the period's end; 0: blocks of the period may be missing.",
+    report.chains.map((c) => [{ chain: c.chainId }, c.periodEnded ? 1 : 0]),
   );
   metric(
     'pmm_settlement_signature_excess_swaps',
@@ -491,11 +508,27 @@ export function settlementJson(report: SettlementReport): string {
 
 const SUMMARY_COLUMNS = ['integratorId', 'chainId', 'pair', 'quoteToken', 'swaps', 'volume', 'fees', 'transactions'];
 
-/** One row per integrator, chain and pair; the transaction hashes space-separated in the last column. */
+/** What the summary's integratorId column says for transactions that could not be examined. */
+export const NOT_EXAMINED_ROW = '(not examined)';
+/** What the summary's integratorId column says for a chain whose node had no block past the period. */
+export const NOT_ENDED_ROW = '(period not ended)';
+
+/**
+ * One row per integrator, chain and pair; the transaction hashes space-separated in the last
+ * column. An incomplete report ends with a row per chain that is why (integratorId
+ * NOT_EXAMINED_ROW with the transactions' hashes, or NOT_ENDED_ROW; no figures), so that the
+ * file itself shows it is incomplete.
+ */
 export function settlementCsv(report: SettlementReport): string {
   const rows = report.summary.map((s) =>
     csvLine([s.integratorId, s.chainId, s.pair, s.quoteToken, s.swaps, s.volume, s.fees, s.transactions.join(' ')]),
   );
+  for (const chainId of new Set(report.unexamined.map((u) => u.chainId))) {
+    const hashes = report.unexamined.filter((u) => u.chainId === chainId).map((u) => u.txHash);
+    rows.push(csvLine([NOT_EXAMINED_ROW, chainId, '', '', '', '', '', hashes.join(' ')]));
+  }
+  for (const c of report.chains)
+    if (!c.periodEnded) rows.push(csvLine([NOT_ENDED_ROW, c.chainId, '', '', '', '', '', '']));
   return [csvLine(SUMMARY_COLUMNS), ...rows].join('\n') + '\n';
 }
 
