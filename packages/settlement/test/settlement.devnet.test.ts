@@ -15,7 +15,6 @@
  * `audit tx` must name the right integrator for each swap of each transaction.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -41,7 +40,15 @@ import {
 import { encodeSwapCalldata, formatUnits, signSwapQuote } from '@pmm/protocol';
 import type { ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
-import { chainClients, devnetRegistry, startSystem, type System } from '@pmm/testkit';
+import {
+  chainClients,
+  devnetRegistry,
+  jsonRpcRelay,
+  startSystem,
+  type JsonRpcRelay,
+  type JsonRpcRequest,
+  type System,
+} from '@pmm/testkit';
 import {
   AuditReader,
   SETTLE_INCOMPLETE,
@@ -410,15 +417,10 @@ async function auditTx(chainId: number, hash: string, json = false) {
   return { code, out, err };
 }
 
-interface RpcRequest {
-  id: unknown;
-  method: string;
-  params?: unknown[];
-}
 type RpcRefusal = { code: number; message: string } | undefined;
 
 /** A node without tracing: every debug_* and trace_* method is unknown (-32601). */
-const noTracing = (r: RpcRequest): RpcRefusal =>
+const noTracing = (r: JsonRpcRequest): RpcRefusal =>
   /^(debug|trace)_/.test(r.method)
     ? { code: -32601, message: `the method ${r.method} does not exist/is not available` }
     : undefined;
@@ -427,7 +429,7 @@ const noTracing = (r: RpcRequest): RpcRefusal =>
  * A node whose only tracer is the default struct logger (as Hardhat 2): no trace_* method, and
  * debug_traceTransaction refuses any named tracer with Hardhat's own words.
  */
-const structLogsOnly = (r: RpcRequest): RpcRefusal => {
+const structLogsOnly = (r: JsonRpcRequest): RpcRefusal => {
   if (/^trace_/.test(r.method)) return { code: -32601, message: `Method ${r.method} is not supported` };
   const options = r.params?.[1] as { tracer?: unknown } | undefined;
   if (r.method === 'debug_traceTransaction' && options?.tracer !== undefined)
@@ -442,42 +444,8 @@ const structLogsOnly = (r: RpcRequest): RpcRefusal => {
  * A JSON-RPC proxy in front of a node that answers the requests `refuse` names with its error,
  * as a node without those methods does, and passes everything else through (batches too).
  */
-async function refusingProxy(
-  target: string,
-  refuse: (r: RpcRequest) => RpcRefusal = noTracing,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (b: Buffer) => chunks.push(b));
-    req.on('end', () => {
-      void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RpcRequest | RpcRequest[];
-        const list = Array.isArray(body) ? body : [body];
-        const passed = list.filter((r) => !refuse(r));
-        const answers = passed.length
-          ? ((await (
-              await fetch(target, {
-                method: 'POST',
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify(passed),
-              })
-            ).json()) as { id: unknown }[])
-          : [];
-        const out = list.map((r) => {
-          const error = refuse(r);
-          return error ? { jsonrpc: '2.0', id: r.id, error } : answers.find((a) => a.id === r.id);
-        });
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(Array.isArray(body) ? out : out[0]));
-      })();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+function refusingProxy(target: string, refuse: (r: JsonRpcRequest) => RpcRefusal = noTracing): Promise<JsonRpcRelay> {
+  return jsonRpcRelay(target, (r) => refuse(r) ?? 'pass');
 }
 
 describe('settlement and audit on the devnet', () => {

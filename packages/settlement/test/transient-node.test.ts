@@ -9,7 +9,6 @@
  * the node has no block past yet (not over, or the node lags behind the chain).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Contract, ContractFactory, JsonRpcProvider, MaxUint256, NonceManager, Wallet } from 'ethers';
@@ -17,7 +16,7 @@ import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
 import { createDigestSigner } from '@pmm/core';
 import type { ChainStack } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
-import { startSystem, type System } from '@pmm/testkit';
+import { jsonRpcRelay, startSystem, type JsonRpcFault, type JsonRpcRequest, type System } from '@pmm/testkit';
 import {
   SETTLE_INCOMPLETE,
   createChainReader,
@@ -95,68 +94,10 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-interface RpcRequest {
-  id: unknown;
-  method: string;
-  params?: unknown[];
-}
-
-/** What the relay does with a request: pass it to the node, answer 503, or answer a JSON-RPC error. */
-type Fault = 'pass' | 'unavailable' | { code: number; message: string };
-
-/** A JSON-RPC relay in front of the node that applies `fault` to each request (batches too). */
-async function faultyRelay(
-  target: string,
-  fault: (r: RpcRequest) => Fault,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (b: Buffer) => chunks.push(b));
-    req.on('end', () => {
-      void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RpcRequest | RpcRequest[];
-        const list = Array.isArray(body) ? body : [body];
-        const faults = list.map(fault);
-        if (faults.includes('unavailable')) {
-          res.statusCode = 503;
-          res.end('Service Unavailable');
-          return;
-        }
-        const passed = list.filter((_, i) => faults[i] === 'pass');
-        const answers = passed.length
-          ? ((await (
-              await fetch(target, {
-                method: 'POST',
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify(passed),
-              })
-            ).json()) as { id: unknown }[])
-          : [];
-        const out = list.map((r, i) => {
-          const f = faults[i]!;
-          return f === 'pass' ? answers.find((a) => a.id === r.id) : { jsonrpc: '2.0', id: r.id, error: f };
-        });
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(Array.isArray(body) ? out : out[0]));
-      })();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
 /** Answers 503 to the first `times` traces of the split route's transaction; counts them all. */
 function splitTraceFails(times: number) {
   const seen = { traces: 0 };
-  const fault = (r: RpcRequest): Fault => {
+  const fault = (r: JsonRpcRequest): JsonRpcFault => {
     if (r.method !== 'debug_traceTransaction' || String(r.params?.[0]).toLowerCase() !== splitTx) return 'pass';
     seen.traces += 1;
     return seen.traces <= times ? 'unavailable' : 'pass';
@@ -190,7 +131,7 @@ describe('settle against a node that fails', () => {
   it('behavior: traces that fail for longer than the reader retries (a node restarting) are tried again: every swap is found', async () => {
     // The reader tries each request 4 times within two seconds: 6 failures outlast that.
     const { seen, fault } = splitTraceFails(6);
-    const relay = await faultyRelay(s.rpcUrl, fault);
+    const relay = await jsonRpcRelay(s.rpcUrl, fault);
     try {
       const run = await settleThrough(relay.url);
       const report = JSON.parse(run.out) as SettlementReport;
@@ -208,7 +149,7 @@ describe('settle against a node that fails', () => {
 
   it('error: a trace that keeps failing: the transaction is listed apart after every round, with what the node answered', async () => {
     const { seen, fault } = splitTraceFails(Infinity);
-    const relay = await faultyRelay(s.rpcUrl, fault);
+    const relay = await jsonRpcRelay(s.rpcUrl, fault);
     const reader = createChainReader(CHAIN, relay.url);
     try {
       const latest = await reader.latestBlock();
@@ -233,7 +174,7 @@ describe('settle against a node that fails', () => {
   });
 
   it('error: a node without tracing: the report is written but incomplete (exit 3, complete false, a csv row), never one that looks complete', async () => {
-    const relay = await faultyRelay(s.rpcUrl, (r) =>
+    const relay = await jsonRpcRelay(s.rpcUrl, (r) =>
       /^(debug|trace)_/.test(r.method)
         ? { code: -32601, message: `the method ${r.method} does not exist/is not available` }
         : 'pass',
