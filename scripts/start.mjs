@@ -202,7 +202,10 @@ async function main() {
     );
     const ports = {};
     const defaults = { 8453: 8545, 56: 8546, 4663: 8547 };
-    for (const id of Object.keys(defaults)) ports[id] = await port(`DEVNET_PORT_${id}`, defaults[id]);
+    // With STACK_PORTS=free the devnet picks its own ports: it can pick again if another process
+    // takes one before the node binds it.
+    for (const id of Object.keys(defaults))
+      if (process.env[`DEVNET_PORT_${id}`] || !freePorts) ports[id] = await port(`DEVNET_PORT_${id}`, defaults[id]);
     const blockIntervalMs = {};
     for (const id of Object.keys(defaults))
       blockIntervalMs[id] = Number(process.env[`DEVNET_BLOCK_MS_${id}`] ?? DEFAULT_BLOCK_INTERVAL_MS[id]);

@@ -63,6 +63,9 @@ export interface AnvilNodeOptions {
 /** A hex string of 64 digits (a private key or hash): never copied into an error message. */
 const SECRET_LIKE = /0x[0-9a-fA-F]{64}/g;
 
+/** The node could not have its port: another process holds it. */
+export class PortInUseError extends Error {}
+
 /** The command line of one devnet node (exported for the tests that check what we ask of anvil). */
 export function anvilArgs(options: AnvilNodeOptions): string[] {
   return [
@@ -125,7 +128,9 @@ export class AnvilNode {
   /** Spawns a node and resolves once it answers eth_chainId with the expected id. */
   static async start(options: AnvilNodeOptions): Promise<AnvilNode> {
     // Otherwise a node already on the port (same chain id) would pass for ours.
-    await assertPortFree(options.port);
+    await assertPortFree(options.port).catch((err: Error) => {
+      throw new PortInUseError(err.message);
+    });
     const node = new AnvilNode(options);
     try {
       await node.waitReady();
@@ -183,10 +188,11 @@ export class AnvilNode {
     const expected = `0x${this.options.chainId.toString(16)}`;
     while (Date.now() < deadline) {
       if (!this.running) {
-        throw new Error(
+        const message =
           `anvil node for chain ${this.options.chainId} exited (code ${String(this.exitCode)}) before it was ready:\n` +
-            this.tail.replace(SECRET_LIKE, '0x<redacted>'),
-        );
+          this.tail.replace(SECRET_LIKE, '0x<redacted>');
+        // Free when checked, taken before anvil bound it.
+        throw /Address already in use/.test(this.tail) ? new PortInUseError(message) : new Error(message);
       }
       try {
         const id = await rpcCall(this.rpcUrl, 'eth_chainId', [], 1000);

@@ -5,7 +5,7 @@
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { findFreePort } from './free-port';
-import { AnvilNode } from './anvil-node';
+import { AnvilNode, PortInUseError } from './anvil-node';
 import { setupChain } from './setup-chain';
 import { writeStack, type ChainStack, type StackDescription } from './stack';
 
@@ -17,10 +17,13 @@ export const DEFAULT_BLOCK_INTERVAL_MS: Readonly<Record<number, number>> = Objec
 });
 const FALLBACK_BLOCK_INTERVAL_MS = 1000;
 
+/** Ports tried per chain at its first start when the devnet picks them (see startNode). */
+const PORT_ATTEMPTS = 4;
+
 export interface StartDevnetOptions {
   /** Chains to start. Default: every chain of the @pmm/core registry (8453, 56, 4663). */
   chains?: number[];
-  /** Port per chain id. Default: a free port chosen by the OS. */
+  /** Port per chain id. Default: a free port chosen by the OS (picked again if taken before the node binds it). */
   ports?: Record<number, number>;
   /**
    * Interval mining period in ms, one value for all chains or one per chain id; 0 means
@@ -70,6 +73,8 @@ export interface Devnet {
 interface ChainSlot {
   chainId: number;
   port: number;
+  /** Picked here, not given by the caller: at its first start the chain may move to another. */
+  portPicked: boolean;
   blockIntervalMs: number;
   node: AnvilNode | undefined;
   description: ChainStack | undefined;
@@ -96,10 +101,11 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
 
   const slots = new Map<number, ChainSlot>();
   for (const chainId of chainIds) {
-    const port = opts.ports?.[chainId] ?? (await findFreePort());
+    const given = opts.ports?.[chainId];
     slots.set(chainId, {
       chainId,
-      port,
+      port: given ?? (await findFreePort()),
+      portPicked: given === undefined,
       blockIntervalMs: intervalFor(chainId, opts.blockIntervalMs),
       node: undefined,
       description: undefined,
@@ -111,16 +117,32 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
   };
   process.on('exit', killAllNow);
 
-  const bringUp = async (slot: ChainSlot): Promise<ChainStack> => {
+  // A port picked here was free a moment ago; another process (a parallel test's server, or an
+  // outgoing connection's local port) can take it before anvil binds it. At a chain's first
+  // start such a port is picked again, a few times. A port the caller gave fails at once, and so
+  // does a restart: the stack file already names its port.
+  const startNode = async (slot: ChainSlot, firstStart: boolean): Promise<AnvilNode> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await AnvilNode.start({
+          chainId: slot.chainId,
+          port: slot.port,
+          blockIntervalMs: slot.blockIntervalMs,
+          host: opts.host,
+          stepsTracing: opts.stepsTracing,
+          blockGasLimit: opts.blockGasLimit,
+        });
+      } catch (err) {
+        if (!(err instanceof PortInUseError && firstStart && slot.portPicked && attempt < PORT_ATTEMPTS)) throw err;
+        log(`chain ${slot.chainId}: port ${slot.port} was taken before the node bound it; picking another`);
+        slot.port = await findFreePort();
+      }
+    }
+  };
+
+  const bringUp = async (slot: ChainSlot, firstStart = false): Promise<ChainStack> => {
     const started = Date.now();
-    slot.node = await AnvilNode.start({
-      chainId: slot.chainId,
-      port: slot.port,
-      blockIntervalMs: slot.blockIntervalMs,
-      host: opts.host,
-      stepsTracing: opts.stepsTracing,
-      blockGasLimit: opts.blockGasLimit,
-    });
+    slot.node = await startNode(slot, firstStart);
     const nodeMs = Date.now() - started;
     let description: ChainStack;
     try {
@@ -152,7 +174,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
   };
 
   const ordered = [...slots.values()];
-  const results = await Promise.allSettled(ordered.map((slot) => bringUp(slot)));
+  const results = await Promise.allSettled(ordered.map((slot) => bringUp(slot, true)));
   const stack: StackDescription = { chains: {} };
   for (const [i, result] of results.entries()) {
     const slot = ordered[i];
