@@ -6,7 +6,7 @@
  */
 import Redis from 'ioredis';
 import { type Hex } from 'viem';
-import { chainClients, startSystem, type System } from '@pmm/testkit';
+import { chainClients, startSystem, until, type System } from '@pmm/testkit';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PmmRouterArtifact, TestTokenArtifact, type RouterCurve } from '@pmm/contracts';
 import { redisKeys } from '@pmm/core';
@@ -248,8 +248,9 @@ describe('orderbook on the devnet', () => {
         predictPairBook(base, c.quoteToken, planned.curve, resolveLadder({}, base, c.quoteToken, probe), reserves),
       );
     }
-    // One eth_call per quote() plus the reserves, all in one batch round trip.
-    const written = events.find((e) => e.outcome === 'written');
+    // One eth_call per quote() plus the reserves, all in one batch round trip. The block's event
+    // is reported once its write has returned: the poll above may see the book a moment earlier.
+    const written = await until(() => events.find((e) => e.outcome === 'written'), 5_000, 'a written block event');
     expect(written?.ethCalls).toBe(1 + 2 * 24);
     expect(ix.blockSource.rpc.kind).toBe('http');
     // The deepest ladder points revert (DepthExceeded, InsufficientReserve): with their revert
