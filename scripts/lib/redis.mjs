@@ -8,16 +8,10 @@ import { root } from './pnpm.mjs';
 
 const require = createRequire(import.meta.url);
 
+// The devnet's picker (packages/devnet/src/free-port.ts: below the ephemeral range, and why),
+// from its build, which every script that needs a port runs after (scripts/ensure.mjs).
 export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
+  return require(path.join(root, 'packages/devnet/dist/free-port.js')).findFreePort();
 }
 
 /** RESP encoding of one command (a password may hold any character). */

@@ -1,20 +1,53 @@
 import { createServer } from 'node:net';
 
-/**
- * A TCP port that was free on 127.0.0.1 a moment ago (the OS picks it). Another process could
- * take it before the node binds; the node then fails to start and the error says so.
- */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+import { readFileSync } from 'node:fs';
+
+/** The lowest port picked: above the well-known ports our own stack and tools default to. */
+const PICK_FLOOR = 20_000;
+
+/** The first port of the kernel's ephemeral range (outgoing connections' local ports), if known. */
+function ephemeralFloor(): number | undefined {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Listens on `port` (0: the OS picks) on 127.0.0.1 and closes; resolves the port, or undefined if taken. */
+function tryBind(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('could not get a free port'))));
+      const bound = typeof address === 'object' && address ? address.port : undefined;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * A TCP port that was free on 127.0.0.1 a moment ago, for a server started next. Picked at random
+ * below the kernel's ephemeral range, not by the OS (`listen(0)`), because the OS hands ports of
+ * that range to outgoing connections too: under a busy test suite a client's connection took such
+ * a port between the pick and the server's bind (CI saw EADDRINUSE from anvil and from a
+ * service). Below the range only another listener can take it. Where the range is unknown or
+ * leaves no room, the OS picks.
+ */
+export async function findFreePort(): Promise<number> {
+  const ceiling = ephemeralFloor();
+  if (ceiling !== undefined && ceiling - PICK_FLOOR >= 1_000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = await tryBind(PICK_FLOOR + Math.floor(Math.random() * (ceiling - PICK_FLOOR)));
+      if (port !== undefined) return port;
+    }
+  }
+  const picked = await tryBind(0);
+  if (picked === undefined) throw new Error('could not get a free port');
+  return picked;
 }
 
 /** Resolves if `port` can be bound on 127.0.0.1 right now, rejects naming the port otherwise. */

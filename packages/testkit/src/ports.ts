@@ -1,16 +1,24 @@
 /** Ports for tests that start their own servers. */
+import { createRequire } from 'node:module';
 import net from 'node:net';
+import path from 'node:path';
+import { REPO_ROOT } from './repo-root';
 
-/** A TCP port free on 127.0.0.1 a moment ago (the OS picks it). */
+/**
+ * A TCP port free on 127.0.0.1 a moment ago: the devnet's picker (packages/devnet/src/free-port.ts,
+ * which says why it picks below the ephemeral range). Loaded from its build by path: the devnet's
+ * index would load ethers into every test that imports testkit.
+ */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
+  return devnetFreePort().findFreePort();
+}
+
+let devnetPorts: { findFreePort(): Promise<number> } | undefined;
+function devnetFreePort(): { findFreePort(): Promise<number> } {
+  devnetPorts ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/devnet/dist/free-port.js')) as {
+    findFreePort(): Promise<number>;
+  };
+  return devnetPorts;
 }
 
 /** Resolves once something accepts TCP connections on `port`. */
