@@ -21,6 +21,15 @@ function devnetFreePort(): { findFreePort(): Promise<number> } {
   return devnetPorts;
 }
 
+/** Whether a server could listen on `port` on 127.0.0.1 right now. */
+export function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
 /** Resolves once something accepts TCP connections on `port`. */
 export function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -5,7 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { freePort, waitForPort } from './ports';
+import { canListen, freePort, waitForPort } from './ports';
 import { stopAll } from './processes';
 import { redisTlsArgs, type TlsCert } from './tls-cert';
 
@@ -30,7 +30,7 @@ export async function privateRedisCluster(opts: PrivateRedisClusterOptions = {})
   const ports: number[] = [];
   while (ports.length < 3) {
     const p = await freePort();
-    if (p + 10_000 < 65_536 && !ports.includes(p)) ports.push(p);
+    if (p + 10_000 < 65_536 && !ports.includes(p) && (await canListen(p + 10_000))) ports.push(p);
   }
   const children: ChildProcess[] = ports.map((port) => {
     const dir = mkdtempSync(`${tmpdir()}/cluster-${port}-`);
