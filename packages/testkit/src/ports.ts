@@ -10,24 +10,24 @@ import { REPO_ROOT } from './repo-root';
  * index would load ethers into every test that imports testkit.
  */
 export function freePort(): Promise<number> {
-  return devnetFreePort().findFreePort();
+  return devnetPorts().findFreePort();
 }
 
-let devnetPorts: { findFreePort(): Promise<number> } | undefined;
-function devnetFreePort(): { findFreePort(): Promise<number> } {
-  devnetPorts ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/devnet/dist/free-port.js')) as {
-    findFreePort(): Promise<number>;
-  };
-  return devnetPorts;
+type DevnetPorts = typeof import('@pmm/devnet/dist/free-port');
+let loadedPorts: DevnetPorts | undefined;
+function devnetPorts(): DevnetPorts {
+  loadedPorts ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/devnet/dist/free-port.js')) as DevnetPorts;
+  return loadedPorts;
 }
 
-/** Whether a server could listen on `port` on 127.0.0.1 right now. */
+/** Whether a server could listen on `port` on 127.0.0.1 right now (the devnet's own check). */
 export function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
+  return devnetPorts()
+    .assertPortFree(port)
+    .then(
+      () => true,
+      () => false,
+    );
 }
 
 /** Resolves once something accepts TCP connections on `port`. */
