@@ -1,6 +1,6 @@
 /**
  * The shipped monitoring files (deploy/): the alert rules pass promtool's checks and their own
- * unit tests (alerts.test.yml), the Prometheus configuration is valid, every dashboard query
+ * unit tests (alerts.test.yml, alerts.daily.test.yml), the Prometheus configuration is valid, every dashboard query
  * parses, and every metric and label the rules and the dashboard name is exported by a service
  * of a running stack (as `npm start` runs it, each service scraped at the URL the stack file
  * records). A query naming a series nobody exports is silently empty: an alert that never fires.
@@ -48,7 +48,7 @@ describe('alert rules and Prometheus configuration', () => {
   it('behavior: promtool accepts the rules and passes their unit tests, and the scrape configuration', () => {
     for (const args of [
       ['check', 'rules', 'alerts.yml'],
-      ['test', 'rules', 'alerts.test.yml'],
+      ['test', 'rules', 'alerts.test.yml', 'alerts.daily.test.yml'],
       ['check', 'config', 'prometheus.yml'],
     ]) {
       const { status, output } = promtool(...args);
