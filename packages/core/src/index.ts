@@ -81,6 +81,7 @@ export { exitWhenWritten } from './exit-when-written';
 export { replaceFile } from './replace-file';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export {
+  closeRedis,
   createRedis,
   parseMultiHostUrl,
   redisReady,

@@ -150,3 +150,20 @@ export function redisReady(client: RedisClient, timeoutMs = 5_000): Promise<void
     client.once('ready', onReady);
   });
 }
+
+/**
+ * Closes a client for good: QUIT (what was sent before it is answered), then disconnect. The
+ * disconnect is what a Sentinel client needs: with `failoverDetector`, ioredis's quit() leaves
+ * the detector's subscriptions to the sentinels open, and reconnecting when a sentinel goes, so
+ * the process never exits on its own (ioredis issue #1362; the fix, pull request #2198, is in no
+ * release up to 6.0.0). When QUIT fails (Redis is gone), disconnect still releases everything.
+ */
+export async function closeRedis(client: RedisClient): Promise<void> {
+  try {
+    await client.quit();
+  } catch {
+    // Nothing to flush to a Redis that is gone.
+  } finally {
+    client.disconnect();
+  }
+}

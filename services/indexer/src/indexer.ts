@@ -17,6 +17,7 @@ import {
   createLogger,
   openPkcs11Signer,
   checkRedisDurabilityWhenReady,
+  closeRedis,
   createRedis,
   redisKeys,
   type Logger,
@@ -338,13 +339,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
       await blockSource.close();
       confirmRpc?.close();
       await served.close();
-      for (const client of [redis, workerRedis]) {
-        try {
-          await client.quit();
-        } catch {
-          client.disconnect();
-        }
-      }
+      await Promise.all([redis, workerRedis].map(closeRedis));
       await signer.close?.();
       log.info('indexer stopped');
     })());

@@ -7,6 +7,7 @@ import {
   checkRedisDurabilityWhenReady,
   createMetrics,
   DAY_MS,
+  closeRedis,
   createRedis,
   DurableWrites,
   durabilityPolicy,
@@ -120,7 +121,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await served.close();
         await pairs.close();
         await integrators.stop();
-        await Promise.allSettled([redis.quit(), subscriber.quit(), auditRedis.quit()]);
+        await Promise.all([redis, subscriber, auditRedis].map(closeRedis));
         await closeSigningKeys(signers);
       })()),
   };
