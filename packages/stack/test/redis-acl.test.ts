@@ -188,11 +188,15 @@ describe('Redis users, one per role', () => {
     const worker = await connect('indexer-8453');
     const seen: number[] = [];
     const queue = createBlockQueue({ connection: indexer, prefix: keys.queuePrefix(8453), logger });
+    // Closed in afterAll with the others: bullmq does not close a connection it was given, and
+    // one left open retries the stopped server for ever, which kept jest's worker from exiting.
+    const workerConnection = createRedis(
+      server.url.replace('redis://', `redis://indexer-8453:${passwordOf('indexer-8453')}@`),
+      { name: 'acl-worker', role: 'worker' },
+    );
+    clients.push(workerConnection);
     const blocks = createBlockWorker({
-      connection: createRedis(server.url.replace('redis://', `redis://indexer-8453:${passwordOf('indexer-8453')}@`), {
-        name: 'acl-worker',
-        role: 'worker',
-      }),
+      connection: workerConnection,
       prefix: keys.queuePrefix(8453),
       lockMs: 5_000,
       logger,
