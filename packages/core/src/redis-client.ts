@@ -151,19 +151,29 @@ export function redisReady(client: RedisClient, timeoutMs = 5_000): Promise<void
   });
 }
 
+/** How long closeRedis waits for QUIT's answer before it drops the connection anyway. */
+const QUIT_WAIT_MS = 2_000;
+
 /**
- * Closes a client for good: QUIT (what was sent before it is answered), then disconnect. The
- * disconnect is what a Sentinel client needs: with `failoverDetector`, ioredis's quit() leaves
- * the detector's subscriptions to the sentinels open, and reconnecting when a sentinel goes, so
- * the process never exits on its own (ioredis issue #1362; the fix, pull request #2198, is in no
- * release up to 6.0.0). When QUIT fails (Redis is gone), disconnect still releases everything.
+ * Closes a client for good: QUIT (what was sent before it is answered), then disconnect.
+ * - The disconnect is what a Sentinel client needs: with `failoverDetector`, ioredis's quit()
+ *   leaves the detector's subscriptions to the sentinels open, and reconnecting when a sentinel
+ *   goes, so the process never exits on its own (ioredis issue #1362; the fix, pull request
+ *   #2198, is in no release up to 6.0.0).
+ * - QUIT is awaited at most `QUIT_WAIT_MS`: a Redis that accepts the connection but does not
+ *   answer (stopped, swapping, a fail-over half done) would otherwise hold a service's shutdown
+ *   for ever. The services call this after their server has drained, so every write a request
+ *   waited on has been answered already; only the QUIT itself is dropped.
+ * - When QUIT fails (Redis is gone), disconnect still releases everything.
  */
-export async function closeRedis(client: RedisClient): Promise<void> {
+export async function closeRedis(client: RedisClient, waitMs = QUIT_WAIT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await client.quit();
+    await Promise.race([client.quit(), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
   } catch {
     // Nothing to flush to a Redis that is gone.
   } finally {
+    clearTimeout(timer);
     client.disconnect();
   }
 }

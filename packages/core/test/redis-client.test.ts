@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { createRedis, redisReady } from '@pmm/core';
+import { closeRedis, createRedis, redisReady } from '@pmm/core';
+import { freePort, stopProcess, waitForPort } from '@pmm/testkit';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -28,4 +30,31 @@ describe('createRedis', () => {
     const { disconnectTimeout } = (r as Redis).options;
     await new Promise((resolve) => setTimeout(resolve, (disconnectTimeout ?? 2_000) + 100));
   });
+});
+
+describe('closeRedis', () => {
+  it('error: a Redis that stops answering (SIGSTOP) does not hold the close: QUIT is given up after the wait', async () => {
+    const port = await freePort();
+    const server = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    try {
+      await waitForPort(port);
+      // A worker connection has no command timeout (a command client's 2 s would bound QUIT too).
+      const client = createRedis(`redis://127.0.0.1:${port}`, { name: 'close-stalled', role: 'worker' });
+      await redisReady(client);
+      server.kill('SIGSTOP');
+      const started = Date.now();
+      await closeRedis(client, 300);
+      // Without the wait, quit() never settles and this test times out.
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      server.kill('SIGCONT');
+      await stopProcess(server, 'SIGKILL');
+    }
+  }, 10_000);
 });
