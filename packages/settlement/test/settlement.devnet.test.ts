@@ -45,7 +45,8 @@ import {
   devnetRegistry,
   jsonRpcRelay,
   startSystem,
-  type JsonRpcRelay,
+  withoutTracing,
+  type JsonRpcFault,
   type JsonRpcRequest,
   type System,
 } from '@pmm/testkit';
@@ -417,19 +418,11 @@ async function auditTx(chainId: number, hash: string, json = false) {
   return { code, out, err };
 }
 
-type RpcRefusal = { code: number; message: string } | undefined;
-
-/** A node without tracing: every debug_* and trace_* method is unknown (-32601). */
-const noTracing = (r: JsonRpcRequest): RpcRefusal =>
-  /^(debug|trace)_/.test(r.method)
-    ? { code: -32601, message: `the method ${r.method} does not exist/is not available` }
-    : undefined;
-
 /**
  * A node whose only tracer is the default struct logger (as Hardhat 2): no trace_* method, and
  * debug_traceTransaction refuses any named tracer with Hardhat's own words.
  */
-const structLogsOnly = (r: JsonRpcRequest): RpcRefusal => {
+const structLogsOnly = (r: JsonRpcRequest): JsonRpcFault => {
   if (/^trace_/.test(r.method)) return { code: -32601, message: `Method ${r.method} is not supported` };
   const options = r.params?.[1] as { tracer?: unknown } | undefined;
   if (r.method === 'debug_traceTransaction' && options?.tracer !== undefined)
@@ -437,16 +430,8 @@ const structLogsOnly = (r: JsonRpcRequest): RpcRefusal => {
       code: -32603,
       message: 'Hardhat currently only supports the default tracer, so no tracer parameter should be passed.',
     };
-  return undefined;
+  return 'pass';
 };
-
-/**
- * A JSON-RPC proxy in front of a node that answers the requests `refuse` names with its error,
- * as a node without those methods does, and passes everything else through (batches too).
- */
-function refusingProxy(target: string, refuse: (r: JsonRpcRequest) => RpcRefusal = noTracing): Promise<JsonRpcRelay> {
-  return jsonRpcRelay(target, (r) => refuse(r) ?? 'pass');
-}
 
 describe('settlement and audit on the devnet', () => {
   beforeAll(async () => {
@@ -740,7 +725,7 @@ describe('settlement and audit on the devnet', () => {
   });
 
   it('behavior: a node whose only tracer is the struct logger: auto falls back to it and gives the same report', async () => {
-    const proxy = await refusingProxy(c(8453).stack.rpcUrl, structLogsOnly);
+    const proxy = await jsonRpcRelay(c(8453).stack.rpcUrl, structLogsOnly);
     const reader = createChainReader(8453, proxy.url);
     try {
       const iso = (x: number) => new Date(x * 1000).toISOString();
@@ -760,7 +745,7 @@ describe('settlement and audit on the devnet', () => {
   });
 
   it('error: a node without tracing: the executor transactions are listed apart with the reason, counted in the totals and on standard error, the report incomplete (exit 3); direct swaps are still settled', async () => {
-    const proxy = await refusingProxy(c(8453).stack.rpcUrl);
+    const proxy = await jsonRpcRelay(c(8453).stack.rpcUrl, withoutTracing);
     const reader = createChainReader(8453, proxy.url);
     try {
       const iso = (x: number) => new Date(x * 1000).toISOString();

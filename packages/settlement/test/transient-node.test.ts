@@ -16,7 +16,14 @@ import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
 import { createDigestSigner } from '@pmm/core';
 import type { ChainStack } from '@pmm/devnet';
 import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
-import { jsonRpcRelay, startSystem, type JsonRpcFault, type JsonRpcRequest, type System } from '@pmm/testkit';
+import {
+  jsonRpcRelay,
+  startSystem,
+  withoutTracing,
+  type JsonRpcFault,
+  type JsonRpcRequest,
+  type System,
+} from '@pmm/testkit';
 import {
   SETTLE_INCOMPLETE,
   createChainReader,
@@ -174,11 +181,7 @@ describe('settle against a node that fails', () => {
   });
 
   it('error: a node without tracing: the report is written but incomplete (exit 3, complete false, a csv row), never one that looks complete', async () => {
-    const relay = await jsonRpcRelay(s.rpcUrl, (r) =>
-      /^(debug|trace)_/.test(r.method)
-        ? { code: -32601, message: `the method ${r.method} does not exist/is not available` }
-        : 'pass',
-    );
+    const relay = await jsonRpcRelay(s.rpcUrl, withoutTracing);
     try {
       const json = await settleThrough(relay.url);
       expect(json.code).toBe(SETTLE_INCOMPLETE);

@@ -39,4 +39,10 @@ export { chainClients, type ChainClients } from './chain-clients';
 export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
 export { devnetRegistry } from './devnet-registry';
 export { commandOutcome } from './command-outcome';
-export { jsonRpcRelay, type JsonRpcFault, type JsonRpcRelay, type JsonRpcRequest } from './json-rpc-relay';
+export {
+  jsonRpcRelay,
+  withoutTracing,
+  type JsonRpcFault,
+  type JsonRpcRelay,
+  type JsonRpcRequest,
+} from './json-rpc-relay';

@@ -20,39 +20,60 @@ export interface JsonRpcRelay {
   close(): Promise<void>;
 }
 
+/** A node without tracing: every debug_* and trace_* method is unknown (-32601), as geth says it. */
+export const withoutTracing = (r: JsonRpcRequest): JsonRpcFault =>
+  /^(debug|trace)_/.test(r.method)
+    ? { code: -32601, message: `the method ${r.method} does not exist/is not available` }
+    : 'pass';
+
 export async function jsonRpcRelay(target: string, fault: (r: JsonRpcRequest) => JsonRpcFault): Promise<JsonRpcRelay> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (b: Buffer) => chunks.push(b));
     req.on('end', () => {
-      void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as JsonRpcRequest | JsonRpcRequest[];
-        const list = Array.isArray(body) ? body : [body];
-        const faults = list.map(fault);
-        if (faults.includes('unavailable')) {
-          res.statusCode = 503;
-          res.end('Service Unavailable');
-          return;
-        }
-        const passed = list.filter((_, i) => faults[i] === 'pass');
-        const answers = passed.length
-          ? ((await (
-              await fetch(target, {
-                method: 'POST',
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify(passed),
-              })
-            ).json()) as { id: unknown }[])
-          : [];
-        const out = list.map((r, i) => {
-          const f = faults[i]!;
-          return f === 'pass' ? answers.find((a) => a.id === r.id) : { jsonrpc: '2.0', id: r.id, error: f };
-        });
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(Array.isArray(body) ? out : out[0]));
-      })();
+      relay(Buffer.concat(chunks).toString('utf8')).then(
+        (answer) => {
+          if (answer === undefined) {
+            res.statusCode = 503;
+            res.end('Service Unavailable');
+            return;
+          }
+          res.setHeader('content-type', 'application/json');
+          res.end(answer);
+        },
+        // A body that is not JSON-RPC, or a node that cannot be reached: a clear failure for the
+        // client under test, never a request left without an answer.
+        (err: Error) => {
+          res.statusCode = 502;
+          res.end(`relay: ${err.message}`);
+        },
+      );
     });
   });
+
+  /** The JSON answer to one HTTP body, or undefined for a 503 (a request the test made 'unavailable'). */
+  async function relay(text: string): Promise<string | undefined> {
+    const body = JSON.parse(text) as JsonRpcRequest | JsonRpcRequest[];
+    const list = Array.isArray(body) ? body : [body];
+    const faults = list.map(fault);
+    if (faults.includes('unavailable')) return undefined;
+    const passed = list.filter((_, i) => faults[i] === 'pass');
+    const answers = passed.length
+      ? ((await (
+          await fetch(target, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(passed),
+          })
+        ).json()) as { id: unknown }[])
+      : [];
+    const out = list.map((r, i) => {
+      const f = faults[i]!;
+      return f === 'pass' ? answers.find((a) => a.id === r.id) : { jsonrpc: '2.0', id: r.id, error: f };
+    });
+    return JSON.stringify(Array.isArray(body) ? out : out[0]);
+  }
+
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as { port: number };
   return {
