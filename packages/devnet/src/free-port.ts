@@ -1,6 +1,5 @@
-import { createServer } from 'node:net';
-
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 
 /** The lowest port picked: above the well-known ports our own stack and tools default to. */
 const PICK_FLOOR = 20_000;

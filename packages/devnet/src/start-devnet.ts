@@ -23,7 +23,7 @@ const PORT_ATTEMPTS = 4;
 export interface StartDevnetOptions {
   /** Chains to start. Default: every chain of the @pmm/core registry (8453, 56, 4663). */
   chains?: number[];
-  /** Port per chain id. Default: a free port chosen by the OS (picked again if taken before the node binds it). */
+  /** Port per chain id. Default: a free port (findFreePort), picked again if taken before the node binds it. */
   ports?: Record<number, number>;
   /**
    * Interval mining period in ms, one value for all chains or one per chain id; 0 means
@@ -73,8 +73,6 @@ export interface Devnet {
 interface ChainSlot {
   chainId: number;
   port: number;
-  /** Picked here, not given by the caller: at its first start the chain may move to another. */
-  portPicked: boolean;
   blockIntervalMs: number;
   node: AnvilNode | undefined;
   description: ChainStack | undefined;
@@ -101,11 +99,9 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
 
   const slots = new Map<number, ChainSlot>();
   for (const chainId of chainIds) {
-    const given = opts.ports?.[chainId];
     slots.set(chainId, {
       chainId,
-      port: given ?? (await findFreePort()),
-      portPicked: given === undefined,
+      port: opts.ports?.[chainId] ?? (await findFreePort()),
       blockIntervalMs: intervalFor(chainId, opts.blockIntervalMs),
       node: undefined,
       description: undefined,
@@ -133,7 +129,8 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
           blockGasLimit: opts.blockGasLimit,
         });
       } catch (err) {
-        if (!(err instanceof PortInUseError && firstStart && slot.portPicked && attempt < PORT_ATTEMPTS)) throw err;
+        const picked = opts.ports?.[slot.chainId] === undefined;
+        if (!(err instanceof PortInUseError && firstStart && picked && attempt < PORT_ATTEMPTS)) throw err;
         log(`chain ${slot.chainId}: port ${slot.port} was taken before the node bound it; picking another`);
         slot.port = await findFreePort();
       }
