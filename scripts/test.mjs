@@ -8,23 +8,22 @@ import { root } from './lib/pnpm.mjs';
 import { startPrivateRedis } from './lib/redis.mjs';
 
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
-const step = (label, cmd, args, env = process.env) => {
-  console.log(`[test] ${label}`);
-  return spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
-};
-
-/** Runs a static check with its output held back, then prints it under its label; true when it passed. */
-const check = (label, cmd, args) =>
+/**
+ * Runs one step and resolves its exit status. A `held` step's output is printed whole, under its
+ * label, when it ends (the static checks run at once and their lines would interleave); the others
+ * write straight through.
+ */
+const step = (label, cmd, args, { env = process.env, held = false } = {}) =>
   new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (!held) console.log(`[test] ${label}`);
+    const child = spawn(cmd, args, { cwd: root, env, stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
     let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    child.stdout?.on('data', (d) => (output += d));
+    child.stderr?.on('data', (d) => (output += d));
     child.on('error', (err) => (output += `${err.message}\n`));
     child.on('close', (code) => {
-      console.log(`[test] ${label}: ${code === 0 ? 'ok' : 'FAILED'}`);
-      if (output) process.stdout.write(output);
-      resolve(code === 0);
+      if (held) console.log(`[test] ${label}: ${code === 0 ? 'ok' : 'FAILED'}${output ? `\n${output}` : ''}`);
+      resolve(code ?? 1);
     });
   });
 
@@ -49,11 +48,11 @@ if (missing.length > 0) {
 // (The jest passes run after them, not beside them: with everything at once the whole command took as
 // long, its tests slower under the load.)
 const checks = await Promise.all([
-  check('type-check tests', bin('tsc'), ['-p', 'tsconfig.test.json']),
-  check('lint', bin('eslint'), ['.']),
-  check('format', bin('prettier'), ['--check', '--log-level', 'warn', '.']),
+  step('type-check tests', bin('tsc'), ['-p', 'tsconfig.test.json'], { held: true }),
+  step('lint', bin('eslint'), ['.'], { held: true }),
+  step('format', bin('prettier'), ['--check', '--log-level', 'warn', '.'], { held: true }),
 ]);
-if (checks.some((ok) => !ok)) process.exit(1);
+if (checks.some((status) => status !== 0)) process.exit(1);
 
 let redis;
 if (!process.env.REDIS_URL) {
@@ -76,11 +75,11 @@ let failed = 0;
 for (const [i, args] of passes.entries()) {
   const results = path.join(root, `.jest-results-${i}.json`);
   rmSync(results, { force: true });
-  const status = step(
+  const status = await step(
     `jest (${i === 0 ? 'all but the PKCS#11 tests' : 'the PKCS#11 tests, in sequence'})`,
     bin('jest'),
     ['--json', `--outputFile=${results}`, '--passWithNoTests', ...args, ...process.argv.slice(2)],
-    env,
+    { env },
   );
   jestStatus ||= status;
   if (existsSync(results)) {
