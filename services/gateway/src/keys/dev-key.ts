@@ -53,7 +53,20 @@ export function keepDevKeySeeded(
   opts: { intervalMs: number; onReseed: () => void; onError: (err: unknown) => void },
 ): { ready: Promise<'seeded' | 'revoked' | false>; stop: () => void } {
   const hash = hashApiKey(apiKey);
-  let running = false;
+  // At start the whitelist is replaced whatever is stored; ready says what happened ('revoked':
+  // left alone; false while Redis is unreachable: the periodic check seeds it once Redis answers).
+  const ready = seedDevKey(store, apiKey, whitelist).then(
+    (outcome) => outcome,
+    (err: unknown): false => {
+      opts.onError(err);
+      return false;
+    },
+  );
+  // A check skips while the start's seed or the previous check is still writing: the seed
+  // writes the integrator before the key, so a check in between would see the key missing and
+  // seed (and report) it a second time.
+  let running = true;
+  void ready.finally(() => (running = false));
   const tick = async (): Promise<void> => {
     if (running) return;
     running = true;
@@ -67,14 +80,5 @@ export function keepDevKeySeeded(
   };
   const timer = setInterval(() => void tick(), opts.intervalMs);
   timer.unref();
-  // At start the whitelist is replaced whatever is stored; ready says what happened ('revoked':
-  // left alone; false while Redis is unreachable: the periodic check seeds it once Redis answers).
-  const ready = seedDevKey(store, apiKey, whitelist).then(
-    (outcome) => outcome,
-    (err: unknown): false => {
-      opts.onError(err);
-      return false;
-    },
-  );
   return { ready, stop: () => clearInterval(timer) };
 }

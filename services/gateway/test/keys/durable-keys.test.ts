@@ -233,6 +233,34 @@ describe('durable integrator data', () => {
     }
   });
 
+  it('behavior: a check that runs while the start is still seeding does not seed the key again', async () => {
+    const server = await privateRedis();
+    servers.push(server);
+    const { store } = await connect(server);
+    // The start's seed writes the integrator, then the key; a slow Redis stretches the gap
+    // between them past several check intervals.
+    const slowStore = Object.create(store) as typeof store;
+    slowStore.putIntegrator = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return store.putIntegrator(...args);
+    };
+    let reseeds = 0;
+    const keeper = keepDevKeySeeded(slowStore, 'pmm_dev_slow-start-0123456789', [USER], {
+      intervalMs: 10,
+      onReseed: () => reseeds++,
+      onError: (err) => {
+        throw err;
+      },
+    });
+    try {
+      expect(await keeper.ready).toBe('seeded');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(reseeds).toBe(0);
+    } finally {
+      keeper.stop();
+    }
+  });
+
   it('behavior: a revoked or disabled development key stays so across gateway restarts', async () => {
     const server = await privateRedis();
     servers.push(server);
