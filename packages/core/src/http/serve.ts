@@ -1,6 +1,7 @@
 /**
  * Starts an HTTP server and drains it on SIGTERM/SIGINT: stop accepting, let in-flight
- * requests finish (up to `drainTimeoutMs`), close the app's resources, exit.
+ * requests finish (up to `drainTimeoutMs`) and end each keep-alive connection after its next
+ * answer, close the app's resources, exit.
  *
  * Every server answers what Node's parser rejects in the error envelope (client-errors.ts)
  * and enforces its timeouts when they fall due: Node checks the headers and request timeouts
@@ -61,7 +62,12 @@ export function listen(
   const timeouts: HttpTimeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...opts.timeouts };
   // HTTP/1.1 requires Host (RFC 9112 3.2). Node's own check answers an empty 400; this one
   // answers in the envelope.
+  let draining = false;
   const withHost: RequestListener = (req, res) => {
+    // A keep-alive client that keeps sending would hold a draining server open for ever (close()
+    // waits for every connection to end, and a busy one never idles): each request that starts
+    // during the drain is its connection's last.
+    if (draining) res.setHeader('Connection', 'close');
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
       answerAndCloseResponse(res, new ApiError('MALFORMED_REQUEST', 'Host: header required'), requestIdOf(req));
       return;
@@ -91,6 +97,7 @@ export function listen(
         port: typeof address === 'object' && address ? address.port : port,
         close: () =>
           (closing ??= new Promise<void>((done) => {
+            draining = true;
             server.close(() => done());
             server.closeIdleConnections();
           })),
