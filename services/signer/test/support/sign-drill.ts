@@ -70,7 +70,10 @@ export interface LoadResult {
 }
 
 /** Sends sign requests at `perSecond` until stop(); each one is a different quote (fee). */
-export function pacedSigns(url: string, perSecond: number): { stop(): Promise<LoadResult>; started: number } {
+export function pacedSigns(
+  url: string,
+  perSecond: number,
+): { stop(): Promise<LoadResult>; started: number; inFlight(): number } {
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const started = Date.now();
   const result: LoadResult = { sent: 0, ok: [], statuses: {} };
@@ -131,6 +134,7 @@ export function pacedSigns(url: string, perSecond: number): { stop(): Promise<Lo
   }, 5);
   return {
     started,
+    inFlight: () => inFlight.size,
     async stop() {
       clearInterval(timer);
       await Promise.all([...inFlight]);

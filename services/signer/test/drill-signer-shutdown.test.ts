@@ -1,0 +1,51 @@
+/**
+ * Drill: the signer shuts down (what SIGTERM and SIGINT run: drain the HTTP server, then close
+ * Redis) in the middle of a paced sign load on keep-alive connections, as the gateway sends it.
+ * The shutdown ends; every signature a client received has its audit record; no request is
+ * answered with an error; nothing is signed after it.
+ */
+import { privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner } from './support/sign-drill';
+
+let redis: PrivateRedis | undefined;
+let signer: DrillSigner | undefined;
+let load: ReturnType<typeof pacedSigns> | undefined;
+
+afterAll(async () => {
+  await load?.stop();
+  signer?.signer.served.server.closeAllConnections();
+  await signer?.close();
+  await redis?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it('drill: a shutdown during a paced sign load ends; every answered signature has its record, no error answered', async () => {
+  redis = await privateRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+  signer = await startDrillSigner(redis.url);
+  load = pacedSigns(signer.url, 200);
+  await sleep(1_500);
+  const closingAt = Date.now() - load.started;
+  const inFlight = load.inFlight();
+  // A keep-alive client that keeps sending once held the drain open for ever.
+  const closed = await Promise.race([signer.close().then(() => true), sleep(10_000).then(() => false)]);
+  expect(closed).toBe(true);
+  const closedAt = Date.now() - load.started;
+  await sleep(500);
+  const result = await load.stop();
+  const missing = await missingRecords(redis.url, signer.prefix, result.ok);
+  console.log(
+    report(
+      'shutdown drill',
+      result,
+      missing.length,
+      `in flight at the shutdown ${inFlight}, which took ${closedAt - closingAt} ms`,
+    ),
+  );
+  expect(missing).toEqual([]);
+  expect(result.ok.filter((a) => a.at < closingAt).length).toBeGreaterThan(0);
+  // Answered 200 or not at all (refused at connect once closed): never a 5xx for the drain.
+  expect(Object.keys(result.statuses).filter((s) => s !== '200' && s !== 'error')).toEqual([]);
+  expect(result.ok.filter((a) => a.at > closedAt)).toEqual([]);
+  expect(result.statuses.error).toBeGreaterThan(0);
+}, 60_000);
