@@ -4,7 +4,15 @@
  * operator endpoints and console on OPS_PORT, and drains on SIGTERM/SIGINT (start-up, errors and exit codes:
  * core's runService).
  */
-import { checkRedisDurabilityWhenReady, createRedis, listen, redisReady, runService, type Logger } from '@pmm/core';
+import {
+  checkRedisDurabilityWhenReady,
+  closeRedis,
+  createRedis,
+  listen,
+  redisReady,
+  runService,
+  type Logger,
+} from '@pmm/core';
 import { GATEWAY_SETTINGS, gatewayTimeouts, loadGatewayConfig, type GatewayConfig } from './config';
 import { createApp } from './app';
 import { keepDevKeySeeded } from './keys/dev-key';
@@ -53,8 +61,8 @@ async function start(config: GatewayConfig, logger: Logger) {
     close: async () => {
       devKey?.stop();
       await gateway.close();
-      redis.disconnect();
-      subscriber.disconnect();
+      // As the signer and the indexer close theirs: what was sent last (a stream's slot release) is answered first.
+      await Promise.all([redis, subscriber].map(closeRedis));
     },
   };
 }
