@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 it('drill: a shutdown during a paced sign load ends; every answered signature has its record, no error answered', async () => {
   redis = await privateRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
   signer = await startDrillSigner(redis.url);
-  load = pacedSigns(signer.url, 200);
+  load = pacedSigns(signer.url, 1_000);
   await sleep(1_500);
   const closingAt = Date.now() - load.started;
   const inFlight = load.inFlight();
