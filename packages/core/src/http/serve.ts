@@ -60,13 +60,13 @@ export function listen(
   const opts: ListenOptions = typeof options === 'function' ? { onError: options } : options;
   const onError = opts.onError ?? (() => undefined);
   const timeouts: HttpTimeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...opts.timeouts };
+  // Set by close(). A keep-alive client that keeps sending would hold a draining server open for
+  // ever (close() waits for every connection to end, and a busy one never idles): each request
+  // that starts during the drain is its connection's last.
+  let draining = false;
   // HTTP/1.1 requires Host (RFC 9112 3.2). Node's own check answers an empty 400; this one
   // answers in the envelope.
-  let draining = false;
   const withHost: RequestListener = (req, res) => {
-    // A keep-alive client that keeps sending would hold a draining server open for ever (close()
-    // waits for every connection to end, and a busy one never idles): each request that starts
-    // during the drain is its connection's last.
     if (draining) res.setHeader('Connection', 'close');
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
       answerAndCloseResponse(res, new ApiError('MALFORMED_REQUEST', 'Host: header required'), requestIdOf(req));
