@@ -4,9 +4,14 @@
  * The shutdown ends; every signature a client received has its audit record; no request is
  * answered with an error; nothing is signed after it.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { privateRedis, type PrivateRedis } from '@pmm/testkit';
 import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
+// The append-only file goes here, not into the working directory.
+const dir = mkdtempSync(path.join(tmpdir(), 'drill-shutdown-'));
 let redis: PrivateRedis | undefined;
 let signer: DrillSigner | undefined;
 let load: ReturnType<typeof pacedSigns> | undefined;
@@ -16,12 +21,13 @@ afterAll(async () => {
   signer?.signer.served.server.closeAllConnections();
   await signer?.close();
   await redis?.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 it('drill: a shutdown during a paced sign load ends; every answered signature has its record, no error answered', async () => {
-  redis = await privateRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+  redis = await privateRedis({ dir, args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
   signer = await startDrillSigner(redis.url);
   load = pacedSigns(signer.url, 1_000);
   await sleep(1_500);
