@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { closeRedis, createRedis, redisReady } from '@pmm/core';
-import { freePort, stopProcess, waitForPort } from '@pmm/testkit';
+import { privateRedis } from '@pmm/testkit';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -34,27 +33,18 @@ describe('createRedis', () => {
 
 describe('closeRedis', () => {
   it('error: a Redis that stops answering (SIGSTOP) does not hold the close: QUIT is given up after the wait', async () => {
-    const port = await freePort();
-    const server = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {
-        stdio: 'ignore',
-      },
-    );
+    const server = await privateRedis();
     try {
-      await waitForPort(port);
       // A worker connection has no command timeout (a command client's 2 s would bound QUIT too).
-      const client = createRedis(`redis://127.0.0.1:${port}`, { name: 'close-stalled', role: 'worker' });
+      const client = createRedis(server.url, { name: 'close-stalled', role: 'worker' });
       await redisReady(client);
-      server.kill('SIGSTOP');
+      server.pause();
       const started = Date.now();
       await closeRedis(client, 300);
       // Without the wait, quit() never settles and this test times out.
       expect(Date.now() - started).toBeLessThan(3_000);
     } finally {
-      server.kill('SIGCONT');
-      await stopProcess(server, 'SIGKILL');
+      await server.stop();
     }
   }, 10_000);
 });

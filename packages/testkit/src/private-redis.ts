@@ -12,8 +12,12 @@ export interface PrivateRedis {
   port: number;
   /** Starts it again after stop() (same port); no-op while it runs. */
   start(): Promise<void>;
-  /** Stops it and waits until the process is gone. */
+  /** Stops it and waits until the process is gone (a paused one too). */
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open and nothing is answered, as a stalled host looks. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
 }
 
 export interface PrivateRedisOptions {
@@ -46,8 +50,17 @@ export async function privateRedis(opts: PrivateRedisOptions = {}): Promise<Priv
   const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {
     const c = child;
     child = undefined;
+    // A stopped process takes no signal but SIGKILL until it is continued.
+    c?.kill('SIGCONT');
     if (c) await stopProcess(c, signal);
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, port, start, stop };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    start,
+    stop,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
+  };
 }
