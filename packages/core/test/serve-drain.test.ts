@@ -4,6 +4,7 @@
  * end. Each request that starts during the drain gets `Connection: close`, so close() ends.
  */
 import { Agent, request, type ServerResponse } from 'node:http';
+import { settlesWithin } from '@pmm/testkit';
 import { listen, type Served } from '../src';
 
 const CLIENTS = 4;
@@ -47,7 +48,7 @@ it("behavior: close() ends while keep-alive clients keep sending (each request o
       held.push(res);
       if (held.length < CLIENTS) return;
       before = answers.length;
-      closed = Promise.race([served!.close().then(() => true), sleep(5_000).then(() => false)]);
+      closed = settlesWithin(served!.close(), 5_000);
       for (const r of held.splice(0)) r.end('ok');
     },
     0,

@@ -11,7 +11,7 @@ export {
 export { redisTlsArgs, selfSignedCert, type TlsCert } from './tls-cert';
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
 export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser';
-export { until } from './until';
+export { settlesWithin, until } from './until';
 export { revertName } from './revert-name';
 export {
   addressArb,
@@ -46,3 +46,14 @@ export {
   type JsonRpcRelay,
   type JsonRpcRequest,
 } from './json-rpc-relay';
+export {
+  loadReport,
+  missingRecords,
+  pacedSigns,
+  type Answered,
+  type Refused,
+  type SignatureLookup,
+  type SignLoad,
+  type SignLoadOptions,
+  type SignLoadResult,
+} from './sign-load';

@@ -18,3 +18,18 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * Whether `promise` settles within `ms`: true if it does, false if the time ran out first. The
+ * timer is cleared either way (a bare race with a sleep leaves it running, and a timer that
+ * outlives a file's tests keeps its jest worker from exiting).
+ */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

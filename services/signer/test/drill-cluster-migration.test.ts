@@ -8,8 +8,8 @@
  * signature a client received is without its record.
  */
 import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
-import { privateRedisCluster, type PrivateRedisCluster } from '@pmm/testkit';
-import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { loadReport, privateRedisCluster, type PrivateRedisCluster } from '@pmm/testkit';
+import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 let cluster: PrivateRedisCluster;
 let signer: DrillSigner | undefined;
@@ -51,7 +51,7 @@ it('drill: moving the audit slot to another master during a paced sign load lose
     throw new Error(`no node owns slot ${slot}`);
   };
 
-  const load = pacedSigns(signer.url, 100);
+  const load = signerLoad(signer.url, 100);
   await sleep(1_500);
   const from = await owner();
   const to = (from + 1) % nodes.length;
@@ -73,10 +73,10 @@ it('drill: moving the audit slot to another master during a paced sign load lose
   await sleep(2_000);
   const result = await load.stop();
 
-  const missing = await missingRecords(cluster.url, signer.prefix, result.ok);
+  const missing = await lostRecords(cluster.url, signer.prefix, result.ok);
   const after = result.ok.filter((a) => a.at > movedAt).length;
   console.log(
-    report(
+    loadReport(
       'Cluster slot migration drill',
       result,
       missing.length,

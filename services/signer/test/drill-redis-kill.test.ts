@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { privateRedis, type PrivateRedis } from '@pmm/testkit';
-import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { loadReport, privateRedis, type PrivateRedis } from '@pmm/testkit';
+import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 /** The shipped single-node settings (scripts/lib/redis.mjs, docker-compose.yml). */
 const SHIPPED = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction'];
@@ -37,7 +37,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 it('drill: kill -9 of Redis during a paced sign load, then a restart: every answered signature has its record', async () => {
   const redis = await redisWith(SHIPPED);
   signer = await startDrillSigner(redis.url);
-  const load = pacedSigns(signer.url, 100);
+  const load = signerLoad(signer.url, 100);
   await sleep(2_000);
   await redis.stop('SIGKILL');
   const killedAt = Date.now() - load.started;
@@ -45,9 +45,9 @@ it('drill: kill -9 of Redis during a paced sign load, then a restart: every answ
   await redis.start();
   await sleep(3_000);
   const result = await load.stop();
-  const missing = await missingRecords(redis.url, signer.prefix, result.ok);
+  const missing = await lostRecords(redis.url, signer.prefix, result.ok);
   const after = result.ok.filter((a) => a.at > killedAt + 1_000).length;
-  console.log(report('kill -9 drill', result, missing.length, `answered 200 after the restart ${after}`));
+  console.log(loadReport('kill -9 drill', result, missing.length, `answered 200 after the restart ${after}`));
   expect(missing).toEqual([]);
   // The load really spanned the fault: signatures before it, refusals during it, signatures after it.
   expect(result.ok.filter((a) => a.at < killedAt).length).toBeGreaterThan(0);
@@ -58,10 +58,10 @@ it('drill: kill -9 of Redis during a paced sign load, then a restart: every answ
 it('error: a Redis that fsyncs only every second gets no signature out: every answer is 503', async () => {
   const redis = await redisWith(['--appendonly', 'yes', '--appendfsync', 'everysec']);
   signer = await startDrillSigner(redis.url);
-  const load = pacedSigns(signer.url, 50);
+  const load = signerLoad(signer.url, 50);
   await sleep(1_000);
   const result = await load.stop();
-  console.log(report('appendfsync everysec', result, 0));
+  console.log(loadReport('appendfsync everysec', result, 0));
   expect(result.ok).toEqual([]);
   expect(result.statuses).toEqual({ 503: result.sent });
 }, 30_000);

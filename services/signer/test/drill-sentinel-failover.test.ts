@@ -11,8 +11,8 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRedis, redisReady, type RedisClient } from '@pmm/core';
-import { REPO_ROOT, freePort, stopAll, until, waitForPort } from '@pmm/testkit';
-import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { REPO_ROOT, freePort, loadReport, stopAll, until, waitForPort } from '@pmm/testkit';
+import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 const SHIPPED_CONF = path.join(REPO_ROOT, 'deploy/redis/replicated.conf');
 /**
@@ -125,7 +125,7 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
   );
 
   signer = await startDrillSigner(`redis-sentinel://127.0.0.1:${sentinelPort}/pmm`);
-  const load = pacedSigns(signer.url, 100);
+  const load = signerLoad(signer.url, 100);
   await sleep(2_000);
   const failoverAt = Date.now() - load.started;
   await sentinel.call('SENTINEL', 'FAILOVER', 'pmm');
@@ -142,7 +142,7 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
     'the old primary replicating the new one',
     100,
   );
-  const missing = await missingRecords(`redis://127.0.0.1:${promoted}`, signer.prefix, result.ok);
+  const missing = await lostRecords(`redis://127.0.0.1:${promoted}`, signer.prefix, result.ok);
   await signer.close();
   signer = undefined;
   // Signing resumed: the longest stretch without an answered signature from the fail-over on.
@@ -150,7 +150,7 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
   const gap = Math.max(...times.slice(1).map((t, i) => t - times[i]!));
   const afterwards = result.ok.filter((a) => a.at > failoverAt + 15_000).length;
   console.log(
-    report(
+    loadReport(
       name,
       result,
       missing.length,

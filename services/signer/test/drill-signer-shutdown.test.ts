@@ -7,14 +7,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { privateRedis, type PrivateRedis } from '@pmm/testkit';
-import { missingRecords, pacedSigns, report, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { loadReport, privateRedis, settlesWithin, type PrivateRedis } from '@pmm/testkit';
+import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 // The append-only file goes here, not into the working directory.
 const dir = mkdtempSync(path.join(tmpdir(), 'drill-shutdown-'));
 let redis: PrivateRedis | undefined;
 let signer: DrillSigner | undefined;
-let load: ReturnType<typeof pacedSigns> | undefined;
+let load: ReturnType<typeof signerLoad> | undefined;
 
 afterAll(async () => {
   await load?.stop();
@@ -29,19 +29,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 it('drill: a shutdown during a paced sign load ends; every answered signature has its record, no error answered', async () => {
   redis = await privateRedis({ dir, args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
   signer = await startDrillSigner(redis.url);
-  load = pacedSigns(signer.url, 1_000);
+  load = signerLoad(signer.url, 1_000);
   await sleep(1_500);
   const closingAt = Date.now() - load.started;
   const inFlight = load.inFlight();
   // A keep-alive client that keeps sending once held the drain open for ever.
-  const closed = await Promise.race([signer.close().then(() => true), sleep(10_000).then(() => false)]);
+  const closed = await settlesWithin(signer.close(), 10_000);
   expect(closed).toBe(true);
   const closedAt = Date.now() - load.started;
   await sleep(500);
   const result = await load.stop();
-  const missing = await missingRecords(redis.url, signer.prefix, result.ok);
+  const missing = await lostRecords(redis.url, signer.prefix, result.ok);
   console.log(
-    report(
+    loadReport(
       'shutdown drill',
       result,
       missing.length,

@@ -7,7 +7,7 @@
  */
 import { DEFAULT_KEY_PREFIX, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { ApiKeyStore } from '@pmm/gateway';
-import { startSystem, type System } from '@pmm/testkit';
+import { startSystem, type ServiceProcess, type System } from '@pmm/testkit';
 
 export const CHAINS = [8453, 56, 4663] as const;
 export const INTEGRATOR = 'fuzz';
@@ -32,6 +32,8 @@ export interface ServedPair {
   /** The Redis the pair uses, and its key prefix (the stack's). */
   redisUrl: string;
   prefix: string;
+  /** The signer's process (a drill stops it under load). */
+  signer: ServiceProcess;
   /** Stops both processes, the devnet and Redis. */
   close(): Promise<void>;
 }
@@ -111,6 +113,7 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     internalToken: system.signer.internalToken,
     redisUrl: system.redisUrl,
     prefix: DEFAULT_KEY_PREFIX,
+    signer: system.processesOf('signer')[0]!,
     close: () => system.stop(),
   };
 }

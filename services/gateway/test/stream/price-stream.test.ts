@@ -5,7 +5,7 @@
  * replicas, one Redis subscription per gateway, metrics, and closing on shutdown.
  */
 import request from 'supertest';
-import { until } from '@pmm/testkit';
+import { settlesWithin, until } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
 import { bookBody, call, harness, hashApiKey, type Harness } from '../support/harness';
 import { openStream, type SseStream } from '../support/sse-client';
@@ -262,12 +262,7 @@ describe('GET /v2/price/stream: open streams per API key', () => {
     expect(s.status).toBe(200);
     const found = await h.store.lookupHash(hashApiKey(k));
     await h.store.revokeKey(found!.key.keyId);
-    let timer: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([
-      s.ended.then(() => true),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 3 * KEY_RECHECK_MS))),
-    ]);
-    clearTimeout(timer); // else it outlives the file's tests by up to 6 s
+    const ended = await settlesWithin(s.ended, 3 * KEY_RECHECK_MS);
     expect(ended).toBe(true);
     expect((await stream('', { 'X-API-KEY': k })).status).toBe(401);
   });

@@ -3,16 +3,14 @@
  * connections and audit trail) under a paced sign load over HTTP, and the count that matters:
  * every signature a client received has its audit record afterwards.
  */
-import { Agent, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { decodeAbiParameters, type Hex } from 'viem';
 import { createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { AuditReader } from '@pmm/settlement';
+import { missingRecords, pacedSigns, type Answered, type SignLoad } from '@pmm/testkit';
 import { loadSignerConfig, startSigner, type RunningSigner } from '../../src';
 import { INTERNAL_TOKEN, USER, integrator, testKey, testRegistry } from './fixture';
 
 const CHAIN = 8453;
-const VD_TYPES = [{ type: 'uint256' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes' }] as const;
 
 export interface DrillSigner {
   signer: RunningSigner;
@@ -54,118 +52,30 @@ export async function startDrillSigner(redisUrl: string, env: Record<string, str
   return { signer, prefix, url: `http://127.0.0.1:${signer.served.port}/v2/swap/sign`, close: () => signer.close() };
 }
 
-export interface Answered {
-  requestId: string;
-  signature: string;
-  timestamp: number;
-  /** ms since the load started. */
-  at: number;
-}
-
-export interface LoadResult {
-  sent: number;
-  ok: Answered[];
-  /** Answers by status ('error' when none came). */
-  statuses: Record<string, number>;
-}
-
-/** Sends sign requests at `perSecond` until stop(); each one is a different quote (fee). */
-export function pacedSigns(
-  url: string,
-  perSecond: number,
-): { stop(): Promise<LoadResult>; started: number; inFlight(): number } {
-  const agent = new Agent({ keepAlive: true, maxSockets: 32 });
-  const started = Date.now();
-  const result: LoadResult = { sent: 0, ok: [], statuses: {} };
-  const inFlight = new Set<Promise<void>>();
-  const count = (status: string) => (result.statuses[status] = (result.statuses[status] ?? 0) + 1);
-  const send = (i: number) => {
-    const requestId = `drill-${i}`;
-    const body = JSON.stringify({
-      tokenIn: testRegistry(CHAIN).baseTokens[0]!.address,
-      tokenOut: testRegistry(CHAIN).quoteToken.address,
-      fee: String(1 + (i % 5_000)),
-      userAddress: USER,
-    });
-    const done = new Promise<void>((resolve) => {
-      const req = request(
-        url,
-        {
-          method: 'POST',
-          agent,
-          timeout: 10_000,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            'x-internal-token': INTERNAL_TOKEN,
-            'x-integrator-id': 'acme',
-            'x-request-id': requestId,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => {
-            count(String(res.statusCode));
-            if (res.statusCode === 200) {
-              const json = JSON.parse(text) as { verificationData: Hex; timestamp: number };
-              const signature = decodeAbiParameters(VD_TYPES, json.verificationData)[3];
-              result.ok.push({ requestId, signature, timestamp: json.timestamp, at: Date.now() - started });
-            }
-            resolve();
-          });
-          res.on('error', () => resolve());
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => {
-        count('error');
-        resolve();
-      });
-      req.end(body);
-    });
-    inFlight.add(done);
-    void done.then(() => inFlight.delete(done));
-  };
-  // Paced by the clock, not by answers: a stalled Redis does not slow the arrivals.
-  const timer = setInterval(() => {
-    const due = Math.floor(((Date.now() - started) * perSecond) / 1000);
-    while (result.sent < due) send(result.sent++);
-  }, 5);
-  return {
-    started,
-    inFlight: () => inFlight.size,
-    async stop() {
-      clearInterval(timer);
-      await Promise.all([...inFlight]);
-      agent.destroy();
-      return result;
-    },
-  };
+/** A paced sign load straight to the signer (the gateway's headers: its internal token and the integrator). */
+export function signerLoad(url: string, perSecond: number): SignLoad {
+  const registry = testRegistry(CHAIN);
+  return pacedSigns({
+    url,
+    perSecond,
+    headers: { 'x-internal-token': INTERNAL_TOKEN, 'x-integrator-id': 'acme' },
+    body: (i) =>
+      JSON.stringify({
+        tokenIn: registry.baseTokens[0]!.address,
+        tokenOut: registry.quoteToken.address,
+        fee: String(1 + (i % 5_000)),
+        userAddress: USER,
+      }),
+  });
 }
 
 /** The answered signatures whose audit record (with the same request id) is not in `redisUrl`'s Redis. */
-export async function missingRecords(redisUrl: string, prefix: string, ok: Answered[]): Promise<Answered[]> {
+export async function lostRecords(redisUrl: string, prefix: string, ok: readonly Answered[]): Promise<Answered[]> {
   const redis: RedisClient = createRedis(redisUrl, { name: 'drill-reader' });
   try {
     await redisReady(redis, 15_000);
-    const reader = new AuditReader(redis, redisKeys(prefix));
-    const missing: Answered[] = [];
-    for (const a of ok) {
-      const found = await reader.bySignature(CHAIN, a.signature, a.timestamp);
-      if (!found.some((e) => e.record.requestId === a.requestId)) missing.push(a);
-    }
-    return missing;
+    return await missingRecords(new AuditReader(redis, redisKeys(prefix)), CHAIN, ok, 'requestId');
   } finally {
     redis.disconnect();
   }
-}
-
-/** One line a drill prints: what it counted. */
-export function report(name: string, r: LoadResult, missing: number, extra = ''): string {
-  const found = r.ok.length - missing;
-  return (
-    `${name}: sent ${r.sent}, answered 200 ${r.ok.length}, records found ${found}, lost: ${missing}; ` +
-    `answers ${JSON.stringify(r.statuses)}${extra ? `; ${extra}` : ''}`
-  );
 }

@@ -1,0 +1,88 @@
+/**
+ * Drill: the signer process gets SIGTERM (what an operator's restart or a Kubernetes roll sends)
+ * in the middle of integrators' paced sign load through the gateway, both processes as `npm start`
+ * runs them (support/served-pair.ts). What a client must see:
+ * - every signature it received has its audit record (the money record);
+ * - every other answer is 503 SERVICE_UNAVAILABLE in the envelope, with its request id: no 500,
+ *   no 502, no connection cut by the gateway;
+ * - the signer exits within its drain, and nothing is signed once it is gone.
+ */
+import { ERROR_STATUS } from '@pmm/protocol';
+import { createRedis, redisKeys, redisReady } from '@pmm/core';
+import { AuditReader } from '@pmm/settlement';
+import { loadReport, missingRecords, pacedSigns, settlesWithin, until, type SignLoad } from '@pmm/testkit';
+import { USER, startServedPair, tokensOf, type ServedPair } from './support/served-pair';
+
+const CHAIN = 8453;
+/** Signs per second: enough that requests are in flight when the signal lands, on two loaded cores. */
+const RATE = 300;
+
+let pair: ServedPair | undefined;
+let load: SignLoad | undefined;
+
+afterAll(async () => {
+  await load?.stop();
+  await pair?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it("drill: the signer's SIGTERM under load through the gateway: every 200 has its record, every other answer is 503 in the envelope", async () => {
+  pair = await startServedPair();
+  const { quote, bases } = tokensOf(CHAIN);
+  load = pacedSigns({
+    url: `http://127.0.0.1:${pair.gatewayPort}/v2/swap/sign`,
+    perSecond: RATE,
+    headers: { 'x-api-key': pair.apiKey },
+    body: (i) =>
+      JSON.stringify({
+        chainId: CHAIN,
+        tokenIn: quote,
+        tokenOut: bases[0],
+        fee: String(1 + (i % 5_000)),
+        userAddress: USER,
+      }),
+  });
+  await sleep(1_500);
+  // Signs answer in a few ms: wait for a moment with requests in flight, so that the signal lands on some.
+  await until(() => load!.inFlight() >= 2, 5_000, 'two signs in flight', 1);
+  const signalAt = Date.now() - load.started;
+  const inFlight = load.inFlight();
+  const exited = await settlesWithin(pair.signer.stop('SIGTERM'), 15_000);
+  expect(exited).toBe(true);
+  const goneAt = Date.now() - load.started;
+  // The gateway keeps answering while the signer is gone.
+  await sleep(1_000);
+  const result = await load.stop();
+  load = undefined;
+
+  const redis = createRedis(pair.redisUrl, { name: 'drill-reader' });
+  let missing;
+  try {
+    await redisReady(redis, 15_000);
+    missing = await missingRecords(new AuditReader(redis, redisKeys(pair.prefix)), CHAIN, result.ok, 'clientRequestId');
+  } finally {
+    redis.disconnect();
+  }
+  console.log(
+    loadReport(
+      'signer SIGTERM through the gateway',
+      result,
+      missing.length,
+      `in flight at the signal ${inFlight}; the signer was gone ${goneAt - signalAt} ms after it`,
+    ),
+  );
+  expect(missing).toEqual([]);
+  expect(result.ok.filter((a) => a.at < signalAt).length).toBeGreaterThan(0);
+  expect(result.ok.filter((a) => a.at > goneAt)).toEqual([]);
+  // Only signed quotes and 503s in the envelope; the gateway itself never failed a connection.
+  expect(Object.keys(result.statuses).sort()).toEqual(['200', '503']);
+  for (const r of result.refused) {
+    expect(r.answeredRequestId).toBe(r.requestId);
+    expect(JSON.parse(r.body)).toEqual({
+      error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), requestId: r.requestId },
+    });
+    expect(ERROR_STATUS.SERVICE_UNAVAILABLE).toBe(r.status);
+  }
+  expect(result.refused.filter((r) => r.at > goneAt).length).toBeGreaterThan(0);
+}, 90_000);
