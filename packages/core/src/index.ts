@@ -132,6 +132,7 @@ export {
   durabilityPolicy,
   type DurableWriteConfig,
   redisConnectionUrl,
+  REDIS_CONNECTION_SETTINGS,
   SHARED_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,
   SIGN_PATH_SETTINGS,

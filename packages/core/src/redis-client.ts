@@ -4,11 +4,13 @@
  *   instead of hanging; reconnects on its own.
  * - `subscriber`: pub/sub only; ioredis resubscribes after a reconnect; no ready check.
  * - `worker`: BullMQ workers need `maxRetriesPerRequest: null` (blocking commands).
- * URLs: `redis://` / `rediss://` (single node), `redis-sentinel://[user:password@]h1:p1,h2:p2/<master>`,
+ * URLs: `redis://` / `rediss://` (single node),
+ * `redis-sentinel://[user:password@]h1:p1,h2:p2/<master>[?sentinelUsername=…&sentinelPassword=…]`,
  * and `redis-cluster://[user:password@]h1:p1,h2:p2`; `rediss-sentinel://` and `rediss-cluster://`
  * connect with TLS (Sentinel: to the sentinels and to the data nodes). The user name and password
- * are the data nodes' (a Redis ACL user; managed Redis services need both). Sentinel clients
- * follow a fail-over at once. Every client gets an `error` listener: an unhandled one would
+ * are the data nodes' (a Redis ACL user; managed Redis services need both); sentinels that ask
+ * for a password of their own (Sentinel's `requirepass`) get `sentinelPassword`, and
+ * `sentinelUsername` when they have ACL users. Sentinel clients follow a fail-over at once. Every client gets an `error` listener: an unhandled one would
  * crash the process on the first disconnect.
  */
 import Redis, { Cluster, RedisOptions } from 'ioredis';
@@ -19,9 +21,12 @@ export type RedisRole = 'command' | 'subscriber' | 'worker';
 /**
  * `redis-cluster://` and `redis-sentinel://` URLs (and their `rediss-` TLS forms): multi-host
  * ones are not valid WHATWG URLs (comma-separated host:port), so they are parsed by hand:
- * [scheme, user, password, hosts, master].
+ * [scheme, user, password, hosts, master, query].
  */
-const MULTI_HOST_URL = /^(rediss?-cluster|rediss?-sentinel):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/@]+)(?:\/(.*))?$/;
+const MULTI_HOST_URL =
+  /^(rediss?-cluster|rediss?-sentinel):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/@?]+)(?:\/([^?]*))?(?:\?(.*))?$/;
+/** The query parameters a Sentinel URL takes: the sentinels' own credentials. */
+const SENTINEL_PARAMETERS = ['sentinelUsername', 'sentinelPassword'] as const;
 export type RedisClient = Redis | Cluster;
 
 /** A Sentinel or Cluster URL, parsed. */
@@ -33,6 +38,30 @@ export interface MultiHostUrl {
   hosts: { host: string; port: number }[];
   /** The Sentinel master name (never guessed: a Sentinel URL without one is refused). */
   master?: string;
+  /** The sentinels' own user and password (Sentinel only), when they ask for them. */
+  sentinelUsername?: string;
+  sentinelPassword?: string;
+}
+
+/** The sentinels' credentials from a Sentinel URL's query; refuses any other parameter, and one given twice. */
+function sentinelCredentials(
+  scheme: string,
+  query: string,
+): Pick<MultiHostUrl, 'sentinelUsername' | 'sentinelPassword'> {
+  const out: Pick<MultiHostUrl, 'sentinelUsername' | 'sentinelPassword'> = {};
+  for (const [name, value] of new URLSearchParams(query)) {
+    const known = SENTINEL_PARAMETERS.find((p) => p === name);
+    // The name only: a misspelt parameter may still carry a password.
+    if (!known)
+      throw new Error(
+        `a ${scheme}:// URL takes only ${SENTINEL_PARAMETERS.join(' and ')} as parameters, not "${name}"`,
+      );
+    if (out[known] !== undefined) throw new Error(`a ${scheme}:// URL gives ${name} twice`);
+    out[known] = value;
+  }
+  if (out.sentinelUsername !== undefined && out.sentinelPassword === undefined)
+    throw new Error(`a ${scheme}:// URL with sentinelUsername needs sentinelPassword`);
+  return out;
 }
 
 /**
@@ -43,7 +72,7 @@ export interface MultiHostUrl {
 export function parseMultiHostUrl(url: string): MultiHostUrl | undefined {
   const m = MULTI_HOST_URL.exec(url);
   if (!m) return undefined;
-  const [, scheme, user, password, hostList, master] = m;
+  const [, scheme, user, password, hostList, master, query] = m;
   const kind = scheme!.endsWith('sentinel') ? 'sentinel' : 'cluster';
   const hosts = hostList!.split(',').map((hp) => {
     const hm = /^([^:,]+)(?::(\d{1,5}))?$/.exec(hp);
@@ -56,6 +85,7 @@ export function parseMultiHostUrl(url: string): MultiHostUrl | undefined {
     );
   if (kind === 'cluster' && master)
     throw new Error(`a ${scheme}:// URL has no path (a Cluster has no database or master name)`);
+  if (kind === 'cluster' && query !== undefined) throw new Error(`a ${scheme}:// URL takes no parameters`);
   return {
     kind,
     tls: scheme!.startsWith('rediss'),
@@ -63,6 +93,7 @@ export function parseMultiHostUrl(url: string): MultiHostUrl | undefined {
     ...(password ? { password: decodeURIComponent(password) } : {}),
     hosts,
     ...(master ? { master: decodeURIComponent(master) } : {}),
+    ...(kind === 'sentinel' && query !== undefined ? sentinelCredentials(scheme!, query) : {}),
   };
 }
 
@@ -107,6 +138,9 @@ export function createRedis(
       ...credentials,
       sentinels: multi.hosts,
       name: multi.master!,
+      // The sentinels' own credentials, used for them only (the data nodes get `credentials`).
+      sentinelUsername: multi.sentinelUsername,
+      sentinelPassword: multi.sentinelPassword,
       // TLS to the sentinels and to the data nodes they name.
       ...(multi.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
       // Follow a fail-over at once: the sentinels' +switch-master closes the connection to the

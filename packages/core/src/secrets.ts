@@ -24,10 +24,12 @@ export function registerSecret(value: string): void {
 /**
  * The credentials of every URL in `text` (`redis://user:password@host` → `redis://***@host`),
  * masked: for values echoed in configuration errors and for every log line. Up to the last `@`
- * of the authority, so a password with a bare `@` is masked whole.
+ * of the authority, so a password with a bare `@` is masked whole. A query parameter whose name
+ * says password (a Sentinel URL's `sentinelPassword`) is masked too.
  */
 export function maskUrlCredentials(text: string): string {
-  return text.includes('@') ? text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s"'?#]*@/gi, '$1***@') : text;
+  const masked = text.includes('@') ? text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s"'?#]*@/gi, '$1***@') : text;
+  return /password=/i.test(masked) ? masked.replace(/([?&][^=&\s"'#]*password=)[^&\s"'#]*/gi, '$1***') : masked;
 }
 
 /**

@@ -18,14 +18,19 @@ export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 
 const redisUrlSetting = settings.url(
   'REDIS_URL',
-  'Redis: redis:// or rediss:// (single node), redis-sentinel://[user:password@]host:port,…/<master> (the master name is required), redis-cluster://[user:password@]host:port,…; rediss-sentinel:// and rediss-cluster:// for TLS. ' +
+  'Redis: redis:// or rediss:// (single node), redis-sentinel://[user:password@]host:port,…/<master>[?sentinelUsername=…&sentinelPassword=…] (the master name is required; the query, the sentinels’ own credentials, better as REDIS_SENTINEL_USERNAME and REDIS_SENTINEL_PASSWORD), redis-cluster://[user:password@]host:port,…; rediss-sentinel:// and rediss-cluster:// for TLS. ' +
     'Better without credentials: REDIS_USERNAME and REDIS_PASSWORD (a secret, so REDIS_PASSWORD_FILE) replace the ones it carries.',
   'redis://127.0.0.1:6379',
   // Sentinel and Cluster URLs are parsed by parseMultiHostUrl, never as one WHATWG URL.
   ['redis', 'rediss'],
 );
 
-export const SHARED_SETTINGS = {
+/**
+ * How a process reaches Redis: the URL, the user and password it connects as, and the sentinels'
+ * own credentials. Every service and operator command reads these (redisConnectionUrl makes the
+ * one URL they connect with).
+ */
+export const REDIS_CONNECTION_SETTINGS = {
   // Several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL: createRedis's form.
   redisUrl: {
     ...redisUrlSetting,
@@ -52,6 +57,21 @@ export const SHARED_SETTINGS = {
     'REDIS_PASSWORD',
     "Password of the Redis user (or REDIS_PASSWORD_FILE, or redis_password in SECRETS_DIR); replaces the password in REDIS_URL. docker-compose.yml reads each service's from its own secrets folder, the Helm chart from a key of redis.existingSecret.",
   ),
+  // Sentinels with `requirepass` (or ACL users) of their own, as managed and charted Sentinel
+  // deployments often run them: a secret like the data password, so apart from the URL too.
+  redisSentinelUsername: settings.string(
+    'REDIS_SENTINEL_USERNAME',
+    "User to authenticate to the sentinels as, when they have ACL users; needs REDIS_SENTINEL_PASSWORD. Empty: the sentinels' default user.",
+    '',
+  ),
+  redisSentinelPassword: settings.optionalSecret(
+    'REDIS_SENTINEL_PASSWORD',
+    "Password of the sentinels themselves (Sentinel's requirepass), when they ask for one (or REDIS_SENTINEL_PASSWORD_FILE, or redis_sentinel_password in SECRETS_DIR); only with a redis-sentinel:// or rediss-sentinel:// REDIS_URL. The data nodes' password stays REDIS_PASSWORD. The Helm chart reads it from the key redis.sentinelPasswordKey of redis.existingSecret.",
+  ),
+};
+
+export const SHARED_SETTINGS = {
+  ...REDIS_CONNECTION_SETTINGS,
   redisKeyPrefix: settings.string(
     'REDIS_KEY_PREFIX',
     'Prefix of every Redis key, channel and queue.',
@@ -84,22 +104,46 @@ export const SHARED_SETTINGS = {
 /**
  * The Redis URL a process connects with: REDIS_URL, with REDIS_USERNAME and REDIS_PASSWORD in
  * place of the credentials it carries when REDIS_PASSWORD is set (any scheme, multi-host ones
- * included: the credentials sit between `://` and the first host). A user name without a
- * password is a configuration error.
+ * included: the credentials sit between `://` and the first host), and with
+ * REDIS_SENTINEL_USERNAME and REDIS_SENTINEL_PASSWORD in place of the sentinel credentials of a
+ * Sentinel URL's query when REDIS_SENTINEL_PASSWORD is set. A user name without its password, and
+ * sentinel credentials for a URL that names no sentinels, are configuration errors.
  */
 export function redisConnectionUrl(config: {
   redisUrl: string;
   redisUsername: string;
   redisPassword?: string;
+  redisSentinelUsername?: string;
+  redisSentinelPassword?: string;
 }): string {
+  let url = config.redisUrl;
   if (config.redisPassword === undefined) {
     // A user name alone would connect as whoever the URL names, not as the user the operator set.
     if (config.redisUsername !== '')
       throw new ConfigError('REDIS_USERNAME (redisUsername): needs REDIS_PASSWORD (or REDIS_PASSWORD_FILE)');
-    return config.redisUrl;
+  } else {
+    const credentials = `${encodeURIComponent(config.redisUsername)}:${encodeURIComponent(config.redisPassword)}@`;
+    url = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@)?/i, `$1${credentials}`);
   }
-  const credentials = `${encodeURIComponent(config.redisUsername)}:${encodeURIComponent(config.redisPassword)}@`;
-  return config.redisUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@)?/i, `$1${credentials}`);
+  const sentinelUsername = config.redisSentinelUsername ?? '';
+  if (config.redisSentinelPassword === undefined) {
+    if (sentinelUsername !== '')
+      throw new ConfigError(
+        'REDIS_SENTINEL_USERNAME (redisSentinelUsername): needs REDIS_SENTINEL_PASSWORD (or REDIS_SENTINEL_PASSWORD_FILE)',
+      );
+    return url;
+  }
+  if (parseMultiHostUrl(url)?.kind !== 'sentinel')
+    throw new ConfigError(
+      'REDIS_SENTINEL_PASSWORD (redisSentinelPassword): only for a redis-sentinel:// or rediss-sentinel:// REDIS_URL',
+    );
+  const [base, query = ''] = url.split(/\?(.*)/s);
+  const params = new URLSearchParams(query);
+  params.delete('sentinelUsername');
+  params.delete('sentinelPassword');
+  if (sentinelUsername !== '') params.set('sentinelUsername', sentinelUsername);
+  params.set('sentinelPassword', config.redisSentinelPassword);
+  return `${base}?${params.toString()}`;
 }
 
 /**

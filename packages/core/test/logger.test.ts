@@ -81,6 +81,19 @@ describe('logger', () => {
     });
   });
 
+  it("behavior: a Sentinel URL's password parameters are masked in any log line, the master name kept", () => {
+    const { lines, logger } = capture();
+    logger.warn('at redis-sentinel://***@s1:26379,s2:26379/pmm?sentinelUsername=watcher&sentinelPassword=hunter2-x', {
+      url: 'rediss-sentinel://s1:26379/pmm?sentinelPassword=a%26b-secret',
+    });
+    expect(lines[0]).not.toContain('hunter2-x');
+    expect(lines[0]).not.toContain('secret');
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      message: 'at redis-sentinel://***@s1:26379,s2:26379/pmm?sentinelUsername=watcher&sentinelPassword=***',
+      url: 'rediss-sentinel://s1:26379/pmm?sentinelPassword=***',
+    });
+  });
+
   it('behavior: fields with secret-looking names are dropped whatever they hold', () => {
     const { lines, logger } = capture();
     logger.info('cfg', {

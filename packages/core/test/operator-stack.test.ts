@@ -27,6 +27,9 @@ describe('operatorEnv', () => {
     expect(redisFrom).toBe(path.relative(process.cwd(), file));
     // The password never reaches a message.
     expect(describeRedis(env.REDIS_URL!, redisFrom)).toBe(`Redis redis://***@127.0.0.1:40123 (from ${redisFrom})`);
+    expect(describeRedis('redis-sentinel://a:b@s1:26379/pmm?sentinelPassword=s3cret-sentinel', 'REDIS_URL')).toBe(
+      'Redis redis-sentinel://***@s1:26379/pmm?sentinelPassword=*** (from REDIS_URL)',
+    );
   });
 
   it("behavior: a stack whose Redis has one user per role gives each command its own user's URL", () => {

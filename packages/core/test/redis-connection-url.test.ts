@@ -44,4 +44,52 @@ describe('redisConnectionUrl', () => {
       expect([parsed?.username, parsed?.password, parsed?.hosts.length]).toEqual(['indexer-8453', 'p@ss/w:rd%1,x', 2]);
     }
   });
+
+  describe('the sentinels’ own credentials (REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_PASSWORD)', () => {
+    const base = { redisUrl: 'redis-sentinel://s1:26379,s2:26379/pmm', redisUsername: '' };
+
+    it('behavior: they go into the Sentinel URL’s query, and the parser reads them back as given', () => {
+      const password = 'p@ss&w=rd+%1 ?#';
+      const url = redisConnectionUrl({ ...base, redisSentinelUsername: 'watcher', redisSentinelPassword: password });
+      expect(url.startsWith('redis-sentinel://s1:26379,s2:26379/pmm?')).toBe(true);
+      expect(parseMultiHostUrl(url)).toMatchObject({
+        master: 'pmm',
+        sentinelUsername: 'watcher',
+        sentinelPassword: password,
+      });
+      expect(parseMultiHostUrl(url)?.hosts).toHaveLength(2);
+    });
+
+    it('behavior: they replace the ones the URL carries; the data credentials are set apart', () => {
+      const url = redisConnectionUrl({
+        redisUrl: 'rediss-sentinel://s1:26379/pmm?sentinelUsername=old&sentinelPassword=old-password',
+        redisUsername: 'signer',
+        redisPassword: 'data-password',
+        redisSentinelPassword: 'new-password',
+      });
+      expect(parseMultiHostUrl(url)).toMatchObject({
+        tls: true,
+        username: 'signer',
+        password: 'data-password',
+        master: 'pmm',
+        sentinelPassword: 'new-password',
+      });
+      expect(parseMultiHostUrl(url)?.sentinelUsername).toBeUndefined();
+    });
+
+    it('error: a sentinel user name without its password is refused, not ignored', () => {
+      expect(() => redisConnectionUrl({ ...base, redisSentinelUsername: 'watcher' })).toThrow(
+        'REDIS_SENTINEL_USERNAME (redisSentinelUsername): needs REDIS_SENTINEL_PASSWORD (or REDIS_SENTINEL_PASSWORD_FILE)',
+      );
+    });
+
+    it('error: a sentinel password for a URL that names no sentinels is refused', () => {
+      for (const redisUrl of ['redis://redis:6379', 'redis-cluster://c1:7000,c2:7000'])
+        expect(() =>
+          redisConnectionUrl({ redisUrl, redisUsername: '', redisSentinelPassword: 'secret-value' }),
+        ).toThrow(
+          'REDIS_SENTINEL_PASSWORD (redisSentinelPassword): only for a redis-sentinel:// or rediss-sentinel:// REDIS_URL',
+        );
+    });
+  });
 });

@@ -3,10 +3,7 @@
  * monitors a real master, both private to this test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { freePort, stopAll, until, waitForPort } from '@pmm/testkit';
+import { freePort, startSentinel, stopAll, until, waitForPort } from '@pmm/testkit';
 import { closeRedis, createRedis, redisReady, type RedisClient } from '@pmm/core';
 
 describe('createRedis with a Sentinel URL', () => {
@@ -22,14 +19,12 @@ describe('createRedis with a Sentinel URL', () => {
       }),
     );
     await waitForPort(masterPort);
-    // Sentinel rewrites its config file, so it must be a writable file of its own.
-    const conf = path.join(mkdtempSync(path.join(tmpdir(), 'sentinel-')), 'sentinel.conf');
-    writeFileSync(
-      conf,
-      `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor pmm-master 127.0.0.1 ${masterPort} 1\n`,
+    children.push(
+      await startSentinel(sentinelPort, [
+        `port ${sentinelPort}`,
+        `sentinel monitor pmm-master 127.0.0.1 ${masterPort} 1`,
+      ]),
     );
-    children.push(spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
-    await waitForPort(sentinelPort);
   });
 
   afterAll(() => stopAll(children));

@@ -14,6 +14,7 @@ import {
   privateRedisCluster,
   redisTlsArgs,
   selfSignedCert,
+  startSentinel,
   stopAll,
   waitForPort,
   type PrivateRedisCluster,
@@ -99,6 +100,41 @@ describe('Sentinel and Cluster URLs: parsing', () => {
     expect(parseMultiHostUrl('redis://127.0.0.1:6379')).toBeUndefined();
   });
 
+  it('behavior: a Sentinel URL’s query gives the sentinels’ own user and password, percent-decoded', () => {
+    expect(
+      parseMultiHostUrl('redis-sentinel://app:pw@s1:26379/pmm?sentinelUsername=watcher&sentinelPassword=a%26b%3Dc'),
+    ).toMatchObject({
+      username: 'app',
+      password: 'pw',
+      master: 'pmm',
+      sentinelUsername: 'watcher',
+      sentinelPassword: 'a&b=c',
+    });
+  });
+
+  it('error: any other parameter, one given twice, a sentinel user without its password, a Cluster URL’s query: refused, the value never echoed', () => {
+    const refusal = (url: string) => {
+      try {
+        parseMultiHostUrl(url);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    const misspelt = refusal('redis-sentinel://s1:26379/pmm?sentinelPasword=hunter22-secret');
+    expect(misspelt).toMatch(/takes only sentinelUsername and sentinelPassword as parameters, not "sentinelPasword"/);
+    expect(misspelt).not.toMatch(/hunter22/);
+    expect(refusal('redis-sentinel://s1:26379/pmm?sentinelPassword=a&sentinelPassword=b')).toMatch(
+      /gives sentinelPassword twice/,
+    );
+    expect(refusal('redis-sentinel://s1:26379/pmm?sentinelUsername=watcher')).toMatch(/needs sentinelPassword/);
+    expect(refusal('redis-cluster://c1:7000?sentinelPassword=hunter22-secret')).toMatch(/takes no parameters/);
+    // Without its master name, the query is not taken for part of a host (and echoed).
+    const noMaster = refusal('redis-sentinel://s1:26379?sentinelPassword=hunter22-secret');
+    expect(noMaster).toMatch(/must end with \/<master name>/);
+    expect(noMaster).not.toMatch(/hunter22/);
+  });
+
   it('behavior: REDIS_DURABILITY=auto waits for replicas on the TLS forms too', () => {
     expect(resolveDurabilityMode('auto', 'rediss-sentinel://app:pw@s1:26379/pmm')).toBe('replica');
     expect(resolveDurabilityMode('auto', 'rediss-cluster://app:pw@n1:6379')).toBe('replica');
@@ -137,7 +173,6 @@ describe('Sentinel URL with an ACL user', () => {
       }),
     );
     await waitForPort(masterPort);
-    const conf = path.join(mkdtempSync(path.join(tmpdir(), 'sentinel-acl-')), 'sentinel.conf');
     const sentinelTransport = tls
       ? [
           'port 0',
@@ -150,19 +185,14 @@ describe('Sentinel URL with an ACL user', () => {
           'tls-replication yes',
         ]
       : [`port ${port}`];
-    writeFileSync(
-      conf,
-      [
+    children.push(
+      await startSentinel(port, [
         ...sentinelTransport,
-        'bind 127.0.0.1',
         `sentinel monitor pmm-master 127.0.0.1 ${masterPort} 1`,
         'sentinel auth-user pmm-master sentinel',
         'sentinel auth-pass pmm-master sentinel-password-1',
-        '',
-      ].join('\n'),
+      ]),
     );
-    children.push(spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
-    await waitForPort(port);
     return port;
   }
 

@@ -8,7 +8,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
-import { DURABLE_WRITE_SETTINGS, redisStackUsers, SERVICE_NODE_FLAGS, SHARED_SETTINGS } from '@pmm/core';
+import {
+  DURABLE_WRITE_SETTINGS,
+  REDIS_CONNECTION_SETTINGS,
+  redisStackUsers,
+  SERVICE_NODE_FLAGS,
+  SHARED_SETTINGS,
+} from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
@@ -67,9 +73,7 @@ function aclFileEnvNames(): Set<string> {
 
 /** The key CLI's and the operator commands' settings: Redis (the shared ones) and, for settle, CHAINS. */
 const toolSettings = {
-  redisUrl: SHARED_SETTINGS.redisUrl,
-  redisUsername: SHARED_SETTINGS.redisUsername,
-  redisPassword: SHARED_SETTINGS.redisPassword,
+  ...REDIS_CONNECTION_SETTINGS,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
   secretsDir: SHARED_SETTINGS.secretsDir,
 };

@@ -17,6 +17,8 @@ import {
   loadConfig,
   redisConnectionUrl,
   redisStackUsers,
+  parseMultiHostUrl,
+  REDIS_CONNECTION_SETTINGS,
   SHARED_SETTINGS,
   type Setting,
 } from '@pmm/core';
@@ -221,11 +223,41 @@ describe('the Helm chart', () => {
       name: 'secrets',
       secret: { secretName: 'pmm-signer', defaultMode: 0o440 },
     });
+    expect(env).toContainEqual({ name: 'REDIS_SENTINEL_PASSWORD_FILE', value: '/run/secrets/redis/sentinel-password' });
     expect(signer.spec.volumes).toContainEqual({
       name: 'redis',
-      secret: { secretName: 'pmm-redis', items: [{ key: 'signer-password', path: 'password' }], defaultMode: 0o440 },
+      secret: {
+        secretName: 'pmm-redis',
+        items: [
+          { key: 'signer-password', path: 'password' },
+          { key: 'sentinel-password', path: 'sentinel-password' },
+        ],
+        defaultMode: 0o440,
+      },
     });
     expect(refusal('--set', 'gateway.existingSecret=')).toMatch(/gateway.existingSecret is required/);
+  });
+
+  it("behavior: the sentinels' own password and user reach every process that connects to Redis; only with a Sentinel URL", () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    for (const pod of podsOf(objects)) {
+      const names = pod.spec.containers[0]!.env!.map((e) => e.name);
+      expect([pod.labels['app.kubernetes.io/component'], names]).toEqual([
+        pod.labels['app.kubernetes.io/component'],
+        expect.arrayContaining(['REDIS_SENTINEL_PASSWORD_FILE']),
+      ]);
+    }
+    for (const pod of podsOf(rendered.get('minimal-values.yaml')!))
+      expect(pod.spec.containers[0]!.env!.map((e) => e.name)).not.toContain('REDIS_SENTINEL_PASSWORD_FILE');
+    const withUser = podsOf(render('production-sentinel-values.yaml', '--set', 'redis.sentinelUsername=watcher'));
+    for (const pod of withUser)
+      expect(pod.spec.containers[0]!.env).toContainEqual({ name: 'REDIS_SENTINEL_USERNAME', value: 'watcher' });
+    expect(
+      refusal('--set', 'redis.url=redis://redis:6379', '--set', 'redis.sentinelPasswordKey=sentinel-password'),
+    ).toMatch(/redis.sentinelPasswordKey is for a Sentinel redis.url/);
+    expect(refusal('--set', 'redis.sentinelUsername=watcher')).toMatch(
+      /redis.sentinelUsername needs redis.sentinelPasswordKey/,
+    );
   });
 
   it("behavior: each part connects as its role's Redis user (redisStackUsers' names), its password the key <user>-password", () => {
@@ -256,6 +288,9 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'redis.url=redis-sentinel://:hunter22@s1:26379\\,s2:26379/pmm')).toMatch(
       /redis.url must carry no user or password/,
     );
+    expect(refusal('--set', 'redis.url=redis-sentinel://s1:26379/pmm?sentinelPassword=hunter22')).toMatch(
+      /redis.url must carry no sentinel password/,
+    );
     expect(refusal('--set', 'redis.url=')).toMatch(/redis.url is required/);
     // The password is no part of the message.
     expect(refusal('--set', 'redis.url=redis://gateway:hunter22@redis:6379')).not.toMatch(/hunter22/);
@@ -283,7 +318,12 @@ describe('the Helm chart', () => {
     });
     expect(pod.spec.volumes).toContainEqual(
       expect.objectContaining({
-        secret: expect.objectContaining({ items: [{ key: 'operator-password', path: 'password' }] }),
+        secret: expect.objectContaining({
+          items: [
+            { key: 'operator-password', path: 'password' },
+            { key: 'sentinel-password', path: 'sentinel-password' },
+          ],
+        }),
       }),
     );
     expect(byKind(objects, 'PersistentVolumeClaim')).toHaveLength(1);
@@ -335,9 +375,7 @@ describe('the Helm chart', () => {
 
 /** The settings the operator commands (settle) read from the environment: packages/settlement's operator-context.ts. */
 const OPERATOR_SETTINGS = {
-  redisUrl: SHARED_SETTINGS.redisUrl,
-  redisUsername: SHARED_SETTINGS.redisUsername,
-  redisPassword: SHARED_SETTINGS.redisPassword,
+  ...REDIS_CONNECTION_SETTINGS,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
 };
 
@@ -375,6 +413,7 @@ function loadRendered(
   const chains = named(objects, 'ConfigMap', '-chains')!.data!['chains.json']!;
   writeFileSync(at('/config/chains.json'), chains);
   writeFileSync(at('/run/secrets/redis/password'), 'a-password\n');
+  writeFileSync(at('/run/secrets/redis/sentinel-password'), 'a-sentinel-password\n');
   const ids = Object.keys((JSON.parse(chains) as { chains: object }).chains);
   const secretFiles = ['internal_token', 'ops_token', 'quoter_key', ...ids.map((id) => `signer_key_${id}`)];
   for (const name of secretFiles)
@@ -419,7 +458,12 @@ describe('the rendered environment of each process', () => {
           });
           // It connects as its own user, with the password of its mounted file.
           const user = (c.env ?? []).find((e) => e.name === 'REDIS_USERNAME')?.value;
-          expect(loadRendered(objects, c as never)).toMatch(new RegExp(`^[a-z-]+://${user}:a-password@`));
+          const url = loadRendered(objects, c as never);
+          expect(url).toMatch(new RegExp(`^[a-z-]+://${user}:a-password@`));
+          // And the sentinels' own password, where the values name its key.
+          expect(parseMultiHostUrl(url)?.sentinelPassword).toBe(
+            set === 'production-sentinel-values.yaml' ? 'a-sentinel-password' : undefined,
+          );
         }
     },
   );

@@ -3,6 +3,7 @@ export { sampleAuditRecord } from './audit-record-sample';
 export { freePort, waitForPort } from './ports';
 export { processCpuSeconds, stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
+export { startSentinel } from './private-sentinel';
 export {
   privateRedisCluster,
   type PrivateRedisCluster,

@@ -101,7 +101,25 @@ a secret in a value); each process's own come as REDIS_USERNAME and REDIS_PASSWO
 {{- if regexMatch "^[^/]*//[^/]*@" $url -}}
 {{- fail "redis.url must carry no user or password: each process connects as its own user (REDIS_USERNAME) with its password from redis.existingSecret" -}}
 {{- end -}}
+{{- if regexMatch "(?i)[?&]sentinelPassword=" $url -}}
+{{- fail "redis.url must carry no sentinel password: name its key of redis.existingSecret in redis.sentinelPasswordKey" -}}
+{{- end -}}
 {{- $url -}}
+{{- end -}}
+
+{{/*
+The key of redis.existingSecret holding the sentinels' own password (redis.sentinelPasswordKey),
+or nothing: only for a Sentinel redis.url, and a sentinel user needs it.
+*/}}
+{{- define "pmm.sentinelPasswordKey" -}}
+{{- $key := .Values.redis.sentinelPasswordKey | default "" -}}
+{{- if and $key (not (regexMatch "^rediss?-sentinel://" .Values.redis.url)) -}}
+{{- fail "redis.sentinelPasswordKey is for a Sentinel redis.url (redis-sentinel:// or rediss-sentinel://)" -}}
+{{- end -}}
+{{- if and .Values.redis.sentinelUsername (not $key) -}}
+{{- fail "redis.sentinelUsername needs redis.sentinelPasswordKey" -}}
+{{- end -}}
+{{- $key -}}
 {{- end -}}
 
 {{/*
@@ -116,6 +134,14 @@ redis volume mounts: (dict "ctx" $ "user" "gateway").
   value: {{ .user | quote }}
 - name: REDIS_PASSWORD_FILE
   value: /run/secrets/redis/password
+{{- if include "pmm.sentinelPasswordKey" .ctx }}
+- name: REDIS_SENTINEL_PASSWORD_FILE
+  value: /run/secrets/redis/sentinel-password
+{{- with .ctx.Values.redis.sentinelUsername }}
+- name: REDIS_SENTINEL_USERNAME
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
 - name: REDIS_KEY_PREFIX
   value: {{ .ctx.Values.redis.keyPrefix | quote }}
 {{- end -}}
@@ -160,7 +186,8 @@ redis volume mounts: (dict "ctx" $ "user" "gateway").
 
 {{/*
 The Redis password of one user, the key `<user>-password` of redis.existingSecret, as the file
-`password` (REDIS_PASSWORD_FILE): (dict "ctx" $ "user" "gateway").
+`password` (REDIS_PASSWORD_FILE), and the sentinels' own password, when they have one, as the file
+`sentinel-password` (REDIS_SENTINEL_PASSWORD_FILE): (dict "ctx" $ "user" "gateway").
 */}}
 {{- define "pmm.redisVolume" -}}
 - name: redis
@@ -169,6 +196,10 @@ The Redis password of one user, the key `<user>-password` of redis.existingSecre
     items:
       - key: {{ .user }}-password
         path: password
+      {{- with include "pmm.sentinelPasswordKey" .ctx }}
+      - key: {{ . }}
+        path: sentinel-password
+      {{- end }}
     defaultMode: 288
 {{- end -}}
 

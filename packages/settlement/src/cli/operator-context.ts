@@ -13,6 +13,7 @@ import {
   operatorEnv,
   redisKeys,
   redisReady,
+  REDIS_CONNECTION_SETTINGS,
   SHARED_SETTINGS,
   type ChainDeployments,
   type RedisClient,
@@ -21,9 +22,7 @@ import { createChainReader, type ChainReader } from '../chain/chain-reader';
 import { AuditReader } from '../store/audit-reader';
 
 const OPERATOR_SETTINGS = {
-  redisUrl: SHARED_SETTINGS.redisUrl,
-  redisUsername: SHARED_SETTINGS.redisUsername,
-  redisPassword: SHARED_SETTINGS.redisPassword,
+  ...REDIS_CONNECTION_SETTINGS,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
 };
 

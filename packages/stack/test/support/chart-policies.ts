@@ -191,7 +191,7 @@ export function checkRedisCredentials(objects: K8sObject[]): string[] {
       const env = new Map((c.env ?? []).map((e) => [e.name, e]));
       const url = env.get('REDIS_URL');
       if (!url) continue;
-      if (url.value === undefined || URL_USER_INFO.test(url.value))
+      if (url.value === undefined || URL_USER_INFO.test(url.value) || /[?&]sentinelPassword=/i.test(url.value))
         problems.push(`${where(pod, c)}: REDIS_URL carries a user or password (or is no plain value)`);
       if (!env.get('REDIS_USERNAME')?.value) problems.push(`${where(pod, c)}: no REDIS_USERNAME`);
       if (!env.get('REDIS_PASSWORD_FILE')?.value) problems.push(`${where(pod, c)}: no REDIS_PASSWORD_FILE`);

@@ -19,6 +19,7 @@ import {
   loadConfig,
   redisConnectionUrl,
   operatorEnv,
+  REDIS_CONNECTION_SETTINGS,
   redisReady,
 } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '../config';
@@ -37,9 +38,7 @@ async function main(): Promise<number> {
   const { env, redisFrom } = operatorEnv('keys');
   const loaded = loadConfig(
     {
-      redisUrl: GATEWAY_SETTINGS.redisUrl,
-      redisUsername: GATEWAY_SETTINGS.redisUsername,
-      redisPassword: GATEWAY_SETTINGS.redisPassword,
+      ...REDIS_CONNECTION_SETTINGS,
       redisKeyPrefix: GATEWAY_SETTINGS.redisKeyPrefix,
       ...DURABLE_WRITE_SETTINGS,
     },
