@@ -137,8 +137,10 @@ export function redisConnectionUrl(config: {
     throw new ConfigError(
       'REDIS_SENTINEL_PASSWORD (redisSentinelPassword): only for a redis-sentinel:// or rediss-sentinel:// REDIS_URL',
     );
-  const [base, query = ''] = url.split(/\?(.*)/s);
-  const params = new URLSearchParams(query);
+  // The query starts after the master name: a password in the authority may hold a bare `?`.
+  const queryAt = url.indexOf('?', url.indexOf('/', url.indexOf('://') + 3));
+  const base = queryAt === -1 ? url : url.slice(0, queryAt);
+  const params = new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1));
   params.delete('sentinelUsername');
   params.delete('sentinelPassword');
   if (sentinelUsername !== '') params.set('sentinelUsername', sentinelUsername);

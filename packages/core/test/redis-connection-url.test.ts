@@ -77,6 +77,19 @@ describe('redisConnectionUrl', () => {
       expect(parseMultiHostUrl(url)?.sentinelUsername).toBeUndefined();
     });
 
+    it('behavior: a bare `?` in a data password the URL carries is not taken for the query', () => {
+      const url = redisConnectionUrl({
+        redisUrl: 'redis-sentinel://app:pa?ss@s1:26379/pmm?sentinelPassword=old',
+        redisUsername: '',
+        redisSentinelPassword: 'new-password',
+      });
+      expect(parseMultiHostUrl(url)).toMatchObject({
+        username: 'app',
+        password: 'pa?ss',
+        sentinelPassword: 'new-password',
+      });
+    });
+
     it('error: a sentinel user name without its password is refused, not ignored', () => {
       expect(() => redisConnectionUrl({ ...base, redisSentinelUsername: 'watcher' })).toThrow(
         'REDIS_SENTINEL_USERNAME (redisSentinelUsername): needs REDIS_SENTINEL_PASSWORD (or REDIS_SENTINEL_PASSWORD_FILE)',
