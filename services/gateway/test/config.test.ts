@@ -20,6 +20,8 @@ describe('gateway config', () => {
       redisUrl: 'redis://127.0.0.1:6379',
       redisUsername: '',
       redisPassword: undefined,
+      redisSentinelUsername: '',
+      redisSentinelPassword: undefined,
       redisKeyPrefix: 'pmm',
       signerUrl: 'http://127.0.0.1:8081',
       internalToken: 'a-long-internal-token',
@@ -106,6 +108,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(31);
+    expect(lines).toHaveLength(33);
   });
 });
