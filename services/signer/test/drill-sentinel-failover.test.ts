@@ -1,7 +1,8 @@
 /**
  * Drill: a Sentinel fail-over under a paced sign load. One primary and one replica started with
- * the shipped deploy/redis/replicated.conf, one sentinel, the signer on
- * `redis-sentinel://…/pmm` (REDIS_DURABILITY=auto: WAIT for one replica). `SENTINEL FAILOVER`
+ * the shipped deploy/redis/replicated.conf, one sentinel (with a password of its own, as charted
+ * Sentinels run), the signer on `redis-sentinel://…/pmm` with REDIS_SENTINEL_PASSWORD
+ * (REDIS_DURABILITY=auto: WAIT for one replica). `SENTINEL FAILOVER`
  * while signing; once the old primary has rejoined as a replica (what discarded 1,106
  * acknowledged records before), every signature a client received must have its record on the
  * new primary, and signing must have resumed there.
@@ -45,8 +46,9 @@ function server(name: string, args: string[]): void {
   closeSync(log);
 }
 
-function client(port: number): RedisClient {
-  const c = createRedis(`redis://127.0.0.1:${port}`, { name: 'drill-admin' });
+function client(port: number, password?: string): RedisClient {
+  const auth = password === undefined ? '' : `:${encodeURIComponent(password)}@`;
+  const c = createRedis(`redis://${auth}127.0.0.1:${port}`, { name: 'drill-admin' });
   clients.push(c);
   return c;
 }
@@ -64,6 +66,8 @@ interface FailoverDrill {
   shipped: boolean;
   /** Sign load after SENTINEL FAILOVER. */
   afterMs: number;
+  /** The sentinel's own password (`requirepass`), given to the signer as REDIS_SENTINEL_PASSWORD. */
+  sentinelPassword?: string;
 }
 
 /** One primary, one replica, one sentinel; SENTINEL FAILOVER under 100 signs/s. */
@@ -110,12 +114,13 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
       `sentinel monitor pmm 127.0.0.1 ${primaryPort} 1`,
       'sentinel down-after-milliseconds pmm 1000',
       'sentinel failover-timeout pmm 10000',
+      ...(opts.sentinelPassword === undefined ? [] : [`requirepass "${opts.sentinelPassword}"`]),
       '',
     ].join('\n'),
   );
   server('sentinel', [sentinelConf, '--sentinel']);
   await waitForPort(sentinelPort);
-  const sentinel = client(sentinelPort);
+  const sentinel = client(sentinelPort, opts.sentinelPassword);
   await redisReady(sentinel);
   await until(
     async () => ((await sentinel.call('SENTINEL', 'REPLICAS', 'pmm')) as unknown[]).length === 1,
@@ -124,7 +129,10 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
     100,
   );
 
-  signer = await startDrillSigner(`redis-sentinel://127.0.0.1:${sentinelPort}/pmm`);
+  signer = await startDrillSigner(
+    `redis-sentinel://127.0.0.1:${sentinelPort}/pmm`,
+    opts.sentinelPassword === undefined ? {} : { REDIS_SENTINEL_PASSWORD: opts.sentinelPassword },
+  );
   const load = signerLoad(signer.url, 100);
   await sleep(2_000);
   const failoverAt = Date.now() - load.started;
@@ -161,8 +169,12 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
   return { result, missing, gap, afterwards, before: result.ok.filter((a) => a.at < failoverAt).length };
 }
 
-it('drill: a Sentinel fail-over (shipped settings) during a paced sign load loses no record, and signing resumes on the new primary', async () => {
-  const drill = await failoverDrill('Sentinel fail-over drill (shipped settings)', { shipped: true, afterMs: 18_000 });
+it('drill: a Sentinel fail-over (shipped settings, a sentinel with its own password) during a paced sign load loses no record, and signing resumes on the new primary', async () => {
+  const drill = await failoverDrill('Sentinel fail-over drill (shipped settings)', {
+    shipped: true,
+    afterMs: 18_000,
+    sentinelPassword: 'sentinel-own-password-1',
+  });
   expect(drill.missing).toEqual([]);
   expect(drill.before).toBeGreaterThan(0);
   expect(drill.afterwards).toBeGreaterThan(0);

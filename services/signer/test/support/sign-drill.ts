@@ -4,7 +4,7 @@
  * every signature a client received has its audit record afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { closeRedis, createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { AuditReader } from '@pmm/settlement';
 import { missingRecords, pacedSigns, type Answered, type SignLoad } from '@pmm/testkit';
 import { loadSignerConfig, startSigner, type RunningSigner } from '../../src';
@@ -19,18 +19,12 @@ export interface DrillSigner {
   close(): Promise<void>;
 }
 
-/** Seeds an integrator and chain 8453's pairs through `redisUrl`, then starts the signer on it. */
+/**
+ * Seeds an integrator and chain 8453's pairs, then starts the signer on `redisUrl` with `env` over
+ * the drill's settings. The seed connects as the signer will (its sentinel password, say).
+ */
 export async function startDrillSigner(redisUrl: string, env: Record<string, string> = {}): Promise<DrillSigner> {
   const prefix = `pmm-drill-${randomBytes(4).toString('hex')}`;
-  const keys = redisKeys(prefix);
-  const seed = createRedis(redisUrl, { name: 'drill-seed' });
-  try {
-    await redisReady(seed, 15_000);
-    await seed.set(keys.integrator('acme'), JSON.stringify(integrator('acme')));
-    await seed.set(keys.pairs(CHAIN), JSON.stringify(testRegistry(CHAIN)));
-  } finally {
-    seed.disconnect();
-  }
   const config = loadSignerConfig({
     env: {
       PORT: '0',
@@ -45,6 +39,15 @@ export async function startDrillSigner(redisUrl: string, env: Record<string, str
     },
     file: {},
   });
+  const keys = redisKeys(prefix);
+  const seed = createRedis(config.redisUrl, { name: 'drill-seed' });
+  try {
+    await redisReady(seed, 15_000);
+    await seed.set(keys.integrator('acme'), JSON.stringify(integrator('acme')));
+    await seed.set(keys.pairs(CHAIN), JSON.stringify(testRegistry(CHAIN)));
+  } finally {
+    await closeRedis(seed);
+  }
   const signer = await startSigner(
     config,
     createLogger({ service: 'drill-signer', silent: process.env.DRILL_LOG !== '1', stream: process.stderr }),
