@@ -10,8 +10,9 @@
  * connect with TLS (Sentinel: to the sentinels and to the data nodes). The user name and password
  * are the data nodes' (a Redis ACL user; managed Redis services need both); sentinels that ask
  * for a password of their own (Sentinel's `requirepass`) get `sentinelPassword`, and
- * `sentinelUsername` when they have ACL users. Sentinel clients follow a fail-over at once. Every client gets an `error` listener: an unhandled one would
- * crash the process on the first disconnect.
+ * `sentinelUsername` when they have ACL users. Sentinel clients follow a fail-over at once.
+ * Every client gets an `error` listener: an unhandled one would crash the process on the first
+ * disconnect.
  */
 import Redis, { Cluster, RedisOptions } from 'ioredis';
 import type { Logger } from './logger';
