@@ -201,7 +201,12 @@ const QUIT_WAIT_MS = 2_000;
  *   waited on has been answered already; only the QUIT itself is dropped.
  * - When QUIT fails (Redis is gone), disconnect still releases everything.
  */
-export async function closeRedis(client: RedisClient, waitMs = QUIT_WAIT_MS): Promise<void> {
+export async function closeRedis(
+  client: RedisClient,
+  // An object, not a bare number: `clients.map(closeRedis)` passed each client's index as the
+  // wait (0, 1, 2 ms) and dropped the QUIT at once; the type checker now refuses that call.
+  { waitMs = QUIT_WAIT_MS }: { waitMs?: number } = {},
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([client.quit(), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);

@@ -40,9 +40,28 @@ describe('closeRedis', () => {
       await redisReady(client);
       server.pause();
       const started = Date.now();
-      await closeRedis(client, 300);
+      await closeRedis(client, { waitMs: 300 });
       // Without the wait, quit() never settles and this test times out.
       expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      await server.stop();
+    }
+  }, 10_000);
+
+  it('behavior: by default the close waits for a Redis that stalls a moment: what was sent before QUIT is answered', async () => {
+    const server = await privateRedis();
+    try {
+      const client = createRedis(server.url, { name: 'close-slow', role: 'worker' });
+      await redisReady(client);
+      server.pause();
+      const order: string[] = [];
+      // Sent, not awaited: a stream's slot release, say.
+      const sent = client.set(`pmm-test:close-${randomUUID()}`, 'x').then(() => void order.push('answered'));
+      const closing = closeRedis(client).then(() => void order.push('closed'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      server.resume();
+      await Promise.all([sent, closing]);
+      expect(order).toEqual(['answered', 'closed']);
     } finally {
       await server.stop();
     }

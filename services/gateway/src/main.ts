@@ -62,7 +62,7 @@ async function start(config: GatewayConfig, logger: Logger) {
       devKey?.stop();
       await gateway.close();
       // As the signer and the indexer close theirs: what was sent last (a stream's slot release) is answered first.
-      await Promise.all([redis, subscriber].map(closeRedis));
+      await Promise.all([redis, subscriber].map((client) => closeRedis(client)));
     },
   };
 }

@@ -339,7 +339,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
       await blockSource.close();
       confirmRpc?.close();
       await served.close();
-      await Promise.all([redis, workerRedis].map(closeRedis));
+      await Promise.all([redis, workerRedis].map((client) => closeRedis(client)));
       await signer.close?.();
       log.info('indexer stopped');
     })());

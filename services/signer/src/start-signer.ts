@@ -121,7 +121,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await served.close();
         await pairs.close();
         await integrators.stop();
-        await Promise.all([redis, subscriber, auditRedis].map(closeRedis));
+        await Promise.all([redis, subscriber, auditRedis].map((client) => closeRedis(client)));
         await closeSigningKeys(signers);
       })()),
   };

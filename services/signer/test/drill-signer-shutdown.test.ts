@@ -7,14 +7,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadReport, privateRedis, settlesWithin, type PrivateRedis } from '@pmm/testkit';
+import { loadReport, privateRedis, settlesWithin, type PrivateRedis, type SignLoad } from '@pmm/testkit';
 import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 // The append-only file goes here, not into the working directory.
 const dir = mkdtempSync(path.join(tmpdir(), 'drill-shutdown-'));
 let redis: PrivateRedis | undefined;
 let signer: DrillSigner | undefined;
-let load: ReturnType<typeof signerLoad> | undefined;
+let load: SignLoad | undefined;
 
 afterAll(async () => {
   await load?.stop();
