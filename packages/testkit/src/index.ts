@@ -53,7 +53,7 @@ export {
   pacedSigns,
   type Answered,
   type Refused,
-  type SignatureLookup,
+  type AuditTrailAt,
   type SignLoad,
   type SignLoadOptions,
   type SignLoadResult,

@@ -42,7 +42,7 @@ export interface SignLoadResult {
   sent: number;
   ok: Answered[];
   refused: Refused[];
-  /** Answers by status ('error' when none came: refused at connect, reset). */
+  /** Answers by status ('error' when none came whole: refused at connect, reset, cut mid-answer); they add up to `sent`. */
   statuses: Record<string, number>;
 }
 
@@ -66,6 +66,15 @@ export function pacedSigns(opts: SignLoadOptions): SignLoad {
     const requestId = `drill-${i}`;
     const body = opts.body(i);
     const done = new Promise<void>((resolve) => {
+      // Each request is counted once: by its whole answer, or as 'error' when none came whole
+      // (refused, reset, or cut after its head: a drill must see that too).
+      let counted = false;
+      const settle = (status: string) => {
+        if (counted) return;
+        counted = true;
+        count(status);
+        resolve();
+      };
       const req = request(
         opts.url,
         {
@@ -84,7 +93,6 @@ export function pacedSigns(opts: SignLoadOptions): SignLoad {
           res.on('data', (d: Buffer) => (text += d.toString()));
           res.on('end', () => {
             const at = Date.now() - started;
-            count(String(res.statusCode));
             if (res.statusCode === 200) {
               const json = JSON.parse(text) as { verificationData: Hex; timestamp: number };
               const signature = decodeAbiParameters(VD_TYPES, json.verificationData)[3];
@@ -99,16 +107,15 @@ export function pacedSigns(opts: SignLoadOptions): SignLoad {
                 at,
               });
             }
-            resolve();
+            settle(String(res.statusCode));
           });
-          res.on('error', () => resolve());
+          res.on('close', () => {
+            if (!res.complete) settle('error');
+          });
         },
       );
       req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => {
-        count('error');
-        resolve();
-      });
+      req.on('error', () => settle('error'));
       req.end(body);
     });
     inFlight.add(done);
@@ -130,32 +137,40 @@ export function pacedSigns(opts: SignLoadOptions): SignLoad {
   };
 }
 
-/** The audit trail's lookup by signature (settlement's AuditReader), as far as the count needs it. */
-export interface SignatureLookup {
-  bySignature(
-    chainId: number,
-    signature: string,
-    timestamp: number,
-  ): Promise<readonly { record: { requestId: string; clientRequestId?: string } }[]>;
+/** Where a drill's signer keeps its audit trail. */
+export interface AuditTrailAt {
+  redisUrl: string;
+  prefix: string;
+  chainId: number;
 }
 
 /**
- * The answered signatures without an audit record carrying the client's request id: the record's
- * `requestId` when the client spoke to the signer, its `clientRequestId` through the gateway
+ * The answered signatures without an audit record carrying the client's request id, read through
+ * settlement's AuditReader (a fresh connection to `trail.redisUrl`): matched on the record's
+ * `requestId` when the client spoke to the signer, on its `clientRequestId` through the gateway
  * (which records its own request id beside the client's).
  */
 export async function missingRecords(
-  lookup: SignatureLookup,
-  chainId: number,
+  trail: AuditTrailAt,
   ok: readonly Answered[],
   idField: 'requestId' | 'clientRequestId',
 ): Promise<Answered[]> {
-  const missing: Answered[] = [];
-  for (const a of ok) {
-    const found = await lookup.bySignature(chainId, a.signature, a.timestamp);
-    if (!found.some((e) => e.record[idField] === a.requestId)) missing.push(a);
+  // Loaded here, not at the top: most files that import testkit never read the audit trail.
+  const { closeRedis, createRedis, redisKeys, redisReady } = await import('@pmm/core');
+  const { AuditReader } = await import('@pmm/settlement');
+  const redis = createRedis(trail.redisUrl, { name: 'drill-reader' });
+  try {
+    await redisReady(redis, 15_000);
+    const reader = new AuditReader(redis, redisKeys(trail.prefix));
+    const missing: Answered[] = [];
+    for (const a of ok) {
+      const found = await reader.bySignature(trail.chainId, a.signature, a.timestamp);
+      if (!found.some((e) => e.record[idField] === a.requestId)) missing.push(a);
+    }
+    return missing;
+  } finally {
+    await closeRedis(redis);
   }
-  return missing;
 }
 
 /** The line a drill prints: what it counted. */

@@ -4,8 +4,7 @@
  * every signature a client received has its audit record afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { closeRedis, createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
-import { AuditReader } from '@pmm/settlement';
+import { closeRedis, createLogger, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { missingRecords, pacedSigns, type Answered, type SignLoad } from '@pmm/testkit';
 import { loadSignerConfig, startSigner, type RunningSigner } from '../../src';
 import { INTERNAL_TOKEN, USER, integrator, testKey, testRegistry } from './fixture';
@@ -73,12 +72,6 @@ export function signerLoad(url: string, perSecond: number): SignLoad {
 }
 
 /** The answered signatures whose audit record (with the same request id) is not in `redisUrl`'s Redis. */
-export async function lostRecords(redisUrl: string, prefix: string, ok: readonly Answered[]): Promise<Answered[]> {
-  const redis: RedisClient = createRedis(redisUrl, { name: 'drill-reader' });
-  try {
-    await redisReady(redis, 15_000);
-    return await missingRecords(new AuditReader(redis, redisKeys(prefix)), CHAIN, ok, 'requestId');
-  } finally {
-    redis.disconnect();
-  }
+export function lostRecords(redisUrl: string, prefix: string, ok: readonly Answered[]): Promise<Answered[]> {
+  return missingRecords({ redisUrl, prefix, chainId: CHAIN }, ok, 'requestId');
 }
