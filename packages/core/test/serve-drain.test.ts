@@ -1,10 +1,11 @@
 /**
  * listen()'s close() under keep-alive load: a client that sends its next request as soon as the
  * last is answered never leaves its connection idle, and close() waits for every connection to
- * end. Each request that starts during the drain gets `Connection: close`, so close() ends.
+ * end. Each request that starts during the drain gets `Connection: close`, so close() ends. The
+ * same for an answer in flight when the drain begins, and for pipelined requests (raw socket).
  */
 import { Agent, request, type ServerResponse } from 'node:http';
-import { settlesWithin } from '@pmm/testkit';
+import { parseRawResponses, rawExchange, settlesWithin } from '@pmm/testkit';
 import { listen, type Served } from '../src';
 
 const CLIENTS = 4;
@@ -75,4 +76,79 @@ it("behavior: close() ends while keep-alive clients keep sending (each request o
   expect(answers.slice(0, before).every((a) => a.status === 200 && a.connection === 'keep-alive')).toBe(true);
   // A new connection: the agent may still pool a socket the server has closed ("socket hang up").
   expect((await get(port, false)).error).toMatch(/ECONNREFUSED/);
+});
+
+describe('connections busy when the drain begins (keep-alive timeout 5 s: close() must not wait for it)', () => {
+  const raw = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+  let slow: Served | undefined;
+  afterEach(async () => {
+    slow?.server.closeAllConnections();
+    await slow?.close();
+  });
+
+  /** A server whose `/slow` answers after 200 ms, and a raw client that sends `requests` at once. */
+  async function drainWith(requests: string[]) {
+    const seen: string[] = [];
+    slow = await listen(
+      (req, res) => {
+        seen.push(req.url!);
+        if (req.url === '/slow') return void setTimeout(() => res.end('slow'), 200);
+        res.end(`ok ${req.url}`);
+      },
+      0,
+      '127.0.0.1',
+    );
+    const exchange = rawExchange(slow.port, requests.join(''), { timeoutMs: 8_000 });
+    await sleep(50);
+    const closed = await settlesWithin(slow.close(), 2_000);
+    const { received, closed: socketClosed } = await exchange;
+    return { closed, socketClosed, seen, responses: parseRawResponses(received).responses };
+  }
+
+  it('behavior: a connection whose answer was in flight when the drain began is closed once it idles', async () => {
+    const r = await drainWith([raw('/slow')]);
+    expect(r.closed).toBe(true);
+    expect(r.socketClosed).toBe(true);
+    expect(r.responses.map((x) => [x.status, x.body.toString()])).toEqual([[200, 'slow']]);
+  });
+
+  it('security: pipelined requests sent before the drain are each answered, in order, then the connection ends', async () => {
+    const r = await drainWith([raw('/slow'), raw('/a'), raw('/b')]);
+    expect(r.closed).toBe(true);
+    expect(r.socketClosed).toBe(true);
+    // Every request the server took was answered: none is handled and then dropped.
+    expect(r.seen).toEqual(['/slow', '/a', '/b']);
+    expect(r.responses.map((x) => [x.status, x.body.toString()])).toEqual([
+      [200, 'slow'],
+      [200, 'ok /a'],
+      [200, 'ok /b'],
+    ]);
+  });
+
+  it('security: of requests pipelined during the drain the first is answered (Connection: close); the others are not handled, so resending them is safe', async () => {
+    const seen: string[] = [];
+    slow = await listen(
+      (req, res) => {
+        seen.push(req.url!);
+        if (req.url === '/slow') return void setTimeout(() => res.end('slow'), 200);
+        res.end(`ok ${req.url}`);
+      },
+      0,
+      '127.0.0.1',
+    );
+    // One connection holds the drain open; the other sends its pipeline once the drain has begun.
+    const holder = rawExchange(slow.port, raw('/slow'), { timeoutMs: 8_000 });
+    const late = rawExchange(slow.port, [{ waitMs: 100 }, { data: raw('/x') + raw('/y') + raw('/z') }], {
+      timeoutMs: 8_000,
+    });
+    await sleep(50);
+    expect(await settlesWithin(slow.close(), 2_000)).toBe(true);
+    await holder;
+    const { received, closed } = await late;
+    expect(closed).toBe(true);
+    expect(seen).toEqual(['/slow', '/x']);
+    expect(parseRawResponses(received).responses.map((x) => [x.body.toString(), x.headers.connection])).toEqual([
+      ['ok /x', 'close'],
+    ]);
+  });
 });

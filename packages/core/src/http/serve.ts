@@ -9,6 +9,7 @@
  * slow clients after 30 to 45 s); here the interval is a tenth of the headers timeout, at most 1 s.
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from '../logger';
 import { ApiError } from '@pmm/protocol';
 import { answerAndCloseResponse, answerClientErrors } from './client-errors';
@@ -30,6 +31,9 @@ export interface HttpTimeouts {
   /** An idle keep-alive connection is closed after this. */
   keepAliveMs: number;
 }
+
+/** During a drain, how long a connection may idle after an answer before it is closed (Node adds 1 s). */
+const DRAIN_KEEP_ALIVE_MS = 100;
 
 export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { headersMs: 10_000, requestMs: 15_000, keepAliveMs: 5_000 };
 
@@ -60,14 +64,25 @@ export function listen(
   const opts: ListenOptions = typeof options === 'function' ? { onError: options } : options;
   const onError = opts.onError ?? (() => undefined);
   const timeouts: HttpTimeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...opts.timeouts };
-  // Set by close(). A keep-alive client that keeps sending would hold a draining server open for
-  // ever (close() waits for every connection to end, and a busy one never idles): each request
-  // that starts during the drain is its connection's last.
+  // close() waits for every connection to end, and Node closes only the connections idle at that
+  // moment. During the drain:
+  // - the first request read on a connection is its last: its answer says `Connection: close` (a
+  //   keep-alive client that kept sending held the drain open for ever). Node reads and hands over
+  //   requests pipelined behind it too, though their answers could never be sent: they are not
+  //   handled, so a client may send them again elsewhere (nothing was signed for them);
+  // - a connection idle after an answer begun before the drain closes after DRAIN_KEEP_ALIVE_MS
+  //   (plus Node's 1 s margin), not after the keep-alive timeout: Node's own idle timer, which
+  //   waits for the answers of requests pipelined before the drain.
   let draining = false;
+  const lastRequestRead = new WeakSet<Socket>();
   // HTTP/1.1 requires Host (RFC 9112 3.2). Node's own check answers an empty 400; this one
   // answers in the envelope.
   const withHost: RequestListener = (req, res) => {
-    if (draining) res.setHeader('Connection', 'close');
+    if (draining) {
+      if (lastRequestRead.has(req.socket)) return;
+      lastRequestRead.add(req.socket);
+      res.setHeader('Connection', 'close');
+    }
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
       answerAndCloseResponse(res, new ApiError('MALFORMED_REQUEST', 'Host: header required'), requestIdOf(req));
       return;
@@ -98,6 +113,7 @@ export function listen(
         close: () =>
           (closing ??= new Promise<void>((done) => {
             draining = true;
+            server.keepAliveTimeout = DRAIN_KEEP_ALIVE_MS;
             server.close(() => done());
             server.closeIdleConnections();
           })),
