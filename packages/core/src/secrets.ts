@@ -29,7 +29,10 @@ export function registerSecret(value: string): void {
  */
 export function maskUrlCredentials(text: string): string {
   const masked = text.includes('@') ? text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s"'?#]*@/gi, '$1***@') : text;
-  return /password=/i.test(masked) ? masked.replace(/([?&][^=&\s"'#]*password=)[^&\s"'#]*/gi, '$1***') : masked;
+  // Most strings logged hold no `=`: the cheap test first (this runs on every string of every log line).
+  return masked.includes('=') && /password=/i.test(masked)
+    ? masked.replace(/([?&][^=&\s"'#]*password=)[^&\s"'#]*/gi, '$1***')
+    : masked;
 }
 
 /**
