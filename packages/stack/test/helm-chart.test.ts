@@ -33,9 +33,12 @@ import {
   checkProbes,
   checkRedisCredentials,
   checkResources,
-  checkSignerNetworkPolicy,
+  checkNetworkPolicies,
   podsOf,
   type K8sObject,
+  type NetworkAdmission,
+  type NetworkPolicyPeer,
+  type NetworkPolicyRule,
 } from './support/chart-policies';
 import { helmBinary } from './support/helm-binary';
 import { checkMonitoringCrd } from './support/monitoring-crds';
@@ -89,26 +92,51 @@ const named = (objects: K8sObject[], kind: string, suffix: string) =>
   objects.find((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
 
 /** Every policy at once: what a good value set must pass. */
-function policyViolations(objects: K8sObject[], rulesOn: boolean): string[] {
+function policyViolations(objects: K8sObject[], rulesOn: boolean, admission: NetworkAdmission): string[] {
   return [
     ...checkResources(objects),
     ...checkHardening(objects),
     ...checkProbes(objects),
     ...checkNoSecretValues(objects),
     ...checkRedisCredentials(objects),
-    ...checkSignerNetworkPolicy(objects),
+    ...checkNetworkPolicies(objects, admission),
     ...checkAlertRules(objects, alerts, rulesOn),
     ...checkImages(objects),
   ];
 }
 
 const rendered = new Map(VALUE_SETS.map((set) => [set, render(set)]));
-const rulesOn = (set: string) =>
-  (
-    parseYaml(readFileSync(path.join(CHART, 'ci', set), 'utf8')) as {
-      monitoring?: { prometheusRule?: { enabled?: boolean } };
-    }
-  ).monitoring?.prometheusRule?.enabled === true;
+
+interface SelectorValues {
+  namespaceSelector?: { matchLabels?: object; matchExpressions?: unknown[] };
+  podSelector?: object;
+}
+interface ValueSet {
+  monitoring?: { prometheusRule?: { enabled?: boolean } };
+  networkPolicy?: {
+    prometheus?: SelectorValues;
+    probesFrom?: NetworkPolicyPeer[];
+    public?: { ingressController?: SelectorValues; from?: NetworkPolicyPeer[]; fromAnywhere?: boolean };
+  };
+}
+const valueSet = (set: string) => parseYaml(readFileSync(path.join(CHART, 'ci', set), 'utf8')) as ValueSet;
+const rulesOn = (set: string) => valueSet(set).monitoring?.prometheusRule?.enabled === true;
+
+/** The peer of a value's two label selectors, none when they are unset (values.yaml's networkPolicy). */
+const selectorPeers = (s: SelectorValues | undefined): NetworkPolicyPeer[] =>
+  s?.namespaceSelector && Object.keys(s.namespaceSelector).length ? [s as NetworkPolicyPeer] : [];
+
+/** What a value set's networkPolicy admits (its defaults, values.yaml's, admit nothing). */
+function admissionOf(set: string): NetworkAdmission {
+  const np = valueSet(set).networkPolicy ?? {};
+  return {
+    prometheus: selectorPeers(np.prometheus),
+    probes: np.probesFrom ?? [],
+    public: np.public?.fromAnywhere
+      ? 'anywhere'
+      : [...selectorPeers(np.public?.ingressController), ...(np.public?.from ?? [])],
+  };
+}
 
 describe('the Helm chart', () => {
   it('behavior: three value sets at least: minimal, production on Sentinel, every option on', () => {
@@ -131,7 +159,7 @@ describe('the Helm chart', () => {
   });
 
   it.each(VALUE_SETS)('behavior: the rendering of %s keeps every policy', (set) => {
-    expect(policyViolations(rendered.get(set)!, rulesOn(set))).toEqual([]);
+    expect(policyViolations(rendered.get(set)!, rulesOn(set), admissionOf(set))).toEqual([]);
   });
 
   it('behavior: the validator refuses an object that breaks its schema', () => {
@@ -294,6 +322,103 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'redis.url=')).toMatch(/redis.url is required/);
     // The password is no part of the message.
     expect(refusal('--set', 'redis.url=redis://gateway:hunter22@redis:6379')).not.toMatch(/hunter22/);
+  });
+
+  it('behavior: one NetworkPolicy per part: the public port from the Ingress controller, each operator port from Prometheus only, the signer from the gateway, the settlement from nothing', () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const policies = byKind(objects, 'NetworkPolicy');
+    expect(policies.map((p) => p.metadata.name.replace(/^pmm-pmm-quote-service-/, '')).sort()).toEqual([
+      'gateway',
+      'indexer-4663',
+      'indexer-56',
+      'indexer-8453',
+      'settlement',
+      'signer',
+    ]);
+    const prometheus = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+    };
+    const ingressNginx = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx' } },
+    };
+    const on = (port: string) => [{ port, protocol: 'TCP' }];
+    const ingressOf = (suffix: string) => named(objects, 'NetworkPolicy', suffix)!.spec!.ingress;
+    expect(ingressOf('-gateway')).toEqual([
+      { from: [ingressNginx], ports: on('http') },
+      { from: [prometheus], ports: on('ops') },
+    ]);
+    const gatewayPods = {
+      podSelector: {
+        matchLabels: {
+          'app.kubernetes.io/name': 'pmm-quote-service',
+          'app.kubernetes.io/instance': 'pmm',
+          'app.kubernetes.io/component': 'gateway',
+        },
+      },
+    };
+    expect(ingressOf('-signer')).toEqual([
+      { from: [gatewayPods], ports: on('http') },
+      { from: [prometheus], ports: on('http') },
+    ]);
+    expect(ingressOf('-indexer-8453')).toEqual([{ from: [prometheus], ports: on('metrics') }]);
+    expect(ingressOf('-settlement')).toEqual([]);
+    for (const policy of policies) expect(policy.spec!.policyTypes).toEqual(['Ingress']);
+  });
+
+  it('behavior: the public port admits what networkPolicy.public says; probesFrom reaches the operator ports; off renders none', () => {
+    const anywhere = render(
+      'minimal-values.yaml',
+      '--set',
+      'networkPolicy.public.ingressController=null',
+      '--set',
+      'networkPolicy.public.fromAnywhere=true',
+    );
+    expect(named(anywhere, 'NetworkPolicy', '-gateway')!.spec!.ingress).toEqual([
+      { ports: [{ port: 'http', protocol: 'TCP' }] },
+    ]);
+    expect(checkNetworkPolicies(anywhere, { prometheus: [], probes: [], public: 'anywhere' })).toEqual([]);
+    const balancer = { ipBlock: { cidr: '10.20.0.0/24' } };
+    const ranges = render(
+      'minimal-values.yaml',
+      '--set',
+      'networkPolicy.public.ingressController=null',
+      '--set',
+      'networkPolicy.public.from[0].ipBlock.cidr=10.20.0.0/24',
+      '--set',
+      'networkPolicy.probesFrom[0].ipBlock.cidr=10.20.0.0/24',
+    );
+    expect(checkNetworkPolicies(ranges, { prometheus: [], probes: [balancer], public: [balancer] })).toEqual([]);
+    expect(named(ranges, 'NetworkPolicy', '-indexer-8453')!.spec!.ingress).toEqual([
+      { from: [balancer], ports: [{ port: 'metrics', protocol: 'TCP' }] },
+    ]);
+    expect(byKind(render('minimal-values.yaml', '--set', 'networkPolicy.enabled=false'), 'NetworkPolicy')).toEqual([]);
+  });
+
+  it('error: the chart refuses policies that would admit everyone or no one by mistake', () => {
+    expect(refusal('--set', 'networkPolicy.public.ingressController=null')).toMatch(
+      /networkPolicy.public: name who reaches the gateway's public port/,
+    );
+    expect(refusal('--set', 'networkPolicy.public.fromAnywhere=true')).toMatch(
+      /fromAnywhere admits every source: leave ingressController and from empty/,
+    );
+    expect(refusal('--set', 'networkPolicy.public.ingressController.podSelector=null')).toMatch(
+      /networkPolicy.public.ingressController needs both namespaceSelector and podSelector/,
+    );
+    expect(refusal('--set', 'networkPolicy.prometheus.podSelector.matchLabels.app=prometheus')).toMatch(
+      /networkPolicy.prometheus needs both namespaceSelector and podSelector/,
+    );
+    expect(refusal('--set', 'monitoring.serviceMonitor.enabled=true')).toMatch(
+      /networkPolicy.prometheus is required with monitoring.serviceMonitor/,
+    );
+    expect(refusal('--set', 'networkPolicy.probesFrom[0].ipBlock.cidr=0.0.0.0/0')).toMatch(
+      /0.0.0.0\/0 would admit everyone to the operator ports/,
+    );
+    // The signer's own list of scrapers gave way to networkPolicy.prometheus.
+    expect(refusal('--set', 'signer.networkPolicy.metricsFrom[0].ipBlock.cidr=10.0.0.0/8')).toMatch(
+      /additional properties 'networkPolicy' not allowed/,
+    );
   });
 
   it('behavior: the chains file is a ConfigMap, the same map as the values', () => {
@@ -543,13 +668,46 @@ describe('each policy fails on a rendering that breaks it', () => {
     ]);
   });
 
-  it('error: the signer without its NetworkPolicy, or with one that admits an address range', () => {
-    const objects = rendered.get('minimal-values.yaml')!;
-    expect(checkSignerNetworkPolicy(objects.filter((o) => o.kind !== 'NetworkPolicy'))).toEqual([
-      'no NetworkPolicy selects the signer pods',
+  it('error: a part no NetworkPolicy selects or two select, a port open to more or less than the values admit', () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const admission = admissionOf('production-sentinel-values.yaml');
+    const policy = (suffix: string) => named(objects, 'NetworkPolicy', suffix)!;
+    // Without the gateway's policy (today's chart had only the signer's).
+    expect(
+      checkNetworkPolicies(
+        objects.filter((o) => o !== policy('-gateway')),
+        admission,
+      ),
+    ).toEqual(['gateway: selected by 0 NetworkPolicies, expected 1']);
+    expect(checkNetworkPolicies([...objects, policy('-signer')], admission)).toEqual([
+      'signer: selected by 2 NetworkPolicies, expected 1',
     ]);
-    const open = render('minimal-values.yaml', '--set', 'signer.networkPolicy.metricsFrom[0].ipBlock.cidr=0.0.0.0/0');
-    expect(checkSignerNetworkPolicy(open)).toEqual([expect.stringMatching(/admits an address range/)]);
+    // A policy of every pod of the namespace selects each part a second time.
+    const everyPod = { ...policy('-settlement'), spec: { ...policy('-settlement').spec, podSelector: {} } };
+    expect(checkNetworkPolicies([...objects, everyPod], admission)).toHaveLength(podsOf(objects).length);
+    // An indexer's metrics port open to every pod of the monitoring namespace, not only Prometheus.
+    const broken = structuredClone(objects);
+    const indexerRules = named(broken, 'NetworkPolicy', '-indexer-56')!.spec!.ingress as NetworkPolicyRule[];
+    indexerRules[0]!.from!.push({ namespaceSelector: admission.prometheus[0]!.namespaceSelector });
+    // The gateway's operator port open to every source; the signer's rule of the gateway on every port.
+    const gatewayRules = named(broken, 'NetworkPolicy', '-gateway')!.spec!.ingress as NetworkPolicyRule[];
+    delete gatewayRules[1]!.from;
+    delete (named(broken, 'NetworkPolicy', '-signer')!.spec!.ingress as NetworkPolicyRule[])[0]!.ports;
+    // The settlement's policy restricting egress only: its pods take any ingress.
+    named(broken, 'NetworkPolicy', '-settlement')!.spec!.policyTypes = ['Egress'];
+    expect(checkNetworkPolicies(broken, admission)).toEqual([
+      expect.stringMatching(/-gateway: port ops admits every source, expected \[\{"namespaceSelector"/),
+      expect.stringMatching(
+        /-indexer-56: port metrics admits .*,\{"namespaceSelector":\{"matchLabels":\{[^}]*\}\}\}\], expected/,
+      ),
+      expect.stringMatching(/-signer: a rule without ports admits its peers to every port/),
+      expect.stringMatching(/-signer: port http admits \[\{"namespaceSelector".*\], expected \[\{"podSelector"/),
+      expect.stringMatching(/-settlement: does not restrict ingress/),
+    ]);
+    // The values admit a port the rendering closes: the public port from anywhere.
+    expect(checkNetworkPolicies(objects, { ...admission, public: 'anywhere' })).toEqual([
+      expect.stringMatching(/-gateway: port http admits .*ingress-nginx.*, expected every source/),
+    ]);
   });
 
   it('error: rules that differ from alerts.yml', () => {

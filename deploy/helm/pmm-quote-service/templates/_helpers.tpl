@@ -226,3 +226,52 @@ lifecycle:
     sleep:
       seconds: {{ .Values.shutdown.preStopSeconds }}
 {{- end -}}
+
+{{/*
+A NetworkPolicy peer of the label selectors of a value (namespaceSelector and podSelector), as a
+YAML list: one peer, or none when both are empty; one without the other is refused, an empty
+namespaceSelector matching every namespace and an empty podSelector every pod of them:
+(dict "name" "networkPolicy.prometheus" "selectors" .Values.networkPolicy.prometheus).
+*/}}
+{{- define "pmm.selectorPeers" -}}
+{{- $selectors := .selectors | default dict -}}
+{{- $ns := $selectors.namespaceSelector | default dict -}}
+{{- $pods := $selectors.podSelector | default dict -}}
+{{- $nsSet := or $ns.matchLabels $ns.matchExpressions -}}
+{{- $podsSet := or $pods.matchLabels $pods.matchExpressions -}}
+{{- if and $nsSet $podsSet -}}
+{{- list (dict "namespaceSelector" $ns "podSelector" $pods) | toYaml -}}
+{{- else if or $nsSet $podsSet -}}
+{{- fail (printf "%s needs both namespaceSelector and podSelector: an empty namespaceSelector matches every namespace, an empty podSelector every pod of them" .name) -}}
+{{- else -}}
+[]
+{{- end -}}
+{{- end -}}
+
+{{/* The rule of an operator port, as a YAML list: none when no peer may reach it: (dict "peers" … "port" "ops"). */}}
+{{- define "pmm.operatorRules" -}}
+{{- if .peers -}}
+{{- list (dict "from" .peers "ports" (list (dict "port" .port "protocol" "TCP"))) | toYaml -}}
+{{- else -}}
+[]
+{{- end -}}
+{{- end -}}
+
+{{/* The NetworkPolicy of one part's pods, admitting what its rules list: (dict "ctx" $ "component" "gateway" "rules" …). */}}
+{{- define "pmm.networkPolicy" }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "pmm.fullname" .ctx }}-{{ .component }}
+  labels:
+    {{- include "pmm.labels" .ctx | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "pmm.selectorLabels" . | nindent 6 }}
+  policyTypes: [Ingress]
+  ingress:
+    {{- toYaml .rules | nindent 4 }}
+{{- end -}}

@@ -199,56 +199,105 @@ export function checkRedisCredentials(objects: K8sObject[]): string[] {
   return problems;
 }
 
-function matches(selector: Record<string, string> | undefined, labels: Record<string, string>): boolean {
-  return !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+/** A NetworkPolicy peer, as the chart renders them. */
+export interface NetworkPolicyPeer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: { cidr: string; except?: string[] };
 }
 
-interface NetworkPolicyPeer {
-  podSelector?: { matchLabels?: Record<string, string> };
-  namespaceSelector?: { matchLabels?: Record<string, string> };
-  ipBlock?: unknown;
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: unknown[];
+}
+
+export interface NetworkPolicyRule {
+  from?: NetworkPolicyPeer[];
+  ports?: { port?: string | number; protocol?: string }[];
 }
 
 /**
- * The signer's pods are selected by a NetworkPolicy that admits the gateway's pods and, besides,
- * only peers chosen by labels (a metrics scraper): never an address range, never everyone.
+ * What the values admit (values.yaml's networkPolicy): Prometheus's peers and the probes' ranges
+ * to every operator port, and to the gateway's public port its peers, or every source.
  */
-export function checkSignerNetworkPolicy(objects: K8sObject[]): string[] {
-  const pods = podsOf(objects);
-  const signer = pods.find((p) => p.labels['app.kubernetes.io/component'] === 'signer');
-  const gateway = pods.find((p) => p.labels['app.kubernetes.io/component'] === 'gateway');
-  if (!signer || !gateway) return ['no signer or gateway Deployment rendered'];
-  const policies = objects.filter(
-    (o) =>
-      o.kind === 'NetworkPolicy' &&
-      matches((o.spec?.podSelector as { matchLabels?: Record<string, string> }).matchLabels, signer.labels),
-  );
-  if (policies.length === 0) return ['no NetworkPolicy selects the signer pods'];
-  const problems: string[] = [];
-  for (const policy of policies) {
-    const spec = policy.spec as { policyTypes?: string[]; ingress?: { from?: NetworkPolicyPeer[] }[] };
-    const at = `NetworkPolicy ${policy.metadata.name}`;
-    if (!spec.policyTypes?.includes('Ingress')) problems.push(`${at}: does not restrict ingress`);
-    const rules = spec.ingress ?? [];
-    let admitsGateway = false;
-    for (const rule of rules) {
-      if (!rule.from?.length) {
-        problems.push(`${at}: a rule without peers admits everyone`);
-        continue;
-      }
-      for (const peer of rule.from) {
-        const isGateway =
-          !peer.namespaceSelector && !peer.ipBlock && matches(peer.podSelector?.matchLabels, gateway.labels);
-        if (isGateway) admitsGateway = true;
-        else if (peer.ipBlock) problems.push(`${at}: admits an address range`);
-        else if (
-          Object.keys(peer.podSelector?.matchLabels ?? {}).length === 0 ||
-          (peer.namespaceSelector && Object.keys(peer.namespaceSelector.matchLabels ?? {}).length === 0)
-        )
-          problems.push(`${at}: admits every pod of a namespace or every namespace`);
-      }
+export interface NetworkAdmission {
+  prometheus: NetworkPolicyPeer[];
+  probes: NetworkPolicyPeer[];
+  public: NetworkPolicyPeer[] | 'anywhere';
+}
+
+/** Whether a pod selector selects these labels, as Kubernetes reads it: an empty one selects every pod. */
+function selects(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
+  if (selector?.matchExpressions?.length) throw new Error('a policy selects its pods by matchExpressions');
+  return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/** The peers that reach each port: 'anywhere' for a rule without peers. */
+function admittedByPort(rules: NetworkPolicyRule[], at: string, problems: string[]) {
+  const byPort = new Map<string, NetworkPolicyPeer[] | 'anywhere'>();
+  for (const rule of rules) {
+    if (!rule.ports?.length) {
+      problems.push(`${at}: a rule without ports admits its peers to every port`);
+      continue;
     }
-    if (!admitsGateway) problems.push(`${at}: does not admit the gateway's pods`);
+    for (const { port } of rule.ports) {
+      const before = byPort.get(String(port)) ?? [];
+      byPort.set(String(port), !rule.from?.length || before === 'anywhere' ? 'anywhere' : [...before, ...rule.from]);
+    }
+  }
+  return byPort;
+}
+
+/** A set of peers in one canonical order, to compare two of them. */
+const peerSet = (peers: NetworkPolicyPeer[] | 'anywhere') =>
+  peers === 'anywhere' ? peers : JSON.stringify(peers.map(canonical).sort());
+
+/**
+ * Each part's pods are selected by exactly one NetworkPolicy, which restricts ingress and admits
+ * to each of the part's ports only what must reach it: the gateway's public port (`http`) what
+ * the values admit; every operator port (the gateway's `ops`; the signer's `http` and the
+ * indexers' `metrics`, which serve /metrics) Prometheus and the probes' ranges, and nothing else
+ * but the gateway's pods to the signer; the settlement nothing.
+ */
+export function checkNetworkPolicies(objects: K8sObject[], admit: NetworkAdmission): string[] {
+  const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+  const pods = podsOf(objects);
+  const gateway = pods.find((p) => p.labels['app.kubernetes.io/component'] === 'gateway');
+  if (!gateway) return ['no gateway Deployment rendered'];
+  const gatewayPeer = { podSelector: { matchLabels: (gateway.owner.spec!.selector as LabelSelector).matchLabels } };
+  const operators = [...admit.prometheus, ...admit.probes];
+  const operatorPort = (port: string): [string, NetworkPolicyPeer[]][] => (operators.length ? [[port, operators]] : []);
+  const problems: string[] = [];
+  for (const pod of pods) {
+    const component = pod.labels['app.kubernetes.io/component'] ?? pod.owner.metadata.name;
+    const selecting = policies.filter((p) => selects(p.spec?.podSelector as LabelSelector, pod.labels));
+    if (selecting.length !== 1) {
+      problems.push(`${component}: selected by ${selecting.length} NetworkPolicies, expected 1`);
+      continue;
+    }
+    const policy = selecting[0]!;
+    const at = `NetworkPolicy ${policy.metadata.name}`;
+    const spec = policy.spec as { policyTypes?: string[]; ingress?: NetworkPolicyRule[] };
+    if (!spec.policyTypes?.includes('Ingress')) problems.push(`${at}: does not restrict ingress`);
+    const expected = new Map<string, NetworkPolicyPeer[] | 'anywhere'>(
+      component === 'gateway'
+        ? [['http', admit.public], ...operatorPort('ops')]
+        : component === 'signer'
+          ? [['http', [gatewayPeer, ...operators]]]
+          : /^indexer-\d+$/.test(component)
+            ? operatorPort('metrics')
+            : [],
+    );
+    const admitted = admittedByPort(spec.ingress ?? [], at, problems);
+    for (const port of new Set([...expected.keys(), ...admitted.keys()])) {
+      const [want, got] = [expected.get(port) ?? [], admitted.get(port) ?? []];
+      if (peerSet(want) !== peerSet(got))
+        problems.push(
+          `${at}: port ${port} admits ${got === 'anywhere' ? 'every source' : JSON.stringify(got)}, expected ${
+            want === 'anywhere' ? 'every source' : JSON.stringify(want)
+          }`,
+        );
+    }
   }
   return problems;
 }
