@@ -150,17 +150,15 @@ export function createApp(deps: GatewayDeps): Gateway {
       onLimited: gauges.rateLimited,
     }),
   ];
-  const sign = signStep({
-    bodyLimit: config.signBodyLimit,
-    forward: signForwarder({
-      signerUrl: config.signerUrl,
-      internalToken: config.internalToken,
-      agent,
-      logger,
-      maxInFlight: deps.signerMaxInFlight,
-      onUpstreamError: gauges.upstreamError,
-    }),
+  const forward = signForwarder({
+    signerUrl: config.signerUrl,
+    internalToken: config.internalToken,
+    agent,
+    logger,
+    maxInFlight: deps.signerMaxInFlight,
+    onUpstreamError: gauges.upstreamError,
   });
+  const sign = (path: string) => signStep({ path, bodyLimit: config.signBodyLimit, forward });
   // Each declared route's own step; the compiler checks that every route has one.
   const handlers: Record<RouteName, Step> = {
     price: priceV2Step(books, config.servedChains),
@@ -173,10 +171,10 @@ export function createApp(deps: GatewayDeps): Gateway {
       keys: keyCache,
       onRefused: gauges.rateLimited,
     }),
-    sign,
+    sign: sign(ROUTES.sign.path),
     openapi: openApiStep(openapi),
     v1Price: priceV1Step(books),
-    v1Sign: sign,
+    v1Sign: sign(ROUTES.v1Sign.path),
   };
   const apiRoutes: Route[] = (Object.entries(ROUTES) as [RouteName, PublicRoute][])
     .filter(([, route]) => v1 || !route.legacy)

@@ -41,7 +41,7 @@ export interface SignForwardOptions {
   onUpstreamError?: (reason: string) => void;
 }
 
-/** What sign-route.ts hands over: the request's frame, its route path and the body bytes read. */
+/** What sign-route.ts hands over: the route's declared path (never the client's request target) and the body bytes read. */
 export interface SignForward {
   path: string;
   body: Buffer;

@@ -3,12 +3,18 @@
  * the order of docs/decisions.md#error-precedence, after the route table's own (frame, 404,
  * 405, CORS): API key 401 · rate limit 429 · body 413 · body encoding 400 · the signer, one
  * request built by sign-forward.ts. What the signer answers is the client's answer.
+ *
+ * The signer is sent the route's declared path, never the request target the client wrote: Node
+ * hands that through as written (`http://evil.example/v2/swap/sign`, `/v2/swap/sign#x/../y`),
+ * and the router matches only its path part.
  */
 import { bodyEncoding } from '@pmm/protocol';
-import { localsOf, pathOf, readLimitedBody, type Step } from '@pmm/core';
+import { localsOf, readLimitedBody, type Step } from '@pmm/core';
 import type { signForwarder } from './sign-forward';
 
 export interface SignStepOptions {
+  /** The route's declared path (public-routes.ts), the path the signer is sent. */
+  path: string;
   bodyLimit: number;
   /** Sends the request to the signer (sign-forward.ts). */
   forward: ReturnType<typeof signForwarder>;
@@ -24,6 +30,6 @@ export function signStep(opts: SignStepOptions): Step {
       } catch (err) {
         return next(err);
       }
-      opts.forward(res, localsOf(res), { path: pathOf(req), body, encoding });
+      opts.forward(res, localsOf(res), { path: opts.path, body, encoding });
     });
 }

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { SIGNER_REQUEST_HEADER_NAMES, type Gateway } from '@pmm/gateway';
+import { parseRawResponses, rawExchange } from '@pmm/testkit';
 import { call, harness, type Harness } from '../support/harness';
 import { SIGN_OK_BODY, V1_SIGN_OK_BODY, fakeSigner, type FakeSigner } from '../support/fake-signer';
 
@@ -103,6 +104,31 @@ describe('POST to the signer: one request built by the gateway', () => {
         expect(res.headers.deprecation).toBe('true');
         expect(res.headers.link).toBe('</v2/swap/sign>; rel="successor-version"');
       }
+    });
+
+    it('security: the signer gets the declared route path, whatever request target the client wrote', async () => {
+      // Node's parser hands the target through as written; the router matches its path part.
+      const port = Number(new URL(await h.listen(target())).port);
+      const targets = [
+        `http://evil.example${path}`,
+        `http://evil.example${path}?x=1`,
+        `${path}#frag/../x`,
+        `${path}?a=1#../../internal`,
+      ];
+      for (const requestTarget of targets) {
+        const head = [
+          `POST ${requestTarget} HTTP/1.1`,
+          'Host: gateway',
+          `X-API-KEY: ${key}`,
+          'Content-Type: application/json',
+          `Content-Length: ${Buffer.byteLength(BODY)}`,
+          'Connection: close',
+        ].join('\r\n');
+        const ex = await rawExchange(port, `${head}\r\n\r\n${BODY}`);
+        const [answer] = parseRawResponses(ex.received).responses;
+        expect({ requestTarget, status: answer?.status }).toEqual({ requestTarget, status: 200 });
+      }
+      expect(signer.requests.map((r) => r.url)).toEqual(targets.map(() => path));
     });
 
     it('behavior: a chunked upload (no Content-Length) is forwarded with its exact bytes', async () => {
