@@ -3,27 +3,16 @@
  * routes). Over the limit → 413 PAYLOAD_TOO_LARGE, decided from `Content-Length` when present
  * (nothing is read) and otherwise by counting the streamed bytes (chunked uploads).
  *
- * After a 413 the rest of the upload is drained so that the client reads the answer on a
- * healthy connection; past {@link DRAIN_CAP} bytes the connection is dropped instead.
+ * After a 413 the rest of the upload is read and thrown away by the HTTP shell, up to a bound
+ * (lingering-close.ts, for every answer given before its body was read), so that the client
+ * reads the answer on a healthy connection.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@pmm/protocol';
 import { sendError } from './send-error';
 
-const DRAIN_CAP = 1024 * 1024;
-
 function tooLarge(limit: number): ApiError {
   return new ApiError('PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`);
-}
-
-function drain(req: IncomingMessage): void {
-  let drained = 0;
-  req.removeAllListeners('data');
-  req.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > DRAIN_CAP) req.destroy();
-  });
-  req.resume();
 }
 
 /**
@@ -40,7 +29,6 @@ export function readLimitedBody(
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     sendError(res, tooLarge(limit));
-    drain(req);
     return;
   }
   const chunks: Buffer[] = [];
@@ -53,7 +41,6 @@ export function readLimitedBody(
       failed = true;
       chunks.length = 0;
       sendError(res, tooLarge(limit));
-      drain(req);
       return;
     }
     chunks.push(chunk);

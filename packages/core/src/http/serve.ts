@@ -7,12 +7,17 @@
  * and enforces its timeouts when they fall due: Node checks the headers and request timeouts
  * only every `connectionsCheckingInterval` (30 s by default, so a 15 s headers timeout cut
  * slow clients after 30 to 45 s); here the interval is a tenth of the headers timeout, at most 1 s.
+ *
+ * The rest of a body answered before it was read is read and thrown away up to a bound, and a
+ * connection closed after such an answer closes lingering (lingering-close.ts), so that the
+ * answer is not lost in a reset.
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger';
 import { ApiError } from '@pmm/protocol';
 import { answerAndCloseResponse, answerClientErrors } from './client-errors';
+import { lingerOnClose, readRestOfBody } from './lingering-close';
 import { requestIdOf } from './request-context';
 
 export interface Served {
@@ -45,6 +50,11 @@ export interface ListenOptions {
   logger?: Logger;
 }
 
+/** True when a body follows the request's head. */
+const hasBody = (req: IncomingMessage) =>
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
 /** How often Node looks for requests past their headers or request timeout. */
 export function checkingIntervalMs(t: HttpTimeouts): number {
   return Math.max(10, Math.min(1_000, Math.floor(Math.min(t.headersMs, t.requestMs) / 10)));
@@ -75,9 +85,15 @@ export function listen(
   //   waits for the answers of requests pipelined before the drain.
   let draining = false;
   const lastRequestRead = new WeakSet<Socket>();
+  /** The request each connection read last: the one whose body may still be arriving at a close. */
+  const lastRequest = new WeakMap<Socket, IncomingMessage>();
   // HTTP/1.1 requires Host (RFC 9112 3.2). Node's own check answers an empty 400; this one
   // answers in the envelope.
   const withHost: RequestListener = (req, res) => {
+    // Read behind a request whose answer closed the connection (lingering): never answerable.
+    if (req.socket.writableEnded) return;
+    lastRequest.set(req.socket, req);
+    if (hasBody(req)) res.once('prefinish', () => readRestOfBody(req));
     if (draining) {
       if (lastRequestRead.has(req.socket)) return;
       lastRequestRead.add(req.socket);
@@ -101,6 +117,7 @@ export function listen(
       withHost,
     );
     answerClientErrors(server, opts.logger);
+    server.on('connection', (socket: Socket) => lingerOnClose(socket, () => lastRequest.get(socket)));
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
