@@ -65,6 +65,7 @@ export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './lua-command';
 export { createMetrics, type Metrics } from './metrics';
+export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './node-http';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
 export {
   SERVICE_MAIN,

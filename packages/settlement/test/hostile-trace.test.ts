@@ -7,6 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { NodeRedirectError } from '@pmm/core';
 import { SWAP_SELECTOR } from '@pmm/protocol';
 import { createChainReader, type ChainReader } from '../src';
 import { ImpossibleTrace, MAX_CALL_DEPTH, traceSwapCalls } from '../src/chain/call-trace';
@@ -143,5 +144,35 @@ describe('the tracer against a hostile node', () => {
     };
     await expect(traceSwapCalls(reader, 'structLogs', TX, ROUTER)).rejects.toThrow(/exceeds 1048576 bytes/);
     expect(sent).toEqual(['streamed', 'announced']);
+  });
+
+  it("security: a node answering a redirect is not followed, on either of the reader's paths, and not retried", async () => {
+    // An internal service the node points at: it must never see the reader's requests.
+    let reached = 0;
+    const internal = createServer((_req, res) => {
+      reached += 1;
+      res.setHeader('content-type', 'application/json');
+      res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+    });
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(internal.address() as AddressInfo).port}/`;
+    let asked = 0;
+    try {
+      for (const status of [301, 302, 307, 308]) {
+        answer = (res) => {
+          asked += 1;
+          res.writeHead(status, { location: target }).end();
+        };
+        // The raw path (fetch: the traces) and the ethers provider's (every other call; a block
+        // of its own per status: ethers keeps a request's outcome for 250 ms).
+        await expect(reader.send('debug_traceTransaction', [TX.hash])).rejects.toBeInstanceOf(NodeRedirectError);
+        await expect(reader.blockTime(status)).rejects.toBeInstanceOf(NodeRedirectError);
+      }
+    } finally {
+      internal.close();
+    }
+    expect(reached).toBe(0);
+    // Final, as an answer too large is: once per request, never retried.
+    expect(asked).toBe(8);
   });
 });

@@ -65,6 +65,15 @@ export const INDEXER_SETTINGS = {
     12_000,
     [1_000, 3_600_000],
   ),
+  maxHeadLeadMs: settings.int(
+    'MAX_HEAD_LEAD_MS',
+    "How far a head's timestamp may be ahead of this machine's clock, ms (default 5000): a head stamped later than that is not " +
+      'computed (its book would be signed for, and published with, a time that has not come). Block timestamps are whole seconds ' +
+      "taken when the block is made, so an honest head is ahead only by the producer's and this machine's clock errors, well " +
+      'under a second with NTP; raise it only for a chain known to stamp blocks early.',
+    5_000,
+    [1_000, 600_000],
+  ),
   maxHeadJump: settings.int(
     'MAX_HEAD_JUMP',
     'Blocks a head may jump above the last accepted one before it waits for the next head to confirm it (default 100).',
@@ -156,6 +165,7 @@ export interface IndexerConfig {
   redisKeyPrefix: string;
   bookTtlMs: number;
   maxHeadLagMs: number;
+  maxHeadLeadMs: number;
   maxHeadJump: number;
   maxRpcAnswerBytes: number;
   registryRefreshMs: number;

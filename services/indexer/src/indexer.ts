@@ -36,7 +36,7 @@ import { serveOperatorEndpoints } from './http/operator-server';
 import { createBlockProcessor, type BlockEvent } from './jobs/block-processor';
 import { createBlockQueue, createBlockWorker, type BlockWorker } from './jobs/block-queue';
 import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry-refresher';
-import { createIndexerMetrics, type IndexerMetrics } from './metrics';
+import { createIndexerMetrics, type HeadRefusal, type IndexerMetrics } from './metrics';
 import { outageLog } from './outage-log';
 import { createBookStore, type BookStore } from './store/book-store';
 import { createRegistryStore, registryTtlMs } from './store/registry-store';
@@ -64,6 +64,13 @@ export interface RunningIndexer {
 }
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The log's words for each refusal of domain/head-guard.ts. */
+const REFUSED_BECAUSE: Record<HeadRefusal, string> = {
+  lagging: 'older than MAX_HEAD_LAG_MS',
+  ahead: 'ahead of the clock by more than MAX_HEAD_LEAD_MS',
+  jump: 'jump above MAX_HEAD_JUMP, unconfirmed',
+};
 
 /**
  * The quoter key: in memory, or in a PKCS#11 module (whose failures fail the block jobs until
@@ -140,29 +147,31 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   let deletedThisOutage = false;
 
   metrics.maxHeadLag.set(config.maxHeadLagMs / 1000);
-  const headGuard = createHeadGuard({ maxLagMs: config.maxHeadLagMs, maxJump: config.maxHeadJump });
+  metrics.maxHeadLead.set(config.maxHeadLeadMs / 1000);
+  const headGuard = createHeadGuard({
+    maxLagMs: config.maxHeadLagMs,
+    maxLeadMs: config.maxHeadLeadMs,
+    maxJump: config.maxHeadJump,
+  });
   const refusedHeads = outageLog(log, 'head refused');
-  /** Newest valid head the node sent, admitted or not: the lag metric reads it. */
+  /** Newest valid head the node sent, admitted or not: the lag and lead metrics read it. */
   let lastSeen: BlockHead | undefined;
-  const updateLag = () => {
-    if (lastSeen) metrics.headLag.set(Math.max(0, Date.now() / 1000 - lastSeen.timestamp));
+  const updateHeadClock = () => {
+    if (!lastSeen) return;
+    const behind = Date.now() / 1000 - lastSeen.timestamp;
+    metrics.headLag.set(Math.max(0, behind));
+    metrics.headLead.set(Math.max(0, -behind));
   };
   const admit = (head: BlockHead) => {
     lastSeen = head;
-    updateLag();
+    updateHeadClock();
     const verdict = headGuard.check(head, Date.now());
     if (verdict === 'accept') {
       refusedHeads.ok();
       return true;
     }
     metrics.headsRefused.inc({ reason: verdict });
-    refusedHeads.failed(
-      verdict === 'lagging' ? 'older than MAX_HEAD_LAG_MS' : 'jump above MAX_HEAD_JUMP, unconfirmed',
-      {
-        block: head.number,
-        blockTime: head.timestamp,
-      },
-    );
+    refusedHeads.failed(REFUSED_BECAUSE[verdict], { block: head.number, blockTime: head.timestamp });
     return false;
   };
 
@@ -272,7 +281,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
 
   const watchdog = setInterval(
     () => {
-      updateLag();
+      updateHeadClock();
       if (downSince === undefined || deletedThisOutage || Date.now() - downSince < config.bookTtlMs) return;
       if (lastHeadBeforeDown === undefined) return;
       books

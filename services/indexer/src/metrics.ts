@@ -14,7 +14,7 @@ const CALLS_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500];
 export type BlockOutcome = 'written' | 'not_newer' | 'superseded' | 'already_stored' | 'stale' | 'failed';
 
 /** Why a head from the node was not announced as a block to compute (see domain/head-guard.ts). */
-export type HeadRefusal = 'lagging' | 'jump';
+export type HeadRefusal = 'lagging' | 'ahead' | 'jump';
 
 type Counter = ReturnType<Metrics['counter']>;
 type Gauge = ReturnType<Metrics['gauge']>;
@@ -45,6 +45,9 @@ export interface IndexerMetrics {
   headLag: Gauge;
   /** MAX_HEAD_LAG_MS in seconds: the alert compares the lag with this replica's own limit. */
   maxHeadLag: Gauge;
+  headLead: Gauge;
+  /** MAX_HEAD_LEAD_MS in seconds, for the same comparison. */
+  maxHeadLead: Gauge;
   /** label reason: see HeadRefusal */
   headsRefused: Counter;
   /** label reason: see DroppedReason (chain/json-rpc.ts) */
@@ -109,14 +112,24 @@ export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: b
       'MAX_HEAD_LAG_MS of this replica, seconds: heads older than this are not computed and books expire by then',
       [],
     ),
+    headLead: metrics.gauge(
+      'indexer_head_lead_seconds',
+      "How far the node's newest head is stamped ahead of this machine's clock (its timestamp minus now; 0 when not ahead)",
+      [],
+    ),
+    maxHeadLead: metrics.gauge(
+      'indexer_max_head_lead_seconds',
+      'MAX_HEAD_LEAD_MS of this replica, seconds: heads stamped further ahead of the clock than this are not computed',
+      [],
+    ),
     headsRefused: metrics.counter(
       'indexer_heads_refused_total',
-      'Heads not computed: older than MAX_HEAD_LAG_MS, or an unconfirmed jump of more than MAX_HEAD_JUMP blocks',
+      'Heads not computed: older than MAX_HEAD_LAG_MS, ahead of the clock by more than MAX_HEAD_LEAD_MS, or an unconfirmed jump of more than MAX_HEAD_JUMP blocks',
       ['reason'] as const,
     ),
     messagesDropped: metrics.counter(
       'indexer_node_messages_dropped_total',
-      'Messages from the node thrown away: above MAX_RPC_ANSWER_BYTES, malformed, or for nothing pending',
+      'Messages from the node thrown away: above MAX_RPC_ANSWER_BYTES, malformed, for nothing pending, or a redirect (never followed)',
       ['reason'] as const,
     ),
     registryChanges: metrics.counter(
@@ -129,8 +142,8 @@ export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: b
   // appears at 1 shows no increase() to Prometheus, so the first failure would go unseen.
   out.blocks.inc({ outcome: 'failed' }, 0);
   for (const purpose of ['block', 'registry']) out.rpcErrors.inc({ purpose }, 0);
-  for (const reason of ['lagging', 'jump'] satisfies HeadRefusal[]) out.headsRefused.inc({ reason }, 0);
-  for (const reason of ['oversized', 'malformed', 'unexpected'] satisfies DroppedReason[])
+  for (const reason of ['lagging', 'ahead', 'jump'] satisfies HeadRefusal[]) out.headsRefused.inc({ reason }, 0);
+  for (const reason of ['oversized', 'malformed', 'unexpected', 'redirect'] satisfies DroppedReason[])
     out.messagesDropped.inc({ reason }, 0);
   for (const kind of ['decimals', 'listing'])
     for (const result of ['accepted', 'refused']) out.registryChanges.inc({ kind, result }, 0);

@@ -3,19 +3,22 @@
  * real indexer (main.ts in a child process, configured from the environment) follows a fake
  * JSON-RPC node, one replica over WebSocket (chain 8453, Multicall3) and one polling over HTTP
  * (chain 4663, JSON-RPC batches), both against a real Redis. The nodes send `null` and
- * malformed messages, answers far above any real one, a flood of heads, a head an hour old,
- * a made-up block a million blocks ahead, a reorg, and other decimals for a token (the HTTP
- * replica has an honest second node to confirm registry changes; the WebSocket one pins the
- * token's decimals).
+ * malformed messages, answers far above any real one, redirects to an internal server, a flood
+ * of heads, a head an hour old, heads stamped minutes in the future, a made-up block a million
+ * blocks ahead, a reorg, and other decimals for a token (the HTTP replica has an honest second
+ * node to confirm registry changes; the WebSocket one pins the token's decimals).
  *
  * Throughout, every book in Redis is checked every 50 ms: it must describe a block of the
- * honest chain, with that block's prices, not older than MAX_HEAD_LAG_MS, and not a block
+ * honest chain, with that block's prices, not older than MAX_HEAD_LAG_MS nor stamped later than
+ * MAX_HEAD_LEAD_MS ahead of the clock, and not a block
  * reorged away more than a moment ago; otherwise there must be no book (503). After every
  * case both processes are alive and a correct book is back; at the end their memory is
  * bounded and Redis holds no more block jobs than the chain had heads.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { Queue } from 'bullmq';
 import { redisKeys } from '@pmm/core';
@@ -29,6 +32,7 @@ import { readBook } from './support/stored-book';
 jest.setTimeout(180_000);
 
 const MAX_HEAD_LAG_MS = 4_000;
+const MAX_HEAD_LEAD_MS = 3_000;
 /** Slack of the freshness check: block timestamps are whole seconds, and the reads poll. */
 const LAG_SLACK_MS = 1_500;
 /** A book of a block reorged away may stay this long (the recomputation in flight). */
@@ -61,6 +65,8 @@ function wrongness(book: OrderbookResponse, node: HostileNode, now: number): str
   if (candidates.length === 0) return `block ${book.blockNumber} is not a block of the chain`;
   if (now - book.blockTime * 1000 > MAX_HEAD_LAG_MS + LAG_SLACK_MS)
     return `block ${book.blockNumber} is ${Math.round((now - book.blockTime * 1000) / 1000)} s old`;
+  if (book.blockTime * 1000 - now > MAX_HEAD_LEAD_MS)
+    return `block ${book.blockNumber} is stamped ${Math.round((book.blockTime * 1000 - now) / 1000)} s in the future`;
   const pair = book.pairs[0];
   // A pair left out (decimals that disagree with the pinned ones) is a smaller book, not a wrong one.
   if (!pair) return undefined;
@@ -139,6 +145,7 @@ async function startReplica(name: string, chainId: number, transport: 'ws' | 'ht
     REDIS_KEY_PREFIX: prefix,
     BOOK_TTL_MS: '4000',
     MAX_HEAD_LAG_MS: String(MAX_HEAD_LAG_MS),
+    MAX_HEAD_LEAD_MS: String(MAX_HEAD_LEAD_MS),
     MAX_RPC_ANSWER_BYTES: String(MAX_ANSWER_BYTES),
     HEARTBEAT_MS: '500',
     RPC_TIMEOUT_MS: '1500',
@@ -230,6 +237,26 @@ it('error: an answer above MAX_RPC_ANSWER_BYTES is refused unread, on both trans
   expectAlive();
 });
 
+it('security: a node answering 307 is not followed: the redirect target receives nothing, each answer is counted', async () => {
+  // An internal service the node points at: it must never see the indexer's requests.
+  let reached = 0;
+  const internal = createServer((req, res) => {
+    reached += 1;
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+  });
+  await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+  const redirected = () => metric(http, 'indexer_node_messages_dropped_total', 'reason="redirect"');
+  try {
+    http.node.redirectTo = `http://127.0.0.1:${(internal.address() as AddressInfo).port}/`;
+    await until(async () => (await redirected()) >= 3, 15_000, 'three redirects counted as dropped', 200);
+  } finally {
+    http.node.redirectTo = undefined;
+    await new Promise((resolve) => internal.close(resolve));
+  }
+  expect(reached).toBe(0);
+  expectAlive();
+});
+
 it('error: a flood of heads makes no more jobs than the chain has heads, at most one waiting per height', async () => {
   const head = ws.node.head();
   const header = (n: number, salt: number) => ({
@@ -272,6 +299,19 @@ it('behavior: a node that lags is not served as live: the book goes (503) and co
   for (const r of replicas) expect(await readBook(redis, r.bookKey)).toBeUndefined();
   expect(await metric(ws, 'indexer_head_lag_seconds', '')).toBeGreaterThan(3_000);
   expect(await metric(http, 'indexer_heads_refused_total', 'reason="lagging"')).toBeGreaterThan(0);
+  for (const r of replicas) r.node.lagSeconds = 0;
+});
+
+it('behavior: a node that stamps heads minutes in the future is not believed: no book of them, counted, the lead measured', async () => {
+  for (const r of replicas) r.node.lagSeconds = -300;
+  // The last honest book expires (the monitor fails the test on any book of a future head).
+  await sleep(MAX_HEAD_LAG_MS + 2_000);
+  for (const r of replicas) expect(await readBook(redis, r.bookKey)).toBeUndefined();
+  for (const r of replicas) {
+    expect(await metric(r, 'indexer_heads_refused_total', 'reason="ahead"')).toBeGreaterThan(0);
+    expect(await metric(r, 'indexer_head_lead_seconds', '')).toBeGreaterThan(250);
+    expect(await metric(r, 'indexer_max_head_lead_seconds', '')).toBe(MAX_HEAD_LEAD_MS / 1000);
+  }
   for (const r of replicas) r.node.lagSeconds = 0;
 });
 

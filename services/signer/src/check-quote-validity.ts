@@ -12,7 +12,7 @@
  *   depend on a node being up when the signer starts.
  */
 import { Interface, JsonRpcProvider } from 'ethers';
-import { maskUrl, throwConfigErrors, type ChainDeployments, type Logger } from '@pmm/core';
+import { maskUrl, nodeFetchRequest, throwConfigErrors, type ChainDeployments, type Logger } from '@pmm/core';
 import type { ChainSignerConfig } from './config';
 
 const ROUTER = new Interface(['function validity() view returns (uint256)']);
@@ -32,7 +32,8 @@ async function askRouterValidity(
   configuredSeconds: number,
   timeoutMs: number,
 ): Promise<ValidityCheck> {
-  const provider = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, batchMaxCount: 1 });
+  // A redirect from the node is its failure (core node-http.ts): the check is then 'unreachable'.
+  const provider = new JsonRpcProvider(nodeFetchRequest(rpcUrl), chainId, { staticNetwork: true, batchMaxCount: 1 });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);

@@ -2,8 +2,8 @@
  * The start-up check of QUOTE_VALIDITY_SECONDS_<id> against the router (check-quote-validity.ts),
  * on a real anvil chain with the reference router: a matching setting starts, a different one
  * stops the start naming the router's figure, a node of another chain stops it before its router
- * is believed, and what cannot be checked (no such function, no
- * code, no node, a node that never answers, no rpcUrl) is logged and the setting used as is.
+ * is believed, and what cannot be checked (no such function, no code, no node, a node that never
+ * answers or redirects, no rpcUrl) is logged and the setting used as is.
  */
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -98,6 +98,34 @@ describe('the quote validity checked against the router at start', () => {
       expect((err as Error).message).toBe('CHAINS (chains.8453.rpcUrl): the node serves chain 1, not 8453');
     } finally {
       node.close();
+    }
+  });
+
+  it('security: a node answering a redirect is not followed: the target receives nothing, the check is warned as not made', async () => {
+    let reached = 0;
+    const internal = createHttpServer((_req, res) => {
+      reached += 1;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x2105"}');
+    });
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(internal.address() as { port: number }).port}/`;
+    const node = createHttpServer((_req, res) => res.writeHead(307, { location: target }).end());
+    await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+    try {
+      const rpcUrl = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
+      const { logger, lines } = capturedLogger();
+      await checkQuoteValidity([chainConfig(61)], deployments({ rpcUrl }), logger, 2_000);
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          message: 'quote validity not checked against the router; deadlines use QUOTE_VALIDITY_SECONDS_8453 as set',
+          reason: 'the node answered HTTP 307, a redirect: not followed',
+        }),
+      );
+      expect(reached).toBe(0);
+    } finally {
+      node.close();
+      internal.close();
     }
   });
 

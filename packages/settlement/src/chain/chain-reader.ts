@@ -10,7 +10,17 @@
  * that will not change (an unknown method, bad parameters, a revert).
  */
 import { Interface, JsonRpcProvider, Network, id, toQuantity, zeroPadValue } from 'ethers';
-import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from '@pmm/core';
+import {
+  DECIMALS_CALLDATA,
+  NodeAnswerTooLarge,
+  NodeRedirectError,
+  SYMBOL_CALLDATA,
+  decodeTokenDecimals,
+  decodeTokenSymbol,
+  nodeFetchRequest,
+  postToNode,
+  readNodeAnswer,
+} from '@pmm/core';
 
 /** `Transfer(address,address,uint256)`: the standard ERC-20 event every token emits. */
 const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
@@ -88,11 +98,11 @@ export function rpcError(err: unknown): { code?: number; message: string } {
 
 /**
  * An answer the node will give again: the request itself is refused (unknown method, bad
- * parameters, execution reverted). Anything else (no answer, 429, 5xx, a node-side timeout) may
+ * parameters, execution reverted), a redirect (never followed: core node-http.ts). Anything else (no answer, 429, 5xx, a node-side timeout) may
  * pass on a retry.
  */
 function isFinal(err: unknown): boolean {
-  if (err instanceof AnswerTooLarge) return true;
+  if (err instanceof AnswerTooLarge || err instanceof NodeRedirectError) return true;
   const { code, message } = rpcError(err);
   if (code !== undefined && [-32600, -32601, -32602, 3].includes(code)) return true;
   if ((err as { code?: string })?.code === 'CALL_EXCEPTION') return true;
@@ -127,39 +137,20 @@ interface RawLog {
 
 let requestId = 0;
 
-/** The answer's body as text, refused (and the connection dropped) past MAX_ANSWER_BYTES. */
-async function boundedText(res: Response, method: string, maxBytes: number): Promise<string> {
-  const tooLarge = () => new AnswerTooLarge(`${method}: the node's answer exceeds ${maxBytes} bytes`);
-  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
-    await res.body?.cancel();
-    throw tooLarge();
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const body = res.body?.getReader();
-  for (;;) {
-    const next = await body?.read();
-    if (!next || next.done) break;
-    size += next.value.byteLength;
-    if (size > maxBytes) {
-      // Drops the connection: the rest is never read.
-      await body!.cancel();
-      throw tooLarge();
-    }
-    chunks.push(next.value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** One JSON-RPC request over HTTP; rejects with the node's error as ethers does (`error: {code, message}`). */
 async function rawRequest(rpcUrl: string, method: string, params: unknown[], maxBytes: number): Promise<unknown> {
-  const res = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++requestId, method, params }),
-    signal: AbortSignal.timeout(120_000),
-  });
-  const text = await boundedText(res, method, maxBytes);
+  const res = await postToNode(
+    rpcUrl,
+    JSON.stringify({ jsonrpc: '2.0', id: ++requestId, method, params }),
+    AbortSignal.timeout(120_000),
+  );
+  let text: string;
+  try {
+    text = await readNodeAnswer(res, maxBytes);
+  } catch (err) {
+    if (err instanceof NodeAnswerTooLarge) throw new AnswerTooLarge(`${method}: ${err.message}`);
+    throw err;
+  }
   let body: { result?: unknown; error?: { code?: number; message?: string } };
   try {
     body = JSON.parse(text) as typeof body;
@@ -177,7 +168,8 @@ export function createChainReader(
 ): ChainReader {
   const maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   const network = Network.from(chainId);
-  const provider = new JsonRpcProvider(rpcUrl, network, { staticNetwork: network });
+  // A redirect from the node fails the request (core node-http.ts), here as in rawRequest.
+  const provider = new JsonRpcProvider(nodeFetchRequest(rpcUrl), network, { staticNetwork: network });
   const tokens = new Map<string, Promise<TokenMeta>>();
   const times = new Map<number, Promise<number>>();
   const calls = new Map<string, number>();

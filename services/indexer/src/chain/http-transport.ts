@@ -1,13 +1,17 @@
 /**
- * JSON-RPC over HTTP (Node's fetch, keep-alive), with a timeout per request. Used for
- * polling when the chain has no WebSocket URL; stateless, so it never needs rebuilding.
+ * JSON-RPC over HTTP (core's postToNode: Node's fetch, keep-alive), with a timeout per request.
+ * Used for polling when the chain has no WebSocket URL, and for the second node that confirms
+ * registry changes; stateless, so it never needs rebuilding.
  *
  * The answer is read as a stream and abandoned as soon as it passes `maxAnswerBytes` (a
  * declared Content-Length above the cap is refused before reading): a node cannot make the
- * indexer buffer or parse more than that. An answer that is not JSON, or not of JSON-RPC's
- * shape, fails its request (RpcConnectionError) and is counted.
+ * indexer buffer or parse more than that. A redirect is never followed. An answer that is a
+ * redirect, too large, not JSON, or not of JSON-RPC's shape fails its request
+ * (RpcConnectionError) and is counted (`indexer_node_messages_dropped_total{reason}`).
  */
+import { NodeAnswerTooLarge, NodeRedirectError, postToNode, readNodeAnswer } from '@pmm/core';
 import {
+  type DroppedReason,
   RpcConnectionError,
   RpcTimeoutError,
   isRpcObject,
@@ -21,50 +25,25 @@ import {
 type RpcMessage = Record<string, unknown>;
 
 export function createHttpTransport(url: string, limits: TransportLimits): RpcTransport {
-  const tooBig = (label: string) => {
-    limits.onDropped('oversized');
-    return new RpcConnectionError(`${label}: answer larger than MAX_RPC_ANSWER_BYTES (${limits.maxAnswerBytes} bytes)`);
+  /** A failure of the node's answer: counted, and its request failed. */
+  const dropped = (reason: DroppedReason, message: string) => {
+    limits.onDropped(reason);
+    return new RpcConnectionError(message);
   };
-
-  /** The body as text, at most `maxAnswerBytes` of it. */
-  async function readCapped(res: Response, label: string): Promise<string> {
-    const declared = Number(res.headers.get('content-length') ?? 0);
-    if (declared > limits.maxAnswerBytes) {
-      await res.body?.cancel().catch(() => undefined);
-      throw tooBig(label);
-    }
-    if (!res.body) return '';
-    const reader = res.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limits.maxAnswerBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw tooBig(label);
-      }
-      chunks.push(value);
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  }
 
   /** Parses an answer; a non-JSON body is the node's failure, not ours. */
   const parse = (text: string, label: string): unknown => {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      limits.onDropped('malformed');
-      throw new RpcConnectionError(`${label}: answer is not JSON`);
+      throw dropped('malformed', `${label}: answer is not JSON`);
     }
   };
 
   /** A single answer must be an object; anything else (null, a number, an array) fails the request. */
   const single = (answer: unknown, label: string): RpcMessage => {
     if (isRpcObject(answer)) return answer;
-    limits.onDropped('malformed');
-    throw new RpcConnectionError(`${label}: answer is not a JSON-RPC object`);
+    throw dropped('malformed', `${label}: answer is not a JSON-RPC object`);
   };
 
   let nextId = 1;
@@ -75,20 +54,18 @@ export function createHttpTransport(url: string, limits: TransportLimits): RpcTr
     controllers.add(controller);
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
+      const res = await postToNode(url, JSON.stringify(body), controller.signal);
       if (!res.ok) {
         await res.body?.cancel().catch(() => undefined);
         throw new RpcConnectionError(`${label}: HTTP ${res.status}`);
       }
-      return parse(await readCapped(res, label), label);
+      return parse(await readNodeAnswer(res, limits.maxAnswerBytes), label);
     } catch (err) {
       if (controller.signal.aborted) throw new RpcTimeoutError(label, timeoutMs);
       if (err instanceof RpcConnectionError) throw err;
+      if (err instanceof NodeRedirectError) throw dropped('redirect', `${label}: ${err.message}`);
+      if (err instanceof NodeAnswerTooLarge)
+        throw dropped('oversized', `${label}: answer larger than MAX_RPC_ANSWER_BYTES (${err.maxBytes} bytes)`);
       throw new RpcConnectionError(`${label}: ${err instanceof Error ? err.message : 'request failed'}`);
     } finally {
       clearTimeout(timer);

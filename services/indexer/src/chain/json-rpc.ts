@@ -70,7 +70,7 @@ export function toRpcError(raw: unknown): RpcError {
 }
 
 /** Why a message from the node was thrown away (the label of `indexer_node_messages_dropped_total`). */
-export type DroppedReason = 'oversized' | 'malformed' | 'unexpected';
+export type DroppedReason = 'oversized' | 'malformed' | 'unexpected' | 'redirect';
 
 /**
  * What a transport accepts from a node: the node is not trusted to be small or well formed

@@ -4,6 +4,10 @@
  * - A head older than `maxLagMs` by this machine's clock is refused (`lagging`): a node behind
  *   a load balancer can serve an old state for minutes, and a book of it would be served as
  *   live. (The book's expiry is bounded by the same limit: store/book-store.ts.)
+ * - A head stamped more than `maxLeadMs` AHEAD of the clock is refused (`ahead`): its book would
+ *   carry quoter signatures for a time that has not come and a future `blockTime`. An honest
+ *   head is ahead only by clock errors (timestamps are whole seconds, taken when the block is
+ *   made), so the bound is a few seconds.
  * - A head more than `maxJump` blocks above the last accepted one is held (`jump`) until a
  *   later head confirms it (a higher number, within `maxJump` of the held one). Written at
  *   once, a made-up far block would make the never-backwards rule refuse the honest chain.
@@ -16,6 +20,7 @@ import type { HeadRefusal } from '../metrics';
 
 export interface HeadGuardLimits {
   maxLagMs: number;
+  maxLeadMs: number;
   maxJump: number;
 }
 
@@ -31,6 +36,7 @@ export function createHeadGuard(limits: HeadGuardLimits): HeadGuard {
   return {
     check(head, nowMs) {
       if (nowMs - head.timestamp * 1000 > limits.maxLagMs) return 'lagging';
+      if (head.timestamp * 1000 - nowMs > limits.maxLeadMs) return 'ahead';
       if (accepted !== undefined && head.number > accepted + limits.maxJump) {
         const confirmsHeld = held !== undefined && head.number > held && head.number <= held + limits.maxJump;
         if (!confirmsHeld) {

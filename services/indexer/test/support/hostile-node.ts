@@ -1,6 +1,6 @@
 /**
  * A fake EVM JSON-RPC node (HTTP POST and WebSocket on one port) that mines an honest chain of
- * its own and can be told to lie: lag, send `null` and malformed messages, flood, answer with
+ * its own and can be told to lie: lag, stamp heads in the future, redirect elsewhere, send `null` and malformed messages, flood, answer with
  * more bytes than any real answer, jump far ahead, reorg, and report other decimals.
  *
  * Its chain: one pair, a base token (18 decimals) against the quote token (6 decimals), whose
@@ -61,7 +61,7 @@ export interface HostileNode {
   head(): FakeBlock;
   /** Block parameters of every eth_call received (what the indexer pins its calls to). */
   readonly callBlockParams: unknown[];
-  /** Seconds subtracted from the timestamps of blocks mined from now on (a node that lags). */
+  /** Seconds subtracted from the timestamps of blocks mined from now on (a node that lags; negative: ahead of the clock). */
   lagSeconds: number;
   /** Mining on/off. */
   mining: boolean;
@@ -69,6 +69,8 @@ export interface HostileNode {
   lieDecimals(decimals: number, count: number): void;
   /** Replaces every answer (HTTP but `/confirm`, and WebSocket answers to requests) by this raw text while set. */
   rawAnswer: string | undefined;
+  /** While set, every HTTP request but `/confirm` is answered `307 Temporary Redirect` to this URL. */
+  redirectTo: string | undefined;
   /** Sends raw text to every WebSocket client. */
   sendRaw(text: string): void;
   /** A `newHeads` notification of `block` to every subscriber (without making it canonical). */
@@ -239,6 +241,7 @@ export async function startHostileNode(opts: {
     lagSeconds: 0,
     mining: true,
     rawAnswer: undefined,
+    redirectTo: undefined,
     lieDecimals(decimals, count) {
       decimalsLie = { decimals, count };
     },
@@ -293,6 +296,10 @@ export async function startHostileNode(opts: {
         body = JSON.parse(text);
       } catch {
         res.writeHead(400).end();
+        return;
+      }
+      if (node.redirectTo && req.url !== '/confirm') {
+        res.writeHead(307, { location: node.redirectTo }).end();
         return;
       }
       honestView = req.url === '/confirm';
