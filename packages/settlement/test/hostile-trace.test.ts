@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeRedirectError } from '@pmm/core';
 import { SWAP_SELECTOR } from '@pmm/protocol';
+import { startRedirectTarget } from '@pmm/testkit';
 import { createChainReader, type ChainReader } from '../src';
 import { ImpossibleTrace, MAX_CALL_DEPTH, traceSwapCalls } from '../src/chain/call-trace';
 
@@ -148,20 +149,13 @@ describe('the tracer against a hostile node', () => {
 
   it("security: a node answering a redirect is not followed, on either of the reader's paths, and not retried", async () => {
     // An internal service the node points at: it must never see the reader's requests.
-    let reached = 0;
-    const internal = createServer((_req, res) => {
-      reached += 1;
-      res.setHeader('content-type', 'application/json');
-      res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
-    });
-    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
-    const target = `http://127.0.0.1:${(internal.address() as AddressInfo).port}/`;
+    const internal = await startRedirectTarget();
     let asked = 0;
     try {
       for (const status of [301, 302, 307, 308]) {
         answer = (res) => {
           asked += 1;
-          res.writeHead(status, { location: target }).end();
+          res.writeHead(status, { location: internal.url }).end();
         };
         // The raw path (fetch: the traces) and the ethers provider's (every other call; a block
         // of its own per status: ethers keeps a request's outcome for 250 ms).
@@ -169,9 +163,9 @@ describe('the tracer against a hostile node', () => {
         await expect(reader.blockTime(status)).rejects.toBeInstanceOf(NodeRedirectError);
       }
     } finally {
-      internal.close();
+      await internal.close();
     }
-    expect(reached).toBe(0);
+    expect(internal.reached()).toBe(0);
     // Final, as an answer too large is: once per request, never retried.
     expect(asked).toBe(8);
   });

@@ -10,6 +10,7 @@ export {
   type PrivateRedisClusterOptions,
 } from './private-redis-cluster';
 export { redisTlsArgs, selfSignedCert, type TlsCert } from './tls-cert';
+export { startRedirectTarget, type RedirectTarget } from './redirect-target';
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
 export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser';
 export { settlesWithin, until } from './until';

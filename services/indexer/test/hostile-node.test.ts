@@ -17,13 +17,11 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { Queue } from 'bullmq';
 import { redisKeys } from '@pmm/core';
 import { findChain, type OrderbookResponse } from '@pmm/protocol';
-import { freePort, stopProcess, until } from '@pmm/testkit';
+import { freePort, startRedirectTarget, stopProcess, until } from '@pmm/testkit';
 import { CONTRACTS, TOKENS, startHostileNode, type FakeBlock, type HostileNode } from './support/hostile-node';
 import { spawnIndexer, type IndexerProcess } from './support/indexer-process';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
@@ -239,21 +237,16 @@ it('error: an answer above MAX_RPC_ANSWER_BYTES is refused unread, on both trans
 
 it('security: a node answering 307 is not followed: the redirect target receives nothing, each answer is counted', async () => {
   // An internal service the node points at: it must never see the indexer's requests.
-  let reached = 0;
-  const internal = createServer((req, res) => {
-    reached += 1;
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
-  });
-  await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+  const internal = await startRedirectTarget();
   const redirected = () => metric(http, 'indexer_node_messages_dropped_total', 'reason="redirect"');
   try {
-    http.node.redirectTo = `http://127.0.0.1:${(internal.address() as AddressInfo).port}/`;
+    http.node.redirectTo = internal.url;
     await until(async () => (await redirected()) >= 3, 15_000, 'three redirects counted as dropped', 200);
   } finally {
     http.node.redirectTo = undefined;
-    await new Promise((resolve) => internal.close(resolve));
+    await internal.close();
   }
-  expect(reached).toBe(0);
+  expect(internal.reached()).toBe(0);
   expectAlive();
 });
 

@@ -11,7 +11,7 @@ import { Interface } from 'ethers';
 import { Writable } from 'node:stream';
 import { ConfigError, createLogger, parseChainDeployments, type ChainDeployments } from '@pmm/core';
 import type { ChainStack } from '@pmm/devnet';
-import { freePort, startSystem, type System } from '@pmm/testkit';
+import { freePort, startRedirectTarget, startSystem, type System } from '@pmm/testkit';
 import { checkQuoteValidity, loadSignerConfig, startSigner } from '../src';
 import type { ChainSignerConfig } from '../src/config';
 
@@ -102,14 +102,8 @@ describe('the quote validity checked against the router at start', () => {
   });
 
   it('security: a node answering a redirect is not followed: the target receives nothing, the check is warned as not made', async () => {
-    let reached = 0;
-    const internal = createHttpServer((_req, res) => {
-      reached += 1;
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x2105"}');
-    });
-    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
-    const target = `http://127.0.0.1:${(internal.address() as { port: number }).port}/`;
-    const node = createHttpServer((_req, res) => res.writeHead(307, { location: target }).end());
+    const internal = await startRedirectTarget();
+    const node = createHttpServer((_req, res) => res.writeHead(307, { location: internal.url }).end());
     await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
     try {
       const rpcUrl = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
@@ -122,10 +116,10 @@ describe('the quote validity checked against the router at start', () => {
           reason: 'the node answered HTTP 307, a redirect: not followed',
         }),
       );
-      expect(reached).toBe(0);
+      expect(internal.reached()).toBe(0);
     } finally {
       node.close();
-      internal.close();
+      await internal.close();
     }
   });
 
