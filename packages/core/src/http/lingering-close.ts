@@ -24,8 +24,9 @@ export const LINGER_MAX_BYTES = 1024 * 1024;
 export const LINGER_MAX_MS = 5_000;
 
 /**
- * Call when the answer to `req` is about to finish ('prefinish'): if its body is still arriving, it is read
- * and thrown away from now on (Node would otherwise dump it unbounded), at most LINGER_MAX_BYTES.
+ * Call when the answer to `req` is about to finish ('prefinish'): if its body is still arriving,
+ * it is read and thrown away from now on (Node would otherwise dump it without a bound), at most
+ * LINGER_MAX_BYTES.
  */
 export function readRestOfBody(req: IncomingMessage): void {
   if (req.complete || req.destroyed) return;
