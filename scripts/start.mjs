@@ -12,8 +12,9 @@
 //   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no service's key in
 //                it (the devnet test users' wallet keys are, for the demo).
 //   redis/       the private Redis: its data (append-only file, so integrators and keys survive
-//                restarts) and redis.conf with its password, generated at each start and
-//                recorded in stack.json's redis.url (never on a command line).
+//                restarts) and redis.conf with its users (redis-acl.ts: the default user PING-only,
+//                an administrator, one per role), their passwords generated at each start (as
+//                hashes); the administrator's URL is stack.json's redis.url (never on a command line).
 // Secrets: each process gets only its own, by environment: the signer its signing keys and
 // INTERNAL_TOKEN, the gateway INTERNAL_TOKEN and DEV_API_KEY, each indexer its chain's quoter
 // key; every secret of this script's own environment is withheld from the others. Redis, the indexers, the signer and the
@@ -78,19 +79,24 @@ function ownerOnly(dir) {
 /** Writes `file` whole at mode 600 through a random, exclusively created temporary name. */
 const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dist/replace-file.js'));
 
+/** The private Redis's administrator (every right): the stack owner's, in stack.json's redis.url. */
+const REDIS_ADMIN_USER = 'admin';
+
 /**
- * One Redis user per role on the private Redis (packages/core/src/redis-acl.ts), each with a
- * password generated now: `user` lines for redis.conf; each one's URL goes into `urls`. The
- * gateway may seed the development key; an indexer user per chain of the registry.
+ * The users of the private Redis (packages/core/src/redis-acl.ts), each with a password
+ * generated now: the default user PING-only, the administrator (an ACL user, not `requirepass`:
+ * no password is a configuration parameter), one user per role. Returns the `user` lines for
+ * redis.conf; each one's URL goes into `urls`. The gateway may seed the development key; an
+ * indexer user per chain of the registry.
  */
-function roleUsers(redisPort, urls) {
-  const { redisStackUsers, stackAclUserLines } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
+function redisUsers(redisPort, admin, urls) {
+  const { redisStackUsers, stackAclFile } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
   const passwords = {};
   for (const { user } of redisStackUsers()) {
     passwords[user] = randomBytes(24).toString('base64url');
     urls[user] = `redis://${user}:${passwords[user]}@127.0.0.1:${redisPort}`;
   }
-  return stackAclUserLines(passwords, { prefix: process.env.REDIS_KEY_PREFIX || undefined, devKey: true });
+  return stackAclFile(passwords, { prefix: process.env.REDIS_KEY_PREFIX || undefined, devKey: true, admin });
 }
 
 function startProcess(name, service, env, readyUrl) {
@@ -161,7 +167,7 @@ async function main() {
   }
 
   // 1. Redis: REDIS_URL, else a private one whose data stays in <stack file folder>/redis,
-  //    with a password generated now (in redis.conf, not on the command line `ps` shows).
+  //    with its users' passwords generated now (in redis.conf as hashes, not on the command line `ps` shows).
   let redisUrl = process.env.REDIS_URL;
   /** Each process's own Redis user (the private Redis only), by process name. */
   const roleUrls = {};
@@ -172,20 +178,21 @@ async function main() {
     const password = randomBytes(24).toString('base64url');
     const conf = path.join(dir, 'redis.conf');
     const redisPort = await freePort();
-    writePrivate(conf, `requirepass ${password}\n${roleUsers(redisPort, roleUrls).join('\n')}\n`);
+    const admin = { user: REDIS_ADMIN_USER, password };
+    writePrivate(conf, redisUsers(redisPort, admin, roleUrls));
     const redis = supervise({
       name: 'redis',
       // umask 077: the append-only files it creates are its owner's only, like their folder.
       command: 'sh',
       args: ['-c', 'umask 077 && exec redis-server "$@"', 'redis-server', ...persistentRedisArgs(redisPort, dir, conf)],
       options: { stdio: 'ignore' },
-      ready: () => waitForRedis(redisPort, 10_000, password),
+      ready: () => waitForRedis(redisPort, 10_000, admin),
       log,
       shuttingDown: () => stopping,
     });
     parts.push(redis);
     await redis.ready();
-    redisUrl = `redis://:${password}@127.0.0.1:${redisPort}`;
+    redisUrl = `redis://${REDIS_ADMIN_USER}:${password}@127.0.0.1:${redisPort}`;
     const shown = path.relative(root, dir);
     log(`redis data kept in ${shown.startsWith('..') ? dir : shown}`);
   }

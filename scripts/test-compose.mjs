@@ -324,6 +324,11 @@ try {
     ['signer', passwordOf('signer'), ['SET', anyKey, '{}'], /NOPERM/],
     ['signer', passwordOf('signer'), ['SET', 'pmm:{8453}:book', '{}'], /NOPERM/],
     ['indexer-56', passwordOf('indexer-56'), ['SET', 'pmm:{8453}:book', '{}'], /NOPERM/],
+    // No user reads the server's configuration (its passwords) or touches scripts and functions.
+    ['indexer-8453', passwordOf('indexer-8453'), ['CONFIG', 'GET', '*'], /NOPERM/],
+    ['signer', passwordOf('signer'), ['CONFIG', 'GET', 'requirepass'], /NOPERM/],
+    ['signer', passwordOf('signer'), ['SCRIPT', 'FLUSH'], /NOPERM/],
+    ['gateway', passwordOf('gateway'), ['FUNCTION', 'FLUSH'], /NOPERM/],
     ['keys', toolPassword('keys'), ['DEL', 'pmm:{8453}:audit'], /NOPERM/],
     ['keys', toolPassword('keys'), ['FLUSHALL'], /NOPERM/],
     ['operator', toolPassword('operator'), ['SET', anyKey, '{}'], /NOPERM/],

@@ -17,11 +17,11 @@ export async function freePort() {
 /** RESP encoding of one command (a password may hold any character). */
 const resp = (...args) => `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
 
-function ping(port, password) {
+function ping(port, auth) {
   return new Promise((resolve) => {
     const sock = net.connect(port, '127.0.0.1');
     sock.setTimeout(500);
-    sock.on('connect', () => sock.write(`${password ? resp('AUTH', password) : ''}${resp('PING')}`));
+    sock.on('connect', () => sock.write(`${auth ? resp('AUTH', auth.user, auth.password) : ''}${resp('PING')}`));
     let answer = '';
     sock.on('data', (d) => {
       answer += d.toString();
@@ -75,11 +75,14 @@ export function stackRedisPersistence() {
   return require(path.join(root, 'packages/core/dist/stack-processes.js')).STACK_REDIS_PERSISTENCE;
 }
 
-/** Resolves once a redis-server answers PING on `port` (after AUTH with `password`); rejects after `timeoutMs`. */
-export async function waitForRedis(port, timeoutMs = 10_000, password = undefined) {
+/**
+ * Resolves once a redis-server answers PING on `port` (after AUTH as `auth`, { user, password },
+ * an ACL user); rejects after `timeoutMs`.
+ */
+export async function waitForRedis(port, timeoutMs = 10_000, auth = undefined) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await ping(port, password)) return;
+    if (await ping(port, auth)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs / 1000} s`);

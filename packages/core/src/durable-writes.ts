@@ -5,9 +5,12 @@
  *
  * Modes (docs/decisions.md#durable-writes):
  * - `fsync`: every master writes its append-only file and fsyncs it before it answers
- *   (`appendonly yes`, `appendfsync always`). Redis 7.0 has no WAITAOF, so this is checked
- *   with CONFIG GET on each connection before its first write, again after each reconnect and
- *   at most `recheckMs` later, so a changed or restarted Redis is noticed.
+ *   (`appendonly yes`, `appendfsync always`). Redis 7.0 has no WAITAOF, and CONFIG GET would
+ *   hand the service every secret of the server's configuration, so what a service user can
+ *   see is checked, with INFO persistence: the append-only file is on and its last write
+ *   succeeded, on each connection before its first write, again after each reconnect and at
+ *   most `recheckMs` later, so a changed or restarted Redis is noticed. `appendfsync always`
+ *   is the deployment's: INFO does not show it (docs/decisions.md#durable-writes).
  * - `replica`: after the writes, `WAIT <replicas> <waitTimeoutMs>` on every master connection:
  *   fewer acknowledgements than `replicas` is a failure.
  * - `none`: nothing is confirmed (development and the shared test Redis only).
@@ -19,6 +22,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from './redis-client';
+import { infoField } from './redis-info';
 
 export const DURABILITY_MODES = ['auto', 'fsync', 'replica', 'none'] as const;
 export type DurabilitySetting = (typeof DURABILITY_MODES)[number];
@@ -166,19 +170,25 @@ export class DurableWrites {
 
   private async checkFsync(node: Redis, state: NodeState): Promise<void> {
     const generation = state.generation;
-    let pairs: string[];
+    let info: string;
     try {
-      pairs = (await node.call('CONFIG', 'GET', 'append*')) as string[];
+      info = String(await node.call('INFO', 'persistence'));
     } catch (err) {
       throw new DurabilityError(
-        `cannot read the Redis fsync settings (CONFIG GET): ${err instanceof Error ? err.message : String(err)}`,
+        `cannot read the Redis persistence state (INFO persistence): ${err instanceof Error ? err.message : String(err)}`,
       );
     }
-    const config = new Map<string, string>();
-    for (let i = 0; i + 1 < pairs.length; i += 2) config.set(pairs[i]!, pairs[i + 1]!);
-    if (config.get('appendonly') !== 'yes' || config.get('appendfsync') !== 'always')
+    const aof = infoField(info, 'aof_enabled');
+    if (aof !== '1')
       throw new DurabilityError(
-        `Redis does not fsync each write (appendonly ${config.get('appendonly') ?? '?'}, appendfsync ${config.get('appendfsync') ?? '?'}; needs appendonly yes, appendfsync always)`,
+        `Redis writes no append-only file (aof_enabled ${aof ?? '?'}; needs appendonly yes, appendfsync always)`,
+      );
+    // A failed write or fsync of the file (a full disk): Redis then refuses writes itself, but a
+    // write answered before it noticed is not on disk.
+    const lastWrite = infoField(info, 'aof_last_write_status');
+    if (lastWrite !== 'ok')
+      throw new DurabilityError(
+        `Redis failed to write its append-only file (aof_last_write_status ${lastWrite ?? '?'})`,
       );
     if (state.generation === generation) state.verified = { generation, at: Date.now() };
   }

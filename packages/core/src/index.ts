@@ -143,6 +143,7 @@ export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack
 export type { OperatorEnv } from './operator-stack';
 export {
   aclPasswordHash,
+  adminAclUserLine,
   aclUserLine,
   PING_ONLY_DEFAULT_USER,
   redisRoleRule,

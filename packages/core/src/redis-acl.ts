@@ -6,10 +6,14 @@
  * private Redis; docs/operations.md#redis-users-one-per-role for other deployments).
  *
  * Keys and channels are what the rules restrict (every name below is a key of redis-keys.ts);
- * commands are granted by category, without the dangerous ones (FLUSHALL, KEYS, CONFIG SET,
- * DEBUG, MIGRATE, ...), plus the few each process needs from those: INFO (readiness, BullMQ's
- * version check, the gateway's Redis gauges), CONFIG GET (the start-up durability check) and
- * WAIT (a write acknowledged by replicas).
+ * commands are granted by category, without the dangerous ones (FLUSHALL, KEYS, CONFIG, DEBUG,
+ * MIGRATE, ...), plus the few each process needs from those: INFO (readiness, BullMQ's
+ * version check, the gateway's Redis gauges, the durability checks) and WAIT (a write
+ * acknowledged by replicas). Never CONFIG GET: it reads the whole server configuration,
+ * `requirepass` and `masterauth` included, and Redis 7.0 cannot limit it to one parameter
+ * (docs/decisions.md#no-redis-user-reads-the-servers-configuration). Of the scripting commands only EVAL and EVALSHA
+ * (what ioredis's defineCommand sends, for our Lua commands and BullMQ's): never SCRIPT (FLUSH,
+ * KILL) or FUNCTION (LOAD, FLUSH, ...), which change what other users' calls run.
  */
 import { createHash } from 'node:crypto';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
@@ -29,20 +33,22 @@ export interface RedisRoleRule {
 }
 
 /**
- * Commands of every service user: connection, reads, writes (where `writes`), scripts (the Lua
- * commands and BullMQ's), transactions (MULTI/EXEC: the indexer's registry write), pub/sub; then
- * nothing dangerous except the named few.
+ * Commands of every service user: connection, reads, writes (where `writes`), transactions
+ * (MULTI/EXEC: the indexer's registry write), pub/sub; then nothing dangerous and no scripting
+ * command (`@write` holds FUNCTION LOAD and FLUSH) except the named few: the scripts (the Lua
+ * commands and BullMQ's) where `writes`.
  */
 function commandRules(writes: boolean): string {
   return [
     '-@all',
     '+@connection',
     '+@read',
-    ...(writes ? ['+@write', '+@scripting', '+@blocking', '+@transaction'] : []),
+    ...(writes ? ['+@write', '+@blocking', '+@transaction'] : []),
     '+@pubsub',
     '-@dangerous',
+    '-@scripting',
+    ...(writes ? ['+eval', '+evalsha'] : []),
     '+info',
-    '+config|get',
     '+wait',
     '+ping',
     // The server's clock, read by the gateway's stream-slot scripts (services/gateway/commands/pmmStreamAcquire.lua
@@ -181,10 +187,28 @@ export function stackAclUserLines(
   });
 }
 
-/** A whole ACL file (Redis `aclfile`): the default user PING-only, then {@link stackAclUserLines}. */
+/**
+ * The administrator of a stack's Redis: every key, channel and command, with its own password.
+ * An ACL user rather than `requirepass` (which is the default user's password): the default
+ * user stays PING-only, and no password of the server is a configuration parameter.
+ */
+export function adminAclUserLine(user: string, password: string): string {
+  return ['user', user, 'reset', 'on', `#${aclPasswordHash(password)}`, '~*', '&*', '+@all'].join(' ');
+}
+
+/**
+ * A whole ACL file (Redis `aclfile`, or the `user` lines of a config file): the default user
+ * PING-only, the administrator when `admin` is given (`npm start`'s), then {@link stackAclUserLines}.
+ */
 export function stackAclFile(
   passwords: Readonly<Record<string, string>>,
-  opts: { prefix?: string; devKey?: boolean; chainIds?: readonly number[] } = {},
+  opts: {
+    prefix?: string;
+    devKey?: boolean;
+    chainIds?: readonly number[];
+    admin?: { user: string; password: string };
+  } = {},
 ): string {
-  return `${[PING_ONLY_DEFAULT_USER, ...stackAclUserLines(passwords, opts)].join('\n')}\n`;
+  const admin = opts.admin ? [adminAclUserLine(opts.admin.user, opts.admin.password)] : [];
+  return `${[PING_ONLY_DEFAULT_USER, ...admin, ...stackAclUserLines(passwords, opts)].join('\n')}\n`;
 }

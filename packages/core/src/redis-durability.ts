@@ -1,35 +1,33 @@
 /**
  * Start-up check of the Redis settings that decide whether integrator data survives.
- * Integrators, API keys and whitelists live only in Redis: a Redis that neither writes an
- * append-only file nor snapshots loses them on restart, and one that evicts keys under memory
+ * Integrators, API keys and whitelists live only in Redis: a Redis that writes no append-only
+ * file loses whatever it did not snapshot on restart, and one that evicts keys under memory
  * pressure (anything but `noeviction`, which BullMQ also requires) can drop them at any time.
  *
  * Each service runs the check once at start and logs a warning per problem; it never stops
- * the service (a managed Redis may persist in ways CONFIG cannot show). CONFIG GET is tried
- * first; managed Redis services often disable it, so INFO is the fallback; when neither
- * answers, one line says the check could not run.
+ * the service (a managed Redis may persist in ways INFO cannot show). It reads INFO only:
+ * CONFIG GET would hand every service the server's passwords (`requirepass`, `masterauth`), so
+ * no service user may send it (redis-acl.ts). When INFO is refused too, one line says the
+ * check could not run.
  */
 import type { Logger } from './logger';
 import { redisReady, type RedisClient } from './redis-client';
+import { infoField } from './redis-info';
 
 export interface RedisDurability {
   /** `appendonly yes`. */
   aof: boolean;
-  /** RDB snapshots configured (`save` not empty). */
-  rdb: boolean;
   maxmemoryPolicy: string;
 }
 
 /** The warnings for one node's settings; empty when integrator data is safe. */
 export function durabilityWarnings(d: RedisDurability): string[] {
   const warnings: string[] = [];
-  if (!d.aof && !d.rdb)
+  // INFO shows no save points: whether RDB snapshots are scheduled cannot be told, and they
+  // lose every key created since the last one anyway.
+  if (!d.aof)
     warnings.push(
-      'Redis persistence is off (appendonly no, no save points): integrators and API keys are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync always: the signer requires it on a single node).',
-    );
-  else if (!d.aof)
-    warnings.push(
-      'Redis persists by RDB snapshots only: keys created since the last snapshot are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync always: the signer requires it on a single node).',
+      'Redis writes no append-only file (appendonly no): integrators and API keys created since the last RDB snapshot, if any, are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync always: the signer requires it on a single node).',
     );
   if (d.maxmemoryPolicy !== 'noeviction')
     warnings.push(
@@ -42,25 +40,10 @@ export function durabilityWarnings(d: RedisDurability): string[] {
 export type RedisNode = { call(command: string, ...args: string[]): Promise<unknown> };
 type Node = RedisNode;
 
-/** Reads one node's settings: CONFIG GET, else INFO; undefined when neither is allowed. */
+/** Reads one node's settings from INFO; undefined when INFO is refused or lacks the fields. */
 export async function readDurability(node: Node): Promise<RedisDurability | undefined> {
-  try {
-    const pairs = (await node.call('CONFIG', 'GET', '*')) as string[];
-    const config = new Map<string, string>();
-    for (let i = 0; i + 1 < pairs.length; i += 2) config.set(pairs[i]!, pairs[i + 1]!);
-    if (config.has('appendonly') && config.has('maxmemory-policy'))
-      return {
-        aof: config.get('appendonly') === 'yes',
-        rdb: (config.get('save') ?? '').trim() !== '',
-        maxmemoryPolicy: config.get('maxmemory-policy')!,
-      };
-  } catch {
-    // CONFIG disabled or renamed (managed Redis): fall back to INFO.
-  }
   const health = await readInfoHealth(node).catch(() => undefined);
-  // INFO does not show save points; a snapshot ever taken (rdb_last_save_time > 0 after a
-  // bgsave) is not proof of a schedule, so RDB is reported as off and only AOF counts.
-  return health && { aof: health.aof, rdb: false, maxmemoryPolicy: health.maxmemoryPolicy };
+  return health && { aof: health.aof, maxmemoryPolicy: health.maxmemoryPolicy };
 }
 
 /** What `INFO persistence` and `INFO memory` say about one node (redis-health-metrics.ts too). */
@@ -75,7 +58,7 @@ export interface RedisInfoHealth {
 /** Reads one node's INFO; undefined when it lacks the fields, a rejection when Redis fails. */
 export async function readInfoHealth(node: Node): Promise<RedisInfoHealth | undefined> {
   const info = String(await node.call('INFO', 'persistence')) + String(await node.call('INFO', 'memory'));
-  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+  const field = (name: string) => infoField(info, name);
   const policy = field('maxmemory_policy');
   const aof = field('aof_enabled');
   if (policy === undefined || aof === undefined) return undefined;
@@ -103,7 +86,7 @@ export async function checkRedisDurability(redis: RedisClient, logger: Logger): 
   for (const w of warnings) logger.warn(w, { check: 'redis-durability' });
   if (unknown > 0)
     logger.info(
-      'could not read Redis persistence and eviction settings (CONFIG and INFO refused): make sure AOF is on and maxmemory-policy is noeviction',
+      'could not read Redis persistence and eviction settings (INFO refused): make sure AOF is on and maxmemory-policy is noeviction',
       { check: 'redis-durability' },
     );
   return [...warnings];

@@ -3,7 +3,7 @@
  * configured each way an operator might leave them.
  */
 import { Writable } from 'node:stream';
-import { checkRedisDurability, createLogger, createRedis, durabilityWarnings, redisReady } from '@pmm/core';
+import { checkRedisDurability, createLogger, createRedis, redisReady } from '@pmm/core';
 import { privateRedis, type PrivateRedis } from '@pmm/testkit';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,10 +46,10 @@ async function checkWith(args: string[]) {
 }
 
 describe('Redis durability check at start-up', () => {
-  it('behavior: persistence off (no AOF, no save points) is a warning naming the loss', async () => {
+  it('behavior: no AOF is a warning naming the loss', async () => {
     const { warnings, lines } = await checkWith(['--maxmemory-policy', 'noeviction']);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/persistence is off.*lost when Redis restarts/);
+    expect(warnings[0]).toMatch(/no append-only file.*lost when Redis restarts/);
     expect(lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual(warnings);
   });
 
@@ -71,17 +71,16 @@ describe('Redis durability check at start-up', () => {
     expect(lines).toEqual([]);
   });
 
-  it('behavior: with CONFIG disabled (managed Redis), INFO still reveals the problems', async () => {
+  it('behavior: with CONFIG disabled (managed Redis; no service user may send it), INFO reveals the problems', async () => {
     const { warnings } = await checkWith(['--rename-command', 'CONFIG', '', '--maxmemory-policy', 'volatile-lru']);
     expect(warnings).toEqual([
-      expect.stringMatching(/persistence is off/),
+      expect.stringMatching(/no append-only file/),
       expect.stringMatching(/maxmemory-policy is volatile-lru/),
     ]);
   });
 
-  it('behavior: RDB snapshots without AOF still warn (keys since the last snapshot are lost)', () => {
-    expect(durabilityWarnings({ aof: false, rdb: true, maxmemoryPolicy: 'noeviction' })).toEqual([
-      expect.stringMatching(/RDB snapshots only/),
-    ]);
+  it('behavior: RDB snapshots without AOF still warn (keys since the last snapshot are lost)', async () => {
+    const { warnings } = await checkWith(['--save', '60 1', '--maxmemory-policy', 'noeviction']);
+    expect(warnings).toEqual([expect.stringMatching(/no append-only file.*since the last RDB snapshot/)]);
   });
 });

@@ -90,6 +90,9 @@ describe("compose's Redis users (redis-acl-file.js)", () => {
     expect(await commandOutcome(() => indexer.set(keys.apiKey('f'.repeat(64)), '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => indexer.del(keys.audit(8453)))).toBe('NOPERM');
     expect(await commandOutcome(() => indexer.set(keys.book(56), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => indexer.call('CONFIG', 'GET', '*'))).toBe('NOPERM');
+    expect(await commandOutcome(() => indexer.call('SCRIPT', 'FLUSH'))).toBe('NOPERM');
+    expect(await commandOutcome(() => indexer.call('FUNCTION', 'FLUSH'))).toBe('NOPERM');
   });
 
   it('behavior: the gateway may seed the development key only when REDIS_ACL_DEV_KEY=true', () => {
