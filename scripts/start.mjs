@@ -17,7 +17,8 @@
 //                hashes); the administrator's URL is stack.json's redis.url (never on a command line).
 // Secrets: each process gets only its own, by environment: the signer its signing keys and
 // INTERNAL_TOKEN, the gateway INTERNAL_TOKEN and DEV_API_KEY, each indexer its chain's quoter
-// key; every secret of this script's own environment is withheld from the others. Redis, the indexers, the signer and the
+// key; a secret of this script's own environment reaches only the services that declare it
+// (stackEnv below), and Redis and the chains none. Redis, the indexers, the signer and the
 // gateway are supervised (scripts/lib/supervisor.mjs): a part that dies is logged and started
 // again with backoff while the rest keeps serving. The devnet chains are not restarted (a new
 // chain would have lost its state); `npm start` again for a fresh devnet.
@@ -53,17 +54,44 @@ const { serviceCommand, STACK_LOG_LEVEL, indexerEnv, signerEnv, gatewayEnv } = r
   path.join(root, 'packages/core/dist/stack-processes.js'),
 );
 
+/** This script's environment as it was given: the secrets below are then removed from process.env. */
+const startEnv = { ...process.env };
 /**
- * Settings that are secrets, or that say where one is (X_FILE, SECRETS_DIR): withheld from
- * every process; each one gets its own below. (REDIS_URL may hold a password: every service
- * uses Redis, and gets the stack's.)
+ * Each secret of this environment reaches only the processes of the services that declare it
+ * (packages/core/src/stack-secrets.ts, from the services' built settings); the rest of the
+ * environment reaches every process. Withheld from all: REDIS_URL (every service gets the
+ * stack's), SECRETS_DIR (a folder of every secret), QUOTER_KEY_<id> (each indexer gets its
+ * chain's as QUOTER_KEY) and, when the stack runs its own Redis, the Redis credentials (each
+ * process connects as its own user).
  */
-const SECRET_SETTING =
-  /^(INTERNAL_TOKEN|DEV_API_KEY|SECRETS_DIR|REDIS_URL|SIGNER_KEY_\d+|SIGNER_KEYSTORE_\d+|SIGNER_KEYSTORE_PASSWORD_\d+|QUOTER_KEY(_\d+)?)(_FILE)?$/;
-const sharedEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_SETTING.test(name)));
-/** The settings of this script's environment whose names match `pattern` (set, non-empty). */
-const ownSettings = (pattern) =>
-  Object.fromEntries(Object.entries(process.env).filter(([n, v]) => pattern.test(n) && v));
+function stackEnv() {
+  const { splitStackEnv } = require(path.join(root, 'packages/core/dist/stack-secrets.js'));
+  const { REDIS_CONNECTION_SETTINGS } = require(path.join(root, 'packages/core/dist/shared-settings.js'));
+  const { KNOWN_CHAIN_IDS } = require(path.join(root, 'packages/protocol/dist/index.js'));
+  const { GATEWAY_SETTINGS } = require(path.join(root, 'services/gateway/dist/config.js'));
+  const { SIGNER_SETTINGS, chainSettings } = require(path.join(root, 'services/signer/dist/config.js'));
+  const { INDEXER_SETTINGS } = require(path.join(root, 'services/indexer/dist/config.js'));
+  const privateRedis = !startEnv.REDIS_URL;
+  const redisCredentials = new Set(Object.values(REDIS_CONNECTION_SETTINGS).flatMap((s) => [s.env, `${s.env}_FILE`]));
+  const withheld = (name) =>
+    name === 'REDIS_URL' ||
+    name === 'SECRETS_DIR' ||
+    /^QUOTER_KEY_\d+(_FILE)?$/.test(name) ||
+    (privateRedis && redisCredentials.has(name));
+  return splitStackEnv(
+    startEnv,
+    {
+      gateway: [GATEWAY_SETTINGS],
+      signer: [SIGNER_SETTINGS, ...KNOWN_CHAIN_IDS.map((id) => chainSettings(id))],
+      indexer: [INDEXER_SETTINGS],
+    },
+    withheld,
+  );
+}
+const { shared: sharedEnv, secrets: ownSecrets } = stackEnv();
+// What this script starts itself (Redis, the devnet's chains) inherits its environment: from
+// here on, only what every process may have.
+for (const name of Object.keys(process.env)) if (!(name in sharedEnv)) delete process.env[name];
 
 /** Makes `dir` (created if missing) and everything in it readable by its owner only. */
 function ownerOnly(dir) {
@@ -105,7 +133,7 @@ function startProcess(name, service, env, readyUrl) {
     ...serviceCommand(service, root),
     options: {
       cwd: root,
-      env: { ...sharedEnv, LOG_LEVEL: process.env.LOG_LEVEL ?? STACK_LOG_LEVEL, ...env },
+      env: { ...sharedEnv, ...ownSecrets[service], LOG_LEVEL: process.env.LOG_LEVEL ?? STACK_LOG_LEVEL, ...env },
       stdio: ['ignore', 'inherit', 'inherit'],
     },
     ready: () => waitReady(name, readyUrl, 60_000, false),
@@ -168,7 +196,7 @@ async function main() {
 
   // 1. Redis: REDIS_URL, else a private one whose data stays in <stack file folder>/redis,
   //    with its users' passwords generated now (in redis.conf as hashes, not on the command line `ps` shows).
-  let redisUrl = process.env.REDIS_URL;
+  let redisUrl = startEnv.REDIS_URL;
   /** Each process's own Redis user (the private Redis only), by process name. */
   const roleUrls = {};
   if (!redisUrl) {
@@ -247,7 +275,7 @@ async function main() {
   await Promise.all(
     chainIds.map(async (id) => {
       const opsPort = await freePort();
-      const quoterKey = keys[`QUOTER_KEY_${id}`] ?? process.env[`QUOTER_KEY_${id}`];
+      const quoterKey = keys[`QUOTER_KEY_${id}`] ?? startEnv[`QUOTER_KEY_${id}`];
       const readyUrl = `http://127.0.0.1:${opsPort}/readyz`;
       metricsUrls[`indexer-${id}`] = `http://127.0.0.1:${opsPort}/metrics`;
       startProcess(
@@ -258,7 +286,7 @@ async function main() {
             chainId: id,
             port: opsPort,
             quoterKey,
-            quoterKeyFile: process.env[`QUOTER_KEY_${id}_FILE`],
+            quoterKeyFile: startEnv[`QUOTER_KEY_${id}_FILE`],
           }),
           ...redisOf(`indexer-${id}`),
         },
@@ -269,10 +297,10 @@ async function main() {
   );
 
   // 4. Signer and gateway, sharing a fresh internal token.
-  const internalToken = process.env.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url');
+  const internalToken = startEnv.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url');
   const signerPort = await port('SIGNER_PORT', 8081);
-  // The operator's keys (real chains), or the devnet's.
-  const signerKeys = ownSettings(/^(SIGNER_KEY|SIGNER_KEYSTORE|SIGNER_KEYSTORE_PASSWORD)_\d+(_FILE)?$/);
+  // The devnet's keys; the operator's (real chains) are among the signer's own secrets.
+  const signerKeys = {};
   for (const id of chainIds) if (keys[`SIGNER_KEY_${id}`]) signerKeys[`SIGNER_KEY_${id}`] = keys[`SIGNER_KEY_${id}`];
   const signerReady = `http://127.0.0.1:${signerPort}/readyz`;
   metricsUrls.signer = `http://127.0.0.1:${signerPort}/metrics`;
@@ -286,7 +314,7 @@ async function main() {
 
   const gatewayPort = await port('GATEWAY_PORT', 8080);
   const opsPort = await port('OPS_PORT', 9080);
-  const apiKey = process.env.DEV_API_KEY ?? previousApiKey ?? `pmm_dev_${randomBytes(24).toString('base64url')}`;
+  const apiKey = startEnv.DEV_API_KEY ?? previousApiKey ?? `pmm_dev_${randomBytes(24).toString('base64url')}`;
   const whitelist = Object.values(config.chains)
     .map((c) => c.testUser?.address)
     .filter(Boolean);

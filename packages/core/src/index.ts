@@ -78,6 +78,7 @@ export {
   type StackCommon,
   type StackService,
 } from './stack-processes';
+export { secretEnvNames, splitStackEnv, type SettingsSpec, type StackEnv } from './stack-secrets';
 export { exitWhenWritten } from './exit-when-written';
 export { replaceFile } from './replace-file';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';

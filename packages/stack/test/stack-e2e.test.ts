@@ -5,10 +5,14 @@
  * through the SDK (book → sign → approve → swap); SIGINT must stop every process it started.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { runDemo } from '../../client/examples/demo';
+import { createRedis, redisReady, secretEnvNames, type StackService } from '@pmm/core';
+import { GATEWAY_SETTINGS } from '@pmm/gateway';
+import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 import { startStack, type StartedStack } from '@pmm/testkit';
 
 function descendants(pid: number): number[] {
@@ -61,18 +65,20 @@ function environ(pid: number): Record<string, string> {
   return out;
 }
 
-const SECRET_NAME =
-  /^(INTERNAL_TOKEN|DEV_API_KEY|SECRETS_DIR|SIGNER_KEY_\d+|SIGNER_KEYSTORE(_PASSWORD)?_\d+|QUOTER_KEY(_\d+)?)(_FILE)?$/;
-const secretNames = (env: Record<string, string>) =>
-  Object.keys(env)
-    .filter((n) => SECRET_NAME.test(n))
-    .sort();
+/** Every secret setting each service declares (`X` and `X_FILE`): the processes that may hold it. */
+const OWN_SECRETS: Record<StackService, Set<string>> = {
+  gateway: secretEnvNames([GATEWAY_SETTINGS]),
+  signer: secretEnvNames([SIGNER_SETTINGS, ...[8453, 56, 4663].map((id) => chainSettings(id))]),
+  indexer: secretEnvNames([INDEXER_SETTINGS]),
+};
+/** Each process connects to the private Redis as its own user: these reach none of them. */
+const REDIS_CREDENTIALS = ['REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD'].flatMap((n) => [n, `${n}_FILE`]);
 
-/** The first answer of a Redis server to PING without a password. */
-function pingWithoutPassword(url: string): Promise<string> {
+/** The first answer of a Redis server to `command` (inline) from a connection that did not log in. */
+function withoutPassword(url: string, command: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const sock = net.connect(Number(port), hostname, () => sock.write('PING\r\n'));
+    const sock = net.connect(Number(port), hostname, () => sock.write(`${command}\r\n`));
     sock.once('data', (d) => {
       sock.destroy();
       resolve(d.toString().trim());
@@ -82,6 +88,28 @@ function pingWithoutPassword(url: string): Promise<string> {
 }
 
 const INTERNAL_TOKEN = 'stack-e2e-internal-token-0123456789';
+/**
+ * The start script's environment holds every secret setting any service declares (X and X_FILE),
+ * and its own: QUOTER_KEY_<id> (each indexer's, given to it as QUOTER_KEY) and SECRETS_DIR. The
+ * X_FILE paths are never read (X is set). The services' keys are the devnet's all the same: the
+ * start script gives them explicitly.
+ */
+const START_SECRETS: Record<string, string> = Object.fromEntries(
+  [
+    ...new Set([...OWN_SECRETS.gateway, ...OWN_SECRETS.signer, ...OWN_SECRETS.indexer]),
+    ...[8453, 56, 4663].flatMap((id) => [`QUOTER_KEY_${id}`, `QUOTER_KEY_${id}_FILE`]),
+  ].map((name) => [
+    name,
+    name.endsWith('_FILE') ? `/nonexistent/${name.toLowerCase()}` : `${name.toLowerCase()}-stack-e2e-0123456789abcdef`,
+  ]),
+);
+Object.assign(START_SECRETS, {
+  INTERNAL_TOKEN,
+  DEV_API_KEY: 'pmm_dev_stack_e2e_0123456789abcdef',
+  SECRETS_DIR: '/nonexistent-secrets-dir',
+});
+/** OPS_TOKEN is set: the operator endpoints (metrics, the console) ask for it. */
+const OPS_AUTH = { Authorization: `Bearer ${START_SECRETS.OPS_TOKEN}` };
 
 describe('the stack started as the README says', () => {
   let stack: ChildProcess;
@@ -91,7 +119,7 @@ describe('the stack started as the README says', () => {
 
   beforeAll(async () => {
     // Secrets in the start script's own environment must reach only the processes that use them.
-    started = await startStack({ env: { INTERNAL_TOKEN, SECRETS_DIR: '/nonexistent-secrets-dir' } });
+    started = await startStack({ env: START_SECRETS });
     stack = started.process;
     stackFile = started.stackFile;
   }, 180_000);
@@ -118,10 +146,13 @@ describe('the stack started as the README says', () => {
   it("behavior: prints the operator console and records it in stack.json; it streams every chain's book", async () => {
     const { console: consoleEntry } = JSON.parse(readFileSync(stackFile, 'utf8'));
     expect(output()).toContain(`Operator console (books, readiness, sign rate): ${consoleEntry.url}`);
-    const page = await fetch(consoleEntry.url);
+    const page = await fetch(consoleEntry.url, { headers: OPS_AUTH });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('console/console.js');
-    const events = await fetch(`${consoleEntry.url}/events`, { signal: AbortSignal.timeout(30_000) });
+    const events = await fetch(`${consoleEntry.url}/events`, {
+      headers: OPS_AUTH,
+      signal: AbortSignal.timeout(30_000),
+    });
     const reader = events.body!.getReader();
     const decoder = new TextDecoder();
     let text = '';
@@ -135,7 +166,7 @@ describe('the stack started as the README says', () => {
     const { metrics } = JSON.parse(readFileSync(stackFile, 'utf8')) as { metrics: Record<string, string> };
     expect(Object.keys(metrics).sort()).toEqual(['gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'signer']);
     for (const url of Object.values(metrics)) {
-      const res = await fetch(url);
+      const res = await fetch(url, { headers: OPS_AUTH });
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('# TYPE ');
     }
@@ -158,15 +189,31 @@ describe('the stack started as the README says', () => {
     const [signer] = of('signer');
     const indexers = of('indexer');
     expect(indexers).toHaveLength(3);
-    expect(secretNames(environ(gateway!))).toEqual(['DEV_API_KEY', 'INTERNAL_TOKEN']);
+    // Every secret of the start script's environment reaches only the services that declare it
+    // (the Redis credentials none: each process connects as its own user); Redis, the chains and
+    // anything else it starts get none.
+    const running = pids.filter((p) => existsSync(`/proc/${p}/environ`));
+    expect(running.filter((p) => /redis-server|anvil/.test(cmdline(p))).length).toBeGreaterThanOrEqual(4);
+    const serviceOf = (p: number) =>
+      (['gateway', 'signer', 'indexer'] as const).find((s) => cmdline(p).includes(`services/${s}/dist/main.js`));
+    for (const p of running) {
+      const service = serviceOf(p);
+      const own = service
+        ? [...OWN_SECRETS[service]].filter((n) => n in START_SECRETS && !REDIS_CREDENTIALS.includes(n)).sort()
+        : [];
+      const held = Object.keys(environ(p))
+        .filter((n) => n in START_SECRETS)
+        .sort();
+      expect({ process: cmdline(p), secrets: held }).toEqual({ process: cmdline(p), secrets: own });
+    }
     expect(environ(gateway!).INTERNAL_TOKEN).toBe(INTERNAL_TOKEN);
+    // The services' keys are the devnet's, which the start script gives each explicitly.
     const signerEnv = environ(signer!);
-    expect(secretNames(signerEnv)).toEqual(['INTERNAL_TOKEN', 'SIGNER_KEY_4663', 'SIGNER_KEY_56', 'SIGNER_KEY_8453']);
     const serviceKeys = [
       ...['8453', '56', '4663'].map((id) => signerEnv[`SIGNER_KEY_${id}`]!),
       ...indexers.map((p) => environ(p).QUOTER_KEY!),
     ];
-    for (const p of indexers) expect(secretNames(environ(p))).toEqual(['QUOTER_KEY']);
+    for (const key of serviceKeys) expect(key).toMatch(/^0x[0-9a-fA-F]{64}$/);
     expect(new Set(indexers.map((p) => environ(p).QUOTER_KEY)).size).toBe(3);
 
     // The chains file every service reads, and the operator's stack file: no service key in them.
@@ -188,10 +235,21 @@ describe('the stack started as the README says', () => {
       expect(statSync(file).mode & 0o777).toBe(0o600);
     }
 
-    // The private Redis: a password (in the URL operators read, on no command line), data owner-only.
-    const password = new URL(stackDescription.redis.url).password;
+    // The private Redis: an administrator ACL user (its URL is the one operators read, on no
+    // command line) and no `requirepass` (no password in the configuration); without logging in,
+    // PING only. Data owner-only.
+    const password = owner.password;
+    expect(owner.username).toBe('admin');
     expect(password.length).toBeGreaterThanOrEqual(32);
-    expect(await pingWithoutPassword(stackDescription.redis.url)).toMatch(/^-NOAUTH/);
+    expect(await withoutPassword(stackDescription.redis.url, 'PING')).toBe('+PONG');
+    expect(await withoutPassword(stackDescription.redis.url, 'GET x')).toMatch(/^-NOPERM/);
+    const asAdmin = createRedis(stackDescription.redis.url, { name: 'stack-e2e-admin' });
+    try {
+      await redisReady(asAdmin);
+      expect(await asAdmin.call('CONFIG', 'GET', 'requirepass')).toEqual(['requirepass', '']);
+    } finally {
+      asAdmin.disconnect();
+    }
     for (const p of pids) expect(cmdline(p)).not.toContain(password);
     const redisDir = path.join(path.dirname(stackFile), 'redis');
     const modes = (dir: string): number[] =>
