@@ -213,7 +213,10 @@ async function main() {
       // umask 077: the append-only files it creates are its owner's only, like their folder.
       command: 'sh',
       args: ['-c', 'umask 077 && exec redis-server "$@"', 'redis-server', ...persistentRedisArgs(redisPort, dir, conf)],
-      options: { stdio: 'ignore' },
+      // Its own process group: Ctrl-C in a terminal, or `timeout`, signals the whole group, and
+      // Redis would quit at once while the services still drain through it (each logging its
+      // lost connection). It stops last, from stop().
+      options: { stdio: 'ignore', detached: true },
       ready: () => waitForRedis(redisPort, 10_000, admin),
       log,
       shuttingDown: () => stopping,
