@@ -235,7 +235,7 @@ async function main() {
   let configFile = process.env.STACK_CONFIG;
   const keys = {};
   if (!configFile) {
-    const { startDevnet, publicStack, DEFAULT_BLOCK_INTERVAL_MS } = require(
+    const { startDevnet, publicStack, DEFAULT_BLOCK_INTERVAL_MS, DEFAULT_MARKET, marketFromEnv } = require(
       path.join(root, 'packages/devnet/dist/index.js'),
     );
     const ports = {};
@@ -248,7 +248,9 @@ async function main() {
     for (const id of Object.keys(defaults))
       blockIntervalMs[id] = Number(process.env[`DEVNET_BLOCK_MS_${id}`] ?? DEFAULT_BLOCK_INTERVAL_MS[id]);
     log('starting the devnet (chains 8453, 56, 4663)');
-    const devnet = await startDevnet({ ports, blockIntervalMs, log: (m) => log(`devnet: ${m}`) });
+    // The market moves (DEVNET_MARKET=off for a still one), so books, the console and the demo move.
+    const market = marketFromEnv(process.env, DEFAULT_MARKET);
+    const devnet = await startDevnet({ ports, blockIntervalMs, market, log: (m) => log(`devnet: ${m}`) });
     cleanups.push(() => devnet.stop());
     for (const [id, chain] of Object.entries(devnet.stack.chains)) {
       log(`chain ${id} ready at ${chain.rpcUrl}`);

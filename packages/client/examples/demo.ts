@@ -28,6 +28,11 @@ interface Stack {
 }
 
 const FEE = 10n; // 1 bps
+/**
+ * How far below the book's estimate the swap may pay (basis points): the devnet's market moves
+ * every block, so the curve can move between reading the book and the swap's block.
+ */
+const SLIPPAGE_BPS = 100n;
 
 export async function runDemo(
   stackFile: string,
@@ -72,7 +77,7 @@ export async function runDemo(
       tokenIn: chain.quoteToken.address,
       tokenOut: base.address,
       amountIn,
-      minAmountOut: estimate.amountOut,
+      minAmountOut: (estimate.amountOut * (10_000n - SLIPPAGE_BPS)) / 10_000n,
       fee: FEE,
     });
     const received = result.amountOut ?? 0n;

@@ -23,6 +23,8 @@ export type { SeedKeys } from './seed';
 export { setupChain } from './setup-chain';
 export type { SetupChainOptions } from './setup-chain';
 export { TxSender } from './tx-sender';
+export { DEFAULT_MARKET, marketFromEnv, midWalk, startMovingMarket } from './moving-market';
+export type { MovingMarket, MovingMarketOptions } from './moving-market';
 export { devnetKey, deployerWallet, DEVNET_ROLES, DEVNET_MNEMONIC } from './devnet-keys';
 export { DEVNET_HARDFORK } from './anvil-node';
 export type { DevnetKey, DevnetRole } from './devnet-keys';

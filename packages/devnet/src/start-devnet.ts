@@ -6,6 +6,9 @@
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { findFreePort } from './free-port';
 import { AnvilNode, PortInUseError } from './anvil-node';
+import { deployerWallet } from './devnet-keys';
+import { startMovingMarket, type MovingMarket, type MovingMarketOptions } from './moving-market';
+import { seedPlan } from './seed-plan';
 import { setupChain } from './setup-chain';
 import { writeStack, type ChainStack, type StackDescription } from './stack';
 
@@ -54,6 +57,12 @@ export interface StartDevnetOptions {
    * pairs needs more.
    */
   blockGasLimit?: number;
+  /**
+   * A market that moves: each pair's mid takes a seeded random-walk step every block
+   * (moving-market.ts). Default: none, a still market (tests that predict books need it).
+   * Needs interval mining.
+   */
+  market?: MovingMarketOptions;
 }
 
 export interface Devnet {
@@ -76,6 +85,7 @@ interface ChainSlot {
   blockIntervalMs: number;
   node: AnvilNode | undefined;
   description: ChainStack | undefined;
+  market: MovingMarket | undefined;
 }
 
 function intervalFor(chainId: number, option: StartDevnetOptions['blockIntervalMs']): number {
@@ -105,6 +115,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
       blockIntervalMs: intervalFor(chainId, opts.blockIntervalMs),
       node: undefined,
       description: undefined,
+      market: undefined,
     });
   }
 
@@ -157,6 +168,20 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
       const advertise = (url: string): string => url.replace('//127.0.0.1:', `//${opts.advertisedHost}:`);
       description = { ...description, rpcUrl: advertise(description.rpcUrl), wsUrl: advertise(description.wsUrl) };
     }
+    if (opts.market) {
+      const plan = seedPlan(slot.chainId);
+      slot.market = await startMovingMarket(
+        {
+          chainId: slot.chainId,
+          rpcUrl: slot.node.rpcUrl,
+          router: description.contracts.router,
+          pairs: plan.baseTokens.map((b, i) => ({ base: description.baseTokens[i]!.address, curve: b.curve })),
+          blockIntervalMs: slot.blockIntervalMs,
+          owner: deployerWallet(),
+        },
+        opts.market,
+      );
+    }
     const blocks = slot.blockIntervalMs === 0 ? 'automine' : `block ${slot.blockIntervalMs} ms`;
     log(
       `chain ${slot.chainId} ready at ${description.rpcUrl} (${blocks}) in ${Date.now() - started} ms ` +
@@ -165,8 +190,12 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     return description;
   };
 
+  const stopMarket = async (slot: ChainSlot): Promise<void> => {
+    await slot.market?.stop();
+    slot.market = undefined;
+  };
   const stopAll = async (): Promise<void> => {
-    await Promise.all([...slots.values()].map((slot) => slot.node?.kill()));
+    await Promise.all([...slots.values()].map(async (slot) => (await stopMarket(slot), await slot.node?.kill())));
     process.removeListener('exit', killAllNow);
   };
 
@@ -198,6 +227,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
   return {
     stack,
     async stopChain(chainId) {
+      await stopMarket(slotOf(chainId));
       await slotOf(chainId).node?.kill();
       log(`chain ${chainId} stopped`);
     },

@@ -56,7 +56,7 @@ function stackProcesses(): StackProcesses {
 }
 
 /** The devnet's own options, passed through as they are (one definition: packages/devnet). */
-export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit'> {
+export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit' | 'market'> {
   /** Devnet chains; default all three. */
   chains?: readonly number[];
   /** Interval mining per chain or for all, ms (0: a block per transaction); default 500. */
@@ -248,6 +248,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       blockIntervalMs: opts.blockIntervalMs ?? 500,
       stepsTracing: opts.stepsTracing ?? false,
       blockGasLimit: opts.blockGasLimit,
+      // A still market unless asked: most tests predict books from the seed plan's curves.
+      market: opts.market,
     });
     devnetStarting.catch(() => undefined);
     if (opts.redisUrl === undefined) {
