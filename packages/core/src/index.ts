@@ -14,6 +14,7 @@ export {
   parseAuditRecord,
   type AuditRecord,
 } from './audit-record';
+export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './mid-history';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export {
   ChainUpdates,

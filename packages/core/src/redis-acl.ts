@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
 
-export type RedisUserRole = 'gateway' | 'signer' | 'indexer' | 'keys' | 'operator';
+export type RedisUserRole = 'gateway' | 'signer' | 'indexer' | 'ledger' | 'keys' | 'operator';
 
 export interface RedisRoleRule {
   /** Key patterns with read and write access (`~`). */
@@ -109,16 +109,32 @@ export function redisRoleRule(
           `${p}:{${chain}}:q:*`,
           `${p}:{${chain}}:indexer:*`,
           `${p}:{${chain}}:indexers`,
+          // The mids of each computed block and their times (markouts).
+          `${p}:{${chain}}:mids`,
+          `${p}:{${chain}}:mids:*`,
         ],
         readOnly: [],
         channels: [`${p}:{${chain}}:book-updated`],
         writes: true,
       };
+    case 'ledger':
+      return {
+        // Its chain's ledger; the audit trail (who asked for each swap) and the mids, read only.
+        readWrite: [`${p}:{${chain}}:ledger`, `${p}:{${chain}}:ledger:*`],
+        readOnly: [`${p}:{${chain}}:audit`, `${p}:{${chain}}:audit-sig:*`, `${p}:{${chain}}:mids`],
+        channels: [],
+        writes: true,
+      };
     case 'keys':
       return { readWrite: keyData, readOnly: [], channels: [`${p}:access-updated`], writes: true };
     case 'operator':
-      // `audit` and `settle`: the audit trail and its index, read only.
-      return { readWrite: [], readOnly: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`], channels: [], writes: false };
+      // `audit`, `settle` and `markouts`: the audit trail and its index, the ledger and the mids, read only.
+      return {
+        readWrite: [],
+        readOnly: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`, `${p}:{*}:ledger`, `${p}:{*}:mids`],
+        channels: [],
+        writes: false,
+      };
   }
 }
 
@@ -146,13 +162,14 @@ export function aclUserLine(user: string, password: string, rule: RedisRoleRule)
 export interface RedisStackUser {
   user: string;
   role: RedisUserRole;
-  /** The one chain of an indexer user. */
+  /** The one chain of an indexer or ledger user. */
   chainId?: number;
 }
 
 /**
  * The users `npm start` and docker-compose.yml create: one per process kind, one per chain's
- * indexer (named `indexer-<id>`, like the compose service), the key CLI's and the operator's.
+ * indexer and ledger (named `indexer-<id>`, `ledger-<id>`, like the compose services), the key CLI's
+ * and the operator's.
  */
 export function redisStackUsers(chainIds: readonly number[] = KNOWN_CHAIN_IDS): RedisStackUser[] {
   return [
@@ -161,6 +178,7 @@ export function redisStackUsers(chainIds: readonly number[] = KNOWN_CHAIN_IDS): 
     { user: 'keys', role: 'keys' },
     { user: 'operator', role: 'operator' },
     ...chainIds.map((chainId) => ({ user: `indexer-${chainId}`, role: 'indexer' as const, chainId })),
+    ...chainIds.map((chainId) => ({ user: `ledger-${chainId}`, role: 'ledger' as const, chainId })),
   ];
 }
 

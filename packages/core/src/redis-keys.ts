@@ -54,6 +54,20 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     indexerPresence: (chainId: number, replica: string) => `${prefix}:{${chainId}}:indexer:${replica}`,
     /** sorted set: the replica ids of the chain's presence keys (score = expiry ms), to find them without SCAN. */
     indexerPresenceIndex: (chainId: number) => `${prefix}:{${chainId}}:indexers`,
+    /**
+     * sorted set: the best bid and ask of every pair at each block the indexer computed (score =
+     * block number; member = JSON, mid-history.ts), trimmed to MIDS_RETENTION_SECONDS: what
+     * markouts read instead of an archive node.
+     */
+    mids: (chainId: number) => `${prefix}:{${chainId}}:mids`,
+    /** sorted set: block number of each kept mid record (score = block time, s): the mids' trim by time. */
+    midTimes: (chainId: number) => `${prefix}:{${chainId}}:mids:times`,
+    /** sorted set: the maker's ledger, the chain's executed swaps (score = block number; member = JSON, ledger-entry.ts). */
+    ledger: (chainId: number) => `${prefix}:{${chainId}}:ledger`,
+    /** string: JSON { number, hash } of the last block the ledger holds (it resumes after it). */
+    ledgerCursor: (chainId: number) => `${prefix}:{${chainId}}:ledger:cursor`,
+    /** hash: block number → hash of the recent blocks the ledger read (a reorg is found against them). */
+    ledgerBlocks: (chainId: number) => `${prefix}:{${chainId}}:ledger:blocks`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
   };

@@ -14,5 +14,9 @@ export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './ch
 export { scanSwaps } from './settlement/scan-swaps';
 export type { OnChainSwap } from './settlement/scan-swaps';
 export { buildSettlement } from './settlement/settlement-report';
+export { attributeSwap } from './settlement/attribute-swap';
+export type { Attribution, SignatureRecords } from './settlement/attribute-swap';
+export { routerSwapCalls } from './settlement/scan-swaps';
+export { TracerChoice } from './chain/call-trace';
 export type { SettlementReport, SwapLine, SummaryLine } from './settlement/settlement-report';
 export { csvLine } from './csv';

@@ -88,6 +88,13 @@ export const INDEXER_SETTINGS = {
     2_097_152,
     [65_536, 268_435_456],
   ),
+  midsRetentionSeconds: settings.int(
+    'MIDS_RETENTION_SECONDS',
+    "How long each block's best bid and ask of every pair are kept for markouts, s (default 604800, 7 days; the capacity plan " +
+      'in docs/operations.md sizes it). Markouts of swaps older than this are unavailable.',
+    604_800,
+    [600, 31_536_000],
+  ),
   registryRefreshMs: settings.int(
     'REGISTRY_REFRESH_MS',
     'Pair registry refresh period, ms (also on every reconnect). Default 60000.',
@@ -168,6 +175,7 @@ export interface IndexerConfig {
   maxHeadLeadMs: number;
   maxHeadJump: number;
   maxRpcAnswerBytes: number;
+  midsRetentionSeconds: number;
   registryRefreshMs: number;
   heartbeatMs: number;
   rpcTimeoutMs: number;

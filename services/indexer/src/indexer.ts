@@ -39,6 +39,7 @@ import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry
 import { createIndexerMetrics, type HeadRefusal, type IndexerMetrics } from './metrics';
 import { outageLog } from './outage-log';
 import { createBookStore, type BookStore } from './store/book-store';
+import { createMidStore } from './store/mid-store';
 import { createRegistryStore, registryTtlMs } from './store/registry-store';
 import { startPresenceAnnouncer } from './store/presence-announcer';
 
@@ -253,6 +254,10 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     latestHead: blockSource.latest,
     registry: registryRef,
     books,
+    mids: createMidStore(redis, {
+      keys: { mids: keys.mids(config.chainId), midTimes: keys.midTimes(config.chainId) },
+      retentionSeconds: config.midsRetentionSeconds,
+    }),
     maxHeadLagMs: config.maxHeadLagMs,
     timeoutMs: config.rpcTimeoutMs,
     metrics,

@@ -11,10 +11,8 @@
  *   of the quote paid in, `amountIn × fee / 100000`. Both round down (within one unit of the
  *   router's own rounding).
  *
- * A swap is attributed only by an audit record of its signature that agrees with its calldata
- * (records that also asked for the calldata's amounts first: the signature does not cover the
- * amounts, so one signature can carry several requests); any other swap is listed apart with the
- * reason, also when its signature was asked for by several integrators. Transactions the scan could
+ * A swap is attributed as attribute-swap.ts says (shared with the maker's ledger); any other swap
+ * is listed apart with the reason, also when its signature was asked for by several integrators. Transactions the scan could
  * not examine (no tracer on the node) are listed apart too and counted in the totals.
  *
  * Per integrator and chain, two signals (`signals`): signatures that carried more swaps than were
@@ -25,11 +23,10 @@
 import { FEE_DENOMINATOR, formatUnits } from '@pmm/protocol';
 import type { TokenMeta } from '../chain/chain-reader';
 import { csvLine } from '../csv';
-import type { AuditEntry } from '../store/audit-reader';
+import { attributeSwap, type SignatureRecords } from './attribute-swap';
 import type { OnChainSwap, UnexaminedTransaction } from './scan-swaps';
 
-export interface SignatureLookup {
-  bySignature(chainId: number, signature: string, timestamp: number): Promise<AuditEntry[]>;
+export interface SignatureLookup extends SignatureRecords {
   /** Unix ms of the oldest record kept on the chain (older ones were trimmed by the retention). */
   oldest(chainId: number): Promise<number | undefined>;
 }
@@ -251,40 +248,17 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
   }
   line.volume = formatUnits(priced.volume, scope.quote.decimals);
   line.fees = formatUnits(priced.fees, scope.quote.decimals);
-  const records = await input.lookup.bySignature(swap.chainId, v.signature, swap.quoteTimestamp);
-  // The signature binds these fields; a record that disagrees was not for this swap.
-  const matching = records.filter(
-    (e) =>
-      e.record.userAddress === v.userAddress &&
-      e.record.fee === v.fee.toString() &&
-      e.record.originRate === v.originRate.toString() &&
-      e.record.tokenIn === swap.tokenIn &&
-      e.record.tokenOut === swap.tokenOut &&
-      e.record.timestamp === swap.quoteTimestamp,
-  );
-  // The signature does not cover the amounts, so several requests (even of several integrators)
-  // can share one: those that asked for this swap's exact amounts tell who sent it.
-  const sameAmounts = matching.filter(
-    (e) => e.record.amountIn === swap.amountIn.toString() && e.record.minAmountOut === swap.minAmountOut.toString(),
-  );
-  const candidates = sameAmounts.length > 0 ? sameAmounts : matching;
-  const integrators = [...new Set(candidates.map((e) => e.record.integratorId))].sort();
-  if (matching.length === 0) {
-    line.reason =
-      records.length === 0
-        ? 'no audit record of its signature'
-        : 'the audit record of its signature does not match the swap';
-  } else if (integrators.length > 1) {
-    line.reason = `signature recorded for several integrators: ${integrators.join(', ')}`;
-  } else {
-    const r = candidates[0]!.record;
+  const attribution = await attributeSwap(swap, input.lookup);
+  if ('reason' in attribution) line.reason = attribution.reason;
+  else {
+    const r = attribution.entry.record;
     line.integratorId = r.integratorId;
     line.keyId = r.keyId;
     line.requestId = r.requestId;
     line.signedAt = new Date(r.time).toISOString();
     // Whole seconds, rounded down: block times are whole seconds.
     line.delaySeconds = String(Math.floor((swap.blockTime * 1000 - r.time) / 1000));
-    priced.requests = matching.length;
+    priced.requests = attribution.requests;
   }
   return priced;
 }

@@ -24,6 +24,7 @@ import { blockHashRef, type RpcTransport } from '../chain/json-rpc';
 import type { BlockOutcome, IndexerMetrics } from '../metrics';
 import { outageLog } from '../outage-log';
 import type { BookStore } from '../store/book-store';
+import type { MidStore } from '../store/mid-store';
 import type { BlockJobData } from './block-queue';
 import { createBlockPlans } from './block-plans';
 import type { RegistryRefresher } from './registry-refresher';
@@ -39,6 +40,8 @@ export interface BlockProcessorDeps {
   registry: RegistryRefresher;
   /** Its default expiry is BOOK_TTL_MS, the longest a book lives after a write. */
   books: BookStore;
+  /** The mid history (markouts): every computed block's tops of book. */
+  mids?: MidStore;
   /** MAX_HEAD_LAG_MS: how long after its block's timestamp a book may still be served. */
   maxHeadLagMs: number;
   timeoutMs: number;
@@ -145,6 +148,16 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
       if (ttlMs <= 0) return done({ blockNumber: job.number, outcome: 'stale' });
       const written = await deps.books.write(job.number, body, { hash: job.hash, ttlMs });
       const now = Date.now();
+      // After the book (whose latency is what integrators see); a newer book written meanwhile
+      // does not make this block's tops wrong. A failed record costs markouts one block, not the book.
+      await deps.mids
+        ?.record(job, pairs)
+        .catch((err: unknown) =>
+          log.warn('mid history not recorded', {
+            block: job.number,
+            error: err instanceof Error ? err.message : String(err),
+          }),
+        );
       metrics.computeSeconds.observe((now - started) / 1000);
       const outcome: BlockOutcome = written ? 'written' : 'not_newer';
       const latencyMs = now - job.seenAt;

@@ -1,0 +1,52 @@
+/**
+ * Who asked for an executed swap's signature: the one attribution the settlement and the maker's
+ * ledger share. A swap is attributed only by an audit record of its signature that agrees with its
+ * calldata (the fields the signature binds); among those, records that also asked for the
+ * calldata's amounts come first: the signature does not cover the amounts, so one signature can
+ * carry several requests, even of several integrators, and then the amounts tell who sent it.
+ */
+import type { AuditEntry } from '../store/audit-reader';
+import type { OnChainSwap } from './scan-swaps';
+
+/** Finds the audit records of a signature (AuditReader, or a test's own). */
+export interface SignatureRecords {
+  bySignature(chainId: number, signature: string, timestamp: number): Promise<AuditEntry[]>;
+}
+
+export type Attribution =
+  /** `entry`: the record that names the integrator and key; `requests`: records agreeing with the swap. */
+  | { entry: AuditEntry; requests: number }
+  /** Why the swap is not attributed. */
+  | { reason: string };
+
+/** Attributes one swap (its verificationData decoded: `swap.verification`). */
+export async function attributeSwap(swap: OnChainSwap, lookup: SignatureRecords): Promise<Attribution> {
+  const v = swap.verification;
+  if (!v || swap.problem) return { reason: swap.problem ?? 'verificationData: not decodable' };
+  const records = await lookup.bySignature(swap.chainId, v.signature, swap.quoteTimestamp);
+  // The signature binds these fields; a record that disagrees was not for this swap.
+  const matching = records.filter(
+    (e) =>
+      e.record.userAddress === v.userAddress &&
+      e.record.fee === v.fee.toString() &&
+      e.record.originRate === v.originRate.toString() &&
+      e.record.tokenIn === swap.tokenIn &&
+      e.record.tokenOut === swap.tokenOut &&
+      e.record.timestamp === swap.quoteTimestamp,
+  );
+  const sameAmounts = matching.filter(
+    (e) => e.record.amountIn === swap.amountIn.toString() && e.record.minAmountOut === swap.minAmountOut.toString(),
+  );
+  const candidates = sameAmounts.length > 0 ? sameAmounts : matching;
+  const integrators = [...new Set(candidates.map((e) => e.record.integratorId))].sort();
+  if (matching.length === 0)
+    return {
+      reason:
+        records.length === 0
+          ? 'no audit record of its signature'
+          : 'the audit record of its signature does not match the swap',
+    };
+  if (integrators.length > 1)
+    return { reason: `signature recorded for several integrators: ${integrators.join(', ')}` };
+  return { entry: candidates[0]!, requests: matching.length };
+}
