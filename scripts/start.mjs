@@ -1,7 +1,7 @@
 // `npm start` (after ensure.mjs): the whole stack on the local default, each part a separate
 // process, started in dependency order and announced when ready:
-//   Redis (REDIS_URL, else a private redis-server) → devnet (three chains) → one indexer per
-//   chain → signer → gateway; then it prints the gateway URL, a development API key and curl
+//   Redis (REDIS_URL, else a private redis-server) → devnet (three chains, the market moving) →
+//   one indexer per chain → one ledger per chain → signer → gateway; then it prints the gateway URL, a development API key and curl
 //   examples.
 // What it writes, next to the stack file (.local/ by default; the folder and every file in it
 // readable by their owner only):
@@ -50,7 +50,7 @@ const port = async (envName, fallback) =>
 
 // What each process runs and the settings it gets: one definition, shared with the tests'
 // system under test (packages/core/src/stack-processes.ts).
-const { serviceCommand, STACK_LOG_LEVEL, indexerEnv, signerEnv, gatewayEnv } = require(
+const { serviceCommand, STACK_LOG_LEVEL, indexerEnv, ledgerEnv, signerEnv, gatewayEnv } = require(
   path.join(root, 'packages/core/dist/stack-processes.js'),
 );
 
@@ -298,6 +298,22 @@ async function main() {
         readyUrl,
       );
       await waitReady(`indexer ${id}`, readyUrl);
+    }),
+  );
+
+  // 3b. The maker's ledger, one per chain (no key: it reads the chains and the audit trail).
+  await Promise.all(
+    chainIds.map(async (id) => {
+      const opsPort = await freePort();
+      const readyUrl = `http://127.0.0.1:${opsPort}/readyz`;
+      metricsUrls[`ledger-${id}`] = `http://127.0.0.1:${opsPort}/metrics`;
+      startProcess(
+        `ledger ${id}`,
+        'ledger',
+        { ...ledgerEnv(common, { chainId: id, port: opsPort }), ...redisOf(`ledger-${id}`) },
+        readyUrl,
+      );
+      await waitReady(`ledger ${id}`, readyUrl);
     }),
   );
 

@@ -14,6 +14,7 @@ export {
   parseAuditRecord,
   type AuditRecord,
 } from './audit-record';
+export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger-entry';
 export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './mid-history';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export {
@@ -74,6 +75,7 @@ export {
   STACK_REDIS_PERSISTENCE,
   gatewayEnv,
   indexerEnv,
+  ledgerEnv,
   serviceCommand,
   signerEnv,
   type StackCommon,

@@ -8,13 +8,15 @@
 import path from 'node:path';
 import { SERVICE_NODE_FLAGS } from './node-runtime';
 
-export type StackService = 'gateway' | 'signer' | 'indexer';
+export type StackService = 'gateway' | 'signer' | 'indexer' | 'ledger';
 
 /** Each service's built entry point, relative to the repository root. */
 export const SERVICE_MAIN: Readonly<Record<StackService, string>> = {
   gateway: 'services/gateway/dist/main.js',
   signer: 'services/signer/dist/main.js',
   indexer: 'services/indexer/dist/main.js',
+  // Built with the indexer, whose node connection and head guard it shares (docs/decisions.md).
+  ledger: 'services/indexer/dist/ledger-main.js',
 };
 
 /**
@@ -65,6 +67,11 @@ export function indexerEnv(
     ...(o.quoterKey ? { QUOTER_KEY: o.quoterKey } : {}),
     ...(o.quoterKeyFile ? { QUOTER_KEY_FILE: o.quoterKeyFile } : {}),
   };
+}
+
+/** The maker's ledger of chain `chainId`, its operator endpoints on `port` (`/readyz` there). It holds no key. */
+export function ledgerEnv(c: StackCommon, o: { chainId: string | number; port: number }): Record<string, string> {
+  return { ...commonEnv(c), CHAIN_ID: String(o.chainId), PORT: String(o.port) };
 }
 
 /** The signer on `port` (`/readyz` there), with its keys (`SIGNER_KEY_<id>` and the like). */

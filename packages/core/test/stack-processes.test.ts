@@ -10,6 +10,7 @@ import {
   SERVICE_NODE_FLAGS,
   gatewayEnv,
   indexerEnv,
+  ledgerEnv,
   serviceCommand,
   signerEnv,
   type StackCommon,
@@ -20,6 +21,7 @@ const SECRETS = ['INTERNAL_TOKEN', 'DEV_API_KEY', 'QUOTER_KEY', 'QUOTER_KEY_FILE
 const secretsIn = (env: Record<string, string>) => SECRETS.filter((name) => name in env).sort();
 
 const indexer = indexerEnv(common, { chainId: 56, port: 9001, quoterKey: '0xq' });
+const ledger = ledgerEnv(common, { chainId: 56, port: 9005 });
 const signer = signerEnv(common, {
   port: 9002,
   internalToken: 'token',
@@ -36,7 +38,7 @@ const gateway = gatewayEnv(common, {
 
 describe('the stack processes', () => {
   it('behavior: every service reads the same Redis, chains file and served chains', () => {
-    for (const env of [indexer, signer, gateway])
+    for (const env of [indexer, ledger, signer, gateway])
       expect(env).toMatchObject({
         REDIS_URL: 'redis://127.0.0.1:1',
         CONFIG_FILE: '/tmp/chains.json',
@@ -46,12 +48,14 @@ describe('the stack processes', () => {
 
   it('behavior: each service gets only its own secrets', () => {
     expect(secretsIn(indexer)).toEqual(['QUOTER_KEY']);
+    expect(secretsIn(ledger)).toEqual([]);
     expect(secretsIn(signer)).toEqual(['INTERNAL_TOKEN', 'SIGNER_KEY_56', 'SIGNER_KEY_8453']);
     expect(secretsIn(gateway)).toEqual(['DEV_API_KEY', 'INTERNAL_TOKEN']);
   });
 
   it('behavior: the ports, the chain, the signer URL and the development key whitelist', () => {
     expect(indexer).toMatchObject({ CHAIN_ID: '56', PORT: '9001' });
+    expect(ledger).toMatchObject({ CHAIN_ID: '56', PORT: '9005' });
     expect(signer.PORT).toBe('9002');
     expect(gateway).toMatchObject({
       PORT: '9003',
@@ -63,12 +67,12 @@ describe('the stack processes', () => {
 
   it('behavior: a service runs its build with the V8 flags production uses', () => {
     const root = path.resolve(__dirname, '..', '..', '..');
-    for (const service of ['gateway', 'signer', 'indexer'] as const) {
+    for (const service of ['gateway', 'signer', 'indexer', 'ledger'] as const) {
       const { command, args } = serviceCommand(service, root);
       expect(command).toBe(process.execPath);
       expect(args).toEqual([...SERVICE_NODE_FLAGS, path.join(root, SERVICE_MAIN[service])]);
       // The entry point is the one the build writes (package.json "main" sits beside it).
-      expect(existsSync(path.join(root, SERVICE_MAIN[service].replace(/dist\/main\.js$/, 'src/main.ts')))).toBe(true);
+      expect(existsSync(path.join(root, SERVICE_MAIN[service].replace(/dist\/(.*)\.js$/, 'src/$1.ts')))).toBe(true);
     }
   });
 });

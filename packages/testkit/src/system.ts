@@ -41,7 +41,7 @@ import { REPO_ROOT } from './repo-root';
 
 type StackProcesses = Pick<
   typeof Core,
-  'SERVICE_MAIN' | 'STACK_LOG_LEVEL' | 'serviceCommand' | 'indexerEnv' | 'signerEnv' | 'gatewayEnv'
+  'SERVICE_MAIN' | 'STACK_LOG_LEVEL' | 'serviceCommand' | 'indexerEnv' | 'ledgerEnv' | 'signerEnv' | 'gatewayEnv'
 >;
 let loaded: StackProcesses | undefined;
 
@@ -63,7 +63,11 @@ export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit' 
   blockIntervalMs?: number | Record<number, number>;
   /** Record EVM steps (for the struct-log tracer); default off. */
   stepsTracing?: boolean;
-  /** The services to start; default all. Whatever is started needs no other option. */
+  /**
+   * The services to start; default the indexers, the signer and the gateway. The maker's ledger
+   * (one per chain, as `npm start` runs it) only when asked: `'ledger'`. Whatever is started needs
+   * no other option.
+   */
   services?: readonly StackService[];
   /** Indexer processes per chain (replicas share blocks through the queue); default 1. */
   indexerReplicas?: Readonly<Record<number, number>>;
@@ -144,8 +148,9 @@ function newest(dir: string): number {
  * dist/ is compared, not main.js, which a build leaves alone when it did not change.
  */
 function assertBuilt(service: StackService): void {
-  const dir = path.join(REPO_ROOT, 'services', service);
   const { SERVICE_MAIN } = stackProcesses();
+  // The service's package: the ledger is built with the indexer.
+  const dir = path.join(REPO_ROOT, path.dirname(path.dirname(SERVICE_MAIN[service])));
   const main = path.join(REPO_ROOT, SERVICE_MAIN[service]);
   if (!statSync(main, { throwIfNoEntry: false }) || newest(path.join(dir, 'dist')) < newest(path.join(dir, 'src')))
     throw new Error(`${SERVICE_MAIN[service]} is missing or older than its source: run npx tsc -b`);
@@ -227,7 +232,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const services = opts.services ?? ALL_SERVICES;
   // Loaded here, not at the top: every test imports @pmm/testkit, few start a devnet (ethers and the contracts).
   const { devnetKey, publicStack, startDevnet } = await import('@pmm/devnet');
-  const { STACK_LOG_LEVEL, gatewayEnv, indexerEnv, signerEnv } = stackProcesses();
+  const { STACK_LOG_LEVEL, gatewayEnv, indexerEnv, ledgerEnv, signerEnv } = stackProcesses();
   const dir = mkdtempSync(path.join(tmpdir(), 'pmm-system-'));
   const processes: ServiceProcess[] = [];
   let devnetStarting: Promise<Devnet> | undefined;
@@ -281,6 +286,16 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
           const at = `http://127.0.0.1:${port}`;
           processes.push(spawnService('indexer', { name, env, readyUrl: `${at}/readyz`, metricsUrl: `${at}/metrics` }));
         }
+      }
+    }
+    if (services.includes('ledger')) {
+      for (const id of chainIds) {
+        const port = await freePort();
+        const env = { ...ledgerEnv(common, { chainId: id, port }), ...waitForChains, ...opts.env?.ledger };
+        const at = `http://127.0.0.1:${port}`;
+        processes.push(
+          spawnService('ledger', { name: `ledger ${id}`, env, readyUrl: `${at}/readyz`, metricsUrl: `${at}/metrics` }),
+        );
       }
     }
     const internalToken = randomBytes(32).toString('base64url');

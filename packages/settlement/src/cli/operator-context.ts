@@ -1,5 +1,5 @@
 /**
- * What the operator commands (`audit`, `settle`) connect to: the deployment's Redis (REDIS_URL,
+ * What the operator commands (`audit`, `settle`, `markouts`) connect to: the deployment's Redis (REDIS_URL,
  * REDIS_KEY_PREFIX, as the services) and, for on-chain reads, the chain deployments (CHAINS, or
  * the `chains` key of CONFIG_FILE: the devnet's `.local/stack.json` works as it is). With none
  * of these set beside a running `npm start`, its Redis and chains (core's operator-stack.ts).
@@ -20,6 +20,7 @@ import {
 } from '@pmm/core';
 import { createChainReader, type ChainReader } from '../chain/chain-reader';
 import { AuditReader } from '../store/audit-reader';
+import { LedgerReader } from '../store/ledger-reader';
 
 const OPERATOR_SETTINGS = {
   ...REDIS_CONNECTION_SETTINGS,
@@ -33,6 +34,8 @@ const CHAINS = chainsSetting(
 
 export interface OperatorContext {
   trail: AuditReader;
+  /** The maker's ledger and the mid history (`markouts`). */
+  ledger: LedgerReader;
   /** Chain ids configured in CHAINS (empty when unset). */
   chainIds: number[];
   chain(chainId: number): { reader: ChainReader; router: string; helper: string };
@@ -67,6 +70,7 @@ export async function openOperatorContext(
   }
   return {
     trail: new AuditReader(redis, redisKeys(config.redisKeyPrefix)),
+    ledger: new LedgerReader(redis, redisKeys(config.redisKeyPrefix)),
     chainIds,
     chain(chainId) {
       const d = chainsConfig()[chainId];

@@ -150,14 +150,12 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
       const now = Date.now();
       // After the book (whose latency is what integrators see); a newer book written meanwhile
       // does not make this block's tops wrong. A failed record costs markouts one block, not the book.
-      await deps.mids
-        ?.record(job, pairs)
-        .catch((err: unknown) =>
-          log.warn('mid history not recorded', {
-            block: job.number,
-            error: err instanceof Error ? err.message : String(err),
-          }),
-        );
+      await deps.mids?.record(job, pairs).catch((err: unknown) =>
+        log.warn('mid history not recorded', {
+          block: job.number,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
       metrics.computeSeconds.observe((now - started) / 1000);
       const outcome: BlockOutcome = written ? 'written' : 'not_newer';
       const latencyMs = now - job.seenAt;

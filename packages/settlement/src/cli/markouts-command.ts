@@ -1,0 +1,75 @@
+/**
+ * `markouts --from YYYY-MM-DD --to YYYY-MM-DD [--integrator ID] [--chain ID] --format table|json|csv`:
+ * the maker's ledger of a period with each swap's markouts and the aggregates (ledger/markout-report.ts),
+ * from Redis only (the ledger and the mid history): no node, no key.
+ */
+import type { LedgerEntry, MidRecord } from '@pmm/core';
+import { buildMarkoutReport, markoutCsv, markoutJson, markoutTable } from '../ledger/markout-report';
+import type { LedgerReader } from '../store/ledger-reader';
+import { UsageError, chainList, parseOptions, timeArg } from './cli-options';
+import { reportErrors } from './run-operator-command';
+
+export const MARKOUTS_USAGE = `Usage: npm run markouts -- --from <time> --to <time> [options]
+
+The executed swaps of the maker's ledger in the period, each with its markouts at +1, +5 and +25
+blocks and 12, 60 and 300 s: side x (mid at t+h - execution price) / execution price, in bps and
+in quote-token units, from the maker's side (negative: the maker lost); null until the horizon
+has passed. Aggregated per integrator, per pair and per size bucket: count, notional, mean,
+median and a 95 % confidence interval, and the executed-versus-quoted gap where swaps had one.
+
+Options:
+  --from, --to          YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive
+  --integrator <id>     only this integrator's swaps
+  --chain <id,...>      chains (default: every chain of the registry)
+  --format table|json|csv
+                        table (default): the aggregates; json: swaps and aggregates; csv: one line per swap
+
+Beside a running \`npm start\`, it needs no settings (its Redis); else REDIS_URL as the services.
+Exit codes: 0 done, 1 error, 2 usage.`;
+
+export interface MarkoutsCommandDeps {
+  ledger: Pick<LedgerReader, 'entries' | 'mids'>;
+  out(text: string): void;
+  err(line: string): void;
+}
+
+export function runMarkoutsCommand(argv: readonly string[], deps: MarkoutsCommandDeps): Promise<number> {
+  return reportErrors('markouts', MARKOUTS_USAGE, deps, () => markouts(argv, deps));
+}
+
+async function markouts(argv: readonly string[], deps: MarkoutsCommandDeps): Promise<number> {
+  const { values, positionals } = parseOptions(argv, ['from', 'to', 'integrator', 'chain', 'format']);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const fromMs = timeArg('from', values.from);
+  const toMs = timeArg('to', values.to);
+  if (fromMs === undefined || toMs === undefined) throw new UsageError('--from and --to are required');
+  if (toMs <= fromMs) throw new UsageError('--to must be after --from');
+  const format = values.format ?? 'table';
+  if (format !== 'table' && format !== 'json' && format !== 'csv')
+    throw new UsageError('--format must be table, json or csv');
+  const chains = chainList(values.chain);
+  const fromSeconds = Math.ceil(fromMs / 1000);
+  const toSeconds = Math.ceil(toMs / 1000);
+  const entries: LedgerEntry[] = [];
+  const histories = new Map<number, MidRecord[]>();
+  for (const chainId of chains) {
+    const found = (await deps.ledger.entries(chainId, fromSeconds, toSeconds)).filter(
+      (e) => values.integrator === undefined || e.integratorId === values.integrator,
+    );
+    entries.push(...found);
+    if (found.length === 0) continue;
+    const first = found[0]!.blockNumber;
+    // From the first swap's block to the history's end: the 300 s horizon may be hundreds of
+    // blocks past the last swap on a fast chain (the history holds MIDS_RETENTION_SECONDS at most).
+    histories.set(chainId, await deps.ledger.mids(chainId, first, Number.MAX_SAFE_INTEGER));
+  }
+  const report = buildMarkoutReport({
+    fromSeconds,
+    toSeconds,
+    chains,
+    entries,
+    history: (id) => histories.get(id) ?? [],
+  });
+  deps.out(format === 'json' ? markoutJson(report) : format === 'csv' ? markoutCsv(report) : markoutTable(report));
+  return 0;
+}

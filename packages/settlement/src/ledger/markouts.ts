@@ -1,0 +1,89 @@
+/**
+ * Markouts: how the market moved after each executed swap, from the maker's side. At horizon h,
+ * side × (mid at t+h − execution price) / execution price, in basis points, and the same move
+ * times the base amount in quote units; side is +1 when the maker bought the base token (`bid`),
+ * −1 when it sold it (`ask`): negative means the maker lost (the flow was informed).
+ *
+ * The mid is the midpoint of the book's best bid and best ask (the mid history, core's
+ * mid-history.ts). At a block horizon (+1, +5, +25 blocks) it is the book of block n+h, or of the
+ * last block before it the indexer computed (it skips blocks when busy); at a time horizon (12,
+ * 60, 300 s) the book in force at t+h: the last block at or before it. A horizon the history has
+ * not reached yet is `null`, and so is one whose book had an empty side.
+ */
+import { midOf, type LedgerEntry, type MidRecord } from '@pmm/core';
+
+export type HorizonKey = '1b' | '5b' | '25b' | '12s' | '60s' | '300s';
+
+export const HORIZONS: readonly { key: HorizonKey; blocks?: number; seconds?: number }[] = [
+  { key: '1b', blocks: 1 },
+  { key: '5b', blocks: 5 },
+  { key: '25b', blocks: 25 },
+  { key: '12s', seconds: 12 },
+  { key: '60s', seconds: 60 },
+  { key: '300s', seconds: 300 },
+];
+
+export type Markouts = Record<HorizonKey, number | null>;
+
+/** +1 when the maker bought the base token, −1 when it sold it. */
+export const sideSign = (side: LedgerEntry['side']): 1 | -1 => (side === 'bid' ? 1 : -1);
+
+/** The markout of a swap at `mid`, basis points. */
+export function markoutBps(entry: Pick<LedgerEntry, 'side' | 'executionPrice'>, mid: number): number {
+  const price = Number(entry.executionPrice);
+  return (sideSign(entry.side) * (mid - price) * 10_000) / price;
+}
+
+/** The markout of a swap at `mid`, in quote-token units. */
+export function markoutQuote(entry: Pick<LedgerEntry, 'side' | 'executionPrice' | 'baseAmount'>, mid: number): number {
+  return sideSign(entry.side) * (mid - Number(entry.executionPrice)) * Number(entry.baseAmount);
+}
+
+/**
+ * The book a horizon reads, from a chain's mid history sorted by block: the last record at or
+ * before the target block or time, once the history has reached the target; else undefined.
+ */
+export function recordAt(
+  history: readonly MidRecord[],
+  target: { block: number } | { time: number },
+): MidRecord | undefined {
+  const last = history[history.length - 1];
+  if (!last) return undefined;
+  const reached = 'block' in target ? last.block >= target.block : last.time >= target.time;
+  if (!reached) return undefined;
+  const before = (r: MidRecord) => ('block' in target ? r.block <= target.block : r.time <= target.time);
+  // Binary search for the last record at or before the target.
+  let lo = 0;
+  let hi = history.length - 1;
+  let found: MidRecord | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (before(history[mid]!)) {
+      found = history[mid];
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+/** Every horizon's markout of one swap (bps, or null), and the same in quote units. */
+export function swapMarkouts(entry: LedgerEntry, history: readonly MidRecord[]): { bps: Markouts; quote: Markouts } {
+  const bps = {} as Markouts;
+  const quote = {} as Markouts;
+  for (const h of HORIZONS) {
+    const target =
+      h.blocks !== undefined ? { block: entry.blockNumber + h.blocks } : { time: entry.blockTime + h.seconds! };
+    const record = recordAt(history, target);
+    const mid = record ? midOf(record, entry.base) : undefined;
+    bps[h.key] = mid === undefined ? null : markoutBps(entry, mid);
+    quote[h.key] = mid === undefined ? null : markoutQuote(entry, mid);
+  }
+  return { bps, quote };
+}
+
+/** Executed versus quoted, basis points of the quote (positive: the taker got more), when the swap had a firm quote. */
+export function quotedGapBps(entry: Pick<LedgerEntry, 'amountOut' | 'quotedAmountOut'>): number | null {
+  if (entry.quotedAmountOut === undefined || entry.quotedAmountOut === '0') return null;
+  const quoted = Number(entry.quotedAmountOut);
+  return ((Number(entry.amountOut) - quoted) * 10_000) / quoted;
+}

@@ -1,0 +1,196 @@
+/**
+ * Follows the chain block by block behind the admitted head (the indexer's head guard: nothing is
+ * read past a head the guard refused, a node behind the clock or one that jumps) and keeps the
+ * maker's ledger: for each block, the router's swaps found as the settlement finds them
+ * (scan-swaps.ts: direct calls, and nested ones through an executor or a split route by tracing),
+ * attributed as the settlement attributes them (attribute-swap.ts), committed with the block's
+ * hash (ledger-store.ts).
+ *
+ * Unlike the book, no block is skipped: a block that fails (a trace the node could not give, a
+ * timeout) is read again until it passes, and the ledger waits meanwhile. A block whose parent is
+ * not the one the ledger holds is a reorg: the ledger walks back to the last block it shares with
+ * the chain, forgets what it held above it, and goes on from there.
+ */
+import type { LedgerEntry, Logger } from '@pmm/core';
+import {
+  attributeSwap,
+  ledgerEntryOf,
+  scanSwaps,
+  TracerChoice,
+  type ChainReader,
+  type EntryTokens,
+  type SignatureRecords,
+} from '@pmm/settlement';
+import type { BlockHead } from '../chain/block-source';
+import { hexToNumber, isBlockHash, isRpcObject, numberToHex, RpcError, type RpcTransport } from '../chain/json-rpc';
+import { outageLog } from '../outage-log';
+import type { LedgerCursor, LedgerStore } from './ledger-store';
+
+export interface LedgerFollowerDeps {
+  chainId: number;
+  router: string;
+  helper: string;
+  rpc: RpcTransport;
+  reader: ChainReader;
+  /** The tracer setting (`auto`: the first that works). */
+  tracer: TracerChoice;
+  store: LedgerStore;
+  audit: SignatureRecords;
+  /** The newest head the head guard admitted. */
+  latestHead: () => BlockHead | undefined;
+  timeoutMs: number;
+  /** How far back a reorg is followed (the block hashes the store keeps). */
+  maxReorgDepth: number;
+  /** Wait after a failed block before it is read again, ms. */
+  retryMs: number;
+  logger: Logger;
+  /** After each committed block (metrics, tests): its swaps and the head it was read behind. */
+  onCommit?: (block: number, entries: readonly LedgerEntry[], head: BlockHead, blockTime: number) => void;
+  /** After each rollback: the block gone back to and the swaps removed. */
+  onReorg?: (to: number, removed: number) => void;
+  onError?: () => void;
+}
+
+export interface LedgerFollower {
+  /** Wakes the loop (a new head). */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+interface Header {
+  number: number;
+  hash: string;
+  parentHash: string;
+  timestamp: number;
+}
+
+export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
+  const { store, logger: log } = deps;
+  const router = deps.router.toLowerCase();
+  const failures = outageLog(log, 'ledger block');
+  let quote: EntryTokens['quote'] | undefined;
+
+  const header = async (number: number): Promise<Header> => {
+    const raw = await deps.rpc.request('eth_getBlockByNumber', [numberToHex(number), false], deps.timeoutMs);
+    if (!isRpcObject(raw) || !isBlockHash(raw.hash) || !isBlockHash(raw.parentHash))
+      throw new RpcError(`block ${number}: no such block, or a header without hashes`, -32603);
+    return {
+      number,
+      hash: raw.hash.toLowerCase(),
+      parentHash: raw.parentHash.toLowerCase(),
+      timestamp: hexToNumber(raw.timestamp, 'block timestamp'),
+    };
+  };
+
+  /** Walks back from `from` to the last block whose hash the ledger and the chain share, and rolls back to it. */
+  const rollbackToFork = async (from: number): Promise<void> => {
+    for (let n = from; n > from - deps.maxReorgDepth; n--) {
+      const held = await store.hashAt(n);
+      if (held === undefined) break;
+      if ((await header(n)).hash === held) {
+        const removed = await store.rollback({ number: n, hash: held });
+        log.info('reorg: ledger rolled back', { to: n, removed });
+        deps.onReorg?.(n, removed);
+        return;
+      }
+    }
+    throw new Error(`reorg deeper than ${deps.maxReorgDepth} blocks (or hashes lost) below block ${from}`);
+  };
+
+  const tokensFor = async (bases: readonly string[]): Promise<EntryTokens> => {
+    if (!quote) {
+      const address = await deps.reader.quoteToken(deps.helper);
+      quote = { address, ...(await deps.reader.token(address)) };
+    }
+    const metas = new Map<string, { symbol: string; decimals: number }>();
+    for (const b of bases) metas.set(b, await deps.reader.token(b));
+    return { quote, base: (a) => metas.get(a)! };
+  };
+
+  /** Reads and commits block `number` (after `cursor`); false when the block changed under it. */
+  const readBlock = async (number: number, cursor: LedgerCursor | undefined, head: BlockHead): Promise<boolean> => {
+    const h = await header(number);
+    if (cursor && number === cursor.number + 1 && h.parentHash !== cursor.hash) {
+      await rollbackToFork(cursor.number);
+      return false;
+    }
+    const scan = await scanSwaps({
+      reader: deps.reader,
+      router,
+      fromBlock: number,
+      toBlock: number,
+      tracer: deps.tracer,
+      retryDelaysMs: [],
+    });
+    if (scan.unexamined.length > 0)
+      throw new Error(
+        `block ${number}: ${scan.unexamined.length} transactions not examined: ${scan.unexamined[0]!.reason}`,
+      );
+    const tokens = await tokensFor(
+      [...new Set(scan.swaps.flatMap((s) => [s.tokenIn, s.tokenOut]))].filter(
+        (a) => a !== quote?.address && a !== undefined,
+      ),
+    );
+    const entries: LedgerEntry[] = [];
+    for (const swap of scan.swaps) {
+      const entry = ledgerEntryOf(swap, await attributeSwap(swap, deps.audit), tokens, h.hash);
+      if (entry) entries.push(entry);
+    }
+    // The logs were read by number: the block must still be the one whose parent was checked.
+    if ((await header(number)).hash !== h.hash) return false;
+    await store.commit(number, h.hash, entries);
+    deps.onCommit?.(number, entries, head, h.timestamp);
+    return true;
+  };
+
+  /** One step: a reorg at or below the cursor, or the next block. False when there is nothing to do. */
+  const step = async (): Promise<boolean> => {
+    const head = deps.latestHead();
+    if (!head) return false;
+    const cursor = await store.cursor();
+    if (cursor && head.number <= cursor.number) {
+      // The head at or below what the ledger holds: the same chain, or another branch.
+      const held = await store.hashAt(head.number);
+      if (held === undefined || held === head.hash.toLowerCase()) return false;
+      await rollbackToFork(head.number);
+      return true;
+    }
+    // A ledger without a cursor starts at the head it first sees.
+    const next = cursor ? cursor.number + 1 : head.number;
+    await readBlock(next, cursor, head);
+    return true;
+  };
+
+  let running = true;
+  let wakeUp: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const loop = (async () => {
+    while (running) {
+      try {
+        const worked = await step();
+        failures.ok();
+        if (!worked) await sleep(1_000);
+      } catch (err) {
+        deps.onError?.();
+        failures.failed(err);
+        await sleep(deps.retryMs);
+      }
+    }
+  })();
+
+  return {
+    wake: () => wakeUp?.(),
+    async stop() {
+      running = false;
+      wakeUp?.();
+      await loop;
+    },
+  };
+}
