@@ -6,7 +6,7 @@
  * package: it is a program, run by compose.
  *
  *   REDIS_USERS_DIR      folder with one password file per user, named after it (gateway,
- *                        signer, keys, operator, indexer-<id>); default /run/secrets/redis-users
+ *                        signer, keys, operator, indexer-<id>, ledger-<id>); default /run/secrets/redis-users
  *   REDIS_ACL_FILE       where the ACL file goes (Redis's `--aclfile`); default /run/redis-acl/users.acl
  *   REDIS_KEY_PREFIX     the services' key prefix (the rules name keys under it)
  *   REDIS_ACL_DEV_KEY    true: the gateway's user may seed the development key (devnet trial)

@@ -7,7 +7,8 @@
  *   <dir>/gateway/internal_token, <dir>/gateway/dev_api_key      the gateway's
  *   <dir>/indexer-<id>/quoter_key                                 each indexer's
  *   <dir>/<user>/redis_password                                   each Redis user's (redis-acl.ts):
- *                                                                 the services' and the keys and operator tools'
+ *                                                                 the services' (the ledgers': only this)
+ *                                                                 and the keys and operator tools'
  *   <dir>/redis-users/<user>                                      the same passwords, for the ACL file
  * The internal token, the development API key and the Redis passwords are random, created once
  * and kept across devnet restarts; the chain keys are the public devnet keys. Written before the chains file,
@@ -28,6 +29,7 @@ export const SECRET_FOLDERS = [
   'signer',
   'gateway',
   ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
+  ...KNOWN_CHAIN_IDS.map((id) => `ledger-${id}`),
   'keys',
   'operator',
   'redis-users',

@@ -16,7 +16,7 @@ import {
   SHARED_SETTINGS,
 } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
-import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 
 const root = path.resolve(__dirname, '..', '..', '..');
@@ -82,6 +82,7 @@ const programs: Record<string, Set<string>> = {
   'services/signer/dist/main.js': envNames(SIGNER_SETTINGS, ...KNOWN_CHAIN_IDS.map((id) => chainSettings(id) as Spec)),
   'services/gateway/dist/main.js': envNames(GATEWAY_SETTINGS),
   'services/indexer/dist/main.js': envNames(INDEXER_SETTINGS),
+  'services/indexer/dist/ledger-main.js': envNames(LEDGER_SETTINGS),
   'packages/devnet/dist/cli.js': devnetEnvNames(),
   'packages/core/dist/redis-acl-file.js': aclFileEnvNames(),
   'services/gateway/dist/cli/keys.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
@@ -109,7 +110,7 @@ function sourceOf(distFile: string): string {
 describe('docker-compose.yml', () => {
   const entries = Object.entries(compose.services);
 
-  it('default: defines redis, signer, gateway, one indexer per chain and the devnet under a profile', () => {
+  it('default: defines redis, signer, gateway, one indexer and one ledger per chain and the devnet under a profile', () => {
     const names = entries.map(([name]) => name).sort();
     expect(names).toEqual(
       [
@@ -118,6 +119,9 @@ describe('docker-compose.yml', () => {
         'indexer-4663',
         'indexer-56',
         'indexer-8453',
+        'ledger-4663',
+        'ledger-56',
+        'ledger-8453',
         'keys',
         'lb',
         'operator',
@@ -229,6 +233,12 @@ describe('docker-compose.yml', () => {
           `\${INDEXER_${id}_SECRETS:-indexer-${id}-secrets}:/run/secrets/pmm:ro`,
         ]),
       ),
+      ...Object.fromEntries(
+        KNOWN_CHAIN_IDS.map((id) => [
+          `ledger-${id}`,
+          `\${LEDGER_${id}_SECRETS:-ledger-${id}-secrets}:/run/secrets/pmm:ro`,
+        ]),
+      ),
     };
     for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'redis-acl', 'lb'].includes(n))) {
       expect([name, secretFolder(svc)]).toEqual([name, [owners[name]]]);
@@ -252,6 +262,7 @@ describe('docker-compose.yml', () => {
       'signer-secrets:/devnet-secrets/signer',
       'gateway-secrets:/devnet-secrets/gateway',
       ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}-secrets:/devnet-secrets/indexer-${id}`),
+      ...KNOWN_CHAIN_IDS.map((id) => `ledger-${id}-secrets:/devnet-secrets/ledger-${id}`),
       'keys-secrets:/devnet-secrets/keys',
       'operator-secrets:/devnet-secrets/operator',
       'redis-users-secrets:/devnet-secrets/redis-users',
@@ -350,6 +361,7 @@ describe('docker-compose.yml', () => {
         'operator',
         'lb',
         ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
+        ...KNOWN_CHAIN_IDS.map((id) => `ledger-${id}`),
       ].sort(),
     );
     for (const [name, svc] of built)

@@ -35,6 +35,7 @@ const users: { user: string; role: RedisUserRole; opts: { chainId?: number; devK
   { user: 'gateway-dev', role: 'gateway', opts: { devKey: true } },
   { user: 'signer', role: 'signer', opts: {} },
   { user: 'indexer-8453', role: 'indexer', opts: { chainId: 8453 } },
+  { user: 'ledger-8453', role: 'ledger', opts: { chainId: 8453 } },
   { user: 'keys', role: 'keys', opts: {} },
   { user: 'operator', role: 'operator', opts: {} },
 ];
@@ -268,6 +269,25 @@ describe('Redis users, one per role', () => {
     expect(await commandOutcome(() => cli.set(keys.book(8453), '{}'))).toBe('NOPERM');
   });
 
+  it("security: a ledger writes its own chain's ledger and reads its audit trail and mids; nothing else, no other chain", async () => {
+    const ledger = await connect('ledger-8453');
+    const reader = new AuditReader(ledger, keys);
+    const record = sampleAuditRecord(1, { integratorId: 'acme' });
+    expect((await reader.bySignature(8453, record.signature, record.timestamp)).length).toBe(1);
+    const commit = ledger
+      .multi()
+      .zadd(keys.ledger(8453), 1, '{}')
+      .set(keys.ledgerCursor(8453), '{}')
+      .hset(keys.ledgerBlocks(8453), '1', '0x');
+    expect((await commit.exec())!.every(([err]) => err === null)).toBe(true);
+    expect(await ledger.zrange(keys.mids(8453), 0, -1)).toEqual([]);
+    expect(await commandOutcome(() => ledger.zadd(keys.mids(8453), 1, 'x'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.zadd(keys.ledger(56), 1, '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.set(keys.book(8453), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.get(keys.integrator('acme')))).toBe('NOPERM');
+  });
+
   it('security: the operator commands read the audit trail only', async () => {
     const operator = await connect('operator');
     const reader = new AuditReader(operator, keys);
@@ -277,5 +297,9 @@ describe('Redis users, one per role', () => {
     expect(await commandOutcome(() => operator.del(keys.audit(8453)))).toBe('NOPERM');
     expect(await commandOutcome(() => operator.get(keys.integrator('acme')))).toBe('NOPERM');
     expect(await commandOutcome(() => operator.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
+    // `markouts`: the ledger and the mids, read only.
+    expect(await operator.zrange(keys.ledger(8453), 0, -1)).toEqual(expect.any(Array));
+    expect(await operator.zrange(keys.mids(8453), 0, -1)).toEqual(expect.any(Array));
+    expect(await commandOutcome(() => operator.zadd(keys.ledger(8453), 1, 'x'))).toBe('NOPERM');
   });
 });

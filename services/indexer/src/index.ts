@@ -6,5 +6,8 @@
 export { startIndexer } from './indexer';
 export type { RunningIndexer } from './indexer';
 export { INDEXER_SETTINGS, loadIndexerConfig } from './config';
+export { startLedger } from './ledger/ledger';
+export type { RunningLedger } from './ledger/ledger';
+export { LEDGER_SETTINGS, loadLedgerConfig } from './ledger/ledger-config';
 export { createBookStore } from './store/book-store';
 export type { BlockEvent } from './jobs/block-processor';
