@@ -1,0 +1,94 @@
+/**
+ * Markouts and their aggregates (pure): the maker's sign, the horizon's book (the last block at
+ * or before the target, null before the history reaches it), statistics with their interval.
+ */
+import type { LedgerEntry, MidRecord } from '@pmm/core';
+import { buildMarkoutReport, markoutBps, recordAt, statsOf, swapMarkouts } from '../src';
+
+const BASE = '0x' + 'aa'.repeat(20);
+const entry = (over: Partial<LedgerEntry> = {}): LedgerEntry => ({
+  chainId: 8453,
+  blockNumber: 100,
+  blockHash: '0x' + '11'.repeat(32),
+  blockTime: 1_000,
+  txHash: '0x' + '22'.repeat(32),
+  callIndex: 0,
+  via: 'direct',
+  integratorId: 'acme',
+  keyId: 'k',
+  requestId: 'r',
+  base: BASE,
+  quote: '0x' + 'bb'.repeat(20),
+  pair: 'WETH/USDC',
+  side: 'ask',
+  baseAmount: '2',
+  quoteAmount: '6000',
+  executionPrice: '3000',
+  amountOut: '2000000000000000000',
+  ...over,
+});
+const mid = (block: number, time: number, bid: string, ask: string): MidRecord => ({
+  block,
+  time,
+  hash: '0x',
+  pairs: { [BASE]: { bid, ask } },
+});
+
+describe('markouts', () => {
+  it("behavior: from the maker's side: a rise after the maker sold is a loss, after it bought a gain", () => {
+    expect(markoutBps(entry({ side: 'ask' }), 3030)).toBeCloseTo(-100, 9);
+    expect(markoutBps(entry({ side: 'bid' }), 3030)).toBeCloseTo(100, 9);
+  });
+
+  it('behavior: a horizon reads the last book at or before it, and is null until the history reaches it', () => {
+    const history = [mid(100, 1_000, '2999', '3001'), mid(101, 1_002, '3029', '3031'), mid(103, 1_013, '3059', '3061')];
+    expect(recordAt(history, { block: 102 })?.block).toBe(101);
+    expect(recordAt(history, { time: 1_012 })?.block).toBe(101);
+    expect(recordAt(history, { block: 104 })).toBeUndefined();
+    const m = swapMarkouts(entry(), history);
+    expect(m.bps['1b']).toBeCloseTo(-100, 9);
+    expect(m.quote['1b']).toBeCloseTo(-60, 9); // −(3030 − 3000) × 2
+    expect(m.bps['12s']).toBeCloseTo(-100, 9);
+    expect(m.bps['5b']).toBeNull();
+    expect(m.bps['300s']).toBeNull();
+  });
+
+  it('behavior: an empty side leaves no mid (null), never a price of zero', () => {
+    expect(swapMarkouts(entry(), [mid(101, 1_002, '', '3001')]).bps['1b']).toBeNull();
+  });
+
+  it('behavior: mean, median and a 95 % interval; none with one value', () => {
+    expect(statsOf([])).toBeNull();
+    expect(statsOf([5])).toEqual({ count: 1, mean: 5, median: 5, ci95: null });
+    const s = statsOf([1, 2, 3, 10])!;
+    expect(s.mean).toBe(4);
+    expect(s.median).toBe(2.5);
+    const half = (1.96 * Math.sqrt(((1 - 4) ** 2 + (2 - 4) ** 2 + (3 - 4) ** 2 + (10 - 4) ** 2) / 3)) / 2;
+    expect(s.ci95![0]).toBeCloseTo(4 - half, 9);
+    expect(s.ci95![1]).toBeCloseTo(4 + half, 9);
+  });
+
+  it('behavior: aggregates per integrator, pair and size bucket, with the gap to the firm quote', () => {
+    const history = [mid(100, 1_000, '2999', '3001'), mid(101, 1_001, '2969', '2971'), mid(200, 2_000, '2969', '2971')];
+    const report = buildMarkoutReport({
+      fromSeconds: 0,
+      toSeconds: 10_000,
+      chains: [8453],
+      entries: [
+        entry({ integratorId: 'a', quotedAmountOut: '2000000000000000000', amountOut: '1990000000000000000' }),
+        entry({ integratorId: 'b', txHash: '0x' + '33'.repeat(32), quoteAmount: '600', baseAmount: '0.2' }),
+      ],
+      history: () => history,
+    });
+    expect(report.swaps.map((s) => s.quotedGapBps)).toEqual([-50, null]);
+    expect(report.aggregates.map((a) => [a.by, a.key, a.count, a.notional])).toEqual([
+      ['integrator', 'a', 1, 6000],
+      ['integrator', 'b', 1, 600],
+      ['pair', '8453:WETH/USDC', 2, 6600],
+      ['size', '1k-10k', 1, 6000],
+      ['size', '<1k', 1, 600],
+    ]);
+    // The mid fell 1 % after the maker sold: +100 bps for the maker.
+    expect(report.aggregates[2]!.markoutsBps['1b']!.mean).toBeCloseTo(100, 9);
+  });
+});
