@@ -10,7 +10,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { REPO_ROOT as ROOT, startSystem, type System } from '@pmm/testkit';
+import { REPO_ROOT as ROOT, chainClients, startSystem, until, type System } from '@pmm/testkit';
+import { TestTokenArtifact } from '@pmm/contracts';
+import type { Hex } from 'viem';
 import { exportedNames, promqlNames, unexportedNames, type Exported } from './support/promql-names';
 
 const PROMETHEUS = path.join(ROOT, 'deploy', 'prometheus');
@@ -166,7 +168,8 @@ describe('against a running stack', () => {
 
   beforeAll(async () => {
     // The processes `npm start` runs, with its settings (testkit's startSystem).
-    sys = await startSystem();
+    // The maker's ledger too; its per-integrator series exist once a swap of the integrator executed.
+    sys = await startSystem({ services: ['indexer', 'signer', 'gateway', 'ledger'] });
     const { url, apiKey } = sys.gateway;
     const chains = [8453, 56, 4663].map((id) => {
       const c = sys.chain(id);
@@ -187,9 +190,10 @@ describe('against a running stack', () => {
         .catch(() => undefined);
       return { abort, done };
     });
+    let calldata: Hex | undefined;
     for (const c of chains) {
       await fetch(`${url}/v2/price?chainId=${c.chainId}`, { headers });
-      await fetch(`${url}/v2/swap/sign`, {
+      const signed = await fetch(`${url}/v2/swap/sign`, {
         method: 'POST',
         headers,
         body: JSON.stringify({
@@ -201,7 +205,24 @@ describe('against a running stack', () => {
           amountIn: '1000',
         }),
       });
+      if (c.chainId === 8453) calldata = ((await signed.json()) as { calldata: Hex }).calldata;
     }
+    // One swap executed on 8453, for the ledger's series.
+    const c8453 = sys.chain(8453);
+    const { publicClient, wallet } = chainClients(c8453);
+    const user = wallet(c8453.testUser.privateKey);
+    const router = c8453.contracts.router as Hex;
+    await publicClient.waitForTransactionReceipt({
+      hash: await user.writeContract({
+        address: c8453.quoteToken.address as Hex,
+        abi: TestTokenArtifact.abi,
+        functionName: 'approve',
+        args: [router, 1000n],
+      }),
+    });
+    await publicClient.waitForTransactionReceipt({ hash: await user.sendTransaction({ to: router, data: calldata! }) });
+    const ledger = sys.processesOf('ledger').find((p) => p.name === 'ledger 8453')!;
+    await until(async () => /ledger_swaps_total\{/.test(await (await fetch(ledger.metricsUrl!)).text()), 30_000);
     await new Promise((r) => setTimeout(r, 3_000));
     const texts = await Promise.all(sys.processes.map(async (p) => (await fetch(p.metricsUrl!)).text()));
     for (const s of streams) s.abort.abort();
@@ -212,6 +233,9 @@ describe('against a running stack', () => {
       'indexer 4663#0',
       'indexer 56#0',
       'indexer 8453#0',
+      'ledger 4663',
+      'ledger 56',
+      'ledger 8453',
       'signer',
     ]);
     exported = exportedNames(texts);

@@ -135,7 +135,14 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         const integrator = e.integratorId || '(unattributed)';
         metrics.swaps.inc({ integrator, pair: e.pair });
         metrics.notional.inc({ integrator, pair: e.pair }, Number(e.quoteAmount));
-        if (e.integratorId) waiting.push(e);
+        if (!e.integratorId) continue;
+        waiting.push(e);
+        if (!rolling.has(e.integratorId)) {
+          // The integrator's series exist from its first swap: no mean yet (NaN), none behind it.
+          rolling.set(e.integratorId, []);
+          metrics.markout60s.set({ integrator: e.integratorId }, NaN);
+          metrics.markout60sSwaps.set({ integrator: e.integratorId }, 0);
+        }
       }
       settleMarkouts(blockTime, block).catch((err: unknown) =>
         log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
