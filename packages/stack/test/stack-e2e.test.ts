@@ -11,7 +11,7 @@ import path from 'node:path';
 import { runDemo } from '../../client/examples/demo';
 import { createRedis, redisReady, secretEnvNames, type StackService } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
-import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 import { startStack, type StartedStack } from '@pmm/testkit';
 
@@ -70,6 +70,7 @@ const OWN_SECRETS: Record<StackService, Set<string>> = {
   gateway: secretEnvNames([GATEWAY_SETTINGS]),
   signer: secretEnvNames([SIGNER_SETTINGS, ...[8453, 56, 4663].map((id) => chainSettings(id))]),
   indexer: secretEnvNames([INDEXER_SETTINGS]),
+  ledger: secretEnvNames([LEDGER_SETTINGS]),
 };
 /** Each process connects to the private Redis as its own user: these reach none of them. */
 const REDIS_CREDENTIALS = ['REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD'].flatMap((n) => [n, `${n}_FILE`]);
@@ -165,7 +166,16 @@ describe('the stack started as the README says', () => {
 
   it("behavior: records every process's Prometheus endpoint in stack.json, and each answers", async () => {
     const { metrics } = JSON.parse(readFileSync(stackFile, 'utf8')) as { metrics: Record<string, string> };
-    expect(Object.keys(metrics).sort()).toEqual(['gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'signer']);
+    expect(Object.keys(metrics).sort()).toEqual([
+      'gateway',
+      'indexer-4663',
+      'indexer-56',
+      'indexer-8453',
+      'ledger-4663',
+      'ledger-56',
+      'ledger-8453',
+      'signer',
+    ]);
     for (const url of Object.values(metrics)) {
       const res = await fetch(url, { headers: OPS_AUTH });
       expect(res.status).toBe(200);
@@ -190,13 +200,18 @@ describe('the stack started as the README says', () => {
     const [signer] = of('signer');
     const indexers = of('indexer');
     expect(indexers).toHaveLength(3);
+    // One ledger per chain, built with the indexer.
+    const ledgers = pids.filter((p) => cmdline(p).includes('services/indexer/dist/ledger-main.js'));
+    expect(ledgers).toHaveLength(3);
     // Every secret of the start script's environment reaches only the services that declare it
     // (the Redis credentials none: each process connects as its own user); Redis, the chains and
     // anything else it starts get none.
     const running = pids.filter((p) => existsSync(`/proc/${p}/environ`));
     expect(running.filter((p) => /redis-server|anvil/.test(cmdline(p))).length).toBeGreaterThanOrEqual(4);
     const serviceOf = (p: number) =>
-      (['gateway', 'signer', 'indexer'] as const).find((s) => cmdline(p).includes(`services/${s}/dist/main.js`));
+      ledgers.includes(p)
+        ? ('ledger' as const)
+        : (['gateway', 'signer', 'indexer'] as const).find((s) => cmdline(p).includes(`services/${s}/dist/main.js`));
     for (const p of running) {
       const service = serviceOf(p);
       const own = service
@@ -222,8 +237,12 @@ describe('the stack started as the README says', () => {
     // Each process reaches the private Redis as its own user (one per role), never the owner's.
     const owner = new URL(stackDescription.redis.url);
     const userOf = (p: number) =>
-      p === gateway ? 'gateway' : p === signer ? 'signer' : `indexer-${environ(p).CHAIN_ID}`;
-    for (const p of [gateway!, signer!, ...indexers]) {
+      p === gateway
+        ? 'gateway'
+        : p === signer
+          ? 'signer'
+          : `${ledgers.includes(p) ? 'ledger' : 'indexer'}-${environ(p).CHAIN_ID}`;
+    for (const p of [gateway!, signer!, ...indexers, ...ledgers]) {
       expect(environ(p).CONFIG_FILE).toBe(stackDescription.configFile);
       const url = new URL(environ(p).REDIS_URL!);
       expect({ host: url.host, user: url.username }).toEqual({ host: owner.host, user: userOf(p) });
