@@ -21,6 +21,9 @@ const lower = (v: unknown, what: string): string => {
 export function transportChainReader(rpc: RpcTransport, chainId: number, timeoutMs: number): ChainReader {
   const calls = new Map<string, number>();
   const tokens = new Map<string, Promise<TokenMeta>>();
+  // Block times: from the logs when the node puts them there (anvil, geth ≥ 1.14, reth), else
+  // read once per block. The ledger reads one block at a time: the map holds a few entries.
+  const times = new Map<number, number>();
   const send = async (method: string, params: unknown[]): Promise<unknown> => {
     calls.set(method, (calls.get(method) ?? 0) + 1);
     try {
@@ -40,6 +43,8 @@ export function transportChainReader(rpc: RpcTransport, chainId: number, timeout
     calls,
     latestBlock: async () => hexToNumber(await send('eth_blockNumber', []), 'block number'),
     async blockTime(blockNumber) {
+      const known = times.get(blockNumber);
+      if (known !== undefined) return known;
       const block = await send('eth_getBlockByNumber', [numberToHex(blockNumber), false]);
       if (!isRpcObject(block)) throw new Error(`chain ${chainId}: block ${blockNumber} not found`);
       return hexToNumber(block.timestamp, 'block timestamp');
@@ -52,8 +57,11 @@ export function transportChainReader(rpc: RpcTransport, chainId: number, timeout
       ]);
       if (!Array.isArray(logs)) throw new RpcError('eth_getLogs: not a list', -32603);
       const out: TransferLog[] = [];
+      times.clear();
       for (const log of logs) {
         if (!isRpcObject(log) || !Array.isArray(log.topics)) continue;
+        if (typeof log.blockTimestamp === 'string')
+          times.set(hexToNumber(log.blockNumber, 'log blockNumber'), hexToNumber(log.blockTimestamp, 'log blockTimestamp'));
         const t = log.topics as unknown[];
         // A non-standard event with the same topic (e.g. ERC-721's indexed tokenId) is not an amount.
         if (t.length !== 3 || typeof log.data !== 'string' || log.data.length !== 66) continue;
