@@ -205,8 +205,18 @@ export async function startHostileNode(opts: {
           return reply(hex(opts.chainId));
         case 'eth_blockNumber':
           return reply(hex((latest ?? head).number));
-        case 'eth_getBlockByNumber':
+        case 'eth_getBlockByNumber': {
+          // A block by number (the ledger reads each one), else the latest.
+          const which = req.params?.[0];
+          if (typeof which === 'string' && /^0x[0-9a-f]+$/i.test(which)) {
+            const block = canonical.get(Number.parseInt(which, 16));
+            return reply(block ? header(block) : null);
+          }
           return reply(header(latest ?? head));
+        }
+        case 'eth_getLogs':
+          // Nothing but the pair lives on this chain: no token moves.
+          return reply([]);
         case 'eth_subscribe':
           return reply('0x5ub');
         case 'eth_call':
