@@ -55,7 +55,7 @@ RUN pnpm run build
 FROM build AS prune
 COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
 RUN assemble-image /out/runtime '{./services/*}...' \
-      packages/protocol packages/core packages/contracts services/gateway services/signer services/indexer \
+      packages/protocol packages/core packages/contracts packages/settlement services/gateway services/signer services/indexer \
  && assemble-image /out/devnet '{./packages/devnet}...' packages/protocol packages/core packages/contracts packages/devnet
 
 # ---- devnet -------------------------------------------------------------------------------------

@@ -71,6 +71,7 @@ function stackEnv() {
   const { GATEWAY_SETTINGS } = require(path.join(root, 'services/gateway/dist/config.js'));
   const { SIGNER_SETTINGS, chainSettings } = require(path.join(root, 'services/signer/dist/config.js'));
   const { INDEXER_SETTINGS } = require(path.join(root, 'services/indexer/dist/config.js'));
+  const { LEDGER_SETTINGS } = require(path.join(root, 'services/indexer/dist/ledger/ledger-config.js'));
   const privateRedis = !startEnv.REDIS_URL;
   const redisCredentials = new Set(Object.values(REDIS_CONNECTION_SETTINGS).flatMap((s) => [s.env, `${s.env}_FILE`]));
   const withheld = (name) =>
@@ -84,6 +85,7 @@ function stackEnv() {
       gateway: [GATEWAY_SETTINGS],
       signer: [SIGNER_SETTINGS, ...KNOWN_CHAIN_IDS.map((id) => chainSettings(id))],
       indexer: [INDEXER_SETTINGS],
+      ledger: [LEDGER_SETTINGS],
     },
     withheld,
   );

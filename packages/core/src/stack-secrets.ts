@@ -45,9 +45,10 @@ export function splitStackEnv(
   const gateway = secretEnvNames(declarations.gateway);
   const signer = secretEnvNames(declarations.signer);
   const indexer = secretEnvNames(declarations.indexer);
-  const secret = (name: string) => gateway.has(name) || signer.has(name) || indexer.has(name);
+  const ledger = secretEnvNames(declarations.ledger);
+  const secret = (name: string) => gateway.has(name) || signer.has(name) || indexer.has(name) || ledger.has(name);
   return {
     shared: Object.fromEntries(set.filter(([name]) => !secret(name))),
-    secrets: { gateway: owned(gateway), signer: owned(signer), indexer: owned(indexer) },
+    secrets: { gateway: owned(gateway), signer: owned(signer), indexer: owned(indexer), ledger: owned(ledger) },
   };
 }

@@ -7,13 +7,14 @@
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { splitStackEnv, type SettingsSpec, type StackService } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
-import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 
 const declarations: Record<StackService, SettingsSpec[]> = {
   gateway: [GATEWAY_SETTINGS],
   signer: [SIGNER_SETTINGS, ...KNOWN_CHAIN_IDS.map((id) => chainSettings(id))],
   indexer: [INDEXER_SETTINGS],
+  ledger: [LEDGER_SETTINGS],
 };
 const SERVICES = Object.keys(declarations) as StackService[];
 /** Every setting a service declares, by environment name, and whether it is marked secret. */

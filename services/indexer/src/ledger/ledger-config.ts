@@ -24,6 +24,7 @@ const {
   chainId,
   chains,
   maxHeadLagMs,
+  maxHeadLeadMs,
   maxHeadJump,
   maxRpcAnswerBytes,
   heartbeatMs,
@@ -40,6 +41,7 @@ export const LEDGER_SETTINGS = {
   chainId,
   chains,
   maxHeadLagMs,
+  maxHeadLeadMs,
   maxHeadJump,
   maxRpcAnswerBytes,
   heartbeatMs,
@@ -76,6 +78,7 @@ export interface LedgerConfig {
   redisUrl: string;
   redisKeyPrefix: string;
   maxHeadLagMs: number;
+  maxHeadLeadMs: number;
   maxHeadJump: number;
   maxRpcAnswerBytes: number;
   heartbeatMs: number;

@@ -67,7 +67,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     config.maxReorgDepth,
   );
 
-  const guard = createHeadGuard({ maxLagMs: config.maxHeadLagMs, maxJump: config.maxHeadJump });
+  const guard = createHeadGuard({
+    maxLagMs: config.maxHeadLagMs,
+    maxLeadMs: config.maxHeadLeadMs,
+    maxJump: config.maxHeadJump,
+  });
   const late: { wake?: () => void } = {};
   const limits: TransportLimits = { maxAnswerBytes: config.maxRpcAnswerBytes, onDropped: () => undefined };
   const source = startBlockSource({

@@ -61,7 +61,10 @@ export function transportChainReader(rpc: RpcTransport, chainId: number, timeout
       for (const log of logs) {
         if (!isRpcObject(log) || !Array.isArray(log.topics)) continue;
         if (typeof log.blockTimestamp === 'string')
-          times.set(hexToNumber(log.blockNumber, 'log blockNumber'), hexToNumber(log.blockTimestamp, 'log blockTimestamp'));
+          times.set(
+            hexToNumber(log.blockNumber, 'log blockNumber'),
+            hexToNumber(log.blockTimestamp, 'log blockTimestamp'),
+          );
         const t = log.topics as unknown[];
         // A non-standard event with the same topic (e.g. ERC-721's indexed tokenId) is not an amount.
         if (t.length !== 3 || typeof log.data !== 'string' || log.data.length !== 66) continue;
