@@ -32,7 +32,7 @@ import { createHeadGuard } from './domain/head-guard';
 import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';
 import type { IndexerConfig } from './config';
-import { serveOperatorEndpoints } from './http/operator-server';
+import { chainFollowerChecks, serveOperatorEndpoints } from './http/operator-server';
 import { createBlockProcessor, type BlockEvent } from './jobs/block-processor';
 import { createBlockQueue, createBlockWorker, type BlockWorker } from './jobs/block-queue';
 import { createRegistryRefresher, type RegistryRefresher } from './jobs/registry-refresher';
@@ -318,12 +318,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
       logger: log,
       metrics: metrics.metrics,
       checks: {
-        redis: async () => {
-          await redis.ping();
-        },
-        node: async () => {
-          if (!blockSource.isUp()) throw new Error('node connection down');
-        },
+        ...chainFollowerChecks(redis, blockSource.isUp),
         registry: async () => {
           if (!registryRef.current()) throw new Error('pair registry not loaded');
         },

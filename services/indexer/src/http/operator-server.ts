@@ -15,6 +15,7 @@ import {
   type Metrics,
   type OperatorGuardOptions,
   type ReadinessCheck,
+  type RedisClient,
   type Served,
 } from '@pmm/core';
 
@@ -24,6 +25,18 @@ export interface OperatorDeps {
   checks: Record<string, ReadinessCheck>;
   /** Who may read these endpoints; default: IP addresses and localhost, no token. */
   access?: OperatorGuardOptions;
+}
+
+/** The readiness checks of a process that follows a chain (indexer, ledger): Redis answers, the node connection is up. */
+export function chainFollowerChecks(redis: RedisClient, nodeUp: () => boolean): Record<string, ReadinessCheck> {
+  return {
+    redis: async () => {
+      await redis.ping();
+    },
+    node: async () => {
+      if (!nodeUp()) throw new Error('node connection down');
+    },
+  };
 }
 
 /** Listens on `port` (0: any free port) and resolves once bound. */

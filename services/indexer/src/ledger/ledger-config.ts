@@ -19,36 +19,30 @@ import { INDEXER_SETTINGS } from '../config';
 const TRACERS = ['auto', 'callTracer', 'parity', 'structLogs', 'none'] as const;
 export type LedgerTracer = (typeof TRACERS)[number];
 
-/** The node and head-guard settings, exactly the indexer's. */
-const {
-  chainId,
-  chains,
-  maxHeadLagMs,
-  maxHeadLeadMs,
-  maxHeadJump,
-  maxRpcAnswerBytes,
-  heartbeatMs,
-  rpcTimeoutMs,
-  pollIntervalMs,
-  reconnectMinMs,
-  reconnectMaxMs,
-  host,
-} = INDEXER_SETTINGS;
+/** The node and head-guard settings, exactly the indexer's (one declaration of each). */
+const NODE_SETTING_NAMES = [
+  'chainId',
+  'chains',
+  'maxHeadLagMs',
+  'maxHeadLeadMs',
+  'maxHeadJump',
+  'maxRpcAnswerBytes',
+  'heartbeatMs',
+  'rpcTimeoutMs',
+  'pollIntervalMs',
+  'reconnectMinMs',
+  'reconnectMaxMs',
+  'host',
+] as const satisfies readonly (keyof typeof INDEXER_SETTINGS)[];
+const NODE_SETTINGS = Object.fromEntries(NODE_SETTING_NAMES.map((name) => [name, INDEXER_SETTINGS[name]])) as Pick<
+  typeof INDEXER_SETTINGS,
+  (typeof NODE_SETTING_NAMES)[number]
+>;
 
 export const LEDGER_SETTINGS = {
   ...SHARED_SETTINGS,
   ...OPERATOR_ENDPOINT_SETTINGS,
-  chainId,
-  chains,
-  maxHeadLagMs,
-  maxHeadLeadMs,
-  maxHeadJump,
-  maxRpcAnswerBytes,
-  heartbeatMs,
-  rpcTimeoutMs,
-  pollIntervalMs,
-  reconnectMinMs,
-  reconnectMaxMs,
+  ...NODE_SETTINGS,
   tracer: settings.oneOf(
     'LEDGER_TRACER',
     "The node's tracer for swaps made by a contract (an aggregator's executor, a split route): auto (default, the first " +
@@ -69,7 +63,6 @@ export const LEDGER_SETTINGS = {
     [10, 600_000],
   ),
   port: settings.int('PORT', 'Port of /healthz, /readyz and /metrics. Default 8095.', 8095, [0, 65535]),
-  host,
 };
 
 export interface LedgerConfig {

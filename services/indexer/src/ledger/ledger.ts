@@ -21,7 +21,7 @@ import { AuditReader, markoutBps, TracerChoice } from '@pmm/settlement';
 import { startBlockSource, type BlockHead } from '../chain/block-source';
 import type { TransportLimits } from '../chain/json-rpc';
 import { createHeadGuard } from '../domain/head-guard';
-import { serveOperatorEndpoints } from '../http/operator-server';
+import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
 import type { LedgerConfig } from './ledger-config';
 import { startLedgerFollower } from './ledger-follower';
 import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
@@ -165,14 +165,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     {
       logger: log,
       metrics: metrics.metrics,
-      checks: {
-        redis: async () => {
-          await redis.ping();
-        },
-        node: async () => {
-          if (!source.isUp()) throw new Error('node connection down');
-        },
-      },
+      checks: chainFollowerChecks(redis, source.isUp),
       access: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     },
     config.port,
