@@ -262,10 +262,10 @@ async function main() {
     stack.chains = chains;
   }
   stack.configFile = path.resolve(configFile);
-  // `url`: the stack owner's (every right); `roles`: what `keys` and `audit`/`settle` use.
+  // `url`: the stack owner's (every right); `roles`: what `keys`, `audit`/`settle` and `risk` use.
   stack.redis = {
     url: redisUrl,
-    ...(roleUrls.keys ? { roles: { keys: roleUrls.keys, operator: roleUrls.operator } } : {}),
+    ...(roleUrls.keys ? { roles: { keys: roleUrls.keys, operator: roleUrls.operator, risk: roleUrls.risk } } : {}),
   };
   saveStack();
   const config = JSON.parse(readFileSync(configFile, 'utf8'));

@@ -61,6 +61,26 @@ export {
   withdrawPresence,
   type IndexerPresence,
 } from './indexer-presence';
+export {
+  HALT_SCOPE_KINDS,
+  MAX_HALT_REASON,
+  HALTED_RETRY_AFTER_SECONDS,
+  bookHalt,
+  haltedError,
+  haltScopeKind,
+  haltScopeName,
+  haltScopeProblem,
+  parseHaltRecord,
+  scopeCoversSign,
+  type BookHalt,
+  type HaltRecord,
+  type HaltScope,
+  type HaltScopeKind,
+  type HaltTrip,
+  type SignSubject,
+} from './halt-scope';
+export { HaltStore, type HaltEvent, type HaltOutcome } from './halt-store';
+export { HaltView, HaltsUnreadable, type HaltViewOptions } from './halt-view';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './lua-command';

@@ -54,6 +54,15 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     indexerPresence: (chainId: number, replica: string) => `${prefix}:{${chainId}}:indexer:${replica}`,
     /** sorted set: the replica ids of the chain's presence keys (score = expiry ms), to find them without SCAN. */
     indexerPresenceIndex: (chainId: number) => `${prefix}:{${chainId}}:indexers`,
+    /**
+     * hash: the active halts, scope name (halt-scope.ts haltScopeName) → JSON HaltRecord; written
+     * by the risk command only. Hash tag `{halts}`: one slot with the log below (one atomic write).
+     */
+    halts: () => `${prefix}:{halts}:active`,
+    /** stream: every halt and resume (and, later, automatic trip), kept for `risk history`. */
+    haltLog: () => `${prefix}:{halts}:log`,
+    /** pub/sub channel: announced by the risk command after each change of the halts. */
+    haltsUpdated: () => `${prefix}:halts-updated`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
   };

@@ -7,7 +7,7 @@
  *   <dir>/gateway/internal_token, <dir>/gateway/dev_api_key      the gateway's
  *   <dir>/indexer-<id>/quoter_key                                 each indexer's
  *   <dir>/<user>/redis_password                                   each Redis user's (redis-acl.ts):
- *                                                                 the services' and the keys and operator tools'
+ *                                                                 the services' and the keys, operator and risk tools'
  *   <dir>/redis-users/<user>                                      the same passwords, for the ACL file
  * The internal token, the development API key and the Redis passwords are random, created once
  * and kept across devnet restarts; the chain keys are the public devnet keys. Written before the chains file,
@@ -21,8 +21,8 @@ import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 
 /**
- * The services that get a secrets folder, in compose's names (the key CLI's and the operator's
- * `keys` and `operator` included), and the folder of the Redis users' passwords.
+ * The services that get a secrets folder, in compose's names (the key CLI's, the operator's and
+ * the risk command's `keys`, `operator` and `risk` included), and the folder of the Redis users' passwords.
  */
 export const SECRET_FOLDERS = [
   'signer',
@@ -30,6 +30,7 @@ export const SECRET_FOLDERS = [
   ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
   'keys',
   'operator',
+  'risk',
   'redis-users',
 ] as const;
 

@@ -56,6 +56,8 @@ export async function startInProcessSign(opts: { redisUrl: string; prefix: strin
     originRates: new Map(),
     quoteValiditySeconds: new Map([[8453, 60]]),
     pairs,
+    // No halt: the check is a scan of the active halts, none here.
+    halts: { current: () => [] },
     audit: new RedisAuditTrail({
       redis: auditRedis,
       keys,

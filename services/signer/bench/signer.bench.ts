@@ -238,6 +238,8 @@ async function main(): Promise<void> {
       signers: new Map([[CHAIN, opts.signer ?? signer]]),
       quoteValiditySeconds: new Map([[CHAIN, 60]]),
       originRates: new Map([[CHAIN, 0n]]),
+      // No halt: the check is a scan of the active halts, none here.
+      halts: { current: () => [] },
       pairs,
       integrators: new IntegratorStore({ redis, keys }),
       audit,

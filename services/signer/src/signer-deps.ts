@@ -3,7 +3,7 @@
  * `process.env`): main wires the real ones, tests real Redis-backed stores or fakes.
  */
 import type { KeySigner, PairRegistry } from '@pmm/protocol';
-import type { Logger, Metrics, OperatorGuardOptions, ReadinessCheck } from '@pmm/core';
+import type { HaltRecord, Logger, Metrics, OperatorGuardOptions, ReadinessCheck } from '@pmm/core';
 import type { AuditSink } from './store/audit-trail';
 import type { IntegratorSource } from './store/integrator-store';
 
@@ -25,6 +25,11 @@ export interface SignerDeps {
   /** Cached pair registries (PairRegistryCache). */
   pairs: { get(chainId: number): PairRegistry | undefined };
   integrators: IntegratorSource;
+  /**
+   * The active halts (core's HaltView): `current()` throws when they could not be read recently
+   * enough, and then nothing is signed.
+   */
+  halts: { current(): readonly HaltRecord[] };
   /** The audit trail: every signature is recorded here before it is returned. */
   audit: AuditSink;
   /** Signatures per integrator, chain and UTC day when its record sets none (0: no quota). */

@@ -11,6 +11,7 @@ import {
   createRedis,
   DurableWrites,
   durabilityPolicy,
+  HaltView,
   listen,
   redisKeys,
   redisReady,
@@ -68,6 +69,9 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // The same subscriber connection carries the integrator invalidations.
   const integrators = new IntegratorStore({ redis, keys, subscriber });
   await integrators.start();
+  // The halts, on the same subscriber: re-read at each notice and five times a second.
+  const halts = new HaltView({ redis, subscriber, keys, logger });
+  await halts.start();
   auditTrailSizeMetric(metrics, auditRedis, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const quoteValiditySeconds = new Map(config.servedChains.map((id) => [id, config.chains[id]!.quoteValiditySeconds]));
@@ -83,6 +87,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     quoteValiditySeconds,
     pairs,
     integrators,
+    halts,
     audit: new RedisAuditTrail({
       redis: auditRedis,
       keys,
@@ -94,6 +99,10 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     readiness: {
       redis: async () => {
         await Promise.all([redis.ping(), auditRedis.ping()]);
+      },
+      // Not ready while the halts cannot be read: every sign would be refused (fail closed).
+      halts: async () => {
+        halts.current();
       },
       // Not ready while an audit record could not be confirmed durable (every sign would be 503).
       durability: async () => {
@@ -121,6 +130,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await served.close();
         await pairs.close();
         await integrators.stop();
+        await halts.stop();
         await Promise.all([redis, subscriber, auditRedis].map((client) => closeRedis(client)));
         await closeSigningKeys(signers);
       })()),

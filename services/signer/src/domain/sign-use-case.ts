@@ -5,6 +5,8 @@
  *
  * Steps, in the order of docs/decisions.md#error-precedence (each throws the first failure):
  *   validate  parseSignRequest: 400 UNSUPPORTED_FIELD, 422 VALIDATION_ERROR
+ *   halts     503 HALTED when an operator's halt covers the request; 503 SERVICE_UNAVAILABLE
+ *             when the halts could not be read within the last 800 ms (fail closed)
  *   authorize checkSignRequest: chain, pair registry, pair, whitelist (sign-quote.ts)
  *   digest + sign  signQuote: the swap digest, its signature, the calldata
  *   record    the audit record, stored before anything leaves, within the integrator's daily
@@ -15,7 +17,7 @@
  * would be money the settlement cannot attribute; so a failed write withholds the answer.
  */
 import { ApiError, parseSignRequest } from '@pmm/protocol';
-import { DAY_MS, type Logger } from '@pmm/core';
+import { DAY_MS, haltedError, haltScopeKind, scopeCoversSign, type Logger } from '@pmm/core';
 import type { IntegratorView } from '../store/integrator-store';
 import { signQuote, type SignQuoteContext } from './sign-quote';
 import { signatureRecord } from './signature-record';
@@ -49,6 +51,7 @@ export type SignUseCaseDeps = Pick<
   | 'quoteValiditySeconds'
   | 'pairs'
   | 'audit'
+  | 'halts'
   | 'dailySignatureQuota'
   | 'now'
 > & {
@@ -65,6 +68,7 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
   const now = deps.now ?? Date.now;
   return async (cmd) => {
     const parsed = parseSignRequest(cmd.body, { maxFee, allowChainId: !cmd.legacy });
+    checkHalts(deps.halts, m, parsed, cmd.integrator.record.id);
     const ctx: SignQuoteContext = {
       servedChains: deps.servedChains,
       registry: (chainId) => deps.pairs.get(chainId),
@@ -129,4 +133,28 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       });
     return JSON.stringify(signed.response);
   };
+}
+
+/** Throws 503 HALTED when a halt covers the request, 503 SERVICE_UNAVAILABLE when the halts are unreadable. */
+function checkHalts(
+  halts: SignUseCaseDeps['halts'],
+  m: SignMetrics,
+  req: { chainId: number; tokenIn: string; tokenOut: string; userAddress: string },
+  integratorId: string,
+): void {
+  let active;
+  try {
+    active = halts.current();
+  } catch (err) {
+    m.haltRefusal(req.chainId, 'unreadable');
+    throw new ApiError('SERVICE_UNAVAILABLE', 'signing is paused for a moment; retry shortly', {}, { cause: err });
+  }
+  // Usually none; a handful at most: a scan is the cheapest check.
+  for (const halt of active) {
+    if (scopeCoversSign(halt.scope, { ...req, integratorId })) {
+      const kind = haltScopeKind(halt.scope);
+      m.haltRefusal(req.chainId, kind);
+      throw haltedError(kind);
+    }
+  }
 }

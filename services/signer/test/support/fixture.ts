@@ -72,6 +72,8 @@ export function integrator(id: string, extra: Partial<IntegratorRecord> = {}): I
 
 /** Fixed clock of the fixture app: Unix ms (the response timestamp is its seconds). */
 export const NOW_MS = 1_700_000_000_987;
+/** No halt, always readable (the halts' own tests use a real HaltView). */
+export const NO_HALTS: SignerDeps['halts'] = { current: () => [] };
 export const NOW_S = 1_700_000_000;
 
 export interface Fixture {
@@ -146,6 +148,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     quoteValiditySeconds: new Map(chains.map((id) => [id, opts.quoteValiditySeconds?.[id] ?? 60])),
     pairs,
     integrators,
+    halts: NO_HALTS,
     audit: new RedisAuditTrail({
       redis,
       keys,
