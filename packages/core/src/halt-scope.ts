@@ -137,11 +137,12 @@ export function scopeCoversSign(scope: HaltScope, s: SignSubject): boolean {
 }
 
 /**
- * What the halts leave of a chain's book for an integrator: `refused` when a halt covers the
- * whole book (everything, the chain, the integrator, the integrator on the chain), else the base
- * tokens whose levels are withheld. A halt naming a user never touches a book (a book has no user).
+ * What the halts leave of a chain's book for an integrator: refused (the kind of the halt that
+ * covers the whole book: everything, the chain, the integrator, the integrator on the chain), else
+ * the base tokens whose levels are withheld. A halt naming a user never touches a book (a book has
+ * no user). `integratorId` '' stands for every integrator at once: only halts naming none apply.
  */
-export type BookHalt = { refused: true } | { refused: false; pairs: ReadonlySet<string> };
+export type BookHalt = { refusedBy: HaltScopeKind } | { pairs: ReadonlySet<string> };
 
 export function bookHalt(halts: Iterable<HaltRecord>, chainId: number, integratorId: string): BookHalt {
   const pairs = new Set<string>();
@@ -149,10 +150,10 @@ export function bookHalt(halts: Iterable<HaltRecord>, chainId: number, integrato
     if (scope.userAddress !== undefined) continue;
     if (scope.chainId !== undefined && scope.chainId !== chainId) continue;
     if (scope.integratorId !== undefined && scope.integratorId !== integratorId) continue;
-    if (scope.pair === undefined) return { refused: true };
+    if (scope.pair === undefined) return { refusedBy: haltScopeKind(scope) };
     pairs.add(scope.pair);
   }
-  return { refused: false, pairs };
+  return { pairs };
 }
 
 /**

@@ -24,8 +24,8 @@ export class HaltsUnreadable extends Error {}
 export interface HaltViewOptions {
   /** Command connection (HGETALL). */
   redis: RedisClient;
-  /** A connection in subscriber mode (may be shared; the caller closes it). */
-  subscriber: RedisClient;
+  /** A connection in subscriber mode (may be shared; the caller closes it); without it, the re-read alone. */
+  subscriber?: RedisClient;
   keys: RedisKeys;
   logger?: Logger;
   /** Periodic re-read, ms; default 200. */
@@ -61,11 +61,13 @@ export class HaltView {
   /** Subscribes, starts the re-reads and reads once. Never rejects: until a read succeeds, current() throws. */
   async start(): Promise<void> {
     const { subscriber, redis } = this.opts;
-    subscriber.on('message', this.onMessage);
-    subscriber.on('ready', this.onReady);
     redis.on('ready', this.onReady);
-    // A subscriber queues SUBSCRIBE while Redis is down; ioredis resubscribes after a reconnect.
-    subscriber.subscribe(this.channel).catch(() => undefined);
+    if (subscriber) {
+      subscriber.on('message', this.onMessage);
+      subscriber.on('ready', this.onReady);
+      // A subscriber queues SUBSCRIBE while Redis is down; ioredis resubscribes after a reconnect.
+      subscriber.subscribe(this.channel).catch(() => undefined);
+    }
     this.timer = setInterval(() => void this.refresh(), this.opts.refreshMs ?? 200);
     this.timer.unref();
     await this.refresh();
@@ -75,9 +77,10 @@ export class HaltView {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     const { subscriber, redis } = this.opts;
+    redis.off('ready', this.onReady);
+    if (!subscriber) return;
     subscriber.off('message', this.onMessage);
     subscriber.off('ready', this.onReady);
-    redis.off('ready', this.onReady);
     if (subscriber.status === 'ready') await subscriber.unsubscribe(this.channel).catch(() => undefined);
   }
 

@@ -35,13 +35,14 @@ describe('halt scopes', () => {
   });
 
   it('behavior: a book is refused by a halt of everything, its chain or its integrator; a pair halt withholds the pair; a user halt leaves it', () => {
-    expect(bookHalt([halt({ userAddress: USER })], 8453, 'acme')).toEqual({ refused: false, pairs: new Set() });
-    expect(bookHalt([halt({ chainId: 8453, pair: WETH })], 8453, 'acme')).toEqual({ refused: false, pairs: new Set([WETH]) });
-    expect(bookHalt([halt({ chainId: 56, pair: WETH })], 8453, 'acme')).toEqual({ refused: false, pairs: new Set() });
-    expect(bookHalt([halt({ chainId: 8453 })], 8453, 'acme')).toEqual({ refused: true });
-    expect(bookHalt([halt({ integratorId: 'acme' })], 8453, 'acme')).toEqual({ refused: true });
-    expect(bookHalt([halt({ integratorId: 'acme' })], 8453, 'other')).toEqual({ refused: false, pairs: new Set() });
-    expect(bookHalt([halt({})], 56, 'other')).toEqual({ refused: true });
+    expect(bookHalt([halt({ userAddress: USER })], 8453, 'acme')).toEqual({ pairs: new Set() });
+    expect(bookHalt([halt({ chainId: 8453, pair: WETH })], 8453, 'acme')).toEqual({ pairs: new Set([WETH]) });
+    expect(bookHalt([halt({ chainId: 56, pair: WETH })], 8453, 'acme')).toEqual({ pairs: new Set() });
+    expect(bookHalt([halt({ chainId: 8453 })], 8453, 'acme')).toEqual({ refusedBy: 'chain' });
+    expect(bookHalt([halt({ integratorId: 'acme' })], 8453, 'acme')).toEqual({ refusedBy: 'integrator' });
+    expect(bookHalt([halt({ integratorId: 'acme' })], 8453, '')).toEqual({ pairs: new Set() });
+    expect(bookHalt([halt({ integratorId: 'acme' })], 8453, 'other')).toEqual({ pairs: new Set() });
+    expect(bookHalt([halt({})], 56, 'other')).toEqual({ refusedBy: 'all' });
   });
 
   it('behavior: a scope is named by its parts in a fixed order, and its kind is its narrowest part', () => {
