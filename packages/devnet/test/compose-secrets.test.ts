@@ -25,7 +25,8 @@ describe('compose secrets folders', () => {
       'indexer-4663': ['quoter_key', 'redis_password'],
       keys: ['redis_password'],
       operator: ['redis_password'],
-      'redis-users': ['gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'keys', 'operator', 'signer'],
+      risk: ['redis_password'],
+      'redis-users': ['gateway', 'indexer-4663', 'indexer-56', 'indexer-8453', 'keys', 'operator', 'risk', 'signer'],
     });
     expect(readdirSync(dir).sort()).toEqual([...SECRET_FOLDERS].sort());
   });
@@ -49,7 +50,7 @@ describe('compose secrets folders', () => {
   it('behavior: each Redis user has its own random password, the same in its folder and in the ACL source, kept across restarts', () => {
     writeComposeSecrets(dir);
     const read = (f: string) => readFileSync(path.join(dir, f), 'utf8').trim();
-    const users = ['gateway', 'signer', 'keys', 'operator', 'indexer-8453', 'indexer-56', 'indexer-4663'];
+    const users = ['gateway', 'signer', 'keys', 'operator', 'risk', 'indexer-8453', 'indexer-56', 'indexer-4663'];
     const passwords = users.map((u) => read(`redis-users/${u}`));
     for (const [i, u] of users.entries()) {
       expect([u, read(`${u}/redis_password`)]).toEqual([u, passwords[i]]);
