@@ -87,6 +87,7 @@ const programs: Record<string, Set<string>> = {
   'services/gateway/dist/cli/keys.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
   // The operator image runs `node <command>` in the settlement package's built cli folder.
   'packages/settlement/dist/cli/settle.js': envNames(toolSettings),
+  'packages/settlement/dist/cli/risk.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
 };
 
 /** The operator image's working folder, under /app: its stage's WORKDIR in the Dockerfile. */
@@ -98,7 +99,8 @@ const OPERATOR_WORKDIR = /^FROM base AS operator$[^]*?^WORKDIR \/app\/(\S+)$/m.e
 function programOf(svc: (typeof compose.services)[string]): string {
   const command = [...(svc.entrypoint ?? []), ...(svc.command ?? [])];
   if (command[0] !== 'node') return path.posix.join(OPERATOR_WORKDIR, command[0]!);
-  return command[1]!;
+  // `node risk.js`: a script of the operator image's working folder.
+  return command[1]!.includes('/') ? command[1]! : path.posix.join(OPERATOR_WORKDIR, command[1]!);
 }
 
 /** dist/x.js is built from src/x.ts. */
@@ -123,6 +125,7 @@ describe('docker-compose.yml', () => {
         'operator',
         'redis',
         'redis-acl',
+        'risk',
         'signer',
       ].sort(),
     );
@@ -130,6 +133,7 @@ describe('docker-compose.yml', () => {
     // The key CLI and the operator commands run on demand (`docker compose run --rm keys ...`).
     expect(compose.services.keys!.profiles).toEqual(['tools']);
     expect(compose.services.operator!.profiles).toEqual(['tools']);
+    expect(compose.services.risk!.profiles).toEqual(['tools']);
   });
 
   it.each(entries.filter(([name]) => !['redis', 'lb'].includes(name)))(
@@ -223,6 +227,7 @@ describe('docker-compose.yml', () => {
       gateway: '${GATEWAY_SECRETS:-gateway-secrets}:/run/secrets/pmm:ro',
       keys: '${KEYS_SECRETS:-keys-secrets}:/run/secrets/pmm:ro',
       operator: '${OPERATOR_SECRETS:-operator-secrets}:/run/secrets/pmm:ro',
+      risk: '${RISK_SECRETS:-risk-secrets}:/run/secrets/pmm:ro',
       ...Object.fromEntries(
         KNOWN_CHAIN_IDS.map((id) => [
           `indexer-${id}`,
@@ -254,6 +259,7 @@ describe('docker-compose.yml', () => {
       ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}-secrets:/devnet-secrets/indexer-${id}`),
       'keys-secrets:/devnet-secrets/keys',
       'operator-secrets:/devnet-secrets/operator',
+      'risk-secrets:/devnet-secrets/risk',
       'redis-users-secrets:/devnet-secrets/redis-users',
     ]);
     // .env (every service reads it) carries no secret, not even a devnet one.
@@ -348,6 +354,7 @@ describe('docker-compose.yml', () => {
         'redis-acl',
         'keys',
         'operator',
+        'risk',
         'lb',
         ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
       ].sort(),
