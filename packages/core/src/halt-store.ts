@@ -53,7 +53,10 @@ export class HaltStore {
 
   /** Halts `record.scope` unless it is halted already. Must send its first command at once (durable-writes run()). */
   async halt(record: HaltRecord): Promise<HaltOutcome> {
-    const [made, existing] = await this.run('halt', record.scope, JSON.stringify(record), { action: 'halt', ...record });
+    const [made, existing] = await this.run('halt', record.scope, JSON.stringify(record), {
+      action: 'halt',
+      ...record,
+    });
     return made === 1 ? { made: true } : { made: false, existing: parseHaltRecord(existing) };
   }
 

@@ -84,8 +84,9 @@ describe('risk halt, resume, status, history', () => {
       expect(halted.out).toMatch(/^halted .* by alice: signing in it stops on every replica within 1 s/);
     }
     const status = await risk(['status', '--format', 'json']);
-    const halts = (JSON.parse(status.out) as { halts: { name: string; kind: string; by: string; reason: string; at: string }[] })
-      .halts;
+    const halts = (
+      JSON.parse(status.out) as { halts: { name: string; kind: string; by: string; reason: string; at: string }[] }
+    ).halts;
     expect(halts.map((h) => [h.name, h.kind])).toEqual(
       expect.arrayContaining([
         ['chain=8453', 'chain'],
@@ -130,21 +131,65 @@ describe('risk halt, resume, status, history', () => {
 
   it.each([
     ['an unknown option', ['halt', '--chain', '8453', '--reason', 'r', '--force'], /Unknown option '--force'/],
-    ['no scope', ['halt', '--reason', 'r'], /no scope: give --chain, --pair, --integrator or --user \(everything is --all\)/],
-    ['--all with a part', ['halt', '--all', '--chain', '8453', '--reason', 'r'], /--all halts everything: it takes no --chain/],
-    ['a malformed pair', ['halt', '--chain', '8453', '--pair', '0x12', '--reason', 'r'], /--pair: "0x12" is not an address/],
+    [
+      'no scope',
+      ['halt', '--reason', 'r'],
+      /no scope: give --chain, --pair, --integrator or --user \(everything is --all\)/,
+    ],
+    [
+      '--all with a part',
+      ['halt', '--all', '--chain', '8453', '--reason', 'r'],
+      /--all halts everything: it takes no --chain/,
+    ],
+    [
+      'a malformed pair',
+      ['halt', '--chain', '8453', '--pair', '0x12', '--reason', 'r'],
+      /--pair: "0x12" is not an address/,
+    ],
     ['a malformed user', ['halt', '--user', 'alice.eth', '--reason', 'r'], /--user: "alice.eth" is not an address/],
     ['a pair without its chain', ['halt', '--pair', WETH, '--reason', 'r'], /--pair needs its --chain/],
-    ['a chain not in the registry', ['halt', '--chain', '1', '--reason', 'r'], /--chain: "1" is not a chain of the registry/],
-    ['a chain not served', ['halt', '--chain', '56', '--reason', 'r'], /--chain: 56 is not served here \(no pair registry; served: 8453\)/],
-    ['a pair not of the chain', ['halt', '--chain', '8453', '--pair', USER, '--reason', 'r'], /is not a base token of chain 8453's pairs/],
-    ['the quote token as a pair', ['halt', '--chain', '8453', '--pair', QUOTE, '--reason', 'r'], /quote token, in every pair: halt the chain/],
-    ['an integrator that does not exist', ['halt', '--integrator', 'ghost', '--reason', 'r'], /--integrator: no integrator "ghost"/],
-    ['a malformed integrator id', ['halt', '--integrator', 'Bad Id', '--reason', 'r'], /--integrator: "Bad Id" is not an integrator id/],
+    [
+      'a chain not in the registry',
+      ['halt', '--chain', '1', '--reason', 'r'],
+      /--chain: "1" is not a chain of the registry/,
+    ],
+    [
+      'a chain not served',
+      ['halt', '--chain', '56', '--reason', 'r'],
+      /--chain: 56 is not served here \(no pair registry; served: 8453\)/,
+    ],
+    [
+      'a pair not of the chain',
+      ['halt', '--chain', '8453', '--pair', USER, '--reason', 'r'],
+      /is not a base token of chain 8453's pairs/,
+    ],
+    [
+      'the quote token as a pair',
+      ['halt', '--chain', '8453', '--pair', QUOTE, '--reason', 'r'],
+      /quote token, in every pair: halt the chain/,
+    ],
+    [
+      'an integrator that does not exist',
+      ['halt', '--integrator', 'ghost', '--reason', 'r'],
+      /--integrator: no integrator "ghost"/,
+    ],
+    [
+      'a malformed integrator id',
+      ['halt', '--integrator', 'Bad Id', '--reason', 'r'],
+      /--integrator: "Bad Id" is not an integrator id/,
+    ],
     ['no reason', ['halt', '--chain', '8453'], /--reason is required/],
     ['a blank reason', ['halt', '--chain', '8453', '--reason', '   '], /--reason is required/],
-    ['a reason over 1,000 characters', ['halt', '--chain', '8453', '--reason', 'x'.repeat(1_001)], /--reason is 1001 characters; at most 1000/],
-    ['a reason with a control character', ['halt', '--chain', '8453', '--reason', 'ok\u001b[2Jgone'], /--reason has a control character/],
+    [
+      'a reason over 1,000 characters',
+      ['halt', '--chain', '8453', '--reason', 'x'.repeat(1_001)],
+      /--reason is 1001 characters; at most 1000/,
+    ],
+    [
+      'a reason with a control character',
+      ['halt', '--chain', '8453', '--reason', 'ok\u001b[2Jgone'],
+      /--reason has a control character/,
+    ],
     ['an unknown command', ['stop', '--all'], /unknown command "stop"/],
     ['an unknown format', ['status', '--format', 'yaml'], /--format: "yaml" is not text or json/],
   ])('error: %s is refused with exit 2, a message naming it, and nothing changes', async (_name, argv, message) => {
@@ -169,17 +214,46 @@ describe('risk halt, resume, status, history', () => {
     const nowS = Math.floor(NOW / 1000);
     const records = [
       // Still valid, in the scope: counted, amounts summed in USDC.
-      sampleAuditRecord(1, { tokenIn: QUOTE, tokenOut: WETH, amountIn: '1500000', timestamp: nowS - 10, deadline: nowS + 50 }),
-      sampleAuditRecord(2, { tokenIn: QUOTE, tokenOut: WETH, amountIn: '2500000', timestamp: nowS - 5, deadline: nowS + 55 }),
+      sampleAuditRecord(1, {
+        tokenIn: QUOTE,
+        tokenOut: WETH,
+        amountIn: '1500000',
+        timestamp: nowS - 10,
+        deadline: nowS + 50,
+      }),
+      sampleAuditRecord(2, {
+        tokenIn: QUOTE,
+        tokenOut: WETH,
+        amountIn: '2500000',
+        timestamp: nowS - 5,
+        deadline: nowS + 55,
+      }),
       // No amountIn: counted, nothing summed.
-      sampleAuditRecord(3, { tokenIn: WETH, tokenOut: QUOTE, amountIn: undefined, timestamp: nowS - 5, deadline: nowS + 55 }),
+      sampleAuditRecord(3, {
+        tokenIn: WETH,
+        tokenOut: QUOTE,
+        amountIn: undefined,
+        timestamp: nowS - 5,
+        deadline: nowS + 55,
+      }),
       // Another integrator: not in the integrator's scope.
-      sampleAuditRecord(4, { integratorId: 'other', tokenIn: QUOTE, tokenOut: WETH, timestamp: nowS, deadline: nowS + 60 }),
+      sampleAuditRecord(4, {
+        integratorId: 'other',
+        tokenIn: QUOTE,
+        tokenOut: WETH,
+        timestamp: nowS,
+        deadline: nowS + 60,
+      }),
     ].map((r) => ({ ...r, chainId: 8453 }));
     // An expired one first (the stream is in time order).
     const expired = { ...sampleAuditRecord(0, { timestamp: nowS - 120, deadline: nowS - 60 }), chainId: 8453 };
     for (const r of [expired, ...records])
-      await redis.xadd(keys.audit(8453), '*', AUDIT_ENTRY_FIELD, auditRecordJson({ ...r, integratorId: r.integratorId === 'other' ? 'other' : 'acme' }));
+      await redis.xadd(
+        keys.audit(8453),
+        '*',
+        AUDIT_ENTRY_FIELD,
+        auditRecordJson({ ...r, integratorId: r.integratorId === 'other' ? 'other' : 'acme' }),
+      );
     await risk(['halt', '--integrator', 'acme', '--reason', 'picked off']);
     const status = JSON.parse((await risk(['status', '--format', 'json'])).out) as {
       halts: { name: string; exposure: { signatures: number; amountIn: unknown[]; validUntil: number } }[];

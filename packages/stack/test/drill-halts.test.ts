@@ -27,7 +27,15 @@ import {
   type RedisClient,
 } from '@pmm/core';
 import { ApiKeyStore } from '@pmm/gateway';
-import { REPO_ROOT, pacedSigns, privateRedis, until, type PrivateRedis, type SignLoad, type SignLoadResult } from '@pmm/testkit';
+import {
+  REPO_ROOT,
+  pacedSigns,
+  privateRedis,
+  until,
+  type PrivateRedis,
+  type SignLoad,
+  type SignLoadResult,
+} from '@pmm/testkit';
 import { INTEGRATOR, USER, startServedPair, tokensOf, type ServedPair } from './support/served-pair';
 
 const run = promisify(execFile);
@@ -67,9 +75,18 @@ afterAll(async () => {
 /** `npm run risk -- <argv>` as its own process on the drill's Redis; its exit code and output. */
 async function risk(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [path.join(REPO_ROOT, 'packages/settlement/dist/cli/risk.js'), ...argv], {
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer!.url, STACK_FILE: '/nonexistent', REDIS_DURABILITY: 'fsync' },
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [path.join(REPO_ROOT, 'packages/settlement/dist/cli/risk.js'), ...argv],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          REDIS_URL: redisServer!.url,
+          STACK_FILE: '/nonexistent',
+          REDIS_DURABILITY: 'fsync',
+        },
+      },
+    );
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -133,9 +150,24 @@ it('drill: each of the five scopes halts within a second on every replica under 
   const { apiKey: otherKey } = await store.issueKey(OTHER_INTEGRATOR);
 
   const phases: Phase[] = [
-    { name: 'pair', argv: ['--chain', '8453', '--pair', SUBJECTS[0]!.base], scope: { chainId: 8453, pair: SUBJECTS[0]!.base }, covers: (_i, s) => s.chainId === 8453 && s.base === SUBJECTS[0]!.base },
-    { name: 'user', argv: ['--user', OTHER_USER], scope: { userAddress: OTHER_USER }, covers: (_i, s) => s.user === OTHER_USER },
-    { name: 'integrator', argv: ['--integrator', OTHER_INTEGRATOR], scope: { integratorId: OTHER_INTEGRATOR }, covers: (i) => i === OTHER_INTEGRATOR },
+    {
+      name: 'pair',
+      argv: ['--chain', '8453', '--pair', SUBJECTS[0]!.base],
+      scope: { chainId: 8453, pair: SUBJECTS[0]!.base },
+      covers: (_i, s) => s.chainId === 8453 && s.base === SUBJECTS[0]!.base,
+    },
+    {
+      name: 'user',
+      argv: ['--user', OTHER_USER],
+      scope: { userAddress: OTHER_USER },
+      covers: (_i, s) => s.user === OTHER_USER,
+    },
+    {
+      name: 'integrator',
+      argv: ['--integrator', OTHER_INTEGRATOR],
+      scope: { integratorId: OTHER_INTEGRATOR },
+      covers: (i) => i === OTHER_INTEGRATOR,
+    },
     { name: 'chain', argv: ['--chain', '56'], scope: { chainId: 56 }, covers: (_i, s) => s.chainId === 56 },
     { name: 'all', argv: ['--all'], scope: {}, covers: () => true },
   ];
@@ -169,7 +201,10 @@ it('drill: each of the five scopes halts within a second on every replica under 
   // Each signature's audit time (the signer's clock), by integrator and the client's request id.
   const signedAt = new Map<string, number>();
   for (const chainId of [8453, 56]) {
-    const entries = (await redis.xrange(redisKeys(DEFAULT_KEY_PREFIX).audit(chainId), '-', '+')) as [string, string[]][];
+    const entries = (await redis.xrange(redisKeys(DEFAULT_KEY_PREFIX).audit(chainId), '-', '+')) as [
+      string,
+      string[],
+    ][];
     for (const [, fields] of entries) {
       const record = parseAuditRecord(fields[1]!);
       if (record.clientRequestId) signedAt.set(`${record.integratorId} ${record.clientRequestId}`, record.time);
@@ -190,7 +225,9 @@ it('drill: each of the five scopes halts within a second on every replica under 
         else outside++;
       }
     });
-    console.log(`halt ${phase.name}: signed in the scope more than 1 s after the halt: ${inScope}; outside it: ${outside}`);
+    console.log(
+      `halt ${phase.name}: signed in the scope more than 1 s after the halt: ${inScope}; outside it: ${outside}`,
+    );
     expect(inScope).toBe(0);
     if (phase.name !== 'all') expect(outside).toBeGreaterThan(0);
   }
@@ -203,7 +240,10 @@ it('drill: each of the five scopes halts within a second on every replica under 
     for (const x of r.refused) {
       const at = loadsStarted[n]! + x.at;
       const phase = phases.find((p) => at >= p.haltStarted! && at <= p.resumedAt! + 1_000);
-      expect({ requestId: x.requestId, phase: phase?.name }).toEqual({ requestId: x.requestId, phase: expect.any(String) });
+      expect({ requestId: x.requestId, phase: phase?.name }).toEqual({
+        requestId: x.requestId,
+        phase: expect.any(String),
+      });
       expect(phase!.covers(integrators[n]!, subjectOf(x.requestId))).toBe(true);
     }
   });
@@ -224,7 +264,13 @@ async function signOnce(port: number, apiKey: string, s: Subject): Promise<{ sta
   const res = await fetch(`http://127.0.0.1:${port}/v2/swap/sign`, {
     method: 'POST',
     headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify({ chainId: s.chainId, tokenIn: tokensOf(s.chainId).quote, tokenOut: s.base, fee: '30', userAddress: s.user }),
+    body: JSON.stringify({
+      chainId: s.chainId,
+      tokenIn: tokensOf(s.chainId).quote,
+      tokenOut: s.base,
+      fee: '30',
+      userAddress: s.user,
+    }),
   });
   const body = (await res.json()) as { error?: { code: string } };
   return { status: res.status, code: body.error?.code };
@@ -233,10 +279,16 @@ async function signOnce(port: number, apiKey: string, s: Subject): Promise<{ sta
 it('drill: halts survive kill -9 of Redis and restarts of the signer and the gateways; unreadable halts stop signing', async () => {
   const p = pair!;
   expect(await risk(['halt', '--chain', '56', '--reason', 'survives', '--by', 'drill'])).toMatchObject({ code: 0 });
-  expect(await risk(['halt', '--user', OTHER_USER, '--reason', 'survives too', '--by', 'drill'])).toMatchObject({ code: 0 });
+  expect(await risk(['halt', '--user', OTHER_USER, '--reason', 'survives too', '--by', 'drill'])).toMatchObject({
+    code: 0,
+  });
   const halted56 = SUBJECTS[2]!;
   const open = SUBJECTS[0]!;
-  await until(async () => (await signOnce(p.gatewayPort, p.apiKey, halted56)).code === 'HALTED', 5_000, 'chain 56 halted');
+  await until(
+    async () => (await signOnce(p.gatewayPort, p.apiKey, halted56)).code === 'HALTED',
+    5_000,
+    'chain 56 halted',
+  );
 
   // Redis killed (no shutdown, no final write) and started again on its files.
   await redisServer!.stop('SIGKILL');
@@ -244,7 +296,11 @@ it('drill: halts survive kill -9 of Redis and restarts of the signer and the gat
   const status = JSON.parse((await risk(['status', '--format', 'json'])).stdout) as { halts: { name: string }[] };
   expect(status.halts.map((h) => h.name).sort()).toEqual(['chain=56', `user=${OTHER_USER}`]);
   // The services reconnect; the halts hold, the rest signs.
-  await until(async () => (await signOnce(p.gatewayPort, p.apiKey, open)).status === 200, 30_000, 'signing back after Redis');
+  await until(
+    async () => (await signOnce(p.gatewayPort, p.apiKey, open)).status === 200,
+    30_000,
+    'signing back after Redis',
+  );
   expect(await signOnce(p.gatewayPort, p.apiKey, halted56)).toEqual({ status: 503, code: 'HALTED' });
   expect(await signOnce(p.gatewayPort, p.apiKey, SUBJECTS[3]!)).toEqual({ status: 503, code: 'HALTED' });
 

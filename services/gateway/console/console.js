@@ -216,7 +216,11 @@
       const trip = h.trip ? ` (tripped ${h.trip.limit}: ${h.trip.value} past ${h.trip.threshold})` : '';
       const since = new Date(h.at).toISOString().replace(/\.\d{3}Z$/, 'Z');
       halts.append(
-        el('li', { 'data-halt': h.scope, 'data-state': 'fail' }, `${h.scope}: since ${since} by ${h.by}: ${h.reason}${trip}`),
+        el(
+          'li',
+          { 'data-halt': h.scope, 'data-state': 'fail' },
+          `${h.scope}: since ${since} by ${h.by}: ${h.reason}${trip}`,
+        ),
       );
     }
     let total = 0;

@@ -58,7 +58,7 @@ export function gatewayMetrics(metrics: Metrics) {
 
   const haltsActive = metrics.gauge(
     'gateway_halts_active',
-    "Active operator halts (npm run risk), by the kind of their scope, as this gateway last read them",
+    'Active operator halts (npm run risk), by the kind of their scope, as this gateway last read them',
     ['scope'] as const,
   );
   const haltOldest = metrics.gauge(

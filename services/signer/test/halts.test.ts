@@ -8,7 +8,15 @@
 import request from 'supertest';
 import { DurableWrites, HaltStore, HaltView, createMetrics, type HaltScope } from '@pmm/core';
 import { createApp } from '../src';
-import { INTERNAL_TOKEN, OTHER_USER, USER, integrator, startFixture, testRegistry, type Fixture } from './support/fixture';
+import {
+  INTERNAL_TOKEN,
+  OTHER_USER,
+  USER,
+  integrator,
+  startFixture,
+  testRegistry,
+  type Fixture,
+} from './support/fixture';
 
 let f: Fixture;
 let view: HaltView;

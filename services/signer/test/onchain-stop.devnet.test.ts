@@ -51,7 +51,11 @@ it('drill: after a halt and the on-chain stop, a signature issued before both re
   const transport = http(stack.rpcUrl, { retryCount: 0 });
   const pub = createPublicClient({ chain, transport, pollingInterval: 50 });
   const user = createWalletClient({ chain, transport, account: privateKeyToAccount(stack.testUser.privateKey as Hex) });
-  const owner = createWalletClient({ chain, transport, account: privateKeyToAccount(deployerWallet().privateKey as Hex) });
+  const owner = createWalletClient({
+    chain,
+    transport,
+    account: privateKeyToAccount(deployerWallet().privateKey as Hex),
+  });
   const quote = stack.quoteToken.address as Hex;
   const base = stack.baseTokens[0]!.address as Hex;
   const router = stack.contracts.router as Hex;
@@ -64,7 +68,14 @@ it('drill: after a halt and the on-chain stop, a signature issued before both re
       .set('X-Integrator-Id', 'acme')
       .set('Content-Type', 'application/json')
       .send(
-        JSON.stringify({ chainId: CHAIN, tokenIn: quote, tokenOut: base, fee: '30', userAddress: stack.testUser.address, amountIn: amountIn.toString() }),
+        JSON.stringify({
+          chainId: CHAIN,
+          tokenIn: quote,
+          tokenOut: base,
+          fee: '30',
+          userAddress: stack.testUser.address,
+          amountIn: amountIn.toString(),
+        }),
       );
   const first = await sign();
   const second = await sign();
@@ -76,7 +87,12 @@ it('drill: after a halt and the on-chain stop, a signature issued before both re
   await view.refresh();
   expect((await sign()).body.error.code).toBe('HALTED');
 
-  const approve = await user.writeContract({ address: quote, abi: TestTokenArtifact.abi, functionName: 'approve', args: [router, amountIn * 2n] });
+  const approve = await user.writeContract({
+    address: quote,
+    abi: TestTokenArtifact.abi,
+    functionName: 'approve',
+    args: [router, amountIn * 2n],
+  });
   expect((await pub.waitForTransactionReceipt({ hash: approve })).status).toBe('success');
   const swap = (signed: { timestamp: number; verificationData: Hex }) =>
     user.writeContract({
@@ -90,7 +106,12 @@ it('drill: after a halt and the on-chain stop, a signature issued before both re
   expect((await pub.waitForTransactionReceipt({ hash: executed })).status).toBe('success');
 
   // 2. The on-chain stop: the owner switches the router's signer away.
-  const stop = await owner.writeContract({ address: router, abi: routerAbi, functionName: 'setApiSigner', args: [DEAD] });
+  const stop = await owner.writeContract({
+    address: router,
+    abi: routerAbi,
+    functionName: 'setApiSigner',
+    args: [DEAD],
+  });
   expect((await pub.waitForTransactionReceipt({ hash: stop })).status).toBe('success');
   expect(await revertName(swap(second.body as { timestamp: number; verificationData: Hex }), routerAbi, pub)).toBe(
     'InvalidSignature',

@@ -93,7 +93,9 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
       const lifted = await ctx.durability.run(() => store.resume(scope, { reason, by, at }));
       if (!lifted) {
         const active = await store.active();
-        io.err(`risk: ${name} is not halted; halted now: ${active.map((h) => haltScopeName(h.scope)).join(', ') || 'nothing'}`);
+        io.err(
+          `risk: ${name} is not halted; halted now: ${active.map((h) => haltScopeName(h.scope)).join(', ') || 'nothing'}`,
+        );
         return 1;
       }
       io.out(`resumed ${name} at ${iso(at)} by ${by} (halted since ${iso(lifted.at)} by ${lifted.by})`);
@@ -105,7 +107,13 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
       const halts = await store.active();
       const exposure = await exposureOf(ctx, halts, at);
       if (format === 'json') {
-        io.out(JSON.stringify({ at: iso(at), halts: halts.map((h, i) => ({ ...haltJson(h), exposure: exposure[i] })) }, null, 2));
+        io.out(
+          JSON.stringify(
+            { at: iso(at), halts: halts.map((h, i) => ({ ...haltJson(h), exposure: exposure[i] })) },
+            null,
+            2,
+          ),
+        );
         return 0;
       }
       if (halts.length === 0) io.out('no halts: signing everywhere');
@@ -168,7 +176,8 @@ function scopeOf(values: Record<string, string | undefined>, all: boolean): Halt
 }
 
 function addressArg(name: string, text: string): string {
-  if (!isAddress(text)) throw new UsageError(`--${name}: ${JSON.stringify(text)} is not an address (0x and 40 hex digits)`);
+  if (!isAddress(text))
+    throw new UsageError(`--${name}: ${JSON.stringify(text)} is not an address (0x and 40 hex digits)`);
   return text.toLowerCase();
 }
 
@@ -211,7 +220,9 @@ async function assertExists(ctx: RiskContext, scope: HaltScope): Promise<void> {
     if (scope.pair !== undefined) {
       const bases = registry.baseTokens.map((t) => t.address.toLowerCase());
       if (registry.quoteToken.address.toLowerCase() === scope.pair)
-        throw new UsageError(`--pair: ${scope.pair} is chain ${scope.chainId}'s quote token, in every pair: halt the chain`);
+        throw new UsageError(
+          `--pair: ${scope.pair} is chain ${scope.chainId}'s quote token, in every pair: halt the chain`,
+        );
       if (!bases.includes(scope.pair))
         throw new UsageError(`--pair: ${scope.pair} is not a base token of chain ${scope.chainId}'s pairs`);
     }
@@ -308,7 +319,15 @@ function describeHalt(h: HaltRecord, at: number): string {
 }
 
 function haltJson(h: HaltRecord) {
-  return { scope: h.scope, name: haltScopeName(h.scope), kind: haltScopeKind(h.scope), reason: h.reason, by: h.by, at: iso(h.at), ...(h.trip ? { trip: h.trip } : {}) };
+  return {
+    scope: h.scope,
+    name: haltScopeName(h.scope),
+    kind: haltScopeKind(h.scope),
+    reason: h.reason,
+    by: h.by,
+    at: iso(h.at),
+    ...(h.trip ? { trip: h.trip } : {}),
+  };
 }
 
 function eventJson(e: HaltEvent) {

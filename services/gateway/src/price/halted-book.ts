@@ -42,7 +42,12 @@ function shownOf(halts: HaltSource, chainId: number, integratorId: string): Read
   try {
     active = halts.current();
   } catch (err) {
-    throw new ApiError('SERVICE_UNAVAILABLE', 'the orderbook is withheld for a moment; retry shortly', {}, { cause: err });
+    throw new ApiError(
+      'SERVICE_UNAVAILABLE',
+      'the orderbook is withheld for a moment; retry shortly',
+      {},
+      { cause: err },
+    );
   }
   const shown = bookHalt(active, chainId, integratorId);
   if ('refusedBy' in shown) throw haltedError(shown.refusedBy);

@@ -45,7 +45,9 @@ async function halted(scope: HaltScope, check: () => Promise<void>): Promise<voi
   const durable = DurableWrites.unconfirmed(h.redis);
   await durable.run(() => store.halt({ scope, reason: 'secret reason 42', by: 'alice', at: Date.now() }));
   await until(
-    async () => (await h.redis.hlen(h.keys.halts())) > 0 && (await get('?chainId=8453')).text !== BOOK || 'userAddress' in scope,
+    async () =>
+      ((await h.redis.hlen(h.keys.halts())) > 0 && (await get('?chainId=8453')).text !== BOOK) ||
+      'userAddress' in scope,
     3_000,
     'the gateway sees the halt',
   );
@@ -60,7 +62,13 @@ async function halted(scope: HaltScope, check: () => Promise<void>): Promise<voi
 function expectHalted(res: request.Response, what: string): void {
   expect({ status: res.status, body: res.body, retryAfter: res.headers['retry-after'] }).toEqual({
     status: 503,
-    body: { error: { code: 'HALTED', message: `${what} by the operator; retry later`, requestId: res.headers['x-request-id'] } },
+    body: {
+      error: {
+        code: 'HALTED',
+        message: `${what} by the operator; retry later`,
+        requestId: res.headers['x-request-id'],
+      },
+    },
     retryAfter: '60',
   });
   expect(res.text).not.toContain('secret');
@@ -70,7 +78,10 @@ describe('/v2/price under halts', () => {
   it("behavior: a halted chain's book is 503 HALTED; another chain's is served", async () => {
     await halted({ chainId: 8453 }, async () => {
       expectHalted(await get('?chainId=8453'), 'signing is halted on this chain');
-      expectHalted(await call(request(gw.app).get('/v1/price').set('X-API-KEY', key)), 'signing is halted on this chain');
+      expectHalted(
+        await call(request(gw.app).get('/v1/price').set('X-API-KEY', key)),
+        'signing is halted on this chain',
+      );
       expect((await get('?chainId=56')).text).toBe(bookBody(56, 7));
     });
   });

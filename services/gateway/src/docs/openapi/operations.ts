@@ -112,7 +112,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
       ...CHAIN_QUERY_ANSWERS,
       chainQueryInvalid(''),
       haltedAnswer(
-        "No book: the chain, everything, or your integrator is halted. A halted pair is not an error: its levels are left out of `pairs`.",
+        'No book: the chain, everything, or your integrator is halted. A halted pair is not an error: its levels are left out of `pairs`.',
         'signing is halted on this chain by the operator; retry later',
       ),
       unavailableAnswer(
