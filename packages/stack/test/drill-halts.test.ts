@@ -235,25 +235,40 @@ it('drill: each of the five scopes halts within a second on every replica under 
   const total = results.reduce((n, r) => n + r.sent, 0);
   console.log(`sent ${total}; refused ${refused.length}; statuses ${JSON.stringify(results.map((r) => r.statuses))}`);
   expect(refused.length).toBeGreaterThan(0);
-  // Other scopes unaffected: every refusal falls in a halt's time and in that halt's scope.
+  // Other scopes unaffected: every refusal falls in the time of a halt that covers it (the windows
+  // of two phases overlap by the resume's propagation).
   results.forEach((r, n) => {
-    for (const x of r.refused) {
+    for (const x of r.refused.filter((y) => y.body.includes('"HALTED"'))) {
       const at = loadsStarted[n]! + x.at;
-      const phase = phases.find((p) => at >= p.haltStarted! && at <= p.resumedAt! + 1_000);
-      expect({ requestId: x.requestId, phase: phase?.name }).toEqual({
+      const covering = phases.filter(
+        (p) => at >= p.haltStarted! && at <= p.resumedAt! + 1_000 && p.covers(integrators[n]!, subjectOf(x.requestId)),
+      );
+      expect({ requestId: x.requestId, covered: covering.length > 0 }).toEqual({
         requestId: x.requestId,
-        phase: expect.any(String),
+        covered: true,
       });
-      expect(phase!.covers(integrators[n]!, subjectOf(x.requestId))).toBe(true);
     }
   });
+  // Every refusal is 503 in the envelope: HALTED, or (a process whose last good read of the halts
+  // is over 800 ms old: seen on a machine at a load average of 25) the fail-closed pause.
+  const codes: Record<string, number> = {};
   for (const r of refused) {
-    expect({ status: r.status, body: JSON.parse(r.body) as unknown }).toEqual({
+    const body = JSON.parse(r.body) as { error: { code: string; message: string; requestId: string } };
+    codes[body.error.code] = (codes[body.error.code] ?? 0) + 1;
+    expect({ status: r.status, body }).toEqual({
       status: 503,
-      body: { error: { code: 'HALTED', message: expect.stringMatching(/^signing is halted/), requestId: r.requestId } },
+      body: {
+        error: {
+          code: expect.stringMatching(/^(HALTED|SERVICE_UNAVAILABLE)$/),
+          message: expect.stringMatching(/^signing is (halted|paused for a moment)/),
+          requestId: r.requestId,
+        },
+      },
     });
     expect(r.answeredRequestId).toBe(r.requestId);
   }
+  console.log(`refusals by code: ${JSON.stringify(codes)}`);
+  expect(codes.HALTED).toBeGreaterThan(0);
   // The log has every halt and resume, with who and why.
   const history = JSON.parse((await risk(['history', '--format', 'json'])).stdout) as { action: string; by: string }[];
   expect(history.map((e) => e.action)).toEqual(phases.flatMap(() => ['halt', 'resume']));
