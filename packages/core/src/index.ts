@@ -122,6 +122,7 @@ export {
 } from './secp256k1-signer';
 export {
   DEFAULT_PKCS11_SESSIONS,
+  DEFAULT_PKCS11_SIGN_TIMEOUT_MS,
   openPkcs11Signer,
   type Pkcs11Signer,
   type Pkcs11SignerOptions,

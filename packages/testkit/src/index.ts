@@ -25,6 +25,7 @@ export {
   testKey,
   uint256Arb,
 } from './eth-arbitraries';
+export { buildHangingModule, type HangingModule } from './pkcs11-hang-shim';
 export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
 export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';
 export { REPO_ROOT } from './repo-root';
