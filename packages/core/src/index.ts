@@ -28,6 +28,7 @@ export {
   describeConfig,
   loadConfig,
   readConfigFile,
+  secretFileReader,
   settings,
   throwConfigErrors,
   type ConfigSources,
@@ -128,6 +129,7 @@ export {
   type Pkcs11SignerOptions,
 } from './pkcs11-signer';
 export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
+export { pkcs11SignTimeoutSetting, sizeThreadPool } from './pkcs11-runtime';
 export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
 export {
   chainsSetting,

@@ -84,7 +84,14 @@ async function openQuoterKey(config: IndexerConfig, log: Logger): Promise<KeySig
     return await openPkcs11Signer({
       key: quoter.key,
       pin: quoter.pin,
+      ...(quoter.readPin ? { readPin: quoter.readPin } : {}),
+      signTimeoutMs: quoter.signTimeoutMs,
       onFailure: (reason) => log.error('quoter key unavailable; blocks fail until its module recovers', { reason }),
+      onPinRefused: (reason) =>
+        log.error(
+          'the token refused the quoter key PIN: no further login is tried (the token would lock); write the new PIN to the PIN file, or restart',
+          { reason },
+        ),
       onRecovered: () => log.info('quoter key available again'),
     });
   } catch (err) {

@@ -27,7 +27,9 @@ import {
   throwConfigErrors,
   readConfigFile,
   DEFAULT_PKCS11_SESSIONS,
+  pkcs11SignTimeoutSetting,
   pkcs11UriSetting,
+  secretFileReader,
   type ChainDeployments,
   type Pkcs11KeyRef,
   type DurableWriteConfig,
@@ -117,6 +119,7 @@ export const SIGNER_SETTINGS = {
     DEFAULT_PKCS11_SESSIONS,
     [1, 64],
   ),
+  pkcs11SignTimeoutMs: pkcs11SignTimeoutSetting(),
 };
 
 /**
@@ -172,7 +175,14 @@ export function chainSettings(chainId: number) {
 export type KeySource =
   | { kind: 'hex'; env: string; privateKey: string }
   | { kind: 'keystore'; env: string; path: string; password: string }
-  | { kind: 'pkcs11'; env: string; key: Pkcs11KeyRef; pin: string };
+  | {
+      kind: 'pkcs11';
+      env: string;
+      key: Pkcs11KeyRef;
+      pin: string;
+      /** Reads the PIN's secret file again (a new PIN after the token refused the old one); absent when the PIN is not in a file. */
+      readPin?: () => Promise<string | undefined>;
+    };
 
 export interface ChainSignerConfig {
   chainId: number;
@@ -201,6 +211,8 @@ export interface SignerConfig extends DurableWriteConfig {
   signerBackend: 'auto' | 'libsecp256k1' | 'noble';
   /** Sessions kept open on each PKCS#11 key. */
   pkcs11Sessions: number;
+  /** A sign a PKCS#11 module has not answered in this long fails and marks the key down. */
+  pkcs11SignTimeoutMs: number;
   /** Days each audit record is kept. */
   auditRetentionDays: number;
   /** Default signatures per integrator, chain and UTC day (0: none). */
@@ -284,7 +296,8 @@ function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerCo
         `SIGNER_PKCS11_${chainId}: chain ${chainId}'s token needs its PIN: set SIGNER_PKCS11_PIN_${chainId}_FILE (or SIGNER_PKCS11_PIN_${chainId})`,
       );
     }
-    key = { kind: 'pkcs11', env: `SIGNER_PKCS11_${chainId}`, key: pkcs11, pin };
+    const readPin = secretFileReader(`SIGNER_PKCS11_PIN_${chainId}`, sources.env);
+    key = { kind: 'pkcs11', env: `SIGNER_PKCS11_${chainId}`, key: pkcs11, pin, ...(readPin ? { readPin } : {}) };
   } else if (privateKey !== undefined) key = { kind: 'hex', env: `SIGNER_KEY_${chainId}`, privateKey };
   else if (keystore !== undefined) {
     if (password === undefined) {
