@@ -5,6 +5,8 @@
  * asked to sign all the while (so it tries to reconnect every `retryMs`). B must not fail once.
  * Every fault phase lasts longer than the module's 5 s between two initialisations, so that
  * initialising the module for A's sake (what the code did before) would show in every case.
+ * And the other side of the rule: a module that fails as a whole is initialised again, and the
+ * healthy key reconnects without a failure.
  */
 import { execFileSync } from 'node:child_process';
 import { renameSync } from 'node:fs';
@@ -23,7 +25,7 @@ const NEW_PIN = '16180339';
 /** Longer than the module's least time between two initialisations (5 s). */
 const FAULT_MS = 6_000;
 let hsm: SoftHsm;
-let HEALTHY: string, REMOVED: string, DELETED: string, REPINNED: string;
+let HEALTHY: string, REMOVED: string, DELETED: string, REPINNED: string, SPARE: string;
 const opened: Pkcs11Signer[] = [];
 
 async function open(token: string, opts: Partial<Pkcs11SignerOptions> = {}): Promise<Pkcs11Signer> {
@@ -78,7 +80,8 @@ beforeAll(() => {
   REMOVED = hsm.initToken('removed', PIN);
   DELETED = hsm.initToken('deleted', PIN);
   REPINNED = hsm.initToken('repinned', PIN);
-  for (const token of [HEALTHY, REMOVED, DELETED, REPINNED]) hsm.generateKey(token, PIN, 'k');
+  SPARE = hsm.initToken('spare', PIN);
+  for (const token of [HEALTHY, REMOVED, DELETED, REPINNED, SPARE]) hsm.generateKey(token, PIN, 'k');
 });
 
 afterAll(async () => {
@@ -171,5 +174,29 @@ describe("a key's fault leaves the other keys of its module signing", () => {
       logins.mockRestore();
       module.release();
     }
+  });
+
+  it('behavior: the module itself fails (finalised under its keys: CKR_CRYPTOKI_NOT_INITIALIZED): it is initialised again, the failing key signs again, and the other key reconnects without a failure', async () => {
+    const bFailures: string[] = [];
+    const b = await open(HEALTHY, { onFailure: (r) => bFailures.push(r) });
+    const aFailures: string[] = [];
+    const a = await open(SPARE, { retryMs: 50, onFailure: (r) => aFailures.push(r) });
+    await a.sign(digest(1));
+    await b.sign(digest(1));
+    // Another user of the library in this process finalises it, as a second PKCS#11 consumer could.
+    const module = openPkcs11Module(hsm.modulePath);
+    const epoch = module.epoch();
+    module.lib.C_Finalize();
+    module.release();
+    await expect(a.sign(digest(2))).rejects.toThrow(/CKR_CRYPTOKI_NOT_INITIALIZED/);
+    const sig = await until(() => a.sign(digest(3)).catch(() => undefined), 10_000, 'A signs again', 20);
+    expect(await recoverAddress({ hash: hex(digest(3)), signature: hex(sig) })).toBe(a.address);
+    expect(aFailures[0]).toBe('CKR_CRYPTOKI_NOT_INITIALIZED');
+    const other = openPkcs11Module(hsm.modulePath);
+    expect(other.epoch()).toBe(epoch + 1);
+    other.release();
+    const bSig = await b.sign(digest(4));
+    expect(await recoverAddress({ hash: hex(digest(4)), signature: hex(bSig) })).toBe(b.address);
+    expect(bFailures).toEqual([]);
   });
 });
