@@ -82,7 +82,7 @@ interface Loaded {
   idle: (() => void)[];
   /** The initialisation under way, if any. */
   reinitializing: Promise<boolean> | undefined;
-  /** Released by its last user while a call still ran: finalised when the call returns. */
+  /** Released by its last user while a call still ran: finalised when the call returns, unless a user comes back. */
   orphaned: boolean;
 }
 
@@ -219,6 +219,7 @@ export function openPkcs11Module(path: string): Pkcs11Module {
     loaded.set(path, entry);
   }
   const current = entry;
+  current.orphaned = false; // a user again: not finalised when its last call returns
   const user: User = { up: true };
   current.users.add(user);
   let released = false;
@@ -254,6 +255,7 @@ export function openPkcs11Module(path: string): Pkcs11Module {
         for (const wake of current.idle.splice(0)) wake();
         if (current.orphaned) {
           current.orphaned = false;
+          loaded.delete(path);
           finalize(current.lib);
         }
       };
@@ -284,10 +286,11 @@ export function openPkcs11Module(path: string): Pkcs11Module {
       released = true;
       current.users.delete(user);
       if (current.users.size > 0) return;
+      // Finalising under a call that still runs (a hung sign) is undefined: then later, if ever
+      // (a key opened meanwhile joins this initialisation instead).
+      if (current.calls > 0) return void (current.orphaned = true);
       loaded.delete(path);
-      // Finalising under a call that still runs (a hung sign) is undefined: then later, if ever.
-      if (current.calls > 0) current.orphaned = true;
-      else finalize(current.lib);
+      finalize(current.lib);
     },
   };
 }

@@ -3,11 +3,14 @@
  * (testkit's buildHangingModule), whose C_Sign does not return for one token while told so.
  * The sign fails after the sign timeout and the key is reported down; the key then asks the
  * module nothing until the call returns; another token's key in the same module keeps signing;
- * close() returns within its bound although a call is still stuck in the module.
+ * close() returns within its bound although a call is still stuck in the module; the module is
+ * never initialised again under a call that has not returned.
  */
+import { execFileSync } from 'node:child_process';
 import { recoverAddress, type Hex } from 'viem';
 import { buildHangingModule, startSoftHsm, until, type HangingModule, type SoftHsm } from '@pmm/testkit';
 import { KeyUnavailableError } from '@pmm/protocol';
+import { openPkcs11Module } from '../src/pkcs11-module';
 import { openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from '../src/pkcs11-signer';
 import { parsePkcs11Uri } from '../src/pkcs11-uri';
 
@@ -17,7 +20,7 @@ const PIN = '48151623';
 const SIGN_TIMEOUT_MS = 300;
 let hsm: SoftHsm;
 let shim: HangingModule;
-let STUCK: string, FINE: string;
+let STUCK: string, FINE: string, DOOMED: string;
 const opened: Pkcs11Signer[] = [];
 
 async function open(token: string, opts: Partial<Pkcs11SignerOptions> = {}): Promise<Pkcs11Signer> {
@@ -56,8 +59,8 @@ beforeAll(() => {
   shim = buildHangingModule(hsm.modulePath);
   STUCK = hsm.initToken('stuck', PIN);
   FINE = hsm.initToken('fine', PIN);
-  hsm.generateKey(STUCK, PIN, 'k');
-  hsm.generateKey(FINE, PIN, 'k');
+  DOOMED = hsm.initToken('doomed', PIN);
+  for (const token of [STUCK, FINE, DOOMED]) hsm.generateKey(token, PIN, 'k');
 });
 
 afterAll(async () => {
@@ -115,5 +118,55 @@ describe('a sign the module never answers', () => {
     expect(closed).toEqual({ value: undefined });
     expect(await pending).toBeInstanceOf(KeyUnavailableError);
     shim.release();
+  });
+
+  it('behavior: with every key of the module down, it is initialised again only once the stuck call has returned, never under it', async () => {
+    const epochNow = () => {
+      const m = openPkcs11Module(shim.modulePath);
+      m.release();
+      return m.epoch();
+    };
+    // These two are the module's only keys.
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+    const stuck = await open(STUCK, { retryMs: 50 });
+    const doomed = await open(DOOMED, { retryMs: 50 });
+    await stuck.sign(digest(1));
+    await doomed.sign(digest(1));
+    const before = epochNow();
+    shim.hang(STUCK);
+    await expect(stuck.sign(digest(2))).rejects.toThrow(/did not answer a sign/);
+    // The other key's key is deleted: every key of the module is down, so its reconnect would
+    // initialise the module again, but a call is still inside it.
+    execFileSync(
+      'pkcs11-tool',
+      [
+        '--module',
+        hsm.modulePath,
+        '--token-label',
+        DOOMED,
+        '--login',
+        '--pin',
+        PIN,
+        '--delete-object',
+        '--type',
+        'privkey',
+        '--label',
+        'k',
+      ],
+      { env: { ...process.env, ...hsm.env }, stdio: 'ignore' },
+    );
+    await expect(doomed.sign(digest(3))).rejects.toBeInstanceOf(KeyUnavailableError);
+    await new Promise((r) => setTimeout(r, 100));
+    // The reconnect waits up to the sign timeout for the call, then gives up the initialisation.
+    await expect(doomed.sign(digest(4))).rejects.toThrow(/no private key with that label/);
+    expect(epochNow()).toBe(before);
+
+    // The call returns: the next attempt initialises the module, and the stuck key signs again.
+    shim.release();
+    await new Promise((r) => setTimeout(r, 100));
+    await expect(doomed.sign(digest(5))).rejects.toThrow(/no private key with that label/);
+    expect(epochNow()).toBe(before + 1);
+    const sig = await until(() => stuck.sign(digest(6)).catch(() => undefined), 10_000, 'a sign after the hang', 20);
+    expect(await recoverAddress({ hash: hex(digest(6)), signature: hex(sig) })).toBe(stuck.address);
   });
 });
