@@ -6,6 +6,10 @@
  *
  * Initialised with CKF_OS_LOCKING_OK: signs run on libuv's thread pool (one session per
  * concurrent sign), and a module initialised without it may assume a single-threaded caller.
+ *
+ * Initialised again (which ends every session of every key in it) only when the module itself
+ * fails or none of its keys signs, and only once no call of it runs (`recover`); never finalised
+ * under a running call. The PKCS#11 return values that make a PIN final are here too (login).
  */
 import { createHash } from 'node:crypto';
 import type * as Pkcs11js from 'pkcs11js';
