@@ -62,6 +62,26 @@ export {
   withdrawPresence,
   type IndexerPresence,
 } from './indexer-presence';
+export {
+  RpcConnectionError,
+  RpcError,
+  RpcTimeoutError,
+  blockHashRef,
+  hexToNumber,
+  isBlockHash,
+  isHexBytes,
+  isRpcObject,
+  numberToHex,
+  revertData,
+  toRpcError,
+  type BlockHashRef,
+  type DroppedReason,
+  type RpcOutcome,
+  type RpcRequest,
+  type RpcTransport,
+  type TransportLimits,
+} from './json-rpc';
+export { createHttpTransport } from './json-rpc-http-transport';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './lua-command';

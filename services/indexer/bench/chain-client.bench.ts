@@ -10,7 +10,7 @@
  */
 import { http, webSocket } from 'viem';
 import { startSystem } from '@pmm/testkit';
-import { createHttpTransport } from '../src/chain/http-transport';
+import { createHttpTransport } from '@pmm/core';
 import { openWsTransport } from '../src/chain/ws-transport';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);

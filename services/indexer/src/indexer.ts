@@ -23,11 +23,11 @@ import {
   type Logger,
   type RedisClient,
   type Served,
+  createHttpTransport,
+  type TransportLimits,
 } from '@pmm/core';
 import type { KeySigner } from '@pmm/protocol';
 import type { QuoteContext } from './chain/block-quotes';
-import { createHttpTransport } from './chain/http-transport';
-import type { TransportLimits } from './chain/json-rpc';
 import { createHeadGuard } from './domain/head-guard';
 import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';

@@ -18,7 +18,7 @@ import {
   quoteCalldataBuilder,
   reserveBalancesCalldata,
 } from '../src/chain/call-codec';
-import { isHexBytes } from '../src/chain/call-batch';
+import { isHexBytes } from '@pmm/core';
 import { uint256WordHex } from '@pmm/protocol';
 
 const routerAbi = parseAbi([
