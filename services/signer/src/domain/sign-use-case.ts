@@ -64,7 +64,7 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
   const { metrics: m, maxFee } = deps;
   const now = deps.now ?? Date.now;
   return async (cmd) => {
-    const parsed = parseSignRequest(cmd.body, { maxFee, allowChainId: !cmd.legacy });
+    const parsed = parseSignRequest(cmd.body, { maxFee, allowChainId: !cmd.legacy, allowSlippageBps: !cmd.legacy });
     const ctx: SignQuoteContext = {
       servedChains: deps.servedChains,
       registry: (chainId) => deps.pairs.get(chainId),
