@@ -131,7 +131,7 @@ export {
   type WriteSession,
 } from './durable-writes';
 export { redisHealthMetrics } from './redis-health-metrics';
-export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
+export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export {
   addressOfPublicKey,

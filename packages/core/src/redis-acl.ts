@@ -94,7 +94,7 @@ export function redisRoleRule(
       return {
         // The audit trail, its signature index and the daily quota counts (one script writes all three).
         readWrite: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`, `${p}:{*}:audit-quota:*`],
-        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`],
+        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:book`, `${p}:{*}:book:*`],
         channels: [`${p}:{*}:book-updated`, `${p}:access-updated`],
         writes: true,
       };

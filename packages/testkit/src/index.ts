@@ -1,5 +1,12 @@
 /** @pmm/testkit: helpers for tests and benchmarks only. */
 export { sampleAuditRecord } from './audit-record-sample';
+export {
+  CONTRACTS as HOSTILE_NODE_CONTRACTS,
+  TOKENS as HOSTILE_NODE_TOKENS,
+  startHostileNode,
+  type FakeBlock,
+  type HostileNode,
+} from './hostile-node';
 export { freePort, waitForPort } from './ports';
 export { processCpuSeconds, stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';

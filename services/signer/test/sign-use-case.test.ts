@@ -14,7 +14,7 @@ import {
   type AuditSink,
   type SignCommand,
 } from '../src';
-import { NOW_MS, NOW_S, OTHER_USER, USER, integrator, testKey, testRegistry } from './support/fixture';
+import { NOW_MS, NOW_S, OTHER_USER, USER, fixedFirmQuotes, integrator, testKey, testRegistry } from './support/fixture';
 
 /** An audit sink whose writes the test settles by hand. */
 function heldAudit() {
@@ -38,6 +38,7 @@ function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { de
       quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: (chainId) => (chainId === 8453 ? testRegistry(8453) : undefined) },
       audit,
+      firmQuotes: fixedFirmQuotes,
       metrics: signMetrics(metrics),
       logSigned: false,
       now: () => NOW_MS,
@@ -182,6 +183,7 @@ describe('daily signature quota', () => {
       quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: () => registry },
       audit: refusing,
+      firmQuotes: fixedFirmQuotes,
       dailySignatureQuota: 500,
       metrics: signMetrics(metrics),
       logSigned: false,
