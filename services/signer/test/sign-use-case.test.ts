@@ -14,7 +14,17 @@ import {
   type AuditSink,
   type SignCommand,
 } from '../src';
-import { NOW_MS, NOW_S, OTHER_USER, USER, fixedFirmQuotes, integrator, testKey, testRegistry } from './support/fixture';
+import {
+  FIRM_BLOCK,
+  NOW_MS,
+  NOW_S,
+  OTHER_USER,
+  USER,
+  fixedFirmQuotes,
+  integrator,
+  testKey,
+  testRegistry,
+} from './support/fixture';
 
 /** An audit sink whose writes the test settles by hand. */
 function heldAudit() {
@@ -120,7 +130,15 @@ describe('sign use case', () => {
     writes[0]!.resolve();
     const json = await pending;
     // The field sits right after the timestamp it is counted from.
-    expect(Object.keys(JSON.parse(json) as object)).toEqual(['verificationData', 'timestamp', 'deadline', 'calldata']);
+    expect(Object.keys(JSON.parse(json) as object)).toEqual([
+      'verificationData',
+      'timestamp',
+      'deadline',
+      'calldata',
+      'amountOut',
+      'minAmountOut',
+      'blockNumber',
+    ]);
     expect(JSON.parse(json)).toMatchObject({ timestamp: NOW_S, deadline: NOW_S + VALIDITY_SECONDS });
     expect(writes[0]!.record.deadline).toBe(NOW_S + VALIDITY_SECONDS);
 
@@ -131,6 +149,71 @@ describe('sign use case', () => {
     expect(Object.keys(JSON.parse(await legacy) as object)).toEqual(['verificationData', 'timestamp', 'calldata']);
     // The router's deadline holds for a /v1 quote too: the record keeps it.
     expect(writes[1]!.record.deadline).toBe(NOW_S + VALIDITY_SECONDS);
+  });
+
+  it('behavior: with amountIn the answer and the record carry the firm amount net of the fee, its block and the encoded minimum', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign } = useCase(sink);
+    // fixedFirmQuotes: gross 2 × amountIn = 2,000,000; fee 30 → 2,000,000 × 99,970 / 100,000.
+    const pending = sign(command({ body: body({ slippageBps: 50 }) }));
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.resolve();
+    const answer = JSON.parse(await pending) as Record<string, unknown>;
+    expect(answer).toMatchObject({ amountOut: '1999400', minAmountOut: '1989403', blockNumber: FIRM_BLOCK });
+    expect(writes[0]!.record).toMatchObject({
+      amountIn: '1000000',
+      amountOut: '1999400',
+      minAmountOut: '1989403',
+      blockNumber: FIRM_BLOCK,
+    });
+  });
+
+  it('error: no firm amount is 503 before anything is signed or recorded; signs without amountIn go on', async () => {
+    const { sink, writes } = heldAudit();
+    const signer = createDigestSigner(testKey('api-signer-8453'));
+    const sign = createSignUseCase({
+      servedChains: [8453],
+      maxFee: 10_000n,
+      signers: new Map([[8453, signer]]),
+      originRates: new Map(),
+      quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
+      pairs: { get: () => registry },
+      audit: sink,
+      firmQuotes: () => Promise.reject(new ApiError('SERVICE_UNAVAILABLE', 'chain 8453: no firm amount')),
+      metrics: signMetrics(createMetrics('use-case-firm', { defaultMetrics: false })),
+      logSigned: false,
+      now: () => NOW_MS,
+    });
+    expect(await codeOf(sign(command()))).toBe('SERVICE_UNAVAILABLE');
+    expect(writes).toHaveLength(0);
+    const { amountIn: _amountIn, ...noAmount } = body();
+    const pending = sign(command({ body: noAmount }));
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.resolve();
+    expect(Object.keys(JSON.parse(await pending) as object)).toEqual(['verificationData', 'timestamp', 'deadline']);
+  });
+
+  it('behavior: /v1 with amountIn asks for no firm amount (its interface is unchanged)', async () => {
+    const { sink, writes } = heldAudit();
+    const sign = createSignUseCase({
+      servedChains: [8453],
+      maxFee: 10_000n,
+      signers: new Map([[8453, createDigestSigner(testKey('api-signer-8453'))]]),
+      originRates: new Map(),
+      quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
+      pairs: { get: () => registry },
+      audit: sink,
+      firmQuotes: () => Promise.reject(new Error('not asked on /v1')),
+      metrics: signMetrics(createMetrics('use-case-v1', { defaultMetrics: false })),
+      logSigned: false,
+      now: () => NOW_MS,
+    });
+    const { chainId: _chainId, ...v1 } = body();
+    const pending = sign(command({ body: v1, legacy: true }));
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.resolve();
+    expect(Object.keys(JSON.parse(await pending) as object)).toEqual(['verificationData', 'timestamp', 'calldata']);
+    expect(writes[0]!.record.amountOut).toBeUndefined();
   });
 
   it('error: a failed audit write withholds the answer (503) and counts the failure', async () => {
