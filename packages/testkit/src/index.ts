@@ -48,6 +48,7 @@ export {
 export { chainClients, type ChainClients } from './chain-clients';
 export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
 export { devnetRegistry } from './devnet-registry';
+export { publishBookHead } from './book-head';
 export { commandOutcome } from './command-outcome';
 export {
   jsonRpcRelay,

@@ -7,7 +7,7 @@
  */
 import { DEFAULT_KEY_PREFIX, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { ApiKeyStore } from '@pmm/gateway';
-import { startSystem, type ServiceProcess, type System } from '@pmm/testkit';
+import { publishBookHead, startSystem, type ServiceProcess, type System } from '@pmm/testkit';
 
 export const CHAINS = [8453, 56, 4663] as const;
 export const INTEGRATOR = 'fuzz';
@@ -48,7 +48,10 @@ export interface ServedPairOptions {
 }
 
 /** Writes the registries, books, integrator and key; resolves with the key. */
-async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }> {
+async function seed(
+  redisUrl: string,
+  chains: Readonly<Record<string, { chainId: number; rpcUrl: string }>>,
+): Promise<{ apiKey: string; keyId: string }> {
   const keys = redisKeys(DEFAULT_KEY_PREFIX);
   const redis = createRedis(redisUrl, { name: 'served-pair-seed' });
   try {
@@ -65,10 +68,9 @@ async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }
           refreshedAt: Date.now(),
         }),
       );
-      await redis.set(
-        keys.book(chainId),
-        JSON.stringify({ chainId, blockNumber: 10, blockTime: Math.floor(Date.now() / 1000), pairs: [] }),
-      );
+      // The devnet's latest block: a sign with amountIn asks the router for its firm amount there
+      // (these tokens are not the router's: PAIR_NOT_FOUND, a 4xx).
+      await publishBookHead(redis, keys, chains[String(chainId)]!);
     }
     const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
     await store.putIntegrator({
@@ -91,9 +93,9 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
   const system: System = await startSystem({
     chains: CHAINS,
     services: ['signer', 'gateway'],
-    beforeServices: async ({ redisUrl, signerUrl }) => {
+    beforeServices: async ({ redisUrl, signerUrl, chains }) => {
       opts.relay?.to(signerUrl);
-      issued = await seed(redisUrl);
+      issued = await seed(redisUrl, chains);
     },
     env: {
       gateway: {

@@ -13,7 +13,8 @@
  * A node that does not answer in time, answers garbage, does not know the block (it lags the
  * indexer's node) or reverts for another reason than the amount → 503 SERVICE_UNAVAILABLE,
  * never a guessed amount. A revert for the amount itself (past the curve's depth, over the
- * router's reserves) → 422 VALIDATION_ERROR on `amountIn`: retrying will not help.
+ * router's reserves) → 422 VALIDATION_ERROR on `amountIn`, and for the pair (the router does
+ * not list it, whatever the registry says) → 400 PAIR_NOT_FOUND: retrying will not help.
  */
 import { ApiError, functionSelector, quoteCalldataBuilder, signAmmVerification, type KeySigner } from '@pmm/protocol';
 import { blockHashRef, isHexBytes, revertData, RpcError, type RpcTransport } from '@pmm/core';
@@ -74,6 +75,8 @@ const AMOUNT_ERRORS = new Map(
   ['DepthExceeded()', 'InsufficientReserve(uint256,uint256)', 'ZeroAmount()'].map((s) => [functionSelector(s), s]),
 );
 
+const PAIR_NOT_LISTED = functionSelector('PairNotListed(address,address)');
+
 /** Why there is no firm amount: the outcome for the metrics, the reason for the message. */
 class NoFirmAmount extends Error {
   constructor(
@@ -89,7 +92,7 @@ function unavailable(chainId: number, err: NoFirmAmount): ApiError {
   return new ApiError(
     'SERVICE_UNAVAILABLE',
     `chain ${chainId}: no firm amount for amountIn right now (${err.reason}); retry shortly, or sign without amountIn`,
-    { 'Retry-After': '1' },
+    {},
     { cause: err.cause ?? err },
   );
 }
@@ -138,7 +141,16 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
     try {
       raw = await chain.rpc.request('eth_call', [{ to: chain.router, data }, blockHashRef(head.hash)], remaining);
     } catch (err) {
-      const reverted = err instanceof RpcError ? AMOUNT_ERRORS.get(revertData(err).slice(0, 10)) : undefined;
+      const selector = err instanceof RpcError ? revertData(err).slice(0, 10) : '';
+      if (selector === PAIR_NOT_LISTED) {
+        // The router is the authority on what trades: the registry the signer holds lags a delisting.
+        opts.onOutcome?.(req.chainId, 'unfillable');
+        throw new ApiError(
+          'PAIR_NOT_FOUND',
+          `tokenIn, tokenOut: the router does not list this pair at block ${head.number} on chain ${req.chainId}`,
+        );
+      }
+      const reverted = AMOUNT_ERRORS.get(selector);
       if (reverted) {
         opts.onOutcome?.(req.chainId, 'unfillable');
         throw new ApiError(
