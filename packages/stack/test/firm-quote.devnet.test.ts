@@ -14,7 +14,16 @@ import type { Account, Chain, Hex, PublicClient, Transport, WalletClient } from 
 import { PmmRouterArtifact, TestTokenArtifact, swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
 import { deployerWallet, type ChainStack } from '@pmm/devnet';
 import type { OrderbookResponse } from '@pmm/protocol';
+import { DEFAULT_KEY_PREFIX, createRedis, redisKeys, type RedisClient } from '@pmm/core';
 import { chainClients, revertName, startSystem, until, type System } from '@pmm/testkit';
+import {
+  AuditReader,
+  createChainReader,
+  runAuditCommand,
+  runSettleCommand,
+  type ChainReader,
+  type SettlementReport,
+} from '@pmm/settlement';
 
 jest.setTimeout(240_000);
 
@@ -24,18 +33,31 @@ const routerAbi = PmmRouterArtifact.abi;
 const erc20Abi = TestTokenArtifact.abi;
 
 let sys: System;
+let redis: RedisClient;
+const keys = redisKeys(DEFAULT_KEY_PREFIX);
+/** Unix seconds before the first swap: the start of the settlement period. */
+let startedSeconds = 0;
 
 interface Ctx {
   c: ChainStack;
   pub: PublicClient;
   user: WalletClient<Transport, Chain, Account>;
   owner: WalletClient<Transport, Chain, Account>;
+  reader: ChainReader;
 }
 const ctx = new Map<number, Ctx>();
 
 beforeAll(async () => {
   // A block per transaction: the block after the quoted one is the swap's own.
-  sys = await startSystem({ chains: [...CHAINS], blockIntervalMs: 0 });
+  // The deadline is the hostile-node tests' subject (signer/test/firm-quotes.test.ts); here, on a
+  // shared 2-core machine running three chains and five services, it must not decide the outcome.
+  sys = await startSystem({
+    chains: [...CHAINS],
+    blockIntervalMs: 0,
+    env: { signer: { FIRM_QUOTE_DEADLINE_MS: '2000' } },
+  });
+  redis = createRedis(sys.redisUrl, { name: 'firm-quote-test' });
+  startedSeconds = Math.floor(Date.now() / 1000) - 1;
   for (const id of CHAINS) {
     const c = sys.chain(id);
     const cl = chainClients(c);
@@ -44,11 +66,14 @@ beforeAll(async () => {
       pub: cl.publicClient,
       user: cl.wallet(c.testUser.privateKey),
       owner: cl.wallet(deployerWallet().privateKey),
+      reader: createChainReader(id, c.rpcUrl),
     });
   }
 });
 
 afterAll(async () => {
+  for (const x of ctx.values()) x.reader.close();
+  redis?.disconnect();
   await sys?.stop();
 });
 
@@ -207,6 +232,21 @@ describe('the curve moves between quote and swap', () => {
     expect(done.received).toBe(swapOut(moved, 'bid', amountIn, FEE));
     expect(done.received).toBeLessThan(BigInt(firm.amountOut));
     expect(done.received).toBeGreaterThanOrEqual(BigInt(firm.minAmountOut));
+    const gapBps = Number(((done.received - BigInt(firm.amountOut)) * 1_000_000n) / BigInt(firm.amountOut)) / 100;
+    expect(gapBps).toBeLessThan(-49);
+
+    // `audit tx` shows the quote beside what executed, and the gap.
+    const out: string[] = [];
+    const code = await runAuditCommand(['tx', '56', done.hash], {
+      trail: new AuditReader(redis, keys),
+      chain: () => ({ reader: x.reader, router: x.c.contracts.router }),
+      out: (l) => out.push(l),
+      err: (l) => out.push(l),
+    });
+    expect(code).toBe(0);
+    expect(out).toContain(
+      `    quoted amountOut ${firm.amountOut} at block ${firm.blockNumber}; executed ${done.received} (${gapBps} bps)`,
+    );
 
     // 2 % lower again after a quote with 1 % slippage: the router refuses.
     await priceAt(56, await approve(x, base, amountIn));
@@ -214,5 +254,39 @@ describe('the curve moves between quote and swap', () => {
     await lowerBids(x, base, moved, 20_000n);
     const sent = x.user.sendTransaction({ to: x.c.contracts.router as Hex, data: tight.calldata });
     expect(await revertName(sent, routerAbi, x.pub)).toBe('InsufficientOutput');
+
+    // The settlement report: every swap of this file had a quote; one executed below it, by the gap above.
+    const to = Math.floor(Date.now() / 1000) + 1;
+    await until(async () => Math.floor(Date.now() / 1000) > to, 5_000, 'the period to end', 100);
+    await approve(x, base, 1n); // a block after the period: the report is complete
+    const text: string[] = [];
+    const settled = await runSettleCommand(
+      ['--from', new Date(startedSeconds * 1000).toISOString(), '--to', new Date(to * 1000).toISOString()],
+      {
+        lookup: new AuditReader(redis, keys),
+        chains: [...CHAINS],
+        chain: (id: number) => ({
+          reader: ctx.get(id)!.reader,
+          router: ctx.get(id)!.c.contracts.router,
+          helper: ctx.get(id)!.c.contracts.helper,
+        }),
+        out: (t: string) => text.push(t),
+        err: () => undefined,
+      },
+    );
+    expect(settled).toBe(0);
+    const report = JSON.parse(text.join('')) as SettlementReport;
+    expect(report.quotes).toHaveLength(1);
+    const swapsDone = CHAINS.length * 4 + 1;
+    expect(report.quotes[0]).toEqual({
+      integratorId: report.swaps[0]!.integratorId,
+      swaps: swapsDone,
+      quoted: swapsDone,
+      medianGapBps: 0,
+      p95ShortfallBps: -gapBps,
+      belowQuoteShare: 1 / swapsDone,
+    });
+    const line = report.swaps.find((l) => l.txHash === done.hash)!;
+    expect(line.quoteGapBps).toBe(String(gapBps));
   });
 });

@@ -35,11 +35,21 @@ export function firmQuoteChains(config: SignerConfig, logger: Logger, metrics: M
       // The key's text never enters the message.
       throw new ConfigError(`QUOTER_KEY_${chainId} (quoterKey_${chainId}): not a valid secp256k1 private key`);
     }
-    chains.set(chainId, {
-      rpc: createHttpTransport(deployment.rpcUrl, {
-        maxAnswerBytes: MAX_QUOTE_ANSWER_BYTES,
-        onDropped: (reason) => dropped.inc({ reason }),
+    const rpc = createHttpTransport(deployment.rpcUrl, {
+      maxAnswerBytes: MAX_QUOTE_ANSWER_BYTES,
+      onDropped: (reason) => dropped.inc({ reason }),
+    });
+    // The first request loads Node's HTTP client and opens the connection (hundreds of ms on a
+    // busy machine): done now, not inside the first sign's deadline. A node that is down is
+    // only logged: signs with amountIn answer 503 until it is back.
+    rpc.request('eth_chainId', [], 5_000).catch((err: unknown) =>
+      logger.warn('firm quotes: the node does not answer yet', {
+        chainId,
+        error: err instanceof Error ? err.message : String(err),
       }),
+    );
+    chains.set(chainId, {
+      rpc,
       router: deployment.contracts.router,
       verifier: deployment.contracts.verifier,
       quoter,
