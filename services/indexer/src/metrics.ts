@@ -49,7 +49,7 @@ export interface IndexerMetrics {
   maxHeadLead: Gauge;
   /** label reason: see HeadRefusal */
   headsRefused: Counter;
-  /** label reason: see DroppedReason (chain/json-rpc.ts) */
+  /** label reason: see DroppedReason (@pmm/core's json-rpc.ts) */
   messagesDropped: Counter;
   /** labels kind: decimals | listing, result: accepted | refused */
   registryChanges: Counter;
