@@ -9,6 +9,7 @@ import type { DigestSigner } from '@pmm/protocol';
 import { createMetrics } from '@pmm/core';
 import { createApp, type SignerDeps } from '../src';
 import {
+  FIRM_ANSWER_FIELDS,
   FIRM_BLOCK,
   INTERNAL_TOKEN,
   NOW_S,
@@ -121,15 +122,7 @@ describe('success', () => {
   it('behavior: calldata present iff amountIn; minAmountOut defaults to 0', async () => {
     const res = await post(valid({ amountIn: '1000' }));
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual([
-      'verificationData',
-      'timestamp',
-      'deadline',
-      'calldata',
-      'amountOut',
-      'minAmountOut',
-      'blockNumber',
-    ]);
+    expect(Object.keys(res.body)).toEqual(FIRM_ANSWER_FIELDS);
     // The fixture's firm source: gross 2 × 1000, less the 30 fee (0.03 %), rounded down.
     expect(res.body).toMatchObject({ amountOut: '1999', minAmountOut: '0', blockNumber: FIRM_BLOCK });
     expect(decodeCalldata(res.body.calldata)).toEqual({

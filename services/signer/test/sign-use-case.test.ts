@@ -13,8 +13,10 @@ import {
   signMetrics,
   type AuditSink,
   type SignCommand,
+  type SignUseCaseDeps,
 } from '../src';
 import {
+  FIRM_ANSWER_FIELDS,
   FIRM_BLOCK,
   NOW_MS,
   NOW_S,
@@ -35,7 +37,11 @@ function heldAudit() {
   return { sink, writes };
 }
 
-function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { defaultMetrics: false })) {
+function useCase(
+  audit: AuditSink,
+  metrics = createMetrics('use-case-test', { defaultMetrics: false }),
+  over: Partial<SignUseCaseDeps> = {},
+) {
   const signer = createDigestSigner(testKey('api-signer-8453'));
   return {
     signer,
@@ -52,6 +58,7 @@ function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { de
       metrics: signMetrics(metrics),
       logSigned: false,
       now: () => NOW_MS,
+      ...over,
     }),
   };
 }
@@ -130,15 +137,7 @@ describe('sign use case', () => {
     writes[0]!.resolve();
     const json = await pending;
     // The field sits right after the timestamp it is counted from.
-    expect(Object.keys(JSON.parse(json) as object)).toEqual([
-      'verificationData',
-      'timestamp',
-      'deadline',
-      'calldata',
-      'amountOut',
-      'minAmountOut',
-      'blockNumber',
-    ]);
+    expect(Object.keys(JSON.parse(json) as object)).toEqual(FIRM_ANSWER_FIELDS);
     expect(JSON.parse(json)).toMatchObject({ timestamp: NOW_S, deadline: NOW_S + VALIDITY_SECONDS });
     expect(writes[0]!.record.deadline).toBe(NOW_S + VALIDITY_SECONDS);
 
@@ -170,19 +169,8 @@ describe('sign use case', () => {
 
   it('error: no firm amount is 503 before anything is signed or recorded; signs without amountIn go on', async () => {
     const { sink, writes } = heldAudit();
-    const signer = createDigestSigner(testKey('api-signer-8453'));
-    const sign = createSignUseCase({
-      servedChains: [8453],
-      maxFee: 10_000n,
-      signers: new Map([[8453, signer]]),
-      originRates: new Map(),
-      quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
-      pairs: { get: () => registry },
-      audit: sink,
+    const { sign } = useCase(sink, undefined, {
       firmQuotes: () => Promise.reject(new ApiError('SERVICE_UNAVAILABLE', 'chain 8453: no firm amount')),
-      metrics: signMetrics(createMetrics('use-case-firm', { defaultMetrics: false })),
-      logSigned: false,
-      now: () => NOW_MS,
     });
     expect(await codeOf(sign(command()))).toBe('SERVICE_UNAVAILABLE');
     expect(writes).toHaveLength(0);
@@ -195,19 +183,7 @@ describe('sign use case', () => {
 
   it('behavior: /v1 with amountIn asks for no firm amount (its interface is unchanged)', async () => {
     const { sink, writes } = heldAudit();
-    const sign = createSignUseCase({
-      servedChains: [8453],
-      maxFee: 10_000n,
-      signers: new Map([[8453, createDigestSigner(testKey('api-signer-8453'))]]),
-      originRates: new Map(),
-      quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
-      pairs: { get: () => registry },
-      audit: sink,
-      firmQuotes: () => Promise.reject(new Error('not asked on /v1')),
-      metrics: signMetrics(createMetrics('use-case-v1', { defaultMetrics: false })),
-      logSigned: false,
-      now: () => NOW_MS,
-    });
+    const { sign } = useCase(sink, undefined, { firmQuotes: () => Promise.reject(new Error('not asked on /v1')) });
     const { chainId: _chainId, ...v1 } = body();
     const pending = sign(command({ body: v1, legacy: true }));
     await new Promise((r) => setImmediate(r));

@@ -31,6 +31,17 @@ import {
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/** The fields of a /v2 answer to a sign with amountIn, in their JSON order. */
+export const FIRM_ANSWER_FIELDS = [
+  'verificationData',
+  'timestamp',
+  'deadline',
+  'calldata',
+  'amountOut',
+  'minAmountOut',
+  'blockNumber',
+];
+
 /** The block of {@link fixedFirmQuotes}. */
 export const FIRM_BLOCK = 1234;
 
