@@ -7,12 +7,12 @@
 import { bookBlockKey, bookHashKey, type RedisClient, type RedisKeys } from '@pmm/core';
 import { createPublicClient, http } from 'viem';
 
-/** Publishes the latest block of the node at `rpcUrl` as chain `chainId`'s book; resolves with its number. */
+/** Publishes the latest block of the node at `rpcUrl` as chain `chainId`'s book; resolves with that block. */
 export async function publishBookHead(
   redis: RedisClient,
   keys: RedisKeys,
   chain: { chainId: number; rpcUrl: string },
-): Promise<number> {
+): Promise<{ number: number; hash: string; timestamp: number }> {
   const block = await createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0 }) }).getBlock();
   const book = keys.book(chain.chainId);
   const number = Number(block.number);
@@ -23,5 +23,5 @@ export async function publishBookHead(
     pairs: [],
   });
   await redis.mset(book, body, bookBlockKey(book), String(number), bookHashKey(book), block.hash);
-  return number;
+  return { number, hash: block.hash, timestamp: Number(block.timestamp) };
 }
