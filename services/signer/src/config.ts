@@ -115,8 +115,8 @@ export const SIGNER_SETTINGS = {
   ),
   firmQuoteDeadlineMs: settings.int(
     'FIRM_QUOTE_DEADLINE_MS',
-    "Longest a sign with amountIn waits for its firm amountOut (the book head from Redis, then one eth_call of the router's quote() at that block); past it, 503 SERVICE_UNAVAILABLE instead of calldata. Default 300.",
-    300,
+    "Longest a sign with amountIn waits for its firm amountOut (the book head from Redis, then one eth_call of the router's quote() at that block); past it, 503 SERVICE_UNAVAILABLE instead of calldata. Default 500 (well under a second, and room for a loaded node's round trip).",
+    500,
     [10, 10_000],
   ),
   pkcs11Sessions: settings.int(
