@@ -309,8 +309,9 @@ async function main() {
   for (const id of chainIds) {
     if (keys[`SIGNER_KEY_${id}`]) signerKeys[`SIGNER_KEY_${id}`] = keys[`SIGNER_KEY_${id}`];
     const quoterKey = keys[`QUOTER_KEY_${id}`] ?? startEnv[`QUOTER_KEY_${id}`];
+    const quoterKeyFile = startEnv[`QUOTER_KEY_${id}_FILE`];
     if (quoterKey) signerKeys[`QUOTER_KEY_${id}`] = quoterKey;
-    else if (startEnv[`QUOTER_KEY_${id}_FILE`]) signerKeys[`QUOTER_KEY_${id}_FILE`] = startEnv[`QUOTER_KEY_${id}_FILE`];
+    if (quoterKeyFile) signerKeys[`QUOTER_KEY_${id}_FILE`] = quoterKeyFile;
   }
   const signerReady = `http://127.0.0.1:${signerPort}/readyz`;
   metricsUrls.signer = `http://127.0.0.1:${signerPort}/metrics`;
