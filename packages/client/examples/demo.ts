@@ -72,13 +72,14 @@ export async function runDemo(
       tokenIn: chain.quoteToken.address,
       tokenOut: base.address,
       amountIn,
-      minAmountOut: estimate.amountOut,
+      slippageBps: 50,
       fee: FEE,
     });
     const received = result.amountOut ?? 0n;
     log(
       `  swapped 1000 ${chain.quoteToken.symbol} for ${formatUnits(received, base.decimals)} ${base.symbol} ` +
-        `(book estimate ${formatUnits(estimate.amountOut, base.decimals)}; tx ${result.transactionHash})`,
+        `(quoted ${formatUnits(BigInt(result.quote.amountOut ?? 0), base.decimals)} at block ${result.quote.blockNumber}, ` +
+        `book estimate ${formatUnits(estimate.amountOut, base.decimals)}; tx ${result.transactionHash})`,
     );
     results.push({ chainId: chain.chainId, received, estimated: estimate.amountOut });
   }

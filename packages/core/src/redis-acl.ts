@@ -97,7 +97,7 @@ export function redisRoleRule(
       return {
         // The audit trail, its signature index and the daily quota counts (one script writes all three).
         readWrite: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`, `${p}:{*}:audit-quota:*`],
-        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, halts],
+        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:book`, `${p}:{*}:book:*`, halts],
         channels: [`${p}:{*}:book-updated`, `${p}:access-updated`, haltsUpdated],
         writes: true,
       };

@@ -69,3 +69,13 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
 }
 
 export type RedisKeys = ReturnType<typeof redisKeys>;
+
+/** The side key holding the stored book's block number. */
+export function bookBlockKey(bookKey: string): string {
+  return `${bookKey}:block`;
+}
+
+/** The side key holding the stored book's block hash (the signer pins its firm quotes to it). */
+export function bookHashKey(bookKey: string): string {
+  return `${bookKey}:hash`;
+}

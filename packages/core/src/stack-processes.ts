@@ -67,7 +67,7 @@ export function indexerEnv(
   };
 }
 
-/** The signer on `port` (`/readyz` there), with its keys (`SIGNER_KEY_<id>` and the like). */
+/** The signer on `port` (`/readyz` there), with its keys (`SIGNER_KEY_<id>`, `QUOTER_KEY_<id>` and the like). */
 export function signerEnv(
   c: StackCommon,
   o: { port: number; internalToken: string; signerKeys: Record<string, string> },

@@ -3,7 +3,8 @@
  * folder per service, each a named volume that only that service mounts (at /run/secrets/pmm,
  * its SECRETS_DIR: one file per setting, named after the setting in lower case), so that
  * trying the stack needs no key pasted anywhere and no service holds another's secret:
- *   <dir>/signer/internal_token, <dir>/signer/signer_key_<id>   the signer's
+ *   <dir>/signer/internal_token, <dir>/signer/signer_key_<id>,
+ *   <dir>/signer/quoter_key_<id> (its firm quotes)              the signer's
  *   <dir>/gateway/internal_token, <dir>/gateway/dev_api_key      the gateway's
  *   <dir>/indexer-<id>/quoter_key                                 each indexer's
  *   <dir>/<user>/redis_password                                   each Redis user's (redis-acl.ts):
@@ -56,6 +57,7 @@ export function writeComposeSecrets(dir: string): string[] {
   );
   for (const id of KNOWN_CHAIN_IDS) {
     files[`signer/signer_key_${id}`] = devnetKey('apiSigner', id).privateKey;
+    files[`signer/quoter_key_${id}`] = devnetKey('quoter', id).privateKey;
     files[`indexer-${id}/quoter_key`] = devnetKey('quoter', id).privateKey;
   }
   // Each Redis user's password: in its process's folder (its REDIS_PASSWORD) and in the folder

@@ -18,7 +18,16 @@ describe('compose secrets folders', () => {
     writeComposeSecrets(dir);
     const listing = Object.fromEntries(SECRET_FOLDERS.map((f) => [f, readdirSync(path.join(dir, f)).sort()]));
     expect(listing).toEqual({
-      signer: ['internal_token', 'redis_password', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
+      signer: [
+        'internal_token',
+        'quoter_key_4663',
+        'quoter_key_56',
+        'quoter_key_8453',
+        'redis_password',
+        'signer_key_4663',
+        'signer_key_56',
+        'signer_key_8453',
+      ],
       gateway: ['dev_api_key', 'internal_token', 'redis_password'],
       'indexer-8453': ['quoter_key', 'redis_password'],
       'indexer-56': ['quoter_key', 'redis_password'],

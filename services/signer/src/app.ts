@@ -37,6 +37,7 @@ export function createApp(deps: SignerDeps): RequestListener {
     pairs: deps.pairs,
     audit: deps.audit,
     halts: deps.halts,
+    firmQuotes: deps.firmQuotes,
     metrics: signMetrics(deps.metrics, deps.servedChains),
     logSigned: deps.logger.isLevelEnabled('info'),
     now: deps.now,

@@ -4,6 +4,7 @@
  */
 import type { KeySigner, PairRegistry } from '@pmm/protocol';
 import type { HaltRecord, Logger, Metrics, OperatorGuardOptions, ReadinessCheck } from '@pmm/core';
+import type { FirmQuotes } from './chain/firm-quotes';
 import type { AuditSink } from './store/audit-trail';
 import type { IntegratorSource } from './store/integrator-store';
 
@@ -32,6 +33,8 @@ export interface SignerDeps {
   halts: { current(): readonly HaltRecord[] };
   /** The audit trail: every signature is recorded here before it is returned. */
   audit: AuditSink;
+  /** The exact amountOut of a /v2 sign with amountIn (chain/firm-quotes.ts). */
+  firmQuotes: FirmQuotes;
   /** Signatures per integrator, chain and UTC day when its record sets none (0: no quota). */
   dailySignatureQuota?: number;
   /** Who may read /healthz, /readyz and /metrics (Host names, optional token); default: IP addresses and localhost. */

@@ -27,6 +27,9 @@ import { RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { auditTrailSizeMetric } from './store/audit-trail-size';
 import { PairRegistryCache } from './store/pair-registry-cache';
+import { bookHeadReader } from './store/book-head';
+import { createFirmQuotes } from './chain/firm-quotes';
+import { firmQuoteChains, firmQuoteMetric } from './chain/firm-quote-chains';
 
 export interface RunningSigner {
   served: Served;
@@ -40,9 +43,11 @@ export interface RunningSigner {
 export async function startSigner(config: SignerConfig, logger: Logger): Promise<RunningSigner> {
   const metrics = createMetrics('signer');
   const signers = await loadSigningKeys(config, keyHealth(metrics, logger, config.servedChains));
+  let firmChains: ReturnType<typeof firmQuoteChains>;
   try {
     // Before any Redis connection: a validity the router contradicts is a configuration error.
     await checkQuoteValidity(Object.values(config.chains), config.deployments, logger);
+    firmChains = firmQuoteChains(config, logger, metrics);
   } catch (err) {
     await closeSigningKeys(signers);
     throw err;
@@ -95,6 +100,12 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       durability,
     }),
     dailySignatureQuota: config.dailySignatureQuota,
+    firmQuotes: createFirmQuotes({
+      chains: firmChains,
+      bookHead: bookHeadReader(redis, keys),
+      deadlineMs: config.firmQuoteDeadlineMs,
+      onOutcome: firmQuoteMetric(metrics, config.servedChains),
+    }),
     operatorAccess: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     readiness: {
       redis: async () => {
@@ -132,6 +143,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await integrators.stop();
         await halts.stop();
         await Promise.all([redis, subscriber, auditRedis].map((client) => closeRedis(client)));
+        for (const chain of firmChains.values()) chain.rpc.close();
         await closeSigningKeys(signers);
       })()),
   };

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_KEY_PREFIX, STACK_LOG_LEVEL, createRedis, gatewayEnv, redisKeys, redisReady } from '@pmm/core';
 import { ApiKeyStore } from '@pmm/gateway';
-import { freePort, startService, startSystem, type ServiceProcess, type System } from '@pmm/testkit';
+import { freePort, publishBookHead, startService, startSystem, type ServiceProcess, type System } from '@pmm/testkit';
 
 export const CHAINS = [8453, 56, 4663] as const;
 export const INTEGRATOR = 'fuzz';
@@ -58,7 +58,10 @@ export interface ServedPairOptions {
 }
 
 /** Writes the registries, books, integrator and key; resolves with the key. */
-async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }> {
+async function seed(
+  redisUrl: string,
+  chains: Readonly<Record<string, { chainId: number; rpcUrl: string }>>,
+): Promise<{ apiKey: string; keyId: string }> {
   const keys = redisKeys(DEFAULT_KEY_PREFIX);
   const redis = createRedis(redisUrl, { name: 'served-pair-seed' });
   try {
@@ -75,10 +78,9 @@ async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }
           refreshedAt: Date.now(),
         }),
       );
-      await redis.set(
-        keys.book(chainId),
-        JSON.stringify({ chainId, blockNumber: 10, blockTime: Math.floor(Date.now() / 1000), pairs: [] }),
-      );
+      // The devnet's latest block: a sign with amountIn asks the router for its firm amount there
+      // (these tokens are not the router's: PAIR_NOT_FOUND, a 4xx).
+      await publishBookHead(redis, keys, chains[String(chainId)]!);
     }
     const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
     await store.putIntegrator({
@@ -109,9 +111,9 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     chains: CHAINS,
     services: ['signer', 'gateway'],
     ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}),
-    beforeServices: async ({ redisUrl, signerUrl }) => {
+    beforeServices: async ({ redisUrl, signerUrl, chains }) => {
       opts.relay?.to(signerUrl);
-      issued = await seed(redisUrl);
+      issued = await seed(redisUrl, chains);
     },
     env: { gateway: gatewaySettings(opts.relay) },
   });

@@ -57,9 +57,11 @@ const SIGN_FIELDS: Record<string, string> = {
   userAddress:
     "Address that will submit the swap; must be whitelisted for the API key's integrator (else 403 ADDRESS_NOT_WHITELISTED).",
   amountIn:
-    'Input amount in wei (canonical base-10 integer string, 1 … 2^256−1). When present, the response has `calldata`.',
+    'Input amount in wei (canonical base-10 integer string, 1 … 2^256−1). When present, the response has `calldata` and the exact `amountOut` the router pays at `blockNumber` (503 SERVICE_UNAVAILABLE when it cannot be had in time: no live state, never a guess; 422 when the router cannot fill it).',
   minAmountOut:
-    "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453).",
+    "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453). Not together with `slippageBps`.",
+  slippageBps:
+    "Only with `amountIn`, not with `minAmountOut` (422 otherwise): the calldata's minimum is `floor(amountOut × (10000 − slippageBps) / 10000)`. A JSON integer 0 … 10000.",
 };
 
 /** The whole document (the bytes `npm run openapi` writes: `JSON.stringify(doc, null, 2)`). */
@@ -157,7 +159,8 @@ export function buildOpenApiDocument(): Json {
           verificationData:
             "ABI encoding of (uint256 fee, uint256 originRate, address userAddress, bytes signature); pass it unchanged to the router's `swap`.",
           timestamp: 'Unix seconds at which the quote was signed; pass it unchanged as `quoteTimestamp`.',
-          calldata: 'Present if and only if `amountIn` was sent: as in the /v2 answer.',
+          calldata:
+            'Present if and only if `amountIn` was sent: as in the /v2 answer (no `amountOut`, `minAmountOut` or `blockNumber` on /v1).',
         }),
         V1SignQuoteRequest: describe(
           V1_SIGN_REQUEST_SCHEMA,
@@ -176,6 +179,12 @@ export function buildOpenApiDocument(): Json {
             "Unix seconds, like `timestamp`: the last block timestamp at which the chain's router accepts this quote (`timestamp` + the router's validity, 60 s on the reference router). A swap mined in a later block reverts `QuoteExpired`; do not send one that cannot be mined by then.",
           calldata:
             "Present if and only if `amountIn` was sent: the ABI-encoded call `swap(address,uint256,address,uint256,uint256,bytes)` with (tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData); send it to the chain's router from `userAddress`.",
+          amountOut:
+            "Present if and only if `amountIn` was sent: wei of tokenOut, exact, net of the fee: what the router's `swap` pays for `amountIn` in the state of block `blockNumber` (the router's own `quote()` there, less the fee). A swap mined while that state holds receives exactly this.",
+          minAmountOut:
+            'Present if and only if `amountIn` was sent: the minimum the calldata encodes (as sent, default 0, or derived from `amountOut` and `slippageBps`).',
+          blockNumber:
+            'Present if and only if `amountIn` was sent: the block `amountOut` is exact for; never older than the book `GET /v2/price` serves for the chain.',
         }),
         ...errorSchemas,
       },
