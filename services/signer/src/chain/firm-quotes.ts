@@ -17,7 +17,7 @@
  * not list it, whatever the registry says) → 400 PAIR_NOT_FOUND: retrying will not help.
  */
 import { ApiError, functionSelector, quoteCalldataBuilder, signAmmVerification, type KeySigner } from '@pmm/protocol';
-import { blockHashRef, isHexBytes, revertData, RpcError, type RpcTransport } from '@pmm/core';
+import { blockHashRef, isHexBytes, revertData, RpcError, RpcTimeoutError, type RpcTransport } from '@pmm/core';
 import type { BookHead } from '../store/book-head';
 
 /** Where one chain's firm quotes come from. */
@@ -141,6 +141,9 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
     try {
       raw = await chain.rpc.request('eth_call', [{ to: chain.router, data }, blockHashRef(head.hash)], remaining);
     } catch (err) {
+      // The call was given what was left of the deadline: its own timeout is the deadline's, and
+      // usually fires a moment before the deadline's timer does.
+      if (err instanceof RpcTimeoutError) throw new NoFirmAmount('timeout', `no answer within ${opts.deadlineMs} ms`);
       const selector = err instanceof RpcError ? revertData(err).slice(0, 10) : '';
       if (selector === PAIR_NOT_LISTED) {
         // The router is the authority on what trades: the registry the signer holds lags a delisting.
