@@ -15,7 +15,7 @@
 //                restarts) and redis.conf with its users (redis-acl.ts: the default user PING-only,
 //                an administrator, one per role), their passwords generated at each start (as
 //                hashes); the administrator's URL is stack.json's redis.url (never on a command line).
-// Secrets: each process gets only its own, by environment: the signer its signing keys and
+// Secrets: each process gets only its own, by environment: the signer its signing keys, the quoter keys (firm quotes) and
 // INTERNAL_TOKEN, the gateway INTERNAL_TOKEN and DEV_API_KEY, each indexer its chain's quoter
 // key; a secret of this script's own environment reaches only the services that declare it
 // (stackEnv below), and Redis and the chains none. Redis, the indexers, the signer and the
@@ -60,7 +60,7 @@ const startEnv = { ...process.env };
  * Each secret of this environment reaches only the processes of the services that declare it
  * (packages/core/src/stack-secrets.ts, from the services' built settings); the rest of the
  * environment reaches every process. Withheld from all: REDIS_URL (every service gets the
- * stack's), SECRETS_DIR (a folder of every secret), QUOTER_KEY_<id> (each indexer gets its
+ * stack's), SECRETS_DIR (a folder of every secret), QUOTER_KEY_<id> (the signer gets them all, each indexer its
  * chain's as QUOTER_KEY) and, when the stack runs its own Redis, the Redis credentials (each
  * process connects as its own user).
  */
@@ -266,10 +266,10 @@ async function main() {
     stack.chains = chains;
   }
   stack.configFile = path.resolve(configFile);
-  // `url`: the stack owner's (every right); `roles`: what `keys` and `audit`/`settle` use.
+  // `url`: the stack owner's (every right); `roles`: what `keys`, `audit`/`settle` and `risk` use.
   stack.redis = {
     url: redisUrl,
-    ...(roleUrls.keys ? { roles: { keys: roleUrls.keys, operator: roleUrls.operator } } : {}),
+    ...(roleUrls.keys ? { roles: { keys: roleUrls.keys, operator: roleUrls.operator, risk: roleUrls.risk } } : {}),
   };
   saveStack();
   const config = JSON.parse(readFileSync(configFile, 'utf8'));
@@ -323,8 +323,16 @@ async function main() {
   const internalToken = startEnv.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url');
   const signerPort = await port('SIGNER_PORT', 8081);
   // The devnet's keys; the operator's (real chains) are among the signer's own secrets.
+  // QUOTER_KEY_<id> (withheld from every process above): the signer's firm quotes (a sign with
+  // amountIn) authorise the router's quote() with the chain's quoter key, as its indexer does.
   const signerKeys = {};
-  for (const id of chainIds) if (keys[`SIGNER_KEY_${id}`]) signerKeys[`SIGNER_KEY_${id}`] = keys[`SIGNER_KEY_${id}`];
+  for (const id of chainIds) {
+    if (keys[`SIGNER_KEY_${id}`]) signerKeys[`SIGNER_KEY_${id}`] = keys[`SIGNER_KEY_${id}`];
+    const quoterKey = keys[`QUOTER_KEY_${id}`] ?? startEnv[`QUOTER_KEY_${id}`];
+    const quoterKeyFile = startEnv[`QUOTER_KEY_${id}_FILE`];
+    if (quoterKey) signerKeys[`QUOTER_KEY_${id}`] = quoterKey;
+    if (quoterKeyFile) signerKeys[`QUOTER_KEY_${id}_FILE`] = quoterKeyFile;
+  }
   const signerReady = `http://127.0.0.1:${signerPort}/readyz`;
   metricsUrls.signer = `http://127.0.0.1:${signerPort}/metrics`;
   startProcess(

@@ -35,6 +35,8 @@ const missing = [
     'chromium (apt-get install chromium, or CHROMIUM_PATH)',
   // The PKCS#11 key tests: SoftHSM2's module and its tool, and opensc's pkcs11-tool (keys).
   !(onPath('softhsm2-util') && onPath('pkcs11-tool')) && 'softhsm2 and pkcs11-tool (apt-get install softhsm2 opensc)',
+  // The hanging-module tests build a small PKCS#11 shim in C (testkit's pkcs11-hang-shim.ts).
+  !onPath('gcc') && 'gcc (apt-get install gcc libc6-dev)',
   // The Redis TLS tests make their self-signed certificate with it.
   !onPath('openssl') && 'openssl (apt-get install openssl)',
 ].filter(Boolean);

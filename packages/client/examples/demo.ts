@@ -28,11 +28,6 @@ interface Stack {
 }
 
 const FEE = 10n; // 1 bps
-/**
- * How far below the book's estimate the swap may pay (basis points): the devnet's market moves
- * every block, so the curve can move between reading the book and the swap's block.
- */
-const SLIPPAGE_BPS = 100n;
 
 export async function runDemo(
   stackFile: string,
@@ -77,13 +72,14 @@ export async function runDemo(
       tokenIn: chain.quoteToken.address,
       tokenOut: base.address,
       amountIn,
-      minAmountOut: (estimate.amountOut * (10_000n - SLIPPAGE_BPS)) / 10_000n,
+      slippageBps: 50,
       fee: FEE,
     });
     const received = result.amountOut ?? 0n;
     log(
       `  swapped 1000 ${chain.quoteToken.symbol} for ${formatUnits(received, base.decimals)} ${base.symbol} ` +
-        `(book estimate ${formatUnits(estimate.amountOut, base.decimals)}; tx ${result.transactionHash})`,
+        `(quoted ${formatUnits(BigInt(result.quote.amountOut ?? 0), base.decimals)} at block ${result.quote.blockNumber}, ` +
+        `book estimate ${formatUnits(estimate.amountOut, base.decimals)}; tx ${result.transactionHash})`,
     );
     results.push({ chainId: chain.chainId, received, estimated: estimate.amountOut });
   }

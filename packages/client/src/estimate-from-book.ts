@@ -5,7 +5,7 @@
  * tiny price), rounding against the taker like the book itself, so the estimate is never
  * better than what the router would pay at a ladder point.
  */
-import { FEE_DENOMINATOR, parseUnits, type PairOrderbook } from '@pmm/protocol';
+import { netOfFee, parseUnits, type PairOrderbook } from '@pmm/protocol';
 
 export interface BookEstimateParams {
   pair: PairOrderbook;
@@ -59,5 +59,5 @@ export function estimateFromBook(p: BookEstimateParams): BookEstimate {
     }
   }
   const fee = p.fee ?? 0n;
-  return { amountOut: (out * (FEE_DENOMINATOR - fee)) / FEE_DENOMINATOR, unfilledIn: remaining };
+  return { amountOut: netOfFee(out, fee), unfilledIn: remaining };
 }

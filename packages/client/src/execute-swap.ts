@@ -30,11 +30,19 @@ export interface ExecuteSwapParams {
   tokenIn: string;
   tokenOut: string;
   amountIn: bigint;
+  /**
+   * The least the swap may pay. Without it, the service derives it from its exact quote:
+   * `amountOut` less `slippageBps` (default {@link DEFAULT_SLIPPAGE_BPS}). Not both.
+   */
   minAmountOut?: bigint;
+  slippageBps?: number;
   fee: string | number | bigint;
   /** Timeout, abort signal and retries of the sign call. */
   signOptions?: CallOptions;
 }
+
+/** The slippage executeSwap allows when given neither `minAmountOut` nor `slippageBps`: 0.5 %. */
+export const DEFAULT_SLIPPAGE_BPS = 50;
 
 export interface ExecuteSwapResult {
   quote: SignSwapResponse;
@@ -45,6 +53,8 @@ export interface ExecuteSwapResult {
 }
 
 export async function executeSwap(p: ExecuteSwapParams): Promise<ExecuteSwapResult> {
+  if (p.minAmountOut !== undefined && p.slippageBps !== undefined)
+    throw new TypeError('executeSwap: give minAmountOut or slippageBps, not both');
   const account = await swapAccountOf(p.wallet);
   const allowanceData = await account.call(
     p.tokenIn,
@@ -67,7 +77,9 @@ export async function executeSwap(p: ExecuteSwapParams): Promise<ExecuteSwapResu
       fee: p.fee,
       userAddress: account.address,
       amountIn: p.amountIn,
-      minAmountOut: p.minAmountOut ?? 0n,
+      ...(p.minAmountOut !== undefined
+        ? { minAmountOut: p.minAmountOut }
+        : { slippageBps: p.slippageBps ?? DEFAULT_SLIPPAGE_BPS }),
     },
     p.signOptions,
   );

@@ -1,6 +1,7 @@
 /**
  * One API call with the SDK's failure policy:
- * - 429 and 503 are retried (bounded attempts), after the server's `Retry-After` when it sends
+ * - 429 and 503 are retried (bounded attempts; not 503 HALTED, which lasts until the operator
+ *   lifts it), after the server's `Retry-After` when it sends
  *   one, else after a jittered, doubling backoff. Network failures are retried the same way.
  *   Every other answer is final. Signing is retried too: a signature is a quote, asking again
  *   only gets a fresh one, and nothing is spent until the integrator sends a transaction.
@@ -77,7 +78,9 @@ export async function requestJson<T>(
       // Aborts (caller or deadline) reject here with the controller's reason.
       const error = await attemptOnce<T>(call, controller.signal, onRateLimit);
       if (!(error instanceof PmmApiError)) return error.value;
-      const retryable = error.code === 'NETWORK_ERROR' || RETRIED_STATUSES.has(error.status);
+      // HALTED is a 503 that no retry within a call can fix: the operator lifts a halt, not time.
+      const retryable =
+        error.code === 'NETWORK_ERROR' || (RETRIED_STATUSES.has(error.status) && error.code !== 'HALTED');
       if (!retryable || attempt >= options.retry.attempts) throw error;
       const backoff = Math.min(options.retry.maxDelayMs, options.retry.minDelayMs * 2 ** (attempt - 1));
       const delay = error.retryAfterMs ?? backoff * (0.5 + Math.random());

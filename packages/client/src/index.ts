@@ -30,7 +30,7 @@ export type { OrderbookSubscription, SubscribeOrderbookOptions } from './subscri
 export { SseParser } from './sse-parser';
 export type { ServerSentEvent } from './sse-parser';
 export { AMM_VERIFICATION_TYPES, ammVerificationDomain, signQuoteAuthorization } from './amm-verification';
-export { executeSwap, SWAPPED_EVENT } from './execute-swap';
+export { DEFAULT_SLIPPAGE_BPS, executeSwap, SWAPPED_EVENT } from './execute-swap';
 export type { ExecuteSwapParams, ExecuteSwapResult } from './execute-swap';
 export { estimateFromBook } from './estimate-from-book';
 export type { BookEstimate, BookEstimateParams } from './estimate-from-book';

@@ -8,7 +8,12 @@ import { retryAfterMs } from './retry-after';
  */
 export type ClientErrorCode = 'NETWORK_ERROR' | 'BAD_RESPONSE' | 'TIMEOUT' | 'ABORTED' | 'QUOTE_EXPIRED';
 
-/** An error answered by the API, typed by the spec's code, or a client-side failure (status 0). */
+/**
+ * An error answered by the API, typed by the spec's code, or a client-side failure (status 0).
+ * `HALTED` (503): the operator halted signing in a scope that covers the request (everything,
+ * the chain, the pair, your integrator or the user address); not retried by the SDK, as it lasts
+ * until the operator lifts it. The message names the kind of scope, never why.
+ */
 export class PmmApiError extends Error {
   constructor(
     readonly status: number,

@@ -57,7 +57,9 @@ export class PmmClient {
   }
 
   /**
-   * A signed swap quote (`POST /v2/swap/sign`); amounts and fee are sent as decimal strings.
+   * A signed swap quote (`POST /v2/swap/sign`); amounts and fee are sent as decimal strings. With
+   * `amountIn`, the answer's `amountOut` is the exact amount the router pays at `blockNumber` and
+   * `minAmountOut` the minimum its calldata encodes (`slippageBps` sets it from `amountOut`).
    * Never resolves with a quote past its `deadline` (PmmApiError QUOTE_EXPIRED instead).
    */
   async signSwap(req: SignSwapRequest, options: CallOptions = {}): Promise<SignSwapResponse> {
@@ -70,6 +72,7 @@ export class PmmClient {
     if (req.chainId !== undefined) body.chainId = req.chainId;
     if (req.amountIn !== undefined) body.amountIn = String(req.amountIn);
     if (req.minAmountOut !== undefined) body.minAmountOut = String(req.minAmountOut);
+    if (req.slippageBps !== undefined) body.slippageBps = req.slippageBps;
     const quote = await this.request<SignSwapResponse>('POST', '/v2/swap/sign', body, options);
     assertQuoteLive(quote);
     return quote;

@@ -97,6 +97,13 @@ describe('PmmClient retries', () => {
     expect(seen[1]!.body).toBe(seen[0]!.body);
   });
 
+  it('error: a 503 HALTED is final (asked once), with its code and Retry-After', async () => {
+    script = [reply(503, envelope('HALTED'), { 'Retry-After': '0' }), reply(200, BOOK)];
+    const req = { chainId: 56, tokenIn: '0x1', tokenOut: '0x2', fee: 10, userAddress: '0x3' };
+    expect(await failure(client().signSwap(req))).toMatchObject({ status: 503, code: 'HALTED', retryAfterMs: 0 });
+    expect(seen).toHaveLength(1);
+  });
+
   it('error: a 400, 401, 422 or 500 is final (asked once)', async () => {
     for (const [status, code] of [
       [400, 'UNSUPPORTED_CHAIN'],

@@ -11,7 +11,7 @@
  * devnet's on-chain tests compare the two.
  */
 // The router's fee denominator (a fee of 1 is 0.1 bps) is the protocol's.
-import { FEE_DENOMINATOR } from '@pmm/protocol';
+import { netOfFee } from '@pmm/protocol';
 
 const PPM = 1_000_000n;
 const X18 = 10n ** 18n;
@@ -152,5 +152,5 @@ export function quoteOut(curve: RouterCurve, side: CurveSide, amountIn: bigint, 
 
 /** What `PmmRouter.swap` pays: floor(curveOut × (100000 − fee) / 100000). Reserves not checked. */
 export function swapOut(curve: RouterCurve, side: CurveSide, amountIn: bigint, fee: bigint): bigint {
-  return (curveOut(curve, side, amountIn) * (FEE_DENOMINATOR - fee)) / FEE_DENOMINATOR;
+  return netOfFee(curveOut(curve, side, amountIn), fee);
 }

@@ -27,7 +27,14 @@ export interface AuditRecord {
   originRate: string;
   /** Present only when the request carried it (then the response had calldata). */
   amountIn?: string;
+  /** The minimum the calldata encodes (as sent, or derived from `amountOut` and `slippageBps`). */
   minAmountOut?: string;
+  /**
+   * The firm quote of a /v2 sign with `amountIn`: what the router pays (wei, net of the fee) in
+   * the state of block `blockNumber`. Absent on /v1 and from records written before it existed.
+   */
+  amountOut?: string;
+  blockNumber?: number;
   /** The signed `timestamp` (Unix seconds), as returned to the integrator. */
   timestamp: number;
   /**
@@ -63,6 +70,8 @@ export const AUDIT_FIELDS = [
   'clientRequestId',
   // Added after the first records: last, so that the CSV export's earlier columns keep their places.
   'deadline',
+  'amountOut',
+  'blockNumber',
 ] as const satisfies readonly (keyof AuditRecord)[];
 
 /** The stream entry's only field: the record as JSON (one argument to send, one value to store). */
@@ -74,8 +83,8 @@ export function auditRecordJson(record: AuditRecord): string {
 }
 
 const INTEGER_FIELDS = ['time', 'chainId', 'timestamp'] as const;
-const OPTIONAL_FIELDS = ['amountIn', 'minAmountOut', 'clientRequestId'] as const;
-const OPTIONAL_INTEGER_FIELDS = ['deadline'] as const;
+const OPTIONAL_FIELDS = ['amountIn', 'minAmountOut', 'clientRequestId', 'amountOut'] as const;
+const OPTIONAL_INTEGER_FIELDS = ['deadline', 'blockNumber'] as const;
 /** The other fields: required strings. */
 const STRING_FIELDS = AUDIT_FIELDS.filter(
   (f) =>

@@ -9,6 +9,7 @@
  * so an operator sees each missing secret in one message instead of one per restart.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { maskUrlsInText, registerSecret } from './secrets';
 
@@ -239,12 +240,41 @@ function readSecretFile(envName: string, file: string): string {
   }
 }
 
-/** A secret from SECRETS_DIR (`<dir>/<env in lower case>`), when the folder holds one. */
-function readSecretsDir(envName: string, env: NodeJS.ProcessEnv): string | undefined {
+/**
+ * The file a secret is read from: `<ENV>_FILE`, else SECRETS_DIR's `<env in lower case>` when
+ * the folder holds one; undefined when `<ENV>` itself is set (it wins) or there is no file.
+ */
+function secretFile(envName: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (env[envName] !== undefined && env[envName] !== '') return undefined;
+  const named = env[`${envName}_FILE`];
+  if (named) return named;
   const dir = env.SECRETS_DIR;
   if (!dir) return undefined;
   const file = path.join(dir, envName.toLowerCase());
-  return existsSync(file) ? readSecretFile(envName, file) : undefined;
+  return existsSync(file) ? file : undefined;
+}
+
+/**
+ * Reads a secret setting's file again, for a secret that may be replaced while the service runs
+ * (a token's PIN changed on the token: the operator rewrites the file). Undefined when the
+ * secret does not come from a file; the reader resolves undefined when the file cannot be read.
+ * A value read is registered for redaction like the first.
+ */
+export function secretFileReader(
+  envName: string,
+  env: NodeJS.ProcessEnv = process.env,
+): (() => Promise<string | undefined>) | undefined {
+  const file = secretFile(envName, env);
+  if (file === undefined) return undefined;
+  return async () => {
+    try {
+      const value = (await readFile(file, 'utf8')).trim();
+      if (value.length > 0) registerSecret(value);
+      return value;
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 /** One setting's value, or a ConfigError naming it. */
@@ -256,8 +286,8 @@ function loadSetting(
 ): unknown {
   let raw: unknown = env[s.env];
   if ((raw === undefined || raw === '') && s.secret) {
-    const secretFile = env[`${s.env}_FILE`];
-    raw = secretFile ? readSecretFile(s.env, secretFile) : readSecretsDir(s.env, env);
+    const file = secretFile(s.env, env);
+    raw = file === undefined ? undefined : readSecretFile(s.env, file);
   }
   if ((raw === undefined || raw === '') && !s.envOnly) raw = file[name];
   if (raw === undefined) {

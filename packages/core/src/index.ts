@@ -30,6 +30,7 @@ export {
   describeConfig,
   loadConfig,
   readConfigFile,
+  secretFileReader,
   settings,
   throwConfigErrors,
   type ConfigSources,
@@ -63,6 +64,46 @@ export {
   withdrawPresence,
   type IndexerPresence,
 } from './indexer-presence';
+export {
+  HALT_SCOPE_KINDS,
+  MAX_HALT_REASON,
+  HALTED_RETRY_AFTER_SECONDS,
+  bookHalt,
+  haltedError,
+  haltScopeKind,
+  haltScopeName,
+  haltScopeProblem,
+  parseHaltRecord,
+  scopeCoversSign,
+  type BookHalt,
+  type HaltRecord,
+  type HaltScope,
+  type HaltScopeKind,
+  type HaltTrip,
+  type SignSubject,
+} from './halt-scope';
+export { HaltStore, type HaltEvent, type HaltOutcome } from './halt-store';
+export { HaltView, HaltsUnreadable, type HaltViewOptions } from './halt-view';
+export {
+  RpcConnectionError,
+  RpcError,
+  RpcTimeoutError,
+  blockHashRef,
+  hexToNumber,
+  isBlockHash,
+  isHexBytes,
+  isRpcObject,
+  numberToHex,
+  revertData,
+  toRpcError,
+  type BlockHashRef,
+  type DroppedReason,
+  type RpcOutcome,
+  type RpcRequest,
+  type RpcTransport,
+  type TransportLimits,
+} from './json-rpc';
+export { createHttpTransport } from './json-rpc-http-transport';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './lua-command';
@@ -113,7 +154,7 @@ export {
   type WriteSession,
 } from './durable-writes';
 export { redisHealthMetrics } from './redis-health-metrics';
-export { DEFAULT_KEY_PREFIX, redisKeys, type RedisKeys } from './redis-keys';
+export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis-keys';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export {
   addressOfPublicKey,
@@ -125,11 +166,13 @@ export {
 } from './secp256k1-signer';
 export {
   DEFAULT_PKCS11_SESSIONS,
+  DEFAULT_PKCS11_SIGN_TIMEOUT_MS,
   openPkcs11Signer,
   type Pkcs11Signer,
   type Pkcs11SignerOptions,
 } from './pkcs11-signer';
 export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
+export { pkcs11SignTimeoutSetting, sizeThreadPool } from './pkcs11-runtime';
 export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
 export {
   chainsSetting,

@@ -1,5 +1,5 @@
 /**
- * How the operator commands (`keys`, `audit`, `settle`) find the stack that `npm start` runs
+ * How the operator commands (`keys`, `audit`, `settle`, `risk`) find the stack that `npm start` runs
  * beside them: scripts/start.mjs records in its stack file (`.local/stack.json`, mode 600: the
  * Redis URL carries the private Redis's password) the Redis URL (`redis.url`) and the chains
  * file (`configFile`) it gave the services. With no settings, a command uses those; an explicit REDIS_URL, CONFIG_FILE or CHAINS
@@ -24,9 +24,10 @@ export interface OperatorEnv {
 /**
  * The environment for an operator command: REDIS_URL and CONFIG_FILE from a running `npm start`
  * when unset. The Redis URL is the command's own Redis user there (`role`: `keys` for the key
- * CLI, `operator` for audit and settle; see redis-acl.ts) when the stack recorded one.
+ * CLI, `operator` for audit and settle, `risk` for the halts; see redis-acl.ts) when the stack
+ * recorded one.
  */
-export function operatorEnv(role: 'keys' | 'operator', env: NodeJS.ProcessEnv = process.env): OperatorEnv {
+export function operatorEnv(role: 'keys' | 'operator' | 'risk', env: NodeJS.ProcessEnv = process.env): OperatorEnv {
   const file = env.STACK_FILE || DEFAULT_STACK_FILE;
   let recorded: { redisUrl?: unknown; configFile?: unknown } | undefined;
   try {

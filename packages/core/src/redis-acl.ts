@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { DEFAULT_KEY_PREFIX } from './redis-keys';
 
-export type RedisUserRole = 'gateway' | 'signer' | 'indexer' | 'ledger' | 'keys' | 'operator';
+export type RedisUserRole = 'gateway' | 'signer' | 'indexer' | 'ledger' | 'keys' | 'operator' | 'risk';
 
 export interface RedisRoleRule {
   /** Key patterns with read and write access (`~`). */
@@ -69,6 +69,8 @@ export function redisRoleRule(
   const p = opts.prefix ?? DEFAULT_KEY_PREFIX;
   const chain = opts.chainId === undefined ? '*' : String(opts.chainId);
   const keyData = [`${p}:apikey:*`, `${p}:apikeys`, `${p}:apikeys:revoked`, `${p}:integrator:*`];
+  const halts = `${p}:{halts}:active`;
+  const haltsUpdated = `${p}:halts-updated`;
   switch (role) {
     case 'gateway':
       return {
@@ -86,16 +88,17 @@ export function redisRoleRule(
           `${p}:{*}:indexer:*`,
           `${p}:{*}:indexers`,
           `${p}:{*}:audit`,
+          halts,
         ],
-        channels: [`${p}:{*}:book-updated`, `${p}:access-updated`],
+        channels: [`${p}:{*}:book-updated`, `${p}:access-updated`, haltsUpdated],
         writes: true,
       };
     case 'signer':
       return {
         // The audit trail, its signature index and the daily quota counts (one script writes all three).
         readWrite: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`, `${p}:{*}:audit-quota:*`],
-        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`],
-        channels: [`${p}:{*}:book-updated`, `${p}:access-updated`],
+        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:book`, `${p}:{*}:book:*`, halts],
+        channels: [`${p}:{*}:book-updated`, `${p}:access-updated`, haltsUpdated],
         writes: true,
       };
     case 'indexer':
@@ -135,6 +138,15 @@ export function redisRoleRule(
         channels: [],
         writes: false,
       };
+    case 'risk':
+      // `risk`: the halts and their log; reads what it checks a scope against (integrators, pair
+      // registries) and the audit trail (the signatures a halt cannot recall).
+      return {
+        readWrite: [halts, `${p}:{halts}:log`],
+        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:audit`],
+        channels: [haltsUpdated],
+        writes: true,
+      };
   }
 }
 
@@ -168,8 +180,8 @@ export interface RedisStackUser {
 
 /**
  * The users `npm start` and docker-compose.yml create: one per process kind, one per chain's
- * indexer and ledger (named `indexer-<id>`, `ledger-<id>`, like the compose services), the key CLI's
- * and the operator's.
+ * indexer and ledger (named `indexer-<id>`, `ledger-<id>`, like the compose services), the key CLI's,
+ * the operator's and the risk command's.
  */
 export function redisStackUsers(chainIds: readonly number[] = KNOWN_CHAIN_IDS): RedisStackUser[] {
   return [
@@ -177,6 +189,7 @@ export function redisStackUsers(chainIds: readonly number[] = KNOWN_CHAIN_IDS): 
     { user: 'signer', role: 'signer' },
     { user: 'keys', role: 'keys' },
     { user: 'operator', role: 'operator' },
+    { user: 'risk', role: 'risk' },
     ...chainIds.map((chainId) => ({ user: `indexer-${chainId}`, role: 'indexer' as const, chainId })),
     ...chainIds.map((chainId) => ({ user: `ledger-${chainId}`, role: 'ledger' as const, chainId })),
   ];

@@ -68,9 +68,28 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     ledgerCursor: (chainId: number) => `${prefix}:{${chainId}}:ledger:cursor`,
     /** hash: block number → hash of the recent blocks the ledger read (a reorg is found against them). */
     ledgerBlocks: (chainId: number) => `${prefix}:{${chainId}}:ledger:blocks`,
+    /**
+     * hash: the active halts, scope name (halt-scope.ts haltScopeName) → JSON HaltRecord; written
+     * by the risk command only. Hash tag `{halts}`: one slot with the log below (one atomic write).
+     */
+    halts: () => `${prefix}:{halts}:active`,
+    /** stream: every halt and resume (and, later, automatic trip), kept for `risk history`. */
+    haltLog: () => `${prefix}:{halts}:log`,
+    /** pub/sub channel: announced by the risk command after each change of the halts. */
+    haltsUpdated: () => `${prefix}:halts-updated`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,
   };
 }
 
 export type RedisKeys = ReturnType<typeof redisKeys>;
+
+/** The side key holding the stored book's block number. */
+export function bookBlockKey(bookKey: string): string {
+  return `${bookKey}:block`;
+}
+
+/** The side key holding the stored book's block hash (the signer pins its firm quotes to it). */
+export function bookHashKey(bookKey: string): string {
+  return `${bookKey}:hash`;
+}

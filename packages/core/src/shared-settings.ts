@@ -217,7 +217,7 @@ export const SIGN_PATH_SETTINGS = {
 export const DURABLE_WRITE_SETTINGS = {
   redisDurability: settings.oneOf(
     'REDIS_DURABILITY',
-    'How an audit record (and a key CLI write) is confirmed durable before the signature (or the key) is given out: ' +
+    'How an audit record (and a key CLI write, a halt) is confirmed durable before the signature (or the key) is given out: ' +
       'fsync (every master answers only after fsyncing its append-only file: appendonly yes, checked with INFO, and appendfsync always, set by the deployment), ' +
       'replica (WAIT for REDIS_DURABLE_REPLICAS replica acknowledgements), none (nothing confirmed: development and tests only), ' +
       'or auto: replica for Sentinel and Cluster URLs (redis-sentinel://, redis-cluster:// and their rediss- forms), fsync otherwise. Unconfirmed: the sign answer is 503. Default auto.',

@@ -74,7 +74,7 @@ export function ledgerEnv(c: StackCommon, o: { chainId: string | number; port: n
   return { ...commonEnv(c), CHAIN_ID: String(o.chainId), PORT: String(o.port) };
 }
 
-/** The signer on `port` (`/readyz` there), with its keys (`SIGNER_KEY_<id>` and the like). */
+/** The signer on `port` (`/readyz` there), with its keys (`SIGNER_KEY_<id>`, `QUOTER_KEY_<id>` and the like). */
 export function signerEnv(
   c: StackCommon,
   o: { port: number; internalToken: string; signerKeys: Record<string, string> },

@@ -9,6 +9,7 @@ import {
   maskUrl,
   parseChainDeployments,
   redactText,
+  secretFileReader,
   settings,
 } from '@pmm/core';
 
@@ -315,6 +316,23 @@ describe('loadConfig: every problem at once, SECRETS_DIR', () => {
     const cfg = loadConfig(two, { env: { SECRETS_DIR: dir, SIGNER_KEY_8453: 'key-from-env-1' }, file: {} });
     expect(cfg).toEqual({ token: 'token-from-secrets-dir', key: 'key-from-env-1', port: 8080 });
     expect(redactText('x token-from-secrets-dir')).toBe('x [redacted]');
+  });
+
+  it("behavior: secretFileReader reads a secret's file again (X_FILE, else SECRETS_DIR/<x>), registered for redaction; none when X itself is set", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'secret-reread-'));
+    const file = path.join(dir, 'pin');
+    writeFileSync(file, 'pin-one-271828\n');
+    const fromFile = secretFileReader('SIGNER_PKCS11_PIN_8453', { SIGNER_PKCS11_PIN_8453_FILE: file })!;
+    expect(await fromFile()).toBe('pin-one-271828');
+    writeFileSync(file, 'pin-two-314159\n');
+    expect(await fromFile()).toBe('pin-two-314159');
+    expect(redactText('x pin-two-314159')).toBe('x [redacted]');
+    writeFileSync(path.join(dir, 'quoter_pkcs11_pin'), 'pin-three-161803\n');
+    expect(await secretFileReader('QUOTER_PKCS11_PIN', { SECRETS_DIR: dir })!()).toBe('pin-three-161803');
+    expect(secretFileReader('QUOTER_PKCS11_PIN', { QUOTER_PKCS11_PIN: 'in-the-variable', SECRETS_DIR: dir })).toBe(
+      undefined,
+    );
+    expect(await secretFileReader('X', { X_FILE: path.join(dir, 'missing') })!()).toBe(undefined);
   });
 
   it('behavior: CONFIG_WAIT_SECONDS waits for CONFIG_FILE to appear', () => {

@@ -3,12 +3,13 @@
  * folder per service, each a named volume that only that service mounts (at /run/secrets/pmm,
  * its SECRETS_DIR: one file per setting, named after the setting in lower case), so that
  * trying the stack needs no key pasted anywhere and no service holds another's secret:
- *   <dir>/signer/internal_token, <dir>/signer/signer_key_<id>   the signer's
+ *   <dir>/signer/internal_token, <dir>/signer/signer_key_<id>,
+ *   <dir>/signer/quoter_key_<id> (its firm quotes)              the signer's
  *   <dir>/gateway/internal_token, <dir>/gateway/dev_api_key      the gateway's
  *   <dir>/indexer-<id>/quoter_key                                 each indexer's
  *   <dir>/<user>/redis_password                                   each Redis user's (redis-acl.ts):
  *                                                                 the services' (the ledgers': only this)
- *                                                                 and the keys and operator tools'
+ *                                                                 and the keys, operator and risk tools'
  *   <dir>/redis-users/<user>                                      the same passwords, for the ACL file
  * The internal token, the development API key and the Redis passwords are random, created once
  * and kept across devnet restarts; the chain keys are the public devnet keys. Written before the chains file,
@@ -22,8 +23,8 @@ import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 
 /**
- * The services that get a secrets folder, in compose's names (the key CLI's and the operator's
- * `keys` and `operator` included), and the folder of the Redis users' passwords.
+ * The services that get a secrets folder, in compose's names (the key CLI's, the operator's and
+ * the risk command's `keys`, `operator` and `risk` included), and the folder of the Redis users' passwords.
  */
 export const SECRET_FOLDERS = [
   'signer',
@@ -32,6 +33,7 @@ export const SECRET_FOLDERS = [
   ...KNOWN_CHAIN_IDS.map((id) => `ledger-${id}`),
   'keys',
   'operator',
+  'risk',
   'redis-users',
 ] as const;
 
@@ -57,6 +59,7 @@ export function writeComposeSecrets(dir: string): string[] {
   );
   for (const id of KNOWN_CHAIN_IDS) {
     files[`signer/signer_key_${id}`] = devnetKey('apiSigner', id).privateKey;
+    files[`signer/quoter_key_${id}`] = devnetKey('quoter', id).privateKey;
     files[`indexer-${id}/quoter_key`] = devnetKey('quoter', id).privateKey;
   }
   // Each Redis user's password: in its process's folder (its REDIS_PASSWORD) and in the folder

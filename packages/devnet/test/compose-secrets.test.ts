@@ -18,7 +18,16 @@ describe('compose secrets folders', () => {
     writeComposeSecrets(dir);
     const listing = Object.fromEntries(SECRET_FOLDERS.map((f) => [f, readdirSync(path.join(dir, f)).sort()]));
     expect(listing).toEqual({
-      signer: ['internal_token', 'redis_password', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
+      signer: [
+        'internal_token',
+        'quoter_key_4663',
+        'quoter_key_56',
+        'quoter_key_8453',
+        'redis_password',
+        'signer_key_4663',
+        'signer_key_56',
+        'signer_key_8453',
+      ],
       gateway: ['dev_api_key', 'internal_token', 'redis_password'],
       'indexer-8453': ['quoter_key', 'redis_password'],
       'indexer-56': ['quoter_key', 'redis_password'],
@@ -28,6 +37,7 @@ describe('compose secrets folders', () => {
       'ledger-4663': ['redis_password'],
       keys: ['redis_password'],
       operator: ['redis_password'],
+      risk: ['redis_password'],
       'redis-users': [
         'gateway',
         'indexer-4663',
@@ -38,6 +48,7 @@ describe('compose secrets folders', () => {
         'ledger-56',
         'ledger-8453',
         'operator',
+        'risk',
         'signer',
       ],
     });
@@ -68,6 +79,7 @@ describe('compose secrets folders', () => {
       'signer',
       'keys',
       'operator',
+      'risk',
       'indexer-8453',
       'indexer-56',
       'indexer-4663',

@@ -100,6 +100,8 @@ export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAI
 export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';
 export { isUint256String, parseUintString, UINT256_MAX } from './parse-uint';
 export { parseSignRequest, SIGN_REQUEST_SCHEMA, type ParsedSignRequest, type SignRequestOptions } from './sign-request';
+export { BPS_DENOMINATOR, MAX_SLIPPAGE_BPS, netOfFee, slippageMinimum } from './firm-quote';
+export { QUOTE_SELECTOR, quoteCalldataBuilder } from './quote-calldata';
 export { signSwapQuote, type SignedSwapQuote } from './sign-swap-quote';
 export { type LegacySignSwapResponse, type SignSwapRequest, type SignSwapResponse } from './sign-wire';
 export {

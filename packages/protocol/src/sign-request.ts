@@ -16,6 +16,7 @@ import { UINT256_MAX, UINT_FORMAT_REASON, UINT_STRING_PATTERN, parseUintString }
 import { CHAIN_ID_NEGATIVE_REASON, chainIdFromBody } from './parse-chain-id';
 import { parseFee } from './parse-fee';
 import { DEFAULT_CHAIN_ID } from './chains';
+import { MAX_SLIPPAGE_BPS } from './firm-quote';
 
 /**
  * JSON schema of SignQuoteRequest. Property order is the order in which parseSignRequest
@@ -32,6 +33,7 @@ export const SIGN_REQUEST_SCHEMA = {
     userAddress: { type: 'string', pattern: ADDRESS_PATTERN },
     amountIn: { type: 'string', pattern: UINT_STRING_PATTERN },
     minAmountOut: { type: 'string', pattern: UINT_STRING_PATTERN },
+    slippageBps: { type: 'integer', minimum: 0, maximum: MAX_SLIPPAGE_BPS },
   },
   required: ['tokenIn', 'tokenOut', 'fee', 'userAddress'],
 } as const;
@@ -49,8 +51,13 @@ export interface ParsedSignRequest {
   userAddress: string;
   /** Present if and only if the client sent `amountIn` (then the response carries calldata). */
   amountIn?: bigint;
-  /** Default 0. */
+  /** As sent; default 0. With `slippageBps` the signer derives the calldata's minimum instead. */
   minAmountOut: bigint;
+  /**
+   * Present only when sent (then `amountIn` is too and `minAmountOut` is not): the calldata's
+   * minimum is the firm `amountOut` less this many basis points (firm-quote.ts).
+   */
+  slippageBps?: number;
 }
 
 export interface SignRequestOptions {
@@ -58,6 +65,8 @@ export interface SignRequestOptions {
   maxFee: bigint;
   /** False on legacy `/v1`, where a `chainId` field is 400 UNSUPPORTED_FIELD. */
   allowChainId: boolean;
+  /** False on legacy `/v1` (its interface is frozen), where `slippageBps` is 400 UNSUPPORTED_FIELD. */
+  allowSlippageBps: boolean;
 }
 
 const FIELDS = Object.keys(SIGN_REQUEST_SCHEMA.properties) as FieldName[];
@@ -88,6 +97,7 @@ function schemaReason(name: FieldName, validator: ValidateFunction): string {
   const type = SIGN_REQUEST_SCHEMA.properties[name].type;
   if (keyword === 'type') return type === 'integer' ? 'must be an integer' : 'must be a string';
   if (name === 'chainId') return CHAIN_ID_NEGATIVE_REASON;
+  if (name === 'slippageBps') return `must be an integer from 0 to ${MAX_SLIPPAGE_BPS} (basis points)`;
   if (name === 'tokenIn' || name === 'tokenOut' || name === 'userAddress') return ADDRESS_FORMAT_REASON;
   return UINT_FORMAT_REASON;
 }
@@ -104,9 +114,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * 1. body not a plain JSON object → 400 INVALID_JSON;
  * 2. the first unknown field in the body's key order → 400 UNSUPPORTED_FIELD
  *    (`chainId` is unknown when `allowChainId` is false);
- * 3. fields in the order chainId, tokenIn, tokenOut, fee, userAddress, amountIn, minAmountOut:
- *    the first that is missing (if required), of the wrong type or shape, or out of range /
- *    bad checksum / zero address → 422 VALIDATION_ERROR `<field>: <reason>`;
+ * 3. fields in the order chainId, tokenIn, tokenOut, fee, userAddress, amountIn, minAmountOut,
+ *    slippageBps: the first that is missing (if required), of the wrong type or shape, or out
+ *    of range / bad checksum / zero address → 422 VALIDATION_ERROR `<field>: <reason>`;
+ *    `slippageBps` without `amountIn`, or with `minAmountOut` → 422 `slippageBps: …`;
  * 4. tokenIn equal to tokenOut (in any letter case) → 422 `tokenOut: must differ from tokenIn`.
  *
  * `minAmountOut` is validated whenever it is present, even without `amountIn` (where its value
@@ -125,6 +136,8 @@ export function parseSignRequest(body: unknown, opts: SignRequestOptions): Parse
     if (key === 'chainId' && !opts.allowChainId) {
       throw new ApiError('UNSUPPORTED_FIELD', 'chainId: unsupported field (this endpoint serves chain 8453 only)');
     }
+    if (key === 'slippageBps' && !opts.allowSlippageBps)
+      throw new ApiError('UNSUPPORTED_FIELD', 'slippageBps: unsupported field (on /v2/swap/sign only)');
   }
 
   // Each field is checked completely (presence, schema shape, then checksum/range) before the
@@ -152,10 +165,17 @@ export function parseSignRequest(body: unknown, opts: SignRequestOptions): Parse
     rawMinAmountOut === undefined
       ? 0n
       : parseUintString('minAmountOut', rawMinAmountOut, { min: 0n, max: UINT256_MAX });
+  const slippageBps = field('slippageBps') as number | undefined;
+  if (slippageBps !== undefined) {
+    // Without amountIn there is no calldata to protect; with minAmountOut two minimums would compete.
+    if (amountIn === undefined) throw validationError('slippageBps', 'only with amountIn');
+    if (rawMinAmountOut !== undefined) throw validationError('slippageBps', 'not together with minAmountOut');
+  }
   // Checksummed forms are equal exactly when the addresses are equal in any letter case.
   if (tokenIn === tokenOut) throw validationError('tokenOut', 'must differ from tokenIn');
 
   const parsed: ParsedSignRequest = { chainId, tokenIn, tokenOut, fee, userAddress, minAmountOut };
   if (amountIn !== undefined) parsed.amountIn = amountIn;
+  if (slippageBps !== undefined) parsed.slippageBps = slippageBps;
   return parsed;
 }

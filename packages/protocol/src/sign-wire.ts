@@ -11,6 +11,11 @@ export interface SignSwapRequest {
   /** Input amount in wei; when given, the response carries calldata. */
   amountIn?: string | bigint;
   minAmountOut?: string | bigint;
+  /**
+   * Only with `amountIn`, not with `minAmountOut` (/v2 only): the calldata's minimum is the
+   * answer's `amountOut` less this many basis points (0–10,000), rounded down.
+   */
+  slippageBps?: number;
 }
 
 /** The body of a 200; field order is the order of the JSON output. */
@@ -25,7 +30,16 @@ export interface SignSwapResponse {
   deadline: number;
   /** Present if and only if the request had `amountIn`. */
   calldata?: string;
+  /**
+   * With `amountIn` (/v2): the tokenOut amount in wei, net of the fee, that the router's `swap`
+   * pays for `amountIn` in the state of block `blockNumber` (exact, from the router's `quote()`).
+   */
+  amountOut?: string;
+  /** With `amountIn` (/v2): the minimum the calldata encodes (wei). */
+  minAmountOut?: string;
+  /** With `amountIn` (/v2): the block whose state `amountOut` is exact for; never older than `/v2/price`'s. */
+  blockNumber?: number;
 }
 
 /** The body of a legacy `/v1` 200: the earlier interface's fields, without `deadline`. */
-export type LegacySignSwapResponse = Omit<SignSwapResponse, 'deadline'>;
+export type LegacySignSwapResponse = Omit<SignSwapResponse, 'deadline' | 'amountOut' | 'minAmountOut' | 'blockNumber'>;

@@ -9,6 +9,7 @@
 import { KNOWN_CHAIN_IDS } from './chains';
 import { ERROR_CODES, type ErrorCode } from './errors';
 import { ADDRESS_PATTERN } from './parse-address';
+import { UINT_STRING_PATTERN } from './parse-uint';
 import { SIGN_REQUEST_SCHEMA } from './sign-request';
 
 /** An exact, non-negative decimal string (prices and amounts of a book). */
@@ -63,10 +64,15 @@ export const V1_ORDERBOOK_RESPONSE_SCHEMA = {
   },
 } as const;
 
-/** Legacy `POST /v1/swap/sign`: the v2 request without `chainId` (which /v1 rejects). */
+/** Fields of the v2 sign request that legacy /v1 rejects (400 UNSUPPORTED_FIELD). */
+const V2_ONLY_SIGN_FIELDS: readonly string[] = ['chainId', 'slippageBps'];
+
+/** Legacy `POST /v1/swap/sign`: the v2 request without `chainId` and `slippageBps` (which /v1 rejects). */
 export const V1_SIGN_REQUEST_SCHEMA = {
   ...SIGN_REQUEST_SCHEMA,
-  properties: Object.fromEntries(Object.entries(SIGN_REQUEST_SCHEMA.properties).filter(([name]) => name !== 'chainId')),
+  properties: Object.fromEntries(
+    Object.entries(SIGN_REQUEST_SCHEMA.properties).filter(([name]) => !V2_ONLY_SIGN_FIELDS.includes(name)),
+  ),
 };
 
 /** `POST /v2/swap/sign` 200 (SignSwapResponse). */
@@ -79,6 +85,9 @@ export const SIGN_RESPONSE_SCHEMA = {
     timestamp: { type: 'integer', format: 'int64', minimum: 0 },
     deadline: { type: 'integer', format: 'int64', minimum: 0 },
     calldata: { type: 'string', pattern: HEX_BYTES_PATTERN },
+    amountOut: { type: 'string', pattern: UINT_STRING_PATTERN },
+    minAmountOut: { type: 'string', pattern: UINT_STRING_PATTERN },
+    blockNumber: { type: 'integer', format: 'int64', minimum: 0 },
   },
 } as const;
 

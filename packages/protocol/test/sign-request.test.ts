@@ -6,8 +6,8 @@ const WETH = '0x4200000000000000000000000000000000000006';
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 const USER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 
-const V2: SignRequestOptions = { maxFee: 10000n, allowChainId: true };
-const V1: SignRequestOptions = { maxFee: 10000n, allowChainId: false };
+const V2: SignRequestOptions = { maxFee: 10000n, allowChainId: true, allowSlippageBps: true };
+const V1: SignRequestOptions = { maxFee: 10000n, allowChainId: false, allowSlippageBps: false };
 
 const valid = (): Record<string, unknown> => ({ tokenIn: WETH, tokenOut: USDC, fee: '30', userAddress: USER });
 
@@ -297,6 +297,7 @@ describe('SIGN_REQUEST_SCHEMA', () => {
       'userAddress',
       'amountIn',
       'minAmountOut',
+      'slippageBps',
     ]);
     expect([...SIGN_REQUEST_SCHEMA.required]).toEqual(['tokenIn', 'tokenOut', 'fee', 'userAddress']);
   });
@@ -327,7 +328,55 @@ describe('SIGN_REQUEST_SCHEMA', () => {
         userAddress: '0x' + '3'.repeat(40),
       };
       delete body[field];
-      expect(() => parseSignRequest(body, { maxFee: 10_000n, allowChainId: true })).toThrow(`${field}: is required`);
+      expect(() => parseSignRequest(body, { maxFee: 10_000n, allowChainId: true, allowSlippageBps: true })).toThrow(
+        `${field}: is required`,
+      );
     }
+  });
+});
+
+describe('parseSignRequest: slippageBps', () => {
+  it('behavior: with amountIn, 0 and 10000 are accepted and returned; minAmountOut stays 0', () => {
+    for (const slippageBps of [0, 50, 10_000]) {
+      const parsed = parseSignRequest(withField({ amountIn: '1000', slippageBps }), V2);
+      expect(parsed.slippageBps).toBe(slippageBps);
+      expect(parsed.minAmountOut).toBe(0n);
+    }
+  });
+
+  it('behavior: absent when not sent', () => {
+    expect('slippageBps' in parseSignRequest(withField({ amountIn: '1' }), V2)).toBe(false);
+  });
+
+  it.each([[-1], [10_001]])('error: %p is out of range', (slippageBps) => {
+    expect(fails(withField({ amountIn: '1', slippageBps }))).toEqual(
+      v422('slippageBps: must be an integer from 0 to 10000 (basis points)'),
+    );
+  });
+
+  it.each([[1.5], ['50'], [null], [true]])('error: %p is not an integer', (slippageBps) => {
+    expect(fails(withField({ amountIn: '1', slippageBps }))).toEqual(v422('slippageBps: must be an integer'));
+  });
+
+  it('error: without amountIn', () => {
+    expect(fails(withField({ slippageBps: 50 }))).toEqual(v422('slippageBps: only with amountIn'));
+  });
+
+  it('error: together with minAmountOut (even 0)', () => {
+    expect(fails(withField({ amountIn: '1', minAmountOut: '0', slippageBps: 50 }))).toEqual(
+      v422('slippageBps: not together with minAmountOut'),
+    );
+  });
+
+  it('error: a malformed minAmountOut is named before slippageBps (schema order)', () => {
+    expect(fails(withField({ amountIn: '1', minAmountOut: 'x', slippageBps: 50 })).message).toMatch(/^minAmountOut:/);
+  });
+
+  it('error: /v1 refuses the field as unknown', () => {
+    expect(fails(withField({ amountIn: '1', slippageBps: 50 }), V1)).toEqual({
+      code: 'UNSUPPORTED_FIELD',
+      status: 400,
+      message: 'slippageBps: unsupported field (on /v2/swap/sign only)',
+    });
   });
 });

@@ -146,9 +146,9 @@ describe('wire schemas', () => {
     }
   });
 
-  it('behavior: /v1 sign requests are the v2 ones without chainId', () => {
+  it('behavior: /v1 sign requests are the v2 ones without chainId and slippageBps', () => {
     expect(Object.keys(V1_SIGN_REQUEST_SCHEMA.properties)).toEqual(
-      Object.keys(SIGN_REQUEST_SCHEMA.properties).filter((name) => name !== 'chainId'),
+      Object.keys(SIGN_REQUEST_SCHEMA.properties).filter((name) => name !== 'chainId' && name !== 'slippageBps'),
     );
     expect(V1_SIGN_REQUEST_SCHEMA.required).toEqual(SIGN_REQUEST_SCHEMA.required);
   });

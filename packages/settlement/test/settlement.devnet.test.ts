@@ -44,6 +44,7 @@ import {
   chainClients,
   devnetRegistry,
   jsonRpcRelay,
+  publishBookHead,
   startSystem,
   withoutTracing,
   type JsonRpcFault,
@@ -117,7 +118,11 @@ beforeAll(async () => {
     beforeServices: async ({ redisUrl, chains }) => {
       redis = createRedis(redisUrl, { name: 'settle-e2e' });
       await redisReady(redis);
-      for (const id of CHAINS) await redis.set(keys.pairs(id), JSON.stringify(devnetRegistry(chains[String(id)]!)));
+      for (const id of CHAINS) {
+        await redis.set(keys.pairs(id), JSON.stringify(devnetRegistry(chains[String(id)]!)));
+        // A sign with amountIn is quoted at the served book's block: the latest one, published as the indexer would.
+        await publishBookHead(redis, keys, chains[String(id)]!);
+      }
     },
   });
   gw = sys.gateway.url;

@@ -88,6 +88,7 @@ const programs: Record<string, Set<string>> = {
   'services/gateway/dist/cli/keys.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
   // The operator image runs `node <command>` in the settlement package's built cli folder.
   'packages/settlement/dist/cli/settle.js': envNames(toolSettings),
+  'packages/settlement/dist/cli/risk.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
 };
 
 /** The operator image's working folder, under /app: its stage's WORKDIR in the Dockerfile. */
@@ -99,7 +100,8 @@ const OPERATOR_WORKDIR = /^FROM base AS operator$[^]*?^WORKDIR \/app\/(\S+)$/m.e
 function programOf(svc: (typeof compose.services)[string]): string {
   const command = [...(svc.entrypoint ?? []), ...(svc.command ?? [])];
   if (command[0] !== 'node') return path.posix.join(OPERATOR_WORKDIR, command[0]!);
-  return command[1]!;
+  // `node risk.js`: a script of the operator image's working folder.
+  return command[1]!.includes('/') ? command[1]! : path.posix.join(OPERATOR_WORKDIR, command[1]!);
 }
 
 /** dist/x.js is built from src/x.ts. */
@@ -127,6 +129,7 @@ describe('docker-compose.yml', () => {
         'operator',
         'redis',
         'redis-acl',
+        'risk',
         'signer',
       ].sort(),
     );
@@ -134,6 +137,7 @@ describe('docker-compose.yml', () => {
     // The key CLI and the operator commands run on demand (`docker compose run --rm keys ...`).
     expect(compose.services.keys!.profiles).toEqual(['tools']);
     expect(compose.services.operator!.profiles).toEqual(['tools']);
+    expect(compose.services.risk!.profiles).toEqual(['tools']);
   });
 
   it.each(entries.filter(([name]) => !['redis', 'lb'].includes(name)))(
@@ -227,6 +231,7 @@ describe('docker-compose.yml', () => {
       gateway: '${GATEWAY_SECRETS:-gateway-secrets}:/run/secrets/pmm:ro',
       keys: '${KEYS_SECRETS:-keys-secrets}:/run/secrets/pmm:ro',
       operator: '${OPERATOR_SECRETS:-operator-secrets}:/run/secrets/pmm:ro',
+      risk: '${RISK_SECRETS:-risk-secrets}:/run/secrets/pmm:ro',
       ...Object.fromEntries(
         KNOWN_CHAIN_IDS.map((id) => [
           `indexer-${id}`,
@@ -265,6 +270,7 @@ describe('docker-compose.yml', () => {
       ...KNOWN_CHAIN_IDS.map((id) => `ledger-${id}-secrets:/devnet-secrets/ledger-${id}`),
       'keys-secrets:/devnet-secrets/keys',
       'operator-secrets:/devnet-secrets/operator',
+      'risk-secrets:/devnet-secrets/risk',
       'redis-users-secrets:/devnet-secrets/redis-users',
     ]);
     // .env (every service reads it) carries no secret, not even a devnet one.
@@ -359,6 +365,7 @@ describe('docker-compose.yml', () => {
         'redis-acl',
         'keys',
         'operator',
+        'risk',
         'lb',
         ...KNOWN_CHAIN_IDS.map((id) => `indexer-${id}`),
         ...KNOWN_CHAIN_IDS.map((id) => `ledger-${id}`),

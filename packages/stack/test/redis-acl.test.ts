@@ -10,6 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
+  HaltStore,
   aclUserLine,
   DurableWrites,
   createLogger,
@@ -38,6 +39,7 @@ const users: { user: string; role: RedisUserRole; opts: { chainId?: number; devK
   { user: 'ledger-8453', role: 'ledger', opts: { chainId: 8453 } },
   { user: 'keys', role: 'keys', opts: {} },
   { user: 'operator', role: 'operator', opts: {} },
+  { user: 'risk', role: 'risk', opts: {} },
 ];
 const passwordOf = (user: string) => `${user}-password-0123456789`;
 
@@ -301,5 +303,29 @@ describe('Redis users, one per role', () => {
     expect(await operator.zrange(keys.ledger(8453), 0, -1)).toEqual(expect.any(Array));
     expect(await operator.zrange(keys.mids(8453), 0, -1)).toEqual(expect.any(Array));
     expect(await commandOutcome(() => operator.zadd(keys.ledger(8453), 1, 'x'))).toBe('NOPERM');
+  });
+
+  it('security: the risk command writes the halts and reads what it checks; the services read the halts only', async () => {
+    const risk = await connect('risk');
+    const store = new HaltStore(risk, keys);
+    const halt = { scope: { chainId: 8453 }, reason: 'acl', by: 'test', at: 1 };
+    expect(await store.halt(halt)).toEqual({ made: true });
+    expect(await store.history()).toHaveLength(1);
+    expect(await commandOutcome(() => risk.get(keys.integrator('acme')))).toBe('ok');
+    expect(await commandOutcome(() => risk.get(keys.pairs(8453)))).toBe('ok');
+    expect(await commandOutcome(() => risk.xrange(keys.audit(8453), '-', '+'))).toBe('ok');
+    expect(await commandOutcome(() => risk.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => risk.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => risk.get(keys.apiKey('f'.repeat(64))))).toBe('NOPERM');
+    for (const user of ['gateway', 'signer']) {
+      const service = await connect(user);
+      expect([user, (await new HaltStore(service, keys).active()).length]).toEqual([user, 1]);
+      expect([user, await commandOutcome(() => new HaltStore(service, keys).resume({ chainId: 8453 }, halt))]).toEqual([
+        user,
+        'NOPERM',
+      ]);
+      expect([user, await commandOutcome(() => service.hdel(keys.halts(), 'chain=8453'))]).toEqual([user, 'NOPERM']);
+    }
+    await store.resume({ chainId: 8453 }, halt);
   });
 });

@@ -1,5 +1,12 @@
 /** @pmm/testkit: helpers for tests and benchmarks only. */
 export { sampleAuditRecord } from './audit-record-sample';
+export {
+  CONTRACTS as HOSTILE_NODE_CONTRACTS,
+  TOKENS as HOSTILE_NODE_TOKENS,
+  startHostileNode,
+  type FakeBlock,
+  type HostileNode,
+} from './hostile-node';
 export { freePort, waitForPort } from './ports';
 export { processCpuSeconds, stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
@@ -25,6 +32,7 @@ export {
   testKey,
   uint256Arb,
 } from './eth-arbitraries';
+export { buildHangingModule, type HangingModule } from './pkcs11-hang-shim';
 export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
 export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';
 export { REPO_ROOT } from './repo-root';
@@ -40,6 +48,7 @@ export {
 export { chainClients, type ChainClients } from './chain-clients';
 export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
 export { devnetRegistry } from './devnet-registry';
+export { publishBookHead } from './book-head';
 export { commandOutcome } from './command-outcome';
 export {
   jsonRpcRelay,

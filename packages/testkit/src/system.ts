@@ -302,7 +302,11 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const signerPort = await freePort();
     if (services.includes('signer')) {
       const signerKeys = Object.fromEntries(
-        chainIds.map((id) => [`SIGNER_KEY_${id}`, key('apiSigner', id).privateKey]),
+        chainIds.flatMap((id) => [
+          [`SIGNER_KEY_${id}`, key('apiSigner', id).privateKey],
+          // The firm quotes of signs with amountIn authorise quote() with the chain's quoter key.
+          [`QUOTER_KEY_${id}`, key('quoter', id).privateKey],
+        ]),
       );
       const env = {
         ...signerEnv(common, { port: signerPort, internalToken, signerKeys }),

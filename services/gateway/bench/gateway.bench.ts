@@ -12,9 +12,11 @@
  * The bare twins run in a process of their own (a child of this file), as does the in-process
  * composition. Every server's CPU is read from /proc/<pid>/stat (user + system, all its
  * threads) before and after each case. Rows:
- * 1. one keep-alive client, one request at a time (open-loop.ts closedLoop): sign and price
- *    p50/p99 against the bare POST and bare GET twins;
- * 2. an open loop at an evenly paced 100 and 500 requests/s over 10 keep-alive sockets
+ * 1. one keep-alive client, one request at a time (open-loop.ts closedLoop): sign (without
+ *    amountIn), sign with amountIn (`signFirm`: the signer's firm quote, one eth_call of the
+ *    router's quote() at the book's block), that eth_call sent straight to the node
+ *    (`nodeQuote`: the node's round trip) and price, p50/p99 against the bare POST and GET twins;
+ * 2. an open loop at an evenly paced 100 (signFirm too) and 500 requests/s over 10 keep-alive sockets
  *    (open-loop.ts openLoop): p50/p99 from when each request was due, and the servers' CPU per
  *    request (gateway + signer; the bare twin's own);
  * 3. saturation, autocannon with 50 connections: throughput as a share of the twin's (a floor);
@@ -34,7 +36,8 @@
  *
  * Goals (benchmarks, not tests): sign p50 one client ≤ 4× bare; sign p99 paced 500/s ≤ 5× bare;
  * gateway + signer CPU per sign at 500/s ≤ 700 µs; saturated sign ≥ 12 % of bare; saturated
- * price ≥ 40 % of bare.
+ * price ≥ 40 % of bare; sign with amountIn p50 within one node round trip + 1 ms of sign's;
+ * sign with amountIn p99 at 100/s ≤ 100 ms.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Profiler } from 'node:inspector';
@@ -44,9 +47,18 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { SERVICE_NODE_FLAGS, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import {
+  SERVICE_NODE_FLAGS,
+  createDigestSigner,
+  createRedis,
+  redisKeys,
+  redisReady,
+  type RedisClient,
+} from '@pmm/core';
 import { generateApiKey, hashApiKey } from '@pmm/gateway';
-import { processCpuSeconds, startSystem, type System } from '@pmm/testkit';
+import { devnetRegistry, processCpuSeconds, publishBookHead, startSystem, type System } from '@pmm/testkit';
+import { devnetKey, type ChainStack } from '@pmm/devnet';
+import { quoteCalldataBuilder, signAmmVerification } from '@pmm/protocol';
 import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from './open-loop';
 import { profileBreakdown, profileWindow, type StepCost } from './profile-breakdown';
 import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds, signatureIndexEntryBytes } from './redis-footprint';
@@ -59,8 +71,8 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const SIGN_PATH = '/v2/swap/sign';
 const PRICE_PATH = '/v2/price?chainId=8453';
 
-/** A book of the shape the indexer writes: 3 pairs × 10 levels per side (about 2.5 KB). */
-function sampleBook(): string {
+/** A book of the shape the indexer writes, of block `head`: 3 pairs × 10 levels per side (about 2.5 KB). */
+function sampleBook(head: { number: number; timestamp: number }): string {
   const level = (i: number, side: number) => ({
     price: (3000 + side * i * 1.5).toFixed(6),
     amount: (0.25 * (i + 1)).toFixed(8),
@@ -71,21 +83,46 @@ function sampleBook(): string {
     bids: Array.from({ length: 10 }, (_, i) => level(i, -1)),
     asks: Array.from({ length: 10 }, (_, i) => level(i, 1)),
   }));
-  return JSON.stringify({ chainId: 8453, blockNumber: 12_345_678, blockTime: Math.floor(Date.now() / 1000), pairs });
+  return JSON.stringify({ chainId: 8453, blockNumber: head.number, blockTime: head.timestamp, pairs });
 }
 
-const QUOTE_TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
-const BASE_TOKEN = '0x4200000000000000000000000000000000000006';
 const USER = `0x${'ab'.repeat(20)}`;
-const SIGN_BODY = JSON.stringify({
-  chainId: 8453,
-  tokenIn: QUOTE_TOKEN,
-  tokenOut: BASE_TOKEN,
-  fee: '30',
-  userAddress: USER,
-  amountIn: '1000000',
-  minAmountOut: '0',
-});
+/**
+ * A sign of the devnet's first pair: `sign` without amountIn, `signFirm` with it (then the signer
+ * asks the node for the exact amountOut: one eth_call of the router's quote()).
+ */
+const signBody = (chain: ChainStack, amountIn?: bigint) =>
+  JSON.stringify({
+    chainId: 8453,
+    tokenIn: chain.quoteToken.address,
+    tokenOut: chain.baseTokens[0]!.address,
+    fee: '30',
+    userAddress: USER,
+    ...(amountIn === undefined ? {} : { amountIn: String(amountIn), slippageBps: 50 }),
+  });
+
+/** The node's own round trip of a firm quote: the signer's eth_call of quote(), sent straight to the node. */
+function nodeQuoteBody(chain: ChainStack, head: { hash: string; timestamp: number }, amountIn: bigint): string {
+  const timestampInMilisec = BigInt(head.timestamp) * 1000n;
+  const [tokenIn, tokenOut] = [chain.quoteToken.address, chain.baseTokens[0]!.address];
+  const signature = signAmmVerification(createDigestSigner(devnetKey('quoter', 8453).privateKey), {
+    chainId: 8453,
+    verifier: chain.contracts.verifier,
+    tokenIn,
+    tokenOut,
+    timestampInMilisec,
+  });
+  const data = quoteCalldataBuilder({ tokenIn, tokenOut, timestampInMilisec, signature })(amountIn);
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'eth_call',
+    params: [
+      { to: chain.contracts.router, data },
+      { blockHash: head.hash, requireCanonical: true },
+    ],
+  });
+}
 
 // ---------------------------------------------------------------- children: the servers
 /** What a server child reports once listening: the ports of the servers it runs. */
@@ -308,7 +345,6 @@ const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 async function seed(redis: RedisClient, prefix: string): Promise<string> {
   const keys = redisKeys(prefix);
   const apiKey = generateApiKey();
-  await redis.set(keys.book(8453), sampleBook());
   await redis.set(
     keys.integrator('bench'),
     JSON.stringify({
@@ -324,17 +360,19 @@ async function seed(redis: RedisClient, prefix: string): Promise<string> {
     keys.apiKey(hashApiKey(apiKey)),
     JSON.stringify({ integratorId: 'bench', keyId: apiKey.slice(0, 12), createdAt: Date.now(), disabled: false }),
   );
-  await redis.set(
-    keys.pairs(8453),
-    JSON.stringify({
-      chainId: 8453,
-      quoteToken: { address: QUOTE_TOKEN, symbol: 'USDC', decimals: 6 },
-      baseTokens: [{ address: BASE_TOKEN, symbol: 'WETH', decimals: 18 }],
-      blockNumber: 1,
-      refreshedAt: Date.now(),
-    }),
-  );
   return apiKey;
+}
+
+/**
+ * The devnet chain's registry, and its latest block as the book's head (the firm quotes are
+ * pinned to it) with the sample book's body: what the indexer would have written.
+ */
+async function seedChain(redis: RedisClient, prefix: string, chain: ChainStack) {
+  const keys = redisKeys(prefix);
+  await redis.set(keys.pairs(8453), JSON.stringify(devnetRegistry(chain)));
+  const head = await publishBookHead(redis, keys, chain);
+  await redis.set(keys.book(8453), sampleBook(head));
+  return head;
 }
 
 /** Whether this checkout has the in-process composition (it is measured when it does). */
@@ -356,6 +394,7 @@ async function main(): Promise<void> {
   const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
   await redisReady(redis);
   const apiKey = await seed(redis, prefix);
+  let head: { number: number; hash: string; timestamp: number } | undefined;
 
   // As `npm start` runs them, on this Redis under this run's prefix (the header says what differs).
   const sys = (system = await startSystem({
@@ -363,6 +402,9 @@ async function main(): Promise<void> {
     blockIntervalMs: 0,
     services: ['signer', 'gateway'],
     redisUrl: REDIS_URL,
+    beforeServices: async ({ chains }) => {
+      head = await seedChain(redis, prefix, chains['8453']!);
+    },
     env: {
       signer: {
         REDIS_KEY_PREFIX: prefix,
@@ -374,6 +416,10 @@ async function main(): Promise<void> {
     },
   }));
   const pidOf = (service: 'gateway' | 'signer') => sys.processesOf(service)[0]!.child.pid!;
+  const chain = sys.chain(8453);
+  // Inside the first ask tier of every devnet chain.
+  const FIRM_AMOUNT_IN = 1_000n * 10n ** BigInt(chain.quoteToken.decimals);
+  const SIGN_BODY = signBody(chain);
   // The bare POST twin answers the bytes of a signed quote: one asked of the signer directly,
   // with the headers the gateway sends.
   const signed = await fetch(`${sys.signer.url}${SIGN_PATH}`, {
@@ -408,6 +454,17 @@ async function main(): Promise<void> {
     bareGet: { request: get(bp.bareGet), servers: [barePid] },
     price: { request: get(gatewayPort), servers: [pair[0]!] },
     bareHop: { request: post(bp.bareHop), servers: [barePid] },
+    signFirm: { request: { ...post(gatewayPort), body: signBody(chain, FIRM_AMOUNT_IN) }, servers: pair },
+    // The node's CPU is not the service's: no server charged.
+    nodeQuote: {
+      request: {
+        url: chain.rpcUrl,
+        method: 'POST' as const,
+        headers: { 'content-type': 'application/json' },
+        body: nodeQuoteBody(chain, head!, FIRM_AMOUNT_IN),
+      },
+      servers: [] as number[],
+    },
     ...(inProcess ? { inProcess: { request: post(inProcess.ports.inProcess), servers: [inProcess.child.pid!] } } : {}),
   };
   type CaseName = keyof typeof cases;
@@ -427,10 +484,12 @@ async function main(): Promise<void> {
       );
   };
   const withInProcess = (names: CaseName[]): CaseName[] => (inProcess ? [...names, 'inProcess'] : names);
-  await run('one-client', withInProcess(['barePost', 'sign', 'bareHop', 'bareGet', 'price']), (r) =>
-    closedLoop(r, SECONDS),
+  await run(
+    'one-client',
+    withInProcess(['barePost', 'sign', 'signFirm', 'nodeQuote', 'bareHop', 'bareGet', 'price']),
+    (r) => closedLoop(r, SECONDS),
   );
-  await run('paced-100', ['barePost', 'sign', 'bareHop'], (r) => openLoop(r, 100, SECONDS));
+  await run('paced-100', ['barePost', 'sign', 'signFirm', 'bareHop'], (r) => openLoop(r, 100, SECONDS));
   await run('paced-500', withInProcess(['barePost', 'sign', 'bareHop', 'bareGet', 'price']), (r) =>
     openLoop(r, 500, SECONDS),
   );
@@ -554,6 +613,17 @@ async function main(): Promise<void> {
   goal('sign p50, one keep-alive client, ≤ 4× bare', ratio('one-client sign', 'p50'), 4, true, '×');
   goal('sign p99, paced 500/s, ≤ 5× bare', ratio('paced-500 sign', 'p99'), 5, true, '×');
   goal('gateway + signer CPU per sign at 500/s ≤ 700 µs', row('paced-500 sign').cpuUs, 700, true, ' µs');
+  // A firm quote adds one node round trip (the eth_call) and little else.
+  const firmExtra = row('one-client signFirm').latency.p50 - row('one-client sign').latency.p50;
+  const nodeTrip = row('one-client nodeQuote').latency.p50;
+  goal(
+    `sign with amountIn p50 − sign p50 ≤ node round trip (${ms(nodeTrip)} ms) + 1 ms`,
+    firmExtra,
+    nodeTrip + 1,
+    true,
+    ' ms',
+  );
+  goal('sign with amountIn p99, paced 100/s, ≤ 100 ms', row('paced-100 signFirm').latency.p99, 100, true, ' ms');
   goal('sign throughput at 50 connections ≥ 12 % of bare', share('saturated sign'), 12, false, '%');
   goal('price throughput at 50 connections ≥ 40 % of bare', share('saturated price'), 40, false, '%');
 

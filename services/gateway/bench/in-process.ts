@@ -56,12 +56,16 @@ export async function startInProcessSign(opts: { redisUrl: string; prefix: strin
     originRates: new Map(),
     quoteValiditySeconds: new Map([[8453, 60]]),
     pairs,
+    // No halt: the check is a scan of the active halts, none here.
+    halts: { current: () => [] },
     audit: new RedisAuditTrail({
       redis: auditRedis,
       keys,
       retentionMs: DAY_MS,
       durability: DurableWrites.unconfirmed(auditRedis),
     }),
+    // No node here: the firm amount answers at once (the gateway bench's firm-quote row has the node's round trip).
+    firmQuotes: (req) => Promise.resolve({ grossOut: req.amountIn, blockNumber: 1 }),
     metrics: signMetrics(createMetrics('in-process')),
     logSigned: false,
   });

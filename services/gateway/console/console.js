@@ -208,6 +208,21 @@
       const ok = outcome === 'ok';
       parts.append(el('li', { 'data-part': name, 'data-state': ok ? 'ok' : 'fail' }, `${name}: ${outcome}`));
     }
+    // The active halts, oldest first: scope, since when, who and why (text only: nothing here is markup).
+    const halts = $('#halts');
+    halts.replaceChildren();
+    if (status.halts.length === 0) halts.append(el('li', { 'data-state': 'ok' }, 'nothing halted'));
+    for (const h of status.halts) {
+      const trip = h.trip ? ` (tripped ${h.trip.limit}: ${h.trip.value} past ${h.trip.threshold})` : '';
+      const since = new Date(h.at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      halts.append(
+        el(
+          'li',
+          { 'data-halt': h.scope, 'data-state': 'fail' },
+          `${h.scope}: since ${since} by ${h.by}: ${h.reason}${trip}`,
+        ),
+      );
+    }
     let total = 0;
     let known = true;
     for (const s of status.chains) {

@@ -14,6 +14,7 @@
 import type { RequestListener } from 'node:http';
 import { DEFAULT_CHAIN_ID } from '@pmm/protocol';
 import {
+  HaltView,
   createMetrics,
   redisHealthMetrics,
   redisKeys,
@@ -131,10 +132,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     ttlMs: config.bookCacheMs,
     logger,
   });
+  // The operator's halts: what /v2/price and its stream may offer (the signer is the gate of signing).
+  const halts = new HaltView({ redis, subscriber: deps.subscriber, keys: redisKeys(config.redisKeyPrefix), logger });
   const agent = signerAgent(config.signerUrl);
   const openapi = deps.openapiDocument ?? loadOpenApiDocument();
   const v1 = config.servedChains.includes(DEFAULT_CHAIN_ID);
-  const hub = new StreamHub(books, gauges.streams, config.streamHeartbeatMs);
+  const hub = new StreamHub(books, gauges.streams, config.streamHeartbeatMs, halts);
   const slots = new StreamSlots(redis, config.redisKeyPrefix, config.streamLeaseMs);
 
   // What every API route takes first: the key, then the integrator's rate limit.
@@ -161,7 +164,7 @@ export function createApp(deps: GatewayDeps): Gateway {
   const sign = (path: string) => signStep({ path, bodyLimit: config.signBodyLimit, forward });
   // Each declared route's own step; the compiler checks that every route has one.
   const handlers: Record<RouteName, Step> = {
-    price: priceV2Step(books, config.servedChains),
+    price: priceV2Step(books, config.servedChains, halts),
     priceStream: priceStreamStep({
       hub,
       slots,
@@ -169,11 +172,12 @@ export function createApp(deps: GatewayDeps): Gateway {
       streamsPerKey: config.streamsPerKey,
       leaseMs: config.streamLeaseMs,
       keys: keyCache,
+      halts,
       onRefused: gauges.rateLimited,
     }),
     sign: sign(ROUTES.sign.path),
     openapi: openApiStep(openapi),
-    v1Price: priceV1Step(books),
+    v1Price: priceV1Step(books, halts),
     v1Sign: sign(ROUTES.v1Sign.path),
   };
   const apiRoutes: Route[] = (Object.entries(ROUTES) as [RouteName, PublicRoute][])
@@ -204,6 +208,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     redisKeyPrefix: config.redisKeyPrefix,
     books,
     hub,
+    halts,
     chains: config.servedChains,
     signerUrl: config.signerUrl,
     internalToken: config.internalToken,
@@ -221,6 +226,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     start: async () => {
       await keyCache.start();
       await books.start();
+      await halts.start();
     },
     closeStreams: () => {
       hub.close();
@@ -232,6 +238,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       ops.console.close();
       slots.stop();
       await books.stop();
+      await halts.stop();
       agent.destroy();
     },
   };

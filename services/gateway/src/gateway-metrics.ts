@@ -2,9 +2,9 @@
  * The gateway's own metrics (declared up front), beside core's per-route request counter and
  * latency histogram: book age and presence per chain (refreshed at each scrape), upstream
  * (signer) failures, timeouts, rate-limit refusals, and the price streams (open streams per
- * chain, events written, books skipped for slow clients).
+ * chain, events written, books skipped for slow clients), the operator's halts.
  */
-import type { Metrics, Step } from '@pmm/core';
+import { HALT_SCOPE_KINDS, haltScopeKind, type HaltView, type Metrics, type Step } from '@pmm/core';
 import type { BookCache } from './price/book-cache';
 import type { StreamMetrics } from './stream/stream-hub';
 
@@ -56,6 +56,26 @@ export function gatewayMetrics(metrics: Metrics) {
     fanout: (chainId, seconds) => streamFanout.observe({ chain: String(chainId) }, seconds),
   };
 
+  const haltsActive = metrics.gauge(
+    'gateway_halts_active',
+    'Active operator halts (npm run risk), by the kind of their scope, as this gateway last read them',
+    ['scope'] as const,
+  );
+  const haltOldest = metrics.gauge(
+    'gateway_halt_oldest_timestamp_seconds',
+    'Unix time the oldest active halt was made; 0 when nothing is halted',
+    [] as const,
+  );
+
+  /** Sets the halt gauges from the gateway's last good read (what it shows, not what it decides); before each scrape. */
+  const refreshHaltGauges = (halts: HaltView): void => {
+    const { halts: active } = halts.lastRead();
+    for (const kind of HALT_SCOPE_KINDS) haltsActive.set({ scope: kind }, 0);
+    for (const h of active) haltsActive.inc({ scope: haltScopeKind(h.scope) });
+    if (active.length > 0) haltOldest.set(Math.min(...active.map((h) => h.at)) / 1000);
+    else haltOldest.set(0);
+  };
+
   /** Mount before the /metrics route: reads each chain's book (cache or Redis) and sets the gauges. */
   const refreshBookGauges = (books: BookCache, chains: readonly number[]): Step => {
     return (_req, _res, next) => {
@@ -79,6 +99,7 @@ export function gatewayMetrics(metrics: Metrics) {
 
   return {
     refreshBookGauges,
+    refreshHaltGauges,
     upstreamError: (reason: string) => upstreamErrors.inc({ reason }),
     timeout: () => timeouts.inc(),
     rateLimited: () => rateLimited.inc(),

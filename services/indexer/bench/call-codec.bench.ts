@@ -18,10 +18,10 @@ import {
   decodeUint256Array,
   decodeUintResult,
   encodeAggregate3,
-  quoteCalldataBuilder,
   reserveBalancesCalldata,
   type Call,
 } from '../src/chain/call-codec';
+import { quoteCalldataBuilder } from '@pmm/protocol';
 
 const PAIR_COUNTS = [1, 10, 50];
 const POINTS_PER_SIDE = 12;

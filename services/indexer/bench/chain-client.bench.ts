@@ -1,6 +1,6 @@
 /**
  * `npm run bench chain-client`: the indexer's own JSON-RPC transports (ws-transport.ts,
- * http-transport.ts) against viem's `webSocket` and `http` transports, on one devnet node, for
+ * @pmm/core's json-rpc-http-transport.ts) against viem's `webSocket` and `http` transports, on one devnet node, for
  * the calls the indexer makes: a light one (`eth_blockNumber`, the heartbeat) and the block
  * header (`eth_getBlockByNumber`), one at a time and 32 in flight. Prints requests per second
  * and the ratio ours / viem.
@@ -10,7 +10,7 @@
  */
 import { http, webSocket } from 'viem';
 import { startSystem } from '@pmm/testkit';
-import { createHttpTransport } from '../src/chain/http-transport';
+import { createHttpTransport } from '@pmm/core';
 import { openWsTransport } from '../src/chain/ws-transport';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);

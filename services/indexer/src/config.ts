@@ -14,7 +14,9 @@ import {
   settings,
   type ChainDeployment,
   type ConfigSources,
+  pkcs11SignTimeoutSetting,
   pkcs11UriSetting,
+  secretFileReader,
   type Pkcs11KeyRef,
   SHARED_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,
@@ -50,6 +52,7 @@ export const INDEXER_SETTINGS = {
     'QUOTER_PKCS11_PIN',
     "User PIN of QUOTER_PKCS11's token; give it as QUOTER_PKCS11_PIN_FILE.",
   ),
+  pkcs11SignTimeoutMs: pkcs11SignTimeoutSetting(),
   bookTtlMs: settings.int(
     'BOOK_TTL_MS',
     'Staleness of the book, ms (default 10000): the book key expires this long after its last write, and is deleted when the node ' +
@@ -162,7 +165,17 @@ export const INDEXER_SETTINGS = {
 };
 
 /** Where the quoter key is: in memory (hex), or in a PKCS#11 module with its token's PIN. */
-export type QuoterKeySource = { kind: 'hex'; privateKey: string } | { kind: 'pkcs11'; key: Pkcs11KeyRef; pin: string };
+export type QuoterKeySource =
+  | { kind: 'hex'; privateKey: string }
+  | {
+      kind: 'pkcs11';
+      key: Pkcs11KeyRef;
+      pin: string;
+      /** Reads the PIN's secret file again (a new PIN after the token refused the old one); absent when the PIN is not in a file. */
+      readPin?: () => Promise<string | undefined>;
+      /** A sign the module has not answered in this long fails. */
+      signTimeoutMs: number;
+    };
 
 export interface IndexerConfig {
   chainId: number;
@@ -199,14 +212,24 @@ export interface IndexerConfig {
  * @throws ConfigError naming the setting (never echoing a secret)
  */
 export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
-  const { chains, quoterKey, quoterPkcs11, quoterPkcs11Pin, ...c } = loadConfig(INDEXER_SETTINGS, sources);
+  const { chains, quoterKey, quoterPkcs11, quoterPkcs11Pin, pkcs11SignTimeoutMs, ...c } = loadConfig(
+    INDEXER_SETTINGS,
+    sources,
+  );
   let quoter: QuoterKeySource;
   if (quoterPkcs11 !== undefined) {
     if (quoterKey !== undefined)
       throw new ConfigError('QUOTER_PKCS11 (quoterPkcs11): QUOTER_KEY is set too; give one quoter key');
     if (quoterPkcs11Pin === undefined)
       throw new ConfigError("QUOTER_PKCS11 (quoterPkcs11): the token's PIN is needed: set QUOTER_PKCS11_PIN_FILE");
-    quoter = { kind: 'pkcs11', key: quoterPkcs11, pin: quoterPkcs11Pin };
+    const readPin = secretFileReader('QUOTER_PKCS11_PIN', sources.env);
+    quoter = {
+      kind: 'pkcs11',
+      key: quoterPkcs11,
+      pin: quoterPkcs11Pin,
+      signTimeoutMs: pkcs11SignTimeoutMs,
+      ...(readPin ? { readPin } : {}),
+    };
   } else if (quoterKey !== undefined) quoter = { kind: 'hex', privateKey: quoterKey };
   else
     throw new ConfigError(

@@ -23,11 +23,11 @@ import {
   type Logger,
   type RedisClient,
   type Served,
+  createHttpTransport,
+  type TransportLimits,
 } from '@pmm/core';
 import type { KeySigner } from '@pmm/protocol';
 import type { QuoteContext } from './chain/block-quotes';
-import { createHttpTransport } from './chain/http-transport';
-import type { TransportLimits } from './chain/json-rpc';
 import { createHeadGuard } from './domain/head-guard';
 import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';
@@ -85,7 +85,14 @@ async function openQuoterKey(config: IndexerConfig, log: Logger): Promise<KeySig
     return await openPkcs11Signer({
       key: quoter.key,
       pin: quoter.pin,
+      ...(quoter.readPin ? { readPin: quoter.readPin } : {}),
+      signTimeoutMs: quoter.signTimeoutMs,
       onFailure: (reason) => log.error('quoter key unavailable; blocks fail until its module recovers', { reason }),
+      onPinRefused: (reason) =>
+        log.error(
+          'the token refused the quoter key PIN: no further login is tried (the token would lock); write the new PIN to the PIN file, or restart',
+          { reason },
+        ),
       onRecovered: () => log.info('quoter key available again'),
     });
   } catch (err) {

@@ -3,8 +3,7 @@
  * Every series carries `chain` (and `service`) as a default label, so that one dashboard or
  * alert rule covers every chain's indexers and tells them apart.
  */
-import { createMetrics, type Metrics } from '@pmm/core';
-import type { DroppedReason } from './chain/json-rpc';
+import { createMetrics, type Metrics, type DroppedReason } from '@pmm/core';
 
 /** Block-to-book latency buckets, seconds: the goal is p99 < 100 ms on the devnet. */
 const BLOCK_LATENCY_BUCKETS = [0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -50,7 +49,7 @@ export interface IndexerMetrics {
   maxHeadLead: Gauge;
   /** label reason: see HeadRefusal */
   headsRefused: Counter;
-  /** label reason: see DroppedReason (chain/json-rpc.ts) */
+  /** label reason: see DroppedReason (@pmm/core's json-rpc.ts) */
   messagesDropped: Counter;
   /** labels kind: decimals | listing, result: accepted | refused */
   registryChanges: Counter;

@@ -5,7 +5,8 @@
  */
 import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
-import { bookBlockKey, bookHashKey, createBookStore } from '../src/store/book-store';
+import { bookBlockKey, bookHashKey } from '@pmm/core';
+import { createBookStore } from '../src/store/book-store';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
 import { until } from '@pmm/testkit';
 

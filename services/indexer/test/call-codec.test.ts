@@ -9,17 +9,15 @@ import { Multicall3Artifact, PmmHelperArtifact, PmmRouterArtifact } from '@pmm/c
 import { decodeFunctionResult, encodeFunctionData, encodeFunctionResult, parseAbi, type Hex } from 'viem';
 import {
   AGGREGATE3_SELECTOR,
-  QUOTE_SELECTOR,
   RESERVE_BALANCES_SELECTOR,
   decodeAggregate3,
   decodeUint256Array,
   decodeUintResult,
   encodeAggregate3,
-  quoteCalldataBuilder,
   reserveBalancesCalldata,
 } from '../src/chain/call-codec';
-import { isHexBytes } from '../src/chain/call-batch';
-import { uint256WordHex } from '@pmm/protocol';
+import { isHexBytes } from '@pmm/core';
+import { QUOTE_SELECTOR, quoteCalldataBuilder, uint256WordHex } from '@pmm/protocol';
 
 const routerAbi = parseAbi([
   'function quote(address tokenIn, uint256 amountIn, address tokenOut, uint256 timestampInMilisec, bytes sig) view returns (uint256)',

@@ -21,8 +21,17 @@ import Redis from 'ioredis';
 import { Queue } from 'bullmq';
 import { redisKeys } from '@pmm/core';
 import { findChain, type OrderbookResponse } from '@pmm/protocol';
-import { freePort, startRedirectTarget, stopProcess, until } from '@pmm/testkit';
-import { CONTRACTS, TOKENS, startHostileNode, type FakeBlock, type HostileNode } from './support/hostile-node';
+import {
+  freePort,
+  startRedirectTarget,
+  stopProcess,
+  until,
+  HOSTILE_NODE_CONTRACTS as CONTRACTS,
+  HOSTILE_NODE_TOKENS as TOKENS,
+  startHostileNode,
+  type FakeBlock,
+  type HostileNode,
+} from '@pmm/testkit';
 import { spawnIndexer, type IndexerProcess } from './support/indexer-process';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
 import { readBook } from './support/stored-book';

@@ -1,15 +1,14 @@
 /**
- * The ledger against a node that lags or floods (the fake node of support/hostile-node.ts, a real
+ * The ledger against a node that lags or floods (the fake node of the testkit's hostile-node.ts, a real
  * Redis): it keeps the indexer's rules. Nothing is read or written past a head older than
  * MAX_HEAD_LAG_MS; an answer above MAX_RPC_ANSWER_BYTES fails the block, which is read again once
  * the node answers sanely, and the ledger goes on from the block after its cursor: no gap.
  */
 import Redis from 'ioredis';
 import { createLogger, redisKeys } from '@pmm/core';
-import { freePort, until } from '@pmm/testkit';
+import { HOSTILE_NODE_CONTRACTS as CONTRACTS, freePort, startHostileNode, until, type HostileNode } from '@pmm/testkit';
 import { loadLedgerConfig } from '../src/ledger/ledger-config';
 import { startLedger, type RunningLedger } from '../src/ledger/ledger';
-import { CONTRACTS, startHostileNode, type HostileNode } from './support/hostile-node';
 import { REDIS_URL, deleteKeys, randomPrefix } from './support/redis';
 
 const prefix = randomPrefix();

@@ -36,6 +36,8 @@ export function createApp(deps: SignerDeps): RequestListener {
     quoteValiditySeconds: deps.quoteValiditySeconds,
     pairs: deps.pairs,
     audit: deps.audit,
+    halts: deps.halts,
+    firmQuotes: deps.firmQuotes,
     metrics: signMetrics(deps.metrics, deps.servedChains),
     logSigned: deps.logger.isLevelEnabled('info'),
     now: deps.now,

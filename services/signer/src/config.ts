@@ -9,7 +9,7 @@
  *   fixed layer first and the per-chain layer second, with the same loader and the same
  *   error messages (`<ENV> (<name>): <reason>`).
  *
- * Secrets (INTERNAL_TOKEN, SIGNER_KEY_<id>, SIGNER_KEYSTORE_PASSWORD_<id>, SIGNER_PKCS11_PIN_<id>) come from the
+ * Secrets (INTERNAL_TOKEN, SIGNER_KEY_<id>, SIGNER_KEYSTORE_PASSWORD_<id>, SIGNER_PKCS11_PIN_<id>, QUOTER_KEY_<id>) come from the
  * variable or from the file named by `<ENV>_FILE`; the loader registers them for log
  * redaction and never echoes them.
  */
@@ -27,7 +27,9 @@ import {
   throwConfigErrors,
   readConfigFile,
   DEFAULT_PKCS11_SESSIONS,
+  pkcs11SignTimeoutSetting,
   pkcs11UriSetting,
+  secretFileReader,
   type ChainDeployments,
   type Pkcs11KeyRef,
   type DurableWriteConfig,
@@ -111,12 +113,19 @@ export const SIGNER_SETTINGS = {
     'auto',
     ['auto', 'libsecp256k1', 'noble'] as const,
   ),
+  firmQuoteDeadlineMs: settings.int(
+    'FIRM_QUOTE_DEADLINE_MS',
+    "Longest a sign with amountIn waits for its firm amountOut (the book head from Redis, then one eth_call of the router's quote() at that block); past it, 503 SERVICE_UNAVAILABLE instead of calldata. Default 500 (well under a second, and room for a loaded node's round trip).",
+    500,
+    [10, 10_000],
+  ),
   pkcs11Sessions: settings.int(
     'PKCS11_SESSIONS',
     `Sessions the signer keeps open on each PKCS#11 key (SIGNER_PKCS11_<id>): the signs of that key that can run at once. Default ${DEFAULT_PKCS11_SESSIONS}.`,
     DEFAULT_PKCS11_SESSIONS,
     [1, 64],
   ),
+  pkcs11SignTimeoutMs: pkcs11SignTimeoutSetting(),
 };
 
 /**
@@ -128,7 +137,7 @@ export const SIGNER_SETTINGS = {
  * depend on an order of precedence), `SIGNER_PKCS11_<id>`: the PKCS#11 URI of a key in a
  * hardware module, with the token's PIN from `SIGNER_PKCS11_PIN_<id>_FILE`.
  * Config-file names are `signerKey_<id>`, `signerKeystore_<id>`, `signerKeystorePassword_<id>`,
- * `signerPkcs11_<id>`, `signerPkcs11Pin_<id>`, `originRate_<id>` and `quoteValiditySeconds_<id>`.
+ * `signerPkcs11_<id>`, `signerPkcs11Pin_<id>`, `originRate_<id>`, `quoteValiditySeconds_<id>` and `quoterKey_<id>`.
  */
 export function chainSettings(chainId: number) {
   return {
@@ -161,6 +170,11 @@ export function chainSettings(chainId: number) {
         '(slot-id=<n> instead of token, id=<%-encoded CKA_ID> instead of or beside object). The key never leaves the module. ' +
         `Not together with SIGNER_KEY_${chainId} or SIGNER_KEYSTORE_${chainId}.`,
     ),
+    [`quoterKey_${chainId}`]: settings.optionalSecret(
+      `QUOTER_KEY_${chainId}`,
+      `Private key (hex) of a quoter the chain-${chainId} router whitelists (isQuoter): it authorises the signer's quote() call that gives a sign with amountIn its exact amountOut (the indexer's key of that chain will do). ` +
+        `Without it, or without the chain's rpcUrl in CHAINS, a chain-${chainId} sign with amountIn answers 503; signs without amountIn are unaffected.`,
+    ),
     [`signerPkcs11Pin_${chainId}`]: settings.optionalSecret(
       `SIGNER_PKCS11_PIN_${chainId}`,
       `User PIN of the token of SIGNER_PKCS11_${chainId}; give it as SIGNER_PKCS11_PIN_${chainId}_FILE.`,
@@ -172,7 +186,14 @@ export function chainSettings(chainId: number) {
 export type KeySource =
   | { kind: 'hex'; env: string; privateKey: string }
   | { kind: 'keystore'; env: string; path: string; password: string }
-  | { kind: 'pkcs11'; env: string; key: Pkcs11KeyRef; pin: string };
+  | {
+      kind: 'pkcs11';
+      env: string;
+      key: Pkcs11KeyRef;
+      pin: string;
+      /** Reads the PIN's secret file again (a new PIN after the token refused the old one); absent when the PIN is not in a file. */
+      readPin?: () => Promise<string | undefined>;
+    };
 
 export interface ChainSignerConfig {
   chainId: number;
@@ -180,6 +201,8 @@ export interface ChainSignerConfig {
   /** The router's validity: a quote's deadline is its timestamp + this many seconds. */
   quoteValiditySeconds: number;
   key: KeySource;
+  /** The quoter key (hex) of the firm quotes; absent: none on this chain. A registered secret. */
+  quoterKey?: string;
 }
 
 /** The Redis durability settings (DURABLE_WRITE_SETTINGS) decide when an audit record is stored. */
@@ -201,6 +224,10 @@ export interface SignerConfig extends DurableWriteConfig {
   signerBackend: 'auto' | 'libsecp256k1' | 'noble';
   /** Sessions kept open on each PKCS#11 key. */
   pkcs11Sessions: number;
+  /** A sign a PKCS#11 module has not answered in this long fails and marks the key down. */
+  pkcs11SignTimeoutMs: number;
+  /** Deadline of a firm quote (a sign with amountIn), ms. */
+  firmQuoteDeadlineMs: number;
   /** Days each audit record is kept. */
   auditRetentionDays: number;
   /** Default signatures per integrator, chain and UTC day (0: none). */
@@ -284,7 +311,8 @@ function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerCo
         `SIGNER_PKCS11_${chainId}: chain ${chainId}'s token needs its PIN: set SIGNER_PKCS11_PIN_${chainId}_FILE (or SIGNER_PKCS11_PIN_${chainId})`,
       );
     }
-    key = { kind: 'pkcs11', env: `SIGNER_PKCS11_${chainId}`, key: pkcs11, pin };
+    const readPin = secretFileReader(`SIGNER_PKCS11_PIN_${chainId}`, sources.env);
+    key = { kind: 'pkcs11', env: `SIGNER_PKCS11_${chainId}`, key: pkcs11, pin, ...(readPin ? { readPin } : {}) };
   } else if (privateKey !== undefined) key = { kind: 'hex', env: `SIGNER_KEY_${chainId}`, privateKey };
   else if (keystore !== undefined) {
     if (password === undefined) {
@@ -299,5 +327,6 @@ function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerCo
     originRate: c[`originRate_${chainId}`] as bigint,
     quoteValiditySeconds: c[`quoteValiditySeconds_${chainId}`] as number,
     key,
+    ...(c[`quoterKey_${chainId}`] === undefined ? {} : { quoterKey: c[`quoterKey_${chainId}`] as string }),
   };
 }

@@ -25,3 +25,7 @@ export { MAX_BATCH_RECORDS, MAX_INDEXED_IDS, QuotaExceededError, RedisAuditTrail
 export { auditTrailSizeMetric } from './store/audit-trail-size';
 export type { AuditSink, RedisAuditTrailOptions } from './store/audit-trail';
 export { parseJsonBody } from './http/json-body';
+export { createFirmQuotes } from './chain/firm-quotes';
+export type { FirmQuote, FirmQuoteChain, FirmQuoteOutcome, FirmQuotes, FirmQuotesOptions } from './chain/firm-quotes';
+export { bookHeadReader, parseBookHead } from './store/book-head';
+export type { BookHead } from './store/book-head';

@@ -19,6 +19,8 @@ export type ChainSigners = ReadonlyMap<number, KeySigner>;
 /** What the signer hears of a key in a module that fails and comes back (logs, metrics). */
 export interface KeyHealthHooks {
   failed(chainId: number, reason: string): void;
+  /** The token refused the PIN for good: no login until a new PIN file or a restart. */
+  pinRefused(chainId: number, reason: string): void;
   recovered(chainId: number): void;
 }
 
@@ -46,7 +48,7 @@ async function privateKeyOf(chainId: number, key: Exclude<KeySource, { kind: 'pk
 
 async function signerFor(
   chain: ChainSignerConfig,
-  config: Pick<SignerConfig, 'signerBackend' | 'pkcs11Sessions'>,
+  config: Pick<SignerConfig, 'signerBackend' | 'pkcs11Sessions' | 'pkcs11SignTimeoutMs'>,
   health: KeyHealthHooks | undefined,
 ): Promise<KeySigner> {
   const { chainId, key } = chain;
@@ -55,8 +57,11 @@ async function signerFor(
       return await openPkcs11Signer({
         key: key.key,
         pin: key.pin,
+        ...(key.readPin ? { readPin: key.readPin } : {}),
         sessions: config.pkcs11Sessions,
+        signTimeoutMs: config.pkcs11SignTimeoutMs,
         onFailure: (reason) => health?.failed(chainId, reason),
+        onPinRefused: (reason) => health?.pinRefused(chainId, reason),
         onRecovered: () => health?.recovered(chainId),
       });
     } catch (err) {
@@ -111,7 +116,7 @@ export async function closeSigningKeys(signers: ChainSigners): Promise<void> {
  * two chains resolve to the same signer address; the keys opened before are released then.
  */
 export async function loadSigningKeys(
-  config: Pick<SignerConfig, 'servedChains' | 'chains' | 'signerBackend' | 'pkcs11Sessions'>,
+  config: Pick<SignerConfig, 'servedChains' | 'chains' | 'signerBackend' | 'pkcs11Sessions' | 'pkcs11SignTimeoutMs'>,
   health?: KeyHealthHooks,
 ): Promise<ChainSigners> {
   const out = new Map<number, KeySigner>();

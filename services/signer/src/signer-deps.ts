@@ -3,7 +3,8 @@
  * `process.env`): main wires the real ones, tests real Redis-backed stores or fakes.
  */
 import type { KeySigner, PairRegistry } from '@pmm/protocol';
-import type { Logger, Metrics, OperatorGuardOptions, ReadinessCheck } from '@pmm/core';
+import type { HaltRecord, Logger, Metrics, OperatorGuardOptions, ReadinessCheck } from '@pmm/core';
+import type { FirmQuotes } from './chain/firm-quotes';
 import type { AuditSink } from './store/audit-trail';
 import type { IntegratorSource } from './store/integrator-store';
 
@@ -25,8 +26,15 @@ export interface SignerDeps {
   /** Cached pair registries (PairRegistryCache). */
   pairs: { get(chainId: number): PairRegistry | undefined };
   integrators: IntegratorSource;
+  /**
+   * The active halts (core's HaltView): `current()` throws when they could not be read recently
+   * enough, and then nothing is signed.
+   */
+  halts: { current(): readonly HaltRecord[] };
   /** The audit trail: every signature is recorded here before it is returned. */
   audit: AuditSink;
+  /** The exact amountOut of a /v2 sign with amountIn (chain/firm-quotes.ts). */
+  firmQuotes: FirmQuotes;
   /** Signatures per integrator, chain and UTC day when its record sets none (0: no quota). */
   dailySignatureQuota?: number;
   /** Who may read /healthz, /readyz and /metrics (Host names, optional token); default: IP addresses and localhost. */

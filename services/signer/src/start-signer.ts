@@ -11,6 +11,7 @@ import {
   createRedis,
   DurableWrites,
   durabilityPolicy,
+  HaltView,
   listen,
   redisKeys,
   redisReady,
@@ -26,6 +27,9 @@ import { RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { auditTrailSizeMetric } from './store/audit-trail-size';
 import { PairRegistryCache } from './store/pair-registry-cache';
+import { bookHeadReader } from './store/book-head';
+import { createFirmQuotes } from './chain/firm-quotes';
+import { firmQuoteChains, firmQuoteMetric } from './chain/firm-quote-chains';
 
 export interface RunningSigner {
   served: Served;
@@ -39,9 +43,11 @@ export interface RunningSigner {
 export async function startSigner(config: SignerConfig, logger: Logger): Promise<RunningSigner> {
   const metrics = createMetrics('signer');
   const signers = await loadSigningKeys(config, keyHealth(metrics, logger, config.servedChains));
+  let firmChains: ReturnType<typeof firmQuoteChains>;
   try {
     // Before any Redis connection: a validity the router contradicts is a configuration error.
     await checkQuoteValidity(Object.values(config.chains), config.deployments, logger);
+    firmChains = firmQuoteChains(config, logger, metrics);
   } catch (err) {
     await closeSigningKeys(signers);
     throw err;
@@ -68,6 +74,9 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // The same subscriber connection carries the integrator invalidations.
   const integrators = new IntegratorStore({ redis, keys, subscriber });
   await integrators.start();
+  // The halts, on the same subscriber: re-read at each notice and five times a second.
+  const halts = new HaltView({ redis, subscriber, keys, logger });
+  await halts.start();
   auditTrailSizeMetric(metrics, auditRedis, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const quoteValiditySeconds = new Map(config.servedChains.map((id) => [id, config.chains[id]!.quoteValiditySeconds]));
@@ -83,6 +92,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     quoteValiditySeconds,
     pairs,
     integrators,
+    halts,
     audit: new RedisAuditTrail({
       redis: auditRedis,
       keys,
@@ -90,10 +100,20 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       durability,
     }),
     dailySignatureQuota: config.dailySignatureQuota,
+    firmQuotes: createFirmQuotes({
+      chains: firmChains,
+      bookHead: bookHeadReader(redis, keys),
+      deadlineMs: config.firmQuoteDeadlineMs,
+      onOutcome: firmQuoteMetric(metrics, config.servedChains),
+    }),
     operatorAccess: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     readiness: {
       redis: async () => {
         await Promise.all([redis.ping(), auditRedis.ping()]);
+      },
+      // Not ready while the halts cannot be read: every sign would be refused (fail closed).
+      halts: async () => {
+        halts.current();
       },
       // Not ready while an audit record could not be confirmed durable (every sign would be 503).
       durability: async () => {
@@ -121,7 +141,9 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await served.close();
         await pairs.close();
         await integrators.stop();
+        await halts.stop();
         await Promise.all([redis, subscriber, auditRedis].map((client) => closeRedis(client)));
+        for (const chain of firmChains.values()) chain.rpc.close();
         await closeSigningKeys(signers);
       })()),
   };

@@ -22,6 +22,7 @@ import {
 import { AuditReader, runAuditCommand } from '@pmm/settlement';
 import { MAX_BATCH_RECORDS, MAX_INDEXED_IDS, QuotaExceededError, RedisAuditTrail, auditTrailSizeMetric } from '../src';
 import {
+  FIRM_BLOCK,
   INTERNAL_TOKEN,
   REDIS_URL,
   USER,
@@ -90,6 +91,9 @@ describe('the audit trail on the sign path', () => {
       originRate: '0',
       amountIn: '1000',
       minAmountOut: '7',
+      // The fixture's firm source: gross 2 × 1000 less the fee of 30 (0.03 %), at its block.
+      amountOut: '1999',
+      blockNumber: FIRM_BLOCK,
       timestamp: NOW_S,
       deadline: NOW_S + 60,
       digest,

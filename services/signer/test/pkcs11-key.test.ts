@@ -4,7 +4,9 @@
  * file, quotes are signed by the token's key; start-up stops with a clear message on a missing
  * token or key, a wrong PIN, a key that is not secp256k1, and the same key on two chains
  * (naming both), never printing the PIN; a token that fails mid-run answers 503 in the
- * envelope, counts the failure in /metrics, and the signer signs again once the token is back.
+ * envelope, counts the failure in /metrics, and the signer signs again once the token is back;
+ * a module that stops answering on one chain's token holds no more than that key's threads (a
+ * shim over SoftHSM2 built with gcc: testkit's buildHangingModule), the other chain signs on.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,7 +14,15 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
-import { spawnService, startSoftHsm, testKey, until, type SoftHsm } from '@pmm/testkit';
+import {
+  buildHangingModule,
+  spawnService,
+  startSoftHsm,
+  testKey,
+  until,
+  type HangingModule,
+  type SoftHsm,
+} from '@pmm/testkit';
 import { recoverAddress, type Hex } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { swapDigest } from '@pmm/protocol';
@@ -27,7 +37,9 @@ const IMPORTED = testKey('pkcs11-process-imported');
 let hsm: SoftHsm;
 let TOKEN: string;
 let DRILL: string;
+let STUCK: string;
 let secrets: string;
+let shim: HangingModule;
 let redis: RedisClient;
 const prefix = `pmm-test-${randomBytes(6).toString('hex')}`;
 const keys = redisKeys(prefix);
@@ -84,9 +96,10 @@ async function exitMessage(e: Record<string, string>): Promise<string> {
   return out;
 }
 
-const body = () => {
-  const registry = testRegistry(8453);
+const body = (chainId = 8453) => {
+  const registry = testRegistry(chainId);
   return {
+    ...(chainId === 8453 ? {} : { chainId }),
     tokenIn: registry.baseTokens[0]!.address,
     tokenOut: registry.quoteToken.address,
     fee: '30',
@@ -94,7 +107,10 @@ const body = () => {
   };
 };
 
-async function sign(port: number): Promise<{ status: number; headers: Headers; json: Record<string, unknown> }> {
+async function sign(
+  port: number,
+  chainId = 8453,
+): Promise<{ status: number; headers: Headers; json: Record<string, unknown> }> {
   const res = await fetch(`http://127.0.0.1:${port}/v2/swap/sign`, {
     method: 'POST',
     headers: {
@@ -103,7 +119,7 @@ async function sign(port: number): Promise<{ status: number; headers: Headers; j
       'X-Integrator-Id': 'acme',
       'X-Request-Id': `req-${randomBytes(4).toString('hex')}`,
     },
-    body: JSON.stringify(body()),
+    body: JSON.stringify(body(chainId)),
   });
   return { status: res.status, headers: res.headers, json: (await res.json()) as Record<string, unknown> };
 }
@@ -135,10 +151,14 @@ beforeAll(async () => {
   hsm.generateKey(TOKEN, PIN, 'p256', { curve: 'prime256v1' });
   DRILL = hsm.initToken('drill', PIN);
   hsm.generateKey(DRILL, PIN, 'k');
+  STUCK = hsm.initToken('stuck', PIN);
+  hsm.generateKey(STUCK, PIN, 'k');
+  shim = buildHangingModule(hsm.modulePath);
   secrets = mkdtempSync(path.join(tmpdir(), 'pmm-pins-'));
   redis = createRedis(REDIS_URL, { role: 'command', name: 'pkcs11-test' });
   await redisReady(redis);
   await redis.set(keys.pairs(8453), JSON.stringify(testRegistry(8453)));
+  await redis.set(keys.pairs(56), JSON.stringify(testRegistry(56)));
   await redis.set(keys.integrator('acme'), JSON.stringify(integrator('acme')));
 });
 
@@ -147,6 +167,7 @@ afterAll(async () => {
   if (found.length > 0) await redis.del(...found);
   await redis.quit();
   rmSync(secrets, { recursive: true, force: true });
+  shim?.remove();
   hsm?.remove();
 });
 
@@ -285,6 +306,38 @@ describe('signer process with keys in a PKCS#11 token', () => {
       } catch {
         // already back
       }
+      p.child.kill('SIGKILL');
+    }
+  });
+
+  it("behavior: a module that stops answering one chain's signs: each times out (503, key down) and holds only that key's threads; the other chain signs on", async () => {
+    const inShim = (token: string, label: string) => hsm.uri(token, label).replace(hsm.modulePath, shim.modulePath);
+    const p = startMain(
+      env('k', {
+        SERVED_CHAINS: '8453,56',
+        SIGNER_PKCS11_8453: inShim(STUCK, 'k'),
+        SIGNER_PKCS11_56: inShim(TOKEN, 'k56'),
+        SIGNER_PKCS11_PIN_56_FILE: pinFile('pin-56', PIN),
+        PKCS11_SESSIONS: '4',
+        PKCS11_SIGN_TIMEOUT_MS: '500',
+      }),
+    );
+    try {
+      const port = Number((await waitForLine(p, /"message":"signer listening".*?"port":(\d+)/))[1]);
+      expect((await sign(port)).status).toBe(200);
+      expect(p.output()).toMatch(/"message":"thread pool sized for the PKCS#11 sessions".*"threads":12/);
+      shim.hang(STUCK);
+      // As many stuck signs as the key has sessions, and as libuv has threads by default.
+      const stuck = await Promise.all(Array.from({ length: 4 }, () => sign(port)));
+      expect(stuck.map((r) => r.status)).toEqual([503, 503, 503, 503]);
+      expect(await metricsText(port)).toMatch(/signer_key_up\{chain="8453",service="signer"\} 0/);
+      expect(p.output()).toMatch(/"reason":"the module did not answer a sign within 500 ms"/);
+      // Chain 56's key, in the same module, needs a thread of the pool: there is one.
+      const other = await sign(port, 56);
+      expect(other.status).toBe(200);
+      expect((await sign(port)).status).toBe(503);
+    } finally {
+      shim.release();
       p.child.kill('SIGKILL');
     }
   });

@@ -9,6 +9,8 @@ import type { DigestSigner } from '@pmm/protocol';
 import { createMetrics } from '@pmm/core';
 import { createApp, type SignerDeps } from '../src';
 import {
+  FIRM_ANSWER_FIELDS,
+  FIRM_BLOCK,
   INTERNAL_TOKEN,
   NOW_S,
   OTHER_USER,
@@ -120,7 +122,9 @@ describe('success', () => {
   it('behavior: calldata present iff amountIn; minAmountOut defaults to 0', async () => {
     const res = await post(valid({ amountIn: '1000' }));
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['verificationData', 'timestamp', 'deadline', 'calldata']);
+    expect(Object.keys(res.body)).toEqual(FIRM_ANSWER_FIELDS);
+    // The fixture's firm source: gross 2 × 1000, less the 30 fee (0.03 %), rounded down.
+    expect(res.body).toMatchObject({ amountOut: '1999', minAmountOut: '0', blockNumber: FIRM_BLOCK });
     expect(decodeCalldata(res.body.calldata)).toEqual({
       tokenIn: WETH(8453),
       amountIn: 1000n,
@@ -131,6 +135,36 @@ describe('success', () => {
     });
     const withMin = await post(valid({ amountIn: '1000', minAmountOut: '5' }));
     expect(decodeCalldata(withMin.body.calldata).minOutAmount).toBe(5n);
+    expect(withMin.body.minAmountOut).toBe('5');
+  });
+
+  it('behavior: slippageBps sets the calldata minimum to floor(amountOut × (10000 − bps) / 10000)', async () => {
+    for (const [slippageBps, min] of [
+      [0, 1999n],
+      [33, 1992n], // 1999 × 9967 / 10000 = 1992.4…
+      [10_000, 0n],
+    ] as const) {
+      const res = await post(valid({ amountIn: '1000', slippageBps }));
+      expect(res.status).toBe(200);
+      expect(res.body.minAmountOut).toBe(String(min));
+      expect(decodeCalldata(res.body.calldata).minOutAmount).toBe(min);
+    }
+  });
+
+  it('error: slippageBps with minAmountOut, or without amountIn, is 422; on /v1 it is 400 UNSUPPORTED_FIELD', async () => {
+    expectError(
+      await post(valid({ amountIn: '1000', minAmountOut: '1', slippageBps: 5 })),
+      422,
+      'VALIDATION_ERROR',
+      'slippageBps: not together with minAmountOut',
+    );
+    expectError(await post(valid({ slippageBps: 5 })), 422, 'VALIDATION_ERROR', 'slippageBps: only with amountIn');
+    expectError(
+      await post(valid({ amountIn: '1000', slippageBps: 5 }), { path: '/v1/swap/sign' }),
+      400,
+      'UNSUPPORTED_FIELD',
+      'slippageBps: unsupported field (on /v2/swap/sign only)',
+    );
   });
 
   it('behavior: minAmountOut without amountIn is ignored (no calldata) but still validated', async () => {
@@ -558,7 +592,13 @@ describe('legacy /v1/swap/sign', () => {
     expect(Object.keys(res.body)).toEqual(['verificationData', 'timestamp', 'calldata']);
     expect(res.headers.deprecation).toBe('true');
     expect(res.headers.link).toBe('</v2/swap/sign>; rel="successor-version"');
-    const { deadline: _deadline, ...v2 } = (await post(valid({ amountIn: '10' }))).body as Record<string, unknown>;
+    const {
+      deadline: _deadline,
+      amountOut: _amountOut,
+      minAmountOut: _minAmountOut,
+      blockNumber: _blockNumber,
+      ...v2
+    } = (await post(valid({ amountIn: '10' }))).body as Record<string, unknown>;
     expect(res.body).toEqual(v2);
   });
 

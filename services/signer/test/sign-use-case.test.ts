@@ -13,8 +13,21 @@ import {
   signMetrics,
   type AuditSink,
   type SignCommand,
+  type SignUseCaseDeps,
 } from '../src';
-import { NOW_MS, NOW_S, OTHER_USER, USER, integrator, testKey, testRegistry } from './support/fixture';
+import {
+  FIRM_ANSWER_FIELDS,
+  FIRM_BLOCK,
+  NO_HALTS,
+  NOW_MS,
+  NOW_S,
+  OTHER_USER,
+  USER,
+  fixedFirmQuotes,
+  integrator,
+  testKey,
+  testRegistry,
+} from './support/fixture';
 
 /** An audit sink whose writes the test settles by hand. */
 function heldAudit() {
@@ -25,7 +38,11 @@ function heldAudit() {
   return { sink, writes };
 }
 
-function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { defaultMetrics: false })) {
+function useCase(
+  audit: AuditSink,
+  metrics = createMetrics('use-case-test', { defaultMetrics: false }),
+  over: Partial<SignUseCaseDeps> = {},
+) {
   const signer = createDigestSigner(testKey('api-signer-8453'));
   return {
     signer,
@@ -38,9 +55,12 @@ function useCase(audit: AuditSink, metrics = createMetrics('use-case-test', { de
       quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: (chainId) => (chainId === 8453 ? testRegistry(8453) : undefined) },
       audit,
+      halts: NO_HALTS,
+      firmQuotes: fixedFirmQuotes,
       metrics: signMetrics(metrics),
       logSigned: false,
       now: () => NOW_MS,
+      ...over,
     }),
   };
 }
@@ -119,7 +139,7 @@ describe('sign use case', () => {
     writes[0]!.resolve();
     const json = await pending;
     // The field sits right after the timestamp it is counted from.
-    expect(Object.keys(JSON.parse(json) as object)).toEqual(['verificationData', 'timestamp', 'deadline', 'calldata']);
+    expect(Object.keys(JSON.parse(json) as object)).toEqual(FIRM_ANSWER_FIELDS);
     expect(JSON.parse(json)).toMatchObject({ timestamp: NOW_S, deadline: NOW_S + VALIDITY_SECONDS });
     expect(writes[0]!.record.deadline).toBe(NOW_S + VALIDITY_SECONDS);
 
@@ -130,6 +150,48 @@ describe('sign use case', () => {
     expect(Object.keys(JSON.parse(await legacy) as object)).toEqual(['verificationData', 'timestamp', 'calldata']);
     // The router's deadline holds for a /v1 quote too: the record keeps it.
     expect(writes[1]!.record.deadline).toBe(NOW_S + VALIDITY_SECONDS);
+  });
+
+  it('behavior: with amountIn the answer and the record carry the firm amount net of the fee, its block and the encoded minimum', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign } = useCase(sink);
+    // fixedFirmQuotes: gross 2 × amountIn = 2,000,000; fee 30 → 2,000,000 × 99,970 / 100,000.
+    const pending = sign(command({ body: body({ slippageBps: 50 }) }));
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.resolve();
+    const answer = JSON.parse(await pending) as Record<string, unknown>;
+    expect(answer).toMatchObject({ amountOut: '1999400', minAmountOut: '1989403', blockNumber: FIRM_BLOCK });
+    expect(writes[0]!.record).toMatchObject({
+      amountIn: '1000000',
+      amountOut: '1999400',
+      minAmountOut: '1989403',
+      blockNumber: FIRM_BLOCK,
+    });
+  });
+
+  it('error: no firm amount is 503 before anything is signed or recorded; signs without amountIn go on', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign } = useCase(sink, undefined, {
+      firmQuotes: () => Promise.reject(new ApiError('SERVICE_UNAVAILABLE', 'chain 8453: no firm amount')),
+    });
+    expect(await codeOf(sign(command()))).toBe('SERVICE_UNAVAILABLE');
+    expect(writes).toHaveLength(0);
+    const { amountIn: _amountIn, ...noAmount } = body();
+    const pending = sign(command({ body: noAmount }));
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.resolve();
+    expect(Object.keys(JSON.parse(await pending) as object)).toEqual(['verificationData', 'timestamp', 'deadline']);
+  });
+
+  it('behavior: /v1 with amountIn asks for no firm amount (its interface is unchanged)', async () => {
+    const { sink, writes } = heldAudit();
+    const { sign } = useCase(sink, undefined, { firmQuotes: () => Promise.reject(new Error('not asked on /v1')) });
+    const { chainId: _chainId, ...v1 } = body();
+    const pending = sign(command({ body: v1, legacy: true }));
+    await new Promise((r) => setImmediate(r));
+    writes[0]!.resolve();
+    expect(Object.keys(JSON.parse(await pending) as object)).toEqual(['verificationData', 'timestamp', 'calldata']);
+    expect(writes[0]!.record.amountOut).toBeUndefined();
   });
 
   it('error: a failed audit write withholds the answer (503) and counts the failure', async () => {
@@ -182,6 +244,8 @@ describe('daily signature quota', () => {
       quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: () => registry },
       audit: refusing,
+      halts: NO_HALTS,
+      firmQuotes: fixedFirmQuotes,
       dailySignatureQuota: 500,
       metrics: signMetrics(metrics),
       logSigned: false,

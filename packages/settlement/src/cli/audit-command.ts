@@ -10,6 +10,7 @@ import { decodeSwapCalldata, decodeVerificationData } from '@pmm/protocol';
 import { TracerChoice } from '../chain/call-trace';
 import type { ChainReader } from '../chain/chain-reader';
 import { routerSwapCalls } from '../settlement/scan-swaps';
+import { quoteGapBps } from '../settlement/quote-gap';
 import { AUDIT_CSV_HEADER, auditCsvLine, auditHumanLine, auditJsonLine, type AuditFormat } from './audit-export';
 import type { AuditEntry, AuditFilter } from '../store/audit-reader';
 import { UsageError, addressArg, chainIdArg, chainList, parseOptions, timeArg } from './cli-options';
@@ -20,9 +21,11 @@ export const AUDIT_USAGE = `usage: audit <command> [options]
   tx <chainId> <txHash> [--json]
         Every call of the router's swap in the transaction (its own, or those of an executor
         contract, read from the node's tracer) and, for each, the audit records of its signature:
-        which integrator and API key asked for it, when, and the request id. Reverted inner
-        calls are shown as such. (The signature does not cover the amounts: requests for the
-        same quote in the same second share it; the one for the call's amounts is marked.)
+        which integrator and API key asked for it, when, and the request id; for a firm quote
+        (a /v2 sign with amountIn), the amountOut quoted beside the amountOut executed and the
+        gap in bps. Reverted inner calls are shown as such. (The signature does not cover the
+        amounts: requests for the same quote in the same second share it; the one for the
+        call's amounts is marked.)
   list   [--chain <id,id>|all] [--integrator <id>] [--user <address>] [--from <time>] [--to <time>]
         One line per record, oldest first, chain by chain.
   export [the same filters] [--format jsonl|csv]
@@ -65,6 +68,13 @@ async function auditTx(argv: readonly string[], deps: AuditCommandDeps): Promise
     reader.receiptStatus(hash),
     routerSwapCalls(reader, new TracerChoice('auto'), router, tx),
   ]);
+  // A direct call's amountOut is not in the transaction: it is what the router sent in it.
+  const sentByRouter =
+    status === 1 && tx.blockNumber !== undefined
+      ? (await reader.transfers(router, 'from', tx.blockNumber, tx.blockNumber)).filter(
+          (l) => l.txHash.toLowerCase() === hash.toLowerCase(),
+        )
+      : [];
   if ('unexamined' in found)
     throw new Error(`transaction ${hash} does not call the router itself and ${found.unexamined}`);
   if (found.calls.length === 0)
@@ -84,10 +94,24 @@ async function auditTx(argv: readonly string[], deps: AuditCommandDeps): Promise
       // The signature does not cover the amounts: a request for these exact amounts is this call's.
       const sameAmounts = (e: AuditEntry) =>
         e.record.amountIn === args.amountIn.toString() && e.record.minAmountOut === args.minAmountOut.toString();
-      // A direct call's return data is not in the transaction; a traced one's is.
+      // A traced call's return data is its amountOut; a direct one's is the tokenOut the router sent.
       const amountOut =
-        found.via === 'nested' && call.output.length >= 66 ? BigInt(call.output.slice(0, 66)) : undefined;
-      return { index, call, args, v, timestamp, records, matches, sameAmounts, amountOut };
+        found.via === 'nested'
+          ? call.output.length >= 66
+            ? BigInt(call.output.slice(0, 66))
+            : undefined
+          : status === 1
+            ? sentByRouter.filter((l) => l.token === args.tokenOut).reduce((t, l) => t + l.value, 0n)
+            : undefined;
+      /** The quoted amountOut of a record for this call's amounts, and its gap to what executed. */
+      const quote = (e: AuditEntry) => {
+        if (e.record.amountOut === undefined || !sameAmounts(e)) return undefined;
+        const quoted = BigInt(e.record.amountOut);
+        const executedOut = call.reverted ? undefined : amountOut;
+        const gapBps = executedOut === undefined ? undefined : quoteGapBps(quoted, executedOut);
+        return { quoted, blockNumber: e.record.blockNumber, gapBps };
+      };
+      return { index, call, args, v, timestamp, records, matches, sameAmounts, amountOut, quote };
     }),
   );
   const state = status === 1 ? 'success' : status === 0 ? 'reverted' : 'pending';
@@ -122,6 +146,8 @@ async function auditTx(argv: readonly string[], deps: AuditCommandDeps): Promise
             matchesCalldata: s.matches(e),
             sameAmounts: s.sameAmounts(e),
             ...e.record,
+            // The firm quote of these amounts against what executed (null: not a firm quote, or not executed).
+            quoteGapBps: s.quote(e)?.gapBps ?? null,
           })),
         })),
       }),
@@ -162,6 +188,12 @@ async function auditTx(argv: readonly string[], deps: AuditCommandDeps): Promise
                 : `, for amountIn ${r.amountIn}`) +
             (s.matches(e) ? '' : ' — WARNING: the record does not match the calldata'),
         );
+        const q = s.quote(e);
+        if (q)
+          deps.out(
+            `    quoted amountOut ${q.quoted} at block ${q.blockNumber ?? '-'}; executed ` +
+              (q.gapBps === undefined ? '-' : `${s.amountOut} (${q.gapBps >= 0 ? '+' : ''}${q.gapBps} bps)`),
+          );
       }
     }
   }

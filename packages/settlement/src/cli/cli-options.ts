@@ -29,7 +29,8 @@ export function parseOptions(
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : 'bad arguments');
+    // node:util's own TypeError (ERR_PARSE_ARGS_*), from another realm under jest: its message says what was wrong.
+    throw new UsageError(String((err as { message?: unknown }).message ?? 'bad arguments'));
   }
   const out: ParsedOptions = { values: {}, flags: new Set(), positionals: parsed.positionals };
   for (const [name, value] of Object.entries(parsed.values)) {

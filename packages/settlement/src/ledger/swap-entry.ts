@@ -42,8 +42,8 @@ export function ledgerEntryOf(
   // The user paid quote: the maker sold base (ask). The user paid base: the maker bought it (bid).
   const [baseRaw, quoteRaw] = quoteIn ? [swap.amountOut, swap.amountIn] : [swap.amountIn, swap.amountOut];
   const attributed = 'entry' in attribution ? attribution.entry.record : undefined;
-  // The firm quote's amount, when the signer recorded one (an optional field of newer records).
-  const quoted = (attributed as { amountOut?: unknown } | undefined)?.amountOut;
+  // The firm quote's amount, when the swap executed against one (attribute-swap.ts decides).
+  const quoted = 'entry' in attribution ? attribution.quotedAmountOut : undefined;
   return {
     chainId: swap.chainId,
     blockNumber: swap.blockNumber,
@@ -64,6 +64,6 @@ export function ledgerEntryOf(
     quoteAmount: formatUnits(quoteRaw, tokens.quote.decimals),
     executionPrice: executionPrice(quoteRaw, tokens.quote.decimals, baseRaw, meta.decimals),
     amountOut: swap.amountOut.toString(),
-    ...(typeof quoted === 'string' ? { quotedAmountOut: quoted } : {}),
+    ...(quoted !== undefined ? { quotedAmountOut: quoted } : {}),
   };
 }

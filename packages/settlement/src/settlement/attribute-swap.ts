@@ -14,8 +14,12 @@ export interface SignatureRecords {
 }
 
 export type Attribution =
-  /** `entry`: the record that names the integrator and key; `requests`: records agreeing with the swap. */
-  | { entry: AuditEntry; requests: number }
+  /**
+   * `entry`: the record that names the integrator and key; `requests`: records agreeing with the
+   * swap; `quotedAmountOut`: the firm quote's amount (raw units), when the record has one and asked
+   * for the swap's very amounts (only then is it the quote the swap executed against).
+   */
+  | { entry: AuditEntry; requests: number; quotedAmountOut?: string }
   /** Why the swap is not attributed. */
   | { reason: string };
 
@@ -48,5 +52,7 @@ export async function attributeSwap(swap: OnChainSwap, lookup: SignatureRecords)
     };
   if (integrators.length > 1)
     return { reason: `signature recorded for several integrators: ${integrators.join(', ')}` };
-  return { entry: candidates[0]!, requests: matching.length };
+  const entry = candidates[0]!;
+  const quotedAmountOut = sameAmounts.length > 0 ? entry.record.amountOut : undefined;
+  return { entry, requests: matching.length, ...(quotedAmountOut !== undefined ? { quotedAmountOut } : {}) };
 }

@@ -15,6 +15,11 @@
  * is listed apart with the reason, also when its signature was asked for by several integrators. Transactions the scan could
  * not examine (no tracer on the node) are listed apart too and counted in the totals.
  *
+ * Per integrator, how its firm quotes held (`quotes`, quote-gap.ts): of its attributed swaps,
+ * those whose audit record carries a quoted `amountOut` for the swap's very amounts, the median
+ * gap executed − quoted, the 95th percentile of the shortfall quoted − executed (both in bps of
+ * the quote) and the share executed below the quote.
+ *
  * Per integrator and chain, two signals (`signals`): signatures that carried more swaps than were
  * asked for (the signature binds no amount, so one can be replayed within its validity), and swaps
  * executed long after signing (block time minus the audit record's signing time). Output is
@@ -25,6 +30,7 @@ import type { TokenMeta } from '../chain/chain-reader';
 import { csvLine } from '../csv';
 import { attributeSwap, type SignatureRecords } from './attribute-swap';
 import type { OnChainSwap, UnexaminedTransaction } from './scan-swaps';
+import { quoteGapBps } from './quote-gap';
 
 export interface SignatureLookup extends SignatureRecords {
   /** Unix ms of the oldest record kept on the chain (older ones were trimmed by the retention). */
@@ -87,6 +93,23 @@ export interface SwapLine {
   volume: string;
   fees: string;
   reason: string;
+  /** The firm quote's amountOut (a /v2 sign with these amounts) and executed − quoted in bps; '' without one. */
+  quotedAmountOut: string;
+  quoteGapBps: string;
+}
+
+/** Per integrator: how its firm quotes held (see the file comment). */
+export interface QuoteFidelity {
+  integratorId: string;
+  /** Attributed swaps, and those with a firm quote for their amounts. */
+  swaps: number;
+  quoted: number;
+  /** Median of executed − quoted, bps of the quote (negative: received less); null without quotes. */
+  medianGapBps: number | null;
+  /** 95th percentile (nearest rank) of quoted − executed, bps of the quote; null without quotes. */
+  p95ShortfallBps: number | null;
+  /** Share of the quoted swaps that received less than quoted (0 to 1); null without quotes. */
+  belowQuoteShare: number | null;
 }
 
 export interface SummaryLine {
@@ -168,6 +191,7 @@ export interface SettlementReport {
   }[];
   totals: SettlementTotals;
   summary: SummaryLine[];
+  quotes: QuoteFidelity[];
   signals: IntegratorSignals[];
   swaps: SwapLine[];
   unattributed: SwapLine[];
@@ -217,6 +241,8 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
     volume: '',
     fees: '',
     reason: '',
+    quotedAmountOut: '',
+    quoteGapBps: '',
   };
   const priced: Priced = {
     line,
@@ -259,6 +285,12 @@ async function price(swap: OnChainSwap, scope: ChainScope, input: SettlementInpu
     // Whole seconds, rounded down: block times are whole seconds.
     line.delaySeconds = String(Math.floor((swap.blockTime * 1000 - r.time) / 1000));
     priced.requests = attribution.requests;
+    const quoted = attribution.quotedAmountOut;
+    const gap = quoted === undefined ? undefined : quoteGapBps(BigInt(quoted), swap.amountOut);
+    if (quoted !== undefined && gap !== undefined) {
+      line.quotedAmountOut = formatUnits(BigInt(quoted), outMeta.decimals);
+      line.quoteGapBps = String(gap);
+    }
   }
   return priced;
 }
@@ -352,12 +384,44 @@ export async function buildSettlement(input: SettlementInput): Promise<Settlemen
       unexaminedTransactions: unexamined.length,
     },
     summary,
+    quotes: quotesOf(swaps),
     signals: signalsOf(swaps, bySignature, input.lateAfterSeconds),
     // Stable sort: within an integrator, chain then block order from above.
     swaps: swaps.sort(byIntegrator),
     unattributed,
     unexamined,
   };
+}
+
+/** The nearest-rank `p` percentile (0 < p ≤ 1) of sorted values. */
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+/** How each integrator's firm quotes held (integrators with attributed swaps, sorted by id). */
+function quotesOf(swaps: readonly SwapLine[]): QuoteFidelity[] {
+  const by = new Map<string, { swaps: number; gaps: number[] }>();
+  for (const l of swaps) {
+    const g = by.get(l.integratorId) ?? { swaps: 0, gaps: [] };
+    g.swaps += 1;
+    if (l.quoteGapBps !== '') g.gaps.push(Number(l.quoteGapBps));
+    by.set(l.integratorId, g);
+  }
+  return [...by.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([integratorId, { swaps: n, gaps }]) => {
+      const sorted = [...gaps].sort((a, b) => a - b);
+      const shortfalls = sorted.map((g) => -g).sort((a, b) => a - b);
+      const some = sorted.length > 0;
+      return {
+        integratorId,
+        swaps: n,
+        quoted: sorted.length,
+        medianGapBps: some ? percentile(sorted, 0.5) : null,
+        p95ShortfallBps: some ? percentile(shortfalls, 0.95) : null,
+        belowQuoteShare: some ? sorted.filter((g) => g < 0).length / sorted.length : null,
+      };
+    });
 }
 
 /** Reused signatures and late swaps per integrator and chain (only pairs with something to show). */

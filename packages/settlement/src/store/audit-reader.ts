@@ -91,4 +91,25 @@ export class AuditReader {
       }
     }
   }
+
+  /**
+   * The records of a chain whose quote the router still accepts at `nowSeconds` (deadline after
+   * it), newest first: the exposure a halt cannot recall. Read backwards until the first record
+   * past its deadline, as the deadline grows with the stream (one validity per chain); a record
+   * without a deadline (written before it was kept) ends the read too.
+   */
+  async *live(chainId: number, nowSeconds: number): AsyncGenerator<AuditEntry> {
+    let end = '+';
+    for (;;) {
+      const page = (await this.redis.xrevrange(this.keys.audit(chainId), end, '-', 'COUNT', PAGE)) as StreamPage;
+      for (const [id, fields] of page) {
+        const entry = entryOf(id, fields);
+        // A minute of slack for the signer's clock against this one's, as in list().
+        if ((entry.record.deadline ?? 0) * 1000 < nowSeconds * 1000 - CLOCK_SLACK_MS) return;
+        if ((entry.record.deadline ?? 0) > nowSeconds) yield entry;
+      }
+      if (page.length < PAGE) return;
+      end = `(${page[page.length - 1]![0]}`;
+    }
+  }
 }

@@ -5,9 +5,10 @@
  * they start so that no answer has a legitimate reason to be a 5xx: a book and a pair registry
  * on every chain, one integrator with a huge rate limit, its API key, and a whitelisted user.
  */
-import { DEFAULT_KEY_PREFIX, createRedis, redisKeys, redisReady } from '@pmm/core';
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_KEY_PREFIX, STACK_LOG_LEVEL, createRedis, gatewayEnv, redisKeys, redisReady } from '@pmm/core';
 import { ApiKeyStore } from '@pmm/gateway';
-import { startSystem, type ServiceProcess, type System } from '@pmm/testkit';
+import { freePort, publishBookHead, startService, startSystem, type ServiceProcess, type System } from '@pmm/testkit';
 
 export const CHAINS = [8453, 56, 4663] as const;
 export const INTEGRATOR = 'fuzz';
@@ -34,6 +35,13 @@ export interface ServedPair {
   prefix: string;
   /** The signer's process (a drill stops it under load). */
   signer: ServiceProcess;
+  /** The chains file the services read. */
+  configFile: string;
+  /**
+   * Starts one more gateway replica on the same Redis and signer, as `npm start` runs one (the
+   * settings of the first); resolves its process and public port once ready. Stopped by close().
+   */
+  addGateway(): Promise<{ process: ServiceProcess; port: number }>;
   /** Stops both processes, the devnet and Redis. */
   close(): Promise<void>;
 }
@@ -45,10 +53,15 @@ export interface ServedPairOptions {
    * `to` is told the signer's URL before the gateway starts (its readiness check goes through it).
    */
   relay?: { url: string; to(signerUrl: string): void };
+  /** A Redis to use instead of startSystem's private one (kept by the caller). */
+  redisUrl?: string;
 }
 
 /** Writes the registries, books, integrator and key; resolves with the key. */
-async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }> {
+async function seed(
+  redisUrl: string,
+  chains: Readonly<Record<string, { chainId: number; rpcUrl: string }>>,
+): Promise<{ apiKey: string; keyId: string }> {
   const keys = redisKeys(DEFAULT_KEY_PREFIX);
   const redis = createRedis(redisUrl, { name: 'served-pair-seed' });
   try {
@@ -65,10 +78,9 @@ async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }
           refreshedAt: Date.now(),
         }),
       );
-      await redis.set(
-        keys.book(chainId),
-        JSON.stringify({ chainId, blockNumber: 10, blockTime: Math.floor(Date.now() / 1000), pairs: [] }),
-      );
+      // The devnet's latest block: a sign with amountIn asks the router for its firm amount there
+      // (these tokens are not the router's: PAIR_NOT_FOUND, a 4xx).
+      await publishBookHead(redis, keys, chains[String(chainId)]!);
     }
     const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
     await store.putIntegrator({
@@ -88,23 +100,24 @@ async function seed(redisUrl: string): Promise<{ apiKey: string; keyId: string }
 
 export async function startServedPair(opts: ServedPairOptions = {}): Promise<ServedPair> {
   let issued: { apiKey: string; keyId: string } | undefined;
+  const gatewaySettings = (relay: ServedPairOptions['relay']) => ({
+    REQUEST_TIMEOUT_MS: String(opts.requestTimeoutMs ?? 5_000),
+    // Thousands of requests with wrong keys from one address: the failed-authentication
+    // limit would answer nearly all of them 429 (gateway/test/keys/auth-failures.test.ts covers it).
+    AUTH_FAILURE_LIMIT: '0',
+    ...(relay ? { SIGNER_URL: relay.url } : {}),
+  });
   const system: System = await startSystem({
     chains: CHAINS,
     services: ['signer', 'gateway'],
-    beforeServices: async ({ redisUrl, signerUrl }) => {
+    ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}),
+    beforeServices: async ({ redisUrl, signerUrl, chains }) => {
       opts.relay?.to(signerUrl);
-      issued = await seed(redisUrl);
+      issued = await seed(redisUrl, chains);
     },
-    env: {
-      gateway: {
-        REQUEST_TIMEOUT_MS: String(opts.requestTimeoutMs ?? 5_000),
-        // Thousands of requests with wrong keys from one address: the failed-authentication
-        // limit would answer nearly all of them 429 (gateway/test/keys/auth-failures.test.ts covers it).
-        AUTH_FAILURE_LIMIT: '0',
-        ...(opts.relay ? { SIGNER_URL: opts.relay.url } : {}),
-      },
-    },
+    env: { gateway: gatewaySettings(opts.relay) },
   });
+  const extra: ServiceProcess[] = [];
   const port = (url: string) => Number(new URL(url).port);
   return {
     gatewayPort: port(system.gateway.url),
@@ -114,6 +127,35 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     redisUrl: system.redisUrl,
     prefix: DEFAULT_KEY_PREFIX,
     signer: system.processesOf('signer')[0]!,
-    close: () => system.stop(),
+    configFile: system.configFile,
+    async addGateway() {
+      const [gatewayPort, opsPort] = [await freePort(), await freePort()];
+      const env = {
+        ...gatewayEnv(
+          { redisUrl: system.redisUrl, configFile: system.configFile, chainIds: [...CHAINS] },
+          {
+            port: gatewayPort,
+            opsPort,
+            signerPort: port(system.signer.url),
+            internalToken: system.signer.internalToken,
+            devApiKey: `pmm_dev_${randomBytes(24).toString('base64url')}`,
+            whitelist: [],
+          },
+        ),
+        LOG_LEVEL: STACK_LOG_LEVEL,
+        ...gatewaySettings(opts.relay),
+      };
+      const process = await startService('gateway', {
+        name: `gateway#${extra.length + 1}`,
+        env,
+        readyUrl: `http://127.0.0.1:${opsPort}/readyz`,
+      });
+      extra.push(process);
+      return { process, port: gatewayPort };
+    },
+    close: async () => {
+      await Promise.all(extra.map((p) => p.stop()));
+      await system.stop();
+    },
   };
 }

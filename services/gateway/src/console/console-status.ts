@@ -3,11 +3,16 @@
  * (console-feed.ts): the readiness of the gateway's dependencies (the same checks as `/readyz`:
  * Redis, the signer), and per chain the indexer replicas that announce themselves (core's
  * indexer-presence.ts), the sign rate across every signer (sign-rate.ts) and the symbols of the
- * chain's tokens (from the pair registry, to label the charts). Books are not in it: they come
+ * chain's tokens (from the pair registry, to label the charts), and the active halts with who made
+ * them and why (read only). Books are not in it: they come
  * from the price stream's hub as they are written.
  */
 import {
   checkReadiness,
+  haltScopeKind,
+  haltScopeName,
+  type HaltScopeKind,
+  type HaltView,
   readPresence,
   type IndexerPresence,
   type ReadinessCheck,
@@ -26,9 +31,22 @@ export interface ConsoleChainStatus {
   symbols: Record<string, string>;
 }
 
+/** An active halt as the console shows it (read only: `npm run risk` changes them). */
+export interface ConsoleHalt {
+  scope: string;
+  kind: HaltScopeKind;
+  reason: string;
+  by: string;
+  /** Unix ms. */
+  at: number;
+  trip?: { limit: string; value: string; threshold: string };
+}
+
 export interface ConsoleStatus {
   /** Unix milliseconds on the gateway's clock (the page measures book ages against it). */
   time: number;
+  /** The active halts as this gateway last read them, oldest first. */
+  halts: ConsoleHalt[];
   /** Per dependency: `ok` or `fail: <reason>`, as `/readyz` says. */
   parts: Record<string, string>;
   chains: ConsoleChainStatus[];
@@ -39,6 +57,7 @@ export interface ConsoleStatusOptions {
   keys: RedisKeys;
   chains: readonly number[];
   readiness: Record<string, ReadinessCheck>;
+  halts: Pick<HaltView, 'lastRead'>;
 }
 
 /** Token symbols of a stored pair registry (anything unreadable gives none). */
@@ -80,6 +99,14 @@ export function consoleStatus(opts: ConsoleStatusOptions): () => Promise<Console
       checkReadiness(opts.readiness),
       Promise.all(opts.chains.map(chainStatus)),
     ]);
-    return { time: Date.now(), parts: readiness.checks, chains };
+    const halts = opts.halts.lastRead().halts.map((h) => ({
+      scope: haltScopeName(h.scope),
+      kind: haltScopeKind(h.scope),
+      reason: h.reason,
+      by: h.by,
+      at: h.at,
+      ...(h.trip ? { trip: h.trip } : {}),
+    }));
+    return { time: Date.now(), parts: readiness.checks, halts, chains };
   };
 }

@@ -11,6 +11,7 @@ import {
   redisKeys,
   requestFrame,
   routeTable,
+  type HaltView,
   type Logger,
   type Metrics,
   type ReadinessCheck,
@@ -33,6 +34,8 @@ export interface OperatorPortOptions {
   redisKeyPrefix: string;
   books: BookCache;
   hub: StreamHub;
+  /** The operator's halts (readiness, metrics and the console: shown, read only). */
+  halts: HaltView;
   chains: readonly number[];
   signerUrl: string;
   internalToken: string;
@@ -54,11 +57,22 @@ export function operatorPort(opts: OperatorPortOptions): OperatorPort {
       await redis.ping();
     },
     signer: signerReadiness(opts.signerUrl, opts.internalToken),
+    // Not ready while the halts cannot be read: no book would be offered (fail closed).
+    halts: async () => {
+      opts.halts.current();
+    },
   };
+  const bookGauges = opts.gauges.refreshBookGauges(opts.books, opts.chains);
   const feed = new ConsoleFeed({
     hub: opts.hub,
     chains: opts.chains,
-    status: consoleStatus({ redis, keys: redisKeys(opts.redisKeyPrefix), chains: opts.chains, readiness }),
+    status: consoleStatus({
+      redis,
+      keys: redisKeys(opts.redisKeyPrefix),
+      chains: opts.chains,
+      readiness,
+      halts: opts.halts,
+    }),
   });
   const listener = routeTable({
     frame: requestFrame({ logger: opts.logger, headers: securityHeaders() }),
@@ -67,7 +81,10 @@ export function operatorPort(opts: OperatorPortOptions): OperatorPort {
       ...healthRoutes({
         checks: readiness,
         registry: opts.metrics.registry,
-        beforeMetrics: opts.gauges.refreshBookGauges(opts.books, opts.chains),
+        beforeMetrics: (req, res, next) => {
+          opts.gauges.refreshHaltGauges(opts.halts);
+          bookGauges(req, res, next);
+        },
       }),
       ...consoleRoutes(feed, opts.consoleMaxViewers),
     ],

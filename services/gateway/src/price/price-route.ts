@@ -8,7 +8,9 @@
  * chain has no book.
  * v1: chain 8453 only, any query ignored (as documented for the earlier form), the same book without `chainId`, and before the
  * first book (no book in Redis) 200 with an empty book, as the earlier interface did.
- * Both: 503 when Redis cannot be reached (no answer at all is possible then).
+ * Both: 503 when Redis cannot be reached (no answer at all is possible then); what the operator's
+ * halts leave of the book (halted-book.ts: 503 HALTED for a halted chain, a halted pair's levels
+ * left out).
  *
  * Hot path: no JSON work per request; the body is a Buffer prepared once per book.
  */
@@ -17,6 +19,7 @@ import { ApiError, DEFAULT_CHAIN_ID, assertServedChain, chainIdFromQuery, type I
 import { attempt, JSON_TYPE, queryOf, sendBytes, type MaybePromise, type Step } from '@pmm/core';
 import type { BookCache, BookEntry } from './book-cache';
 import { authOf } from '../keys/auth-context';
+import { offeredBook, type HaltSource } from './halted-book';
 
 /** The `/v1/price` body before the first book: what the earlier interface answered. */
 export const V1_EMPTY_BOOK = Buffer.from('{"blockNumber":0,"blockTime":0,"pairs":[]}', 'utf8');
@@ -82,17 +85,18 @@ export function v2PriceBody(
   served: readonly number[],
   integrator: IntegratorRecord,
   query: Record<string, unknown> | undefined,
+  halts: HaltSource,
 ): MaybePromise<Buffer> {
   const chainId = priceChainOf(served, integrator, query);
   return read(books, chainId, (entry) => {
     if (!entry)
       throw new ApiError('SERVICE_UNAVAILABLE', `chainId: ${chainId} has no live orderbook yet, retry shortly`);
-    return entry.v2;
+    return offeredBook(halts, chainId, integrator.id, entry).v2;
   });
 }
 
 /** The `/v1/price` body, or a thrown/rejected ApiError. Only when chain 8453 is served. */
-export function v1PriceBody(books: BookCache, integrator: IntegratorRecord): MaybePromise<Buffer> {
+export function v1PriceBody(books: BookCache, integrator: IntegratorRecord, halts: HaltSource): MaybePromise<Buffer> {
   // v1 has no UNSUPPORTED_CHAIN: a key without chain 8453 has no access to the only chain of v1.
   if (!chainEnabled(integrator.chains, DEFAULT_CHAIN_ID)) {
     throw new ApiError(
@@ -101,17 +105,25 @@ export function v1PriceBody(books: BookCache, integrator: IntegratorRecord): May
     );
   }
   // A stored book that is not JSON makes v1() throw: 500, logged.
-  return read(books, DEFAULT_CHAIN_ID, (entry) => (entry ? entry.v1() : V1_EMPTY_BOOK));
+  return read(books, DEFAULT_CHAIN_ID, (entry) =>
+    entry ? offeredBook(halts, DEFAULT_CHAIN_ID, integrator.id, entry).v1() : V1_EMPTY_BOOK,
+  );
 }
 
 /** The last step of `GET /v2/price` (after the key and the limit). */
-export function priceV2Step(books: BookCache, servedChains: readonly number[]): Step {
+export function priceV2Step(books: BookCache, servedChains: readonly number[], halts: HaltSource): Step {
   return (req, res, next) => {
     const query = queryOf(req);
     attempt(
       // Express's "simple" query semantics (node:querystring).
       () =>
-        v2PriceBody(books, servedChains, authOf(res).integrator, query === undefined ? undefined : parseQuery(query)),
+        v2PriceBody(
+          books,
+          servedChains,
+          authOf(res).integrator,
+          query === undefined ? undefined : parseQuery(query),
+          halts,
+        ),
       next,
       (body) => sendBytes(res, 200, body, BOOK_HEADERS),
     );
@@ -119,10 +131,10 @@ export function priceV2Step(books: BookCache, servedChains: readonly number[]): 
 }
 
 /** The last step of `GET /v1/price`; the route exists only when chain 8453 is served (else 404). */
-export function priceV1Step(books: BookCache): Step {
+export function priceV1Step(books: BookCache, halts: HaltSource): Step {
   return (_req, res, next) =>
     attempt(
-      () => v1PriceBody(books, authOf(res).integrator),
+      () => v1PriceBody(books, authOf(res).integrator, halts),
       next,
       (body) => sendBytes(res, 200, body, BOOK_HEADERS),
     );

@@ -17,6 +17,7 @@ import type { ApiKeyCache } from '../keys/api-key-cache';
 import { authenticate } from '../keys/api-key-step';
 import { authOf } from '../keys/auth-context';
 import { assertChainEnabled, priceChainOf } from '../price/price-route';
+import { assertBookOffered, type HaltSource } from '../price/halted-book';
 import { parseLastEventId } from './sse-event';
 import type { StreamHub } from './stream-hub';
 
@@ -30,6 +31,8 @@ export interface PriceStreamOptions {
   leaseMs: number;
   /** The API key cache, to re-check an open stream's key (see {@link KEY_RECHECK_MS}). */
   keys: ApiKeyCache;
+  /** The operator's halts: a stream of a book a halt covers whole is refused, and ended within KEY_RECHECK_MS. */
+  halts: HaltSource;
   onRefused?: () => void;
 }
 
@@ -70,6 +73,8 @@ export function priceStreamStep(opts: PriceStreamOptions): Step {
     try {
       const query = queryOf(req);
       chainId = priceChainOf(servedChains, auth.integrator, query === undefined ? undefined : parseQuery(query));
+      // 503 HALTED when a halt covers the chain's whole book for this integrator (halted-book.ts).
+      assertBookOffered(opts.halts, chainId, auth.integrator.id);
       const last = parseLastEventId(req.headers['last-event-id']);
       if (last === null) throw validationError('Last-Event-ID', 'must be the id of an event of this stream');
       lastEventId = last;
@@ -97,6 +102,12 @@ export function priceStreamStep(opts: PriceStreamOptions): Step {
         res.writeHead(200, STREAM_HEADERS);
         res.flushHeaders();
         const recheck = setInterval(() => {
+          try {
+            assertBookOffered(opts.halts, chainId, auth.integrator.id);
+          } catch {
+            // Halted (or the halts unreadable): the reconnect gets the answer.
+            return void res.end();
+          }
           void stillAuthorized(opts.keys, req, chainId).then((ok) => {
             if (!ok) res.end();
           });

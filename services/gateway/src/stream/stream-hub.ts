@@ -18,8 +18,9 @@
  *   latest book); nothing grows with the number of books it cannot take.
  */
 import type { ServerResponse } from 'node:http';
-import { ApiError, toErrorEnvelope } from '@pmm/protocol';
+import { ApiError, toErrorEnvelope, type ErrorCode } from '@pmm/protocol';
 import type { BookCache, BookEntry } from '../price/book-cache';
+import { offeredBook, type HaltSource } from '../price/halted-book';
 import { SSE_KEEPALIVE, sseEvent } from './sse-event';
 import { StreamPayload, streamWriter, type StreamWriter } from './stream-writer';
 
@@ -87,6 +88,8 @@ export class StreamHub {
     private readonly books: BookCache,
     private readonly metrics: StreamMetrics,
     heartbeatMs: number,
+    /** The operator's halts: a halted chain's streams get `unavailable`, a halted pair's levels are left out. */
+    private readonly halts: HaltSource = { current: () => [] },
   ) {
     this.heartbeat = setInterval(() => this.keepAlive(), heartbeatMs);
     this.heartbeat.unref();
@@ -193,10 +196,18 @@ export class StreamHub {
     else this.update(chainId, found);
   }
 
-  private update(chainId: number, entry: BookEntry | null): void {
+  private update(chainId: number, stored: BookEntry | null): void {
     const chain = this.chains.get(chainId);
     if (!chain) return;
-    if (entry === null) return this.unavailable(chain, chainId, 'has no live orderbook, retry shortly');
+    if (stored === null) return this.unavailable(chain, chainId, 'has no live orderbook, retry shortly');
+    let entry: BookEntry;
+    try {
+      // The halts naming no integrator (one event for every stream); an integrator's own halt is checked as its stream opens.
+      entry = offeredBook(this.halts, chainId, '', stored);
+    } catch (err) {
+      const refused = err instanceof ApiError ? err : new ApiError('SERVICE_UNAVAILABLE', 'retry shortly');
+      return this.unavailable(chain, chainId, refused.message, true, refused.code);
+    }
     const book = chain.book;
     // Reads can land out of order; a live chain never moves back (a stale read is dropped).
     if (chain.live && book && entry.blockNumber < book.blockNumber) return;
@@ -234,7 +245,13 @@ export class StreamHub {
     if (chain) this.unavailable(chain, chainId, 'orderbook store unreachable, retry shortly', true);
   }
 
-  private unavailable(chain: ChainState, chainId: number, reason: string, storeDown = false): void {
+  private unavailable(
+    chain: ChainState,
+    chainId: number,
+    reason: string,
+    storeDown = false,
+    code: ErrorCode = 'SERVICE_UNAVAILABLE',
+  ): void {
     chain.live = false;
     for (const observer of chain.observers) {
       if (observer.gone) continue;
@@ -245,7 +262,7 @@ export class StreamHub {
     for (const sub of chain.subscribers) {
       if (sub.gone) continue;
       sub.gone = true;
-      const { body } = toErrorEnvelope(new ApiError('SERVICE_UNAVAILABLE', message), sub.requestId);
+      const { body } = toErrorEnvelope(new ApiError(code, message), sub.requestId);
       this.send(sub, {
         payload: new StreamPayload(sseEvent('unavailable', JSON.stringify(body))),
         kind: 'unavailable',

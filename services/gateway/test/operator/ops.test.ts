@@ -23,7 +23,7 @@ describe('operator port', () => {
     expect((await request(gw.opsApp).get('/healthz')).body).toEqual({ status: 'ok' });
     const ready = await request(gw.opsApp).get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ok', checks: { redis: 'ok', signer: 'ok' } });
+    expect(ready.body).toEqual({ status: 'ok', checks: { redis: 'ok', signer: 'ok', halts: 'ok' } });
   });
 
   it('error: /readyz is 503 when the signer is unreachable', async () => {

@@ -11,13 +11,18 @@
  * timestampInMilisec = block.timestamp × 1000: one signature per (tokenIn, tokenOut) per
  * block, shared by every point of that side's ladder (the signature does not cover amountIn).
  */
-import { signAmmVerification, type KeySigner, type PairOrderbook, type TokenInfo } from '@pmm/protocol';
+import {
+  quoteCalldataBuilder,
+  signAmmVerification,
+  type KeySigner,
+  type PairOrderbook,
+  type TokenInfo,
+} from '@pmm/protocol';
 import type { RawLadder } from '../domain/ladder';
 import { pairBook } from '../domain/pair-book';
 import {
   decodeUint256Array,
   decodeUintResult,
-  quoteCalldataBuilder,
   reserveBalancesCalldata,
   type Call,
   type CallResult,

@@ -19,18 +19,18 @@
  * Only heads are reported, never a backlog: a consumer that is busy simply sees the newest
  * head when it is ready (see the block queue). `close()` stops everything.
  */
-import type { Logger } from '@pmm/core';
-import { backoffDelay, type BackoffBounds } from '../domain/backoff';
-import { outageLog } from '../outage-log';
-import { createHttpTransport } from './http-transport';
 import {
+  type Logger,
+  createHttpTransport,
   hexToNumber,
   isBlockHash,
   isRpcObject,
   RpcConnectionError,
   type RpcTransport,
   type TransportLimits,
-} from './json-rpc';
+} from '@pmm/core';
+import { backoffDelay, type BackoffBounds } from '../domain/backoff';
+import { outageLog } from '../outage-log';
 import { openWsTransport, type WsTransport } from './ws-transport';
 
 export interface BlockHead {

@@ -5,7 +5,7 @@
  * Either way every call sees the same state, and a failing call fails alone.
  */
 import { decodeAggregate3, encodeAggregate3, type Call, type CallResult } from './call-codec';
-import type { BlockHashRef, RpcError, RpcTransport } from './json-rpc';
+import { isHexBytes, revertData, type BlockHashRef, type RpcTransport } from '@pmm/core';
 
 export interface CallBatchOptions {
   /** The block, by hash (never "latest": the book must describe one block). */
@@ -26,26 +26,6 @@ export interface CallBatchOutcome {
 }
 
 const gasField = (gas: number | undefined) => (gas ? { gas: '0x' + gas.toString(16) } : {});
-
-/**
- * `0x` and whole bytes of hex. One character class, never a repeated group: a group repeated
- * per byte costs the regular-expression engine stack in proportion to the input and overflows
- * it on a few MiB (a node decides how long its answers are).
- */
-export function isHexBytes(value: unknown): value is string {
-  return typeof value === 'string' && value.length % 2 === 0 && /^0x[0-9a-fA-F]*$/.test(value);
-}
-
-/**
- * The revert data of a failed `eth_call`, as the node puts it in the JSON-RPC error: geth and
- * most nodes as `error.data` (hex), Hardhat as `error.data.data`. `0x` when there is none, so
- * that a revert with a reason is not mistaken for a call that failed without one (out of gas).
- */
-function revertData(err: RpcError): string {
-  const data = err.data;
-  const hex = typeof data === 'object' && data !== null ? (data as { data?: unknown }).data : data;
-  return isHexBytes(hex) ? hex : '0x';
-}
 
 /**
  * @throws RpcError / RpcTimeoutError / RpcConnectionError when the round trip fails as a

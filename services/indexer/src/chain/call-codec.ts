@@ -1,7 +1,7 @@
 /**
- * The ABI codec of the per-block call (block-quotes.ts): `quote()` calldata, the helper's
- * `getReserveBalances`, and Multicall3 `aggregate3` in and out. With 50 pairs the block call
- * holds ~1,200 `quote()`s; `npm run bench call-codec` measured ethers' Interface at 70-100
+ * The ABI codec of the per-block call (block-quotes.ts): the helper's `getReserveBalances`
+ * and Multicall3 `aggregate3` in and out (`quote()` calldata: @pmm/protocol's
+ * quote-calldata.ts). With 50 pairs the block call holds ~1,200 `quote()`s; `npm run bench call-codec` measured ethers' Interface at 70-100
  * times the CPU of this codec for that work (about 0.8 s against 8 ms of CPU per block
  * with 50 pairs), so the per-block layouts, which are fixed, are written word by word as hex (the
  * words: @pmm/protocol's abi-words). Every function here is checked byte for byte against
@@ -28,36 +28,12 @@ export interface CallResult {
 
 const selector = (signature: string): string => functionSelector(signature).slice(2);
 
-export const QUOTE_SELECTOR = selector('quote(address,uint256,address,uint256,bytes)');
 export const AGGREGATE3_SELECTOR = selector('aggregate3((address,bool,bytes)[])');
 export const RESERVE_BALANCES_SELECTOR = selector('getReserveBalances(address[])');
 
 const ZERO_WORD = '0'.repeat(64);
 /** `allowFailure = true` and the offset of `callData` (3 head words): the same in every Call3 tuple. */
 const CALL3_FIXED_WORDS = uint256WordHex(1) + uint256WordHex(0x60);
-
-/**
- * A `quote()` calldata builder for one (tokenIn, tokenOut, timestamp, signature): only
- * `amountIn` varies along the ladder, so the rest is encoded once.
- * quote(address tokenIn, uint256 amountIn, address tokenOut, uint256 timestampInMilisec, bytes sig)
- */
-export function quoteCalldataBuilder(p: {
-  tokenIn: string;
-  tokenOut: string;
-  timestampInMilisec: bigint;
-  signature: string;
-}): (amountIn: bigint) => string {
-  const sig = bareHex(p.signature);
-  const head = '0x' + QUOTE_SELECTOR + addressWordHex(p.tokenIn);
-  // tokenOut, timestamp, offset of `sig` (5 head words = 0xa0), its length, its bytes.
-  const tail =
-    addressWordHex(p.tokenOut) +
-    uint256WordHex(p.timestampInMilisec) +
-    uint256WordHex(0xa0) +
-    uint256WordHex(sig.length / 2) +
-    padHexToWords(sig);
-  return (amountIn) => head + uint256WordHex(amountIn) + tail;
-}
 
 /** Calldata of the helper's `getReserveBalances(address[] tokens)`. */
 export function reserveBalancesCalldata(tokens: readonly string[]): string {

@@ -2,7 +2,7 @@
  * Wraps a transport to count what it sends (metrics): `eth_call`s, including those inside a
  * JSON-RPC batch, and failed round trips.
  */
-import type { RpcTransport } from './json-rpc';
+import type { RpcTransport } from '@pmm/core';
 
 export function countingRpc(rpc: RpcTransport, on: { ethCalls(n: number): void; error(): void }): RpcTransport {
   const track = <T>(p: Promise<T>): Promise<T> =>

@@ -10,7 +10,7 @@ import type { TokenInfo } from '@pmm/protocol';
 import { executeCalls } from './call-batch';
 import { decodeUintResult, type CallResult } from './call-codec';
 import { sideCalls, type QuoteContext } from './block-quotes';
-import { blockHashRef, type RpcTransport } from './json-rpc';
+import { blockHashRef, type RpcTransport } from '@pmm/core';
 import type { ProbePrice } from '../domain/ladder';
 
 const FAILED: CallResult = { success: false, data: '0x' };

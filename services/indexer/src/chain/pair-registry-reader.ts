@@ -7,12 +7,19 @@
  * (@pmm/protocol's isTokenDecimals) or differ from the decimals the chains file pins for it.
  */
 import { getAddress } from 'ethers';
-import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol, type Logger } from '@pmm/core';
+import {
+  DECIMALS_CALLDATA,
+  SYMBOL_CALLDATA,
+  decodeTokenDecimals,
+  decodeTokenSymbol,
+  type Logger,
+  blockHashRef,
+  type RpcTransport,
+} from '@pmm/core';
 import { isTokenDecimals, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 import { executeCalls } from './call-batch';
 import type { CallResult } from './call-codec';
 import { helperInterface } from './contract-abis';
-import { blockHashRef, type RpcTransport } from './json-rpc';
 
 export interface RegistryReadOptions {
   chainId: number;

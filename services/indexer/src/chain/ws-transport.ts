@@ -21,7 +21,7 @@ import {
   type RpcRequest,
   type RpcTransport,
   type TransportLimits,
-} from './json-rpc';
+} from '@pmm/core';
 
 export interface WsTransport extends RpcTransport {
   readonly kind: 'ws';

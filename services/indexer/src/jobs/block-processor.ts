@@ -16,11 +16,10 @@
  * previous block's call, for the timestamp foreseen (jobs/block-plans.ts), so the time from
  * head to book is the queue hop, the node's round trip and the write.
  */
-import type { Logger } from '@pmm/core';
+import { type Logger, blockHashRef, type RpcTransport } from '@pmm/core';
 import { decodeBlockResults, type QuoteContext } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
 import { executeCalls } from '../chain/call-batch';
-import { blockHashRef, type RpcTransport } from '../chain/json-rpc';
 import type { BlockOutcome, IndexerMetrics } from '../metrics';
 import { outageLog } from '../outage-log';
 import type { BookStore } from '../store/book-store';

@@ -11,11 +11,10 @@
  * head. One answer of one node must not rescale the book by a power of ten or add a pair. Every change,
  * accepted or refused, is logged and counted (`indexer_registry_changes_total`, alerted on).
  */
-import type { Logger } from '@pmm/core';
+import type { Logger, RpcTransport } from '@pmm/core';
 import type { PairRegistry, TokenInfo } from '@pmm/protocol';
 import type { QuoteContext, TrackedPairs } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
-import type { RpcTransport } from '../chain/json-rpc';
 import { probePrices } from '../chain/ladder-probe';
 import { readPairRegistry } from '../chain/pair-registry-reader';
 import { askLadder, needsBidProbe, resolveLadder, type LadderConfig } from '../domain/ladder';

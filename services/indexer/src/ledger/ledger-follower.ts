@@ -11,7 +11,16 @@
  * not the one the ledger holds is a reorg: the ledger walks back to the last block it shares with
  * the chain, forgets what it held above it, and goes on from there.
  */
-import type { LedgerEntry, Logger } from '@pmm/core';
+import {
+  hexToNumber,
+  isBlockHash,
+  isRpcObject,
+  numberToHex,
+  RpcError,
+  type LedgerEntry,
+  type Logger,
+  type RpcTransport,
+} from '@pmm/core';
 import {
   attributeSwap,
   ledgerEntryOf,
@@ -22,7 +31,6 @@ import {
   type SignatureRecords,
 } from '@pmm/settlement';
 import type { BlockHead } from '../chain/block-source';
-import { hexToNumber, isBlockHash, isRpcObject, numberToHex, RpcError, type RpcTransport } from '../chain/json-rpc';
 import { outageLog } from '../outage-log';
 import type { LedgerCursor, LedgerStore } from './ledger-store';
 

@@ -16,10 +16,10 @@ import {
   type Logger,
   type RedisClient,
   type Served,
+  type TransportLimits,
 } from '@pmm/core';
 import { AuditReader, markoutBps, TracerChoice } from '@pmm/settlement';
 import { startBlockSource, type BlockHead } from '../chain/block-source';
-import type { TransportLimits } from '../chain/json-rpc';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
 import type { LedgerConfig } from './ledger-config';

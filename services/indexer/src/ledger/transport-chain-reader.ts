@@ -1,13 +1,22 @@
 /**
  * The settlement's ChainReader (what scan-swaps.ts and the tracers read) over the indexer's own
- * node connection (chain/json-rpc.ts), so that the ledger obeys the indexer's rules against a
+ * node connection (@pmm/core's json-rpc.ts), so that the ledger obeys the indexer's rules against a
  * hostile node: every answer bounded by MAX_RPC_ANSWER_BYTES, every request by RPC_TIMEOUT_MS.
  * Nothing is retried here: a block that fails is read again whole (ledger-follower.ts).
  */
-import { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from '@pmm/core';
+import {
+  DECIMALS_CALLDATA,
+  RpcError,
+  SYMBOL_CALLDATA,
+  decodeTokenDecimals,
+  decodeTokenSymbol,
+  hexToNumber,
+  isRpcObject,
+  numberToHex,
+  type RpcTransport,
+} from '@pmm/core';
 import { id } from 'ethers';
 import type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from '@pmm/settlement';
-import { RpcError, hexToNumber, isRpcObject, numberToHex, type RpcTransport } from '../chain/json-rpc';
 
 const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
 /** `getQuoteToken()` of the router's helper. */

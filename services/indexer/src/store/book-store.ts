@@ -15,7 +15,7 @@
  * duplicate. Each write carries its own expiry, which the caller bounds by the block's age
  * (jobs/block-processor.ts): a book never outlives MAX_HEAD_LAG_MS past its block's time.
  */
-import { commandsDir, encodeChainUpdate, luaCommand, type RedisClient } from '@pmm/core';
+import { bookBlockKey, bookHashKey, commandsDir, encodeChainUpdate, luaCommand, type RedisClient } from '@pmm/core';
 
 const COMMANDS = commandsDir(__dirname, 2);
 
@@ -47,16 +47,6 @@ export interface BookStore {
 export interface StoredBlock {
   number: number;
   hash: string;
-}
-
-/** The side key holding the stored book's block number. */
-export function bookBlockKey(bookKey: string): string {
-  return `${bookKey}:block`;
-}
-
-/** The side key holding the stored book's block hash. */
-export function bookHashKey(bookKey: string): string {
-  return `${bookKey}:hash`;
 }
 
 export function createBookStore(

@@ -2,13 +2,15 @@
  * The sign use case's metrics: latency of the check-and-sign step, signatures issued, and
  * signatures withheld because their audit record could not be written.
  */
-import type { Metrics } from '@pmm/core';
+import type { HaltScopeKind, Metrics } from '@pmm/core';
 
 export interface SignMetrics {
   latency(chainId: number, seconds: number): void;
   signed(chainId: number, legacy: boolean, integratorId: string): void;
   auditFailure(chainId: number): void;
   quotaRefusal(chainId: number): void;
+  /** A sign refused by a halt (its scope's kind), or because the halts were unreadable. */
+  haltRefusal(chainId: number, scope: HaltScopeKind | 'unreadable'): void;
 }
 
 /** `chains`: the served chains, whose failure counters start at 0 (see below). */
@@ -35,6 +37,11 @@ export function signMetrics(metrics: Metrics, chains: readonly number[] = []): S
     'Signatures refused (429 QUOTA_EXCEEDED) because the integrator used up its daily quota on the chain',
     ['chain'] as const,
   );
+  const haltRefusals = metrics.counter(
+    'signer_halt_refusals_total',
+    'Signs refused by an operator halt (503 HALTED, by the kind of the scope) or while the halts were unreadable (scope="unreadable")',
+    ['chain', 'scope'] as const,
+  );
   // Present from the start at 0: a counter that appears at 1 shows no increase() to Prometheus,
   // so the alert on the first withheld signature would never fire.
   for (const chain of chains) {
@@ -56,6 +63,9 @@ export function signMetrics(metrics: Metrics, chains: readonly number[] = []): S
       let c = signedOf.get(key);
       if (!c) signedOf.set(key, (c = signed.labels(String(chainId), version, integratorId)));
       c.inc();
+    },
+    haltRefusal(chainId, scope) {
+      haltRefusals.inc({ chain: String(chainId), scope });
     },
     auditFailure(chainId) {
       auditFailures.inc({ chain: String(chainId) });

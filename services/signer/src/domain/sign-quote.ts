@@ -21,6 +21,7 @@ import {
   assertServedChain,
   encodeSwapCalldata,
   signSwapQuote,
+  slippageMinimum,
   type KeySigner,
   type LegacySignSwapResponse,
   type PairRegistry,
@@ -50,6 +51,13 @@ export interface SignQuoteContext {
   legacy?: boolean;
 }
 
+/** The exact amount of a sign with `amountIn` on /v2 (sign-use-case.ts gets it before signing). */
+export interface FirmAmount {
+  /** What the router's `swap` pays, net of the fee, in the state of `blockNumber`. */
+  amountOut: bigint;
+  blockNumber: number;
+}
+
 /** What was signed, for the response, logs and metrics. */
 export interface SignedQuote {
   /** The answer's body: without `deadline` on legacy `/v1`. */
@@ -61,6 +69,9 @@ export interface SignedQuote {
   signature: string;
   signerAddress: string;
   originRate: bigint;
+  /** The calldata's minimum (with `amountIn`) and the firm amount (with `amountIn`, /v2). */
+  minAmountOut?: bigint;
+  firm?: FirmAmount;
 }
 
 /** Token lookups of a registry by lowercase address, built once per registry object. */
@@ -194,6 +205,19 @@ export function checkSignRequest(req: ParsedSignRequest, ctx: SignQuoteContext):
  */
 export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): SignedQuote | Promise<SignedQuote> {
   checkSignRequest(req, ctx);
+  return signCheckedQuote(req, ctx);
+}
+
+/**
+ * Signs a request {@link checkSignRequest} passed. With `firm` (a /v2 sign with `amountIn`) the
+ * answer carries `amountOut`, `minAmountOut` and `blockNumber`, and a `slippageBps` request's
+ * calldata minimum is derived from `firm.amountOut`.
+ */
+export function signCheckedQuote(
+  req: ParsedSignRequest,
+  ctx: SignQuoteContext,
+  firm?: FirmAmount,
+): SignedQuote | Promise<SignedQuote> {
   const signer = ctx.signer(req.chainId);
   const validitySeconds = ctx.validitySeconds(req.chainId);
   // Start-up refuses to serve a chain without a key; reaching this is a wiring bug.
@@ -212,7 +236,8 @@ export function signQuote(req: ParsedSignRequest, ctx: SignQuoteContext): Signed
     originRate,
     userAddress: req.userAddress,
   });
-  const answer = (s: SignedSwapQuote) => signedAnswer(req, ctx, s, { signer, validitySeconds, originRate, seconds });
+  const answer = (s: SignedSwapQuote) =>
+    signedAnswer(req, ctx, s, { signer, validitySeconds, originRate, seconds, firm });
   return signed instanceof Promise ? signed.then(answer) : answer(signed);
 }
 
@@ -221,9 +246,9 @@ function signedAnswer(
   req: ParsedSignRequest,
   ctx: SignQuoteContext,
   signed: SignedSwapQuote,
-  p: { signer: KeySigner; validitySeconds: number; originRate: bigint; seconds: number },
+  p: { signer: KeySigner; validitySeconds: number; originRate: bigint; seconds: number; firm?: FirmAmount },
 ): SignedQuote {
-  const { signer, validitySeconds, originRate, seconds } = p;
+  const { signer, validitySeconds, originRate, seconds, firm } = p;
   const timestamp = BigInt(seconds);
   const deadline = seconds + validitySeconds;
   // Field order is the JSON's: deadline right after the timestamp it is counted from. The
@@ -231,13 +256,16 @@ function signedAnswer(
   const response: SignQuoteResponse | LegacySignSwapResponse = ctx.legacy
     ? { verificationData: signed.verificationData, timestamp: seconds }
     : { verificationData: signed.verificationData, timestamp: seconds, deadline };
+  let minAmountOut: bigint | undefined;
   if (req.amountIn !== undefined) {
+    minAmountOut =
+      firm && req.slippageBps !== undefined ? slippageMinimum(firm.amountOut, req.slippageBps) : req.minAmountOut;
     try {
       response.calldata = encodeSwapCalldata({
         tokenIn: req.tokenIn,
         amountIn: req.amountIn,
         tokenOut: req.tokenOut,
-        minAmountOut: req.minAmountOut,
+        minAmountOut,
         quoteTimestamp: timestamp,
         verificationData: signed.verificationData,
       });
@@ -246,6 +274,12 @@ function signedAnswer(
         'ENCODING_FAILED',
         `encoding failed: calldata: ${err instanceof Error ? err.message : 'unknown error'}`,
       );
+    }
+    if (firm && !ctx.legacy) {
+      const v2 = response as SignQuoteResponse;
+      v2.amountOut = firm.amountOut.toString();
+      v2.minAmountOut = minAmountOut.toString();
+      v2.blockNumber = firm.blockNumber;
     }
   }
   return {
@@ -256,5 +290,7 @@ function signedAnswer(
     signature: signed.signature,
     signerAddress: signer.address,
     originRate,
+    ...(minAmountOut === undefined ? {} : { minAmountOut }),
+    ...(firm ? { firm } : {}),
   };
 }

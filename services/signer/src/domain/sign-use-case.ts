@@ -5,8 +5,13 @@
  *
  * Steps, in the order of docs/decisions.md#error-precedence (each throws the first failure):
  *   validate  parseSignRequest: 400 UNSUPPORTED_FIELD, 422 VALIDATION_ERROR
+ *   halts     503 HALTED when an operator's halt covers the request; 503 SERVICE_UNAVAILABLE
+ *             when the halts could not be read within the last 800 ms (fail closed)
  *   authorize checkSignRequest: chain, pair registry, pair, whitelist (sign-quote.ts)
- *   digest + sign  signQuote: the swap digest, its signature, the calldata
+ *   firm quote with amountIn on /v2: the exact amountOut at the served book's block
+ *             (chain/firm-quotes.ts; 503 SERVICE_UNAVAILABLE within its deadline when there
+ *             is none, 422 when the router cannot fill the amount): nothing is signed before it
+ *   digest + sign  signCheckedQuote: the swap digest, its signature, the calldata
  *   record    the audit record, stored before anything leaves, within the integrator's daily
  *             quota per chain (429 QUOTA_EXCEEDED past it; 503 when it cannot be stored)
  *   answer    the response body
@@ -14,10 +19,10 @@
  * INVARIANT: no signature leaves before its audit record is stored. An unrecorded signature
  * would be money the settlement cannot attribute; so a failed write withholds the answer.
  */
-import { ApiError, parseSignRequest } from '@pmm/protocol';
-import { DAY_MS, type Logger } from '@pmm/core';
+import { ApiError, netOfFee, parseSignRequest } from '@pmm/protocol';
+import { DAY_MS, haltedError, haltScopeKind, scopeCoversSign, type Logger } from '@pmm/core';
 import type { IntegratorView } from '../store/integrator-store';
-import { signQuote, type SignQuoteContext } from './sign-quote';
+import { checkSignRequest, signCheckedQuote, type FirmAmount, type SignQuoteContext } from './sign-quote';
 import { signatureRecord } from './signature-record';
 import type { SignMetrics } from './sign-metrics';
 import { QuotaExceededError } from '../store/audit-trail';
@@ -49,7 +54,9 @@ export type SignUseCaseDeps = Pick<
   | 'quoteValiditySeconds'
   | 'pairs'
   | 'audit'
+  | 'halts'
   | 'dailySignatureQuota'
+  | 'firmQuotes'
   | 'now'
 > & {
   metrics: SignMetrics;
@@ -64,7 +71,8 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
   const { metrics: m, maxFee } = deps;
   const now = deps.now ?? Date.now;
   return async (cmd) => {
-    const parsed = parseSignRequest(cmd.body, { maxFee, allowChainId: !cmd.legacy });
+    const parsed = parseSignRequest(cmd.body, { maxFee, allowChainId: !cmd.legacy, allowSlippageBps: !cmd.legacy });
+    checkHalts(deps.halts, m, parsed, cmd.integrator.record.id);
     const ctx: SignQuoteContext = {
       servedChains: deps.servedChains,
       registry: (chainId) => deps.pairs.get(chainId),
@@ -75,8 +83,19 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       nowMs: now(),
       legacy: cmd.legacy,
     };
+    checkSignRequest(parsed, ctx);
+    let firm: FirmAmount | undefined;
+    if (parsed.amountIn !== undefined && !cmd.legacy) {
+      const quoted = await deps.firmQuotes({
+        chainId: parsed.chainId,
+        tokenIn: parsed.tokenIn,
+        tokenOut: parsed.tokenOut,
+        amountIn: parsed.amountIn,
+      });
+      firm = { amountOut: netOfFee(quoted.grossOut, parsed.fee), blockNumber: quoted.blockNumber };
+    }
     const started = process.hrtime.bigint();
-    const result = signQuote(parsed, ctx);
+    const result = signCheckedQuote(parsed, ctx, firm);
     // A key in memory answers at once (no await, no microtask); a module's answer is awaited.
     const signed = result instanceof Promise ? await result : result;
     m.latency(parsed.chainId, Number(process.hrtime.bigint() - started) / 1e9);
@@ -122,6 +141,8 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
         fee: parsed.fee.toString(),
         userAddress: parsed.userAddress,
         amountIn: parsed.amountIn?.toString(),
+        amountOut: firm?.amountOut.toString(),
+        blockNumber: firm?.blockNumber,
         originRate: signed.originRate.toString(),
         timestamp: signed.response.timestamp,
         digest: signed.digest,
@@ -129,4 +150,28 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       });
     return JSON.stringify(signed.response);
   };
+}
+
+/** Throws 503 HALTED when a halt covers the request, 503 SERVICE_UNAVAILABLE when the halts are unreadable. */
+function checkHalts(
+  halts: SignUseCaseDeps['halts'],
+  m: SignMetrics,
+  req: { chainId: number; tokenIn: string; tokenOut: string; userAddress: string },
+  integratorId: string,
+): void {
+  let active;
+  try {
+    active = halts.current();
+  } catch (err) {
+    m.haltRefusal(req.chainId, 'unreadable');
+    throw new ApiError('SERVICE_UNAVAILABLE', 'signing is paused for a moment; retry shortly', {}, { cause: err });
+  }
+  // Usually none; a handful at most: a scan is the cheapest check.
+  for (const halt of active) {
+    if (scopeCoversSign(halt.scope, { ...req, integratorId })) {
+      const kind = haltScopeKind(halt.scope);
+      m.haltRefusal(req.chainId, kind);
+      throw haltedError(kind);
+    }
+  }
 }

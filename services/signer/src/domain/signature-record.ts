@@ -38,7 +38,12 @@ export function signatureRecord(req: ParsedSignRequest, signed: SignedQuote, who
   if (who.clientRequestId !== undefined) record.clientRequestId = who.clientRequestId;
   if (req.amountIn !== undefined) {
     record.amountIn = req.amountIn.toString();
-    record.minAmountOut = req.minAmountOut.toString();
+    // The minimum the calldata encodes (derived from the firm amount with slippageBps).
+    record.minAmountOut = (signed.minAmountOut ?? req.minAmountOut).toString();
+  }
+  if (signed.firm) {
+    record.amountOut = signed.firm.amountOut.toString();
+    record.blockNumber = signed.firm.blockNumber;
   }
   return record;
 }

@@ -20,9 +20,38 @@ import {
 import { type DigestSigner, type IntegratorRecord, type PairRegistry, type TokenInfo } from '@pmm/protocol';
 import { getAddress, keccak256, toBytes, type Hex } from 'viem';
 
-import { IntegratorStore, PairRegistryCache, RedisAuditTrail, createApp, type SignerDeps } from '../../src';
+import {
+  IntegratorStore,
+  PairRegistryCache,
+  RedisAuditTrail,
+  createApp,
+  type FirmQuotes,
+  type SignerDeps,
+} from '../../src';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The fields of a /v2 answer to a sign with amountIn, in their JSON order. */
+export const FIRM_ANSWER_FIELDS = [
+  'verificationData',
+  'timestamp',
+  'deadline',
+  'calldata',
+  'amountOut',
+  'minAmountOut',
+  'blockNumber',
+];
+
+/** The block of {@link fixedFirmQuotes}. */
+export const FIRM_BLOCK = 1234;
+
+/**
+ * A stand-in for the chain's `quote()` where no node runs (the HTTP and use-case tests): twice
+ * `amountIn`, gross, at {@link FIRM_BLOCK}. The real source is proven on the devnet
+ * (firm-quote.devnet.test.ts) and against a hostile node (firm-quotes.test.ts).
+ */
+export const fixedFirmQuotes: FirmQuotes = (req) =>
+  Promise.resolve({ grossOut: req.amountIn * 2n, blockNumber: FIRM_BLOCK });
 export const INTERNAL_TOKEN = `internal-${keccak256(toBytes('signer-test-internal-token')).slice(2, 34)}`;
 
 /** A private key derived from a label (never a pasted key). */
@@ -72,6 +101,8 @@ export function integrator(id: string, extra: Partial<IntegratorRecord> = {}): I
 
 /** Fixed clock of the fixture app: Unix ms (the response timestamp is its seconds). */
 export const NOW_MS = 1_700_000_000_987;
+/** No halt, always readable (the halts' own tests use a real HaltView). */
+export const NO_HALTS: SignerDeps['halts'] = { current: () => [] };
 export const NOW_S = 1_700_000_000;
 
 export interface Fixture {
@@ -146,6 +177,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     quoteValiditySeconds: new Map(chains.map((id) => [id, opts.quoteValiditySeconds?.[id] ?? 60])),
     pairs,
     integrators,
+    halts: NO_HALTS,
     audit: new RedisAuditTrail({
       redis,
       keys,
@@ -157,6 +189,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
         await redis.ping();
       },
     },
+    firmQuotes: fixedFirmQuotes,
     now: opts.now ?? (() => NOW_MS),
   };
   if (opts.override) deps = opts.override(deps);

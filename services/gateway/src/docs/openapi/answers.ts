@@ -103,6 +103,17 @@ export const unavailableAnswer = (description: string, examples: Record<string, 
   examples,
 });
 
+/**
+ * 503 HALTED: the operator halted signing in a scope that covers the request (docs/api.md#halts).
+ * `what` says what the route withholds.
+ */
+export const haltedAnswer = (what: string, example: string): Answer => ({
+  code: 'HALTED',
+  description: `${what} The operator halted signing in a scope that covers this request: everything, the chain, the pair, your integrator or the user address. The message names which kind, never why. A halt has no announced end: \`Retry-After\` (60 s) is a polling pace, not a promise; the SDK does not retry it.`,
+  headers: [...unavailable],
+  examples: { HALTED: example },
+});
+
 export const routeAnswer = (code: Answer['code'], description: string, examples: Record<string, string>): Answer => ({
   code,
   description,
@@ -198,6 +209,7 @@ export const SIGN_ANSWERS = (v1: boolean): Answer[] => [
     ),
     headers: [...limited],
   },
+  haltedAnswer('No signature.', 'signing is halted for this pair by the operator; retry later'),
   unavailableAnswer(
     `The signer is unreachable or did not answer within the request timeout (${seconds(TIMEOUT_MS)} s)${v1 ? '' : ", or the chain's pair list is not loaded yet (bootstrapping)"}. Retry shortly.`,
     { SERVICE_UNAVAILABLE: 'signer unavailable, retry shortly' },

@@ -57,9 +57,11 @@ const SIGN_FIELDS: Record<string, string> = {
   userAddress:
     "Address that will submit the swap; must be whitelisted for the API key's integrator (else 403 ADDRESS_NOT_WHITELISTED).",
   amountIn:
-    'Input amount in wei (canonical base-10 integer string, 1 … 2^256−1). When present, the response has `calldata`.',
+    'Input amount in wei (canonical base-10 integer string, 1 … 2^256−1). When present, the response has `calldata` and the exact `amountOut` the router pays at `blockNumber` (503 SERVICE_UNAVAILABLE when it cannot be had in time: no live state, never a guess; 422 when the router cannot fill it).',
   minAmountOut:
-    "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453).",
+    "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453). Not together with `slippageBps`.",
+  slippageBps:
+    "Only with `amountIn`, not with `minAmountOut` (422 otherwise): the calldata's minimum is `floor(amountOut × (10000 − slippageBps) / 10000)`. A JSON integer 0 … 10000.",
 };
 
 /** The whole document (the bytes `npm run openapi` writes: `JSON.stringify(doc, null, 2)`). */
@@ -82,7 +84,7 @@ export function buildOpenApiDocument(): Json {
 
 **This reference** is served by the gateway without a key: as a page at \`/docs\`, and as this document at \`/docs/openapi.json\` (the same bytes as \`/v2/openapi.json\`).
 
-**Errors.** Every error, including 404, 405, 413 and 429, is \`{"error":{"code","message","requestId"}}\`. Validation messages read \`<field>: <reason>\` with the field named as you sent it. Checks run in this order, first match wins: unknown route 404 NOT_FOUND · wrong method 405 METHOD_NOT_ALLOWED (with \`Allow\`) · missing/invalid key 401 UNAUTHORIZED · over the rate limit 429 RATE_LIMITED (with \`Retry-After\`) · body over ${BODY_LIMIT / 1024} KiB 413 PAYLOAD_TOO_LARGE · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED · 500 ENCODING_FAILED · 429 QUOTA_EXCEEDED (with \`Retry-After\`) · 500 INTERNAL_ERROR. The codes 404, 405, 413, 429 and 403 extend the interface specification.
+**Errors.** Every error, including 404, 405, 413 and 429, is \`{"error":{"code","message","requestId"}}\`. Validation messages read \`<field>: <reason>\` with the field named as you sent it. Checks run in this order, first match wins: unknown route 404 NOT_FOUND · wrong method 405 METHOD_NOT_ALLOWED (with \`Allow\`) · missing/invalid key 401 UNAUTHORIZED · over the rate limit 429 RATE_LIMITED (with \`Retry-After\`) · body over ${BODY_LIMIT / 1024} KiB 413 PAYLOAD_TOO_LARGE · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 503 HALTED (with \`Retry-After\`) · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED · 500 ENCODING_FAILED · 429 QUOTA_EXCEEDED (with \`Retry-After\`) · 500 INTERNAL_ERROR. The codes 404, 405, 413, 429 and 403 extend the interface specification.
 
 **Answers before routing.** A request Node's HTTP parser rejects, or that arrives too slowly, is answered in the same envelope (with \`X-Request-Id\`) and the connection is closed: 400 MALFORMED_REQUEST (not valid HTTP/1.1), 408 REQUEST_TIMEOUT (headers not in within ${seconds(TIMEOUTS.headersMs)} s, or the whole request within ${seconds(TIMEOUTS.requestMs)} s; a sign body still arriving after ${seconds(TIMEOUT_MS)} s is 408 too), 413 PAYLOAD_TOO_LARGE (oversized chunk extensions), 417 EXPECTATION_FAILED (\`Expect\` other than \`100-continue\`), 431 HEADERS_TOO_LARGE (headers over ${MAX_HEADER_BYTES / 1024} KiB), 405 METHOD_NOT_ALLOWED for \`CONNECT\`. These are the shared responses MalformedRequest, RequestTimeout, ChunkExtensionsTooLarge, ExpectationFailed and HeadersTooLarge, listed on every path. No client behaviour is answered with a 5xx.
 
@@ -90,7 +92,7 @@ export function buildOpenApiDocument(): Json {
 
 **Rate limit.** Per integrator (all its keys together), shared by every gateway instance: a fixed window aligned to the epoch (default ${RATE_LIMIT} requests per ${RATE_WINDOW_SECONDS} s; the operator sets yours). Every authenticated response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds until the window ends); a refused request is 429 with \`Retry-After\` (seconds).
 
-**Timeouts and availability.** A request received in full but unanswered after ${seconds(TIMEOUT_MS)} s is 503 SERVICE_UNAVAILABLE; so is a request that cannot reach the signer or the store. 503 is always safe to retry after a short delay.
+**Timeouts and availability.** A request received in full but unanswered after ${seconds(TIMEOUT_MS)} s is 503 SERVICE_UNAVAILABLE; so is a request that cannot reach the signer or the store. 503 SERVICE_UNAVAILABLE is always safe to retry after a short delay; 503 HALTED means the operator halted signing in a scope that covers the request (everything, the chain, the pair, your integrator or the user address): it lasts until the operator lifts it, with no announced end.
 
 **Versions.** \`/v1\` is the earlier form (chain 8453 only, no \`chainId\`, no UNSUPPORTED_CHAIN / PAIR_NOT_FOUND codes). Its responses carry \`Deprecation: true\` and a \`Link\` header to the \`/v2\` successor.
 
@@ -157,7 +159,8 @@ export function buildOpenApiDocument(): Json {
           verificationData:
             "ABI encoding of (uint256 fee, uint256 originRate, address userAddress, bytes signature); pass it unchanged to the router's `swap`.",
           timestamp: 'Unix seconds at which the quote was signed; pass it unchanged as `quoteTimestamp`.',
-          calldata: 'Present if and only if `amountIn` was sent: as in the /v2 answer.',
+          calldata:
+            'Present if and only if `amountIn` was sent: as in the /v2 answer (no `amountOut`, `minAmountOut` or `blockNumber` on /v1).',
         }),
         V1SignQuoteRequest: describe(
           V1_SIGN_REQUEST_SCHEMA,
@@ -176,6 +179,12 @@ export function buildOpenApiDocument(): Json {
             "Unix seconds, like `timestamp`: the last block timestamp at which the chain's router accepts this quote (`timestamp` + the router's validity, 60 s on the reference router). A swap mined in a later block reverts `QuoteExpired`; do not send one that cannot be mined by then.",
           calldata:
             "Present if and only if `amountIn` was sent: the ABI-encoded call `swap(address,uint256,address,uint256,uint256,bytes)` with (tokenIn, amountIn, tokenOut, minAmountOut, timestamp, verificationData); send it to the chain's router from `userAddress`.",
+          amountOut:
+            "Present if and only if `amountIn` was sent: wei of tokenOut, exact, net of the fee: what the router's `swap` pays for `amountIn` in the state of block `blockNumber` (the router's own `quote()` there, less the fee). A swap mined while that state holds receives exactly this.",
+          minAmountOut:
+            'Present if and only if `amountIn` was sent: the minimum the calldata encodes (as sent, default 0, or derived from `amountOut` and `slippageBps`).',
+          blockNumber:
+            'Present if and only if `amountIn` was sent: the block `amountOut` is exact for; never older than the book `GET /v2/price` serves for the chain.',
         }),
         ...errorSchemas,
       },

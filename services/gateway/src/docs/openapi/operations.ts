@@ -14,6 +14,7 @@ import {
   routeAnswer,
   SIGN_ANSWERS,
   UNAUTHORIZED,
+  haltedAnswer,
   unavailableAnswer,
 } from './answers';
 import { curlGet, curlPost, type CodeSample } from './code-samples';
@@ -110,6 +111,10 @@ const OPERATIONS: Record<RouteName, Operation> = {
     answers: [
       ...CHAIN_QUERY_ANSWERS,
       chainQueryInvalid(''),
+      haltedAnswer(
+        'No book: the chain, everything, or your integrator is halted. A halted pair is not an error: its levels are left out of `pairs`.',
+        'signing is halted on this chain by the operator; retry later',
+      ),
       unavailableAnswer(
         'The chain has no live orderbook (bootstrapping, or the node connection is down), or the book store is unreachable. Never an empty or stale book. Retry shortly.',
         { SERVICE_UNAVAILABLE: 'chainId: 8453 has no live orderbook yet, retry shortly' },
@@ -162,6 +167,10 @@ const OPERATIONS: Record<RouteName, Operation> = {
         ),
         headers: [...limited],
       },
+      haltedAnswer(
+        'The stream does not open: the chain, everything, or your integrator is halted (a stream open when such a halt is made ends within 2 s; one made on the chain sends `unavailable` with code `HALTED`). A halted pair is left out of the books sent, from the next block.',
+        'signing is halted on this chain by the operator; retry later',
+      ),
       unavailableAnswer(
         'The store that counts open streams (or the API key store) is unreachable, or the request timed out before the stream started. Retry shortly. (A chain without a live book is not an error: the stream opens and sends `unavailable`.)',
         { SERVICE_UNAVAILABLE: 'stream slots unreachable, retry shortly' },
@@ -172,7 +181,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     operationId: 'signQuote',
     summary: 'Sign a swap quote',
     description:
-      "Signs a swap quote for the router's `swap` on the selected chain. The body is forwarded unchanged to the internal signer. Checks, first match wins: 401 · 429 · 413 · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED / ENCODING_FAILED · 429 QUOTA_EXCEEDED (the integrator's daily signatures on the chain) · 503 (the signature could not be recorded). `calldata` is present if and only if `amountIn` was sent.",
+      "Signs a swap quote for the router's `swap` on the selected chain. The body is forwarded unchanged to the internal signer. Checks, first match wins: 401 · 429 · 413 · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 503 HALTED (an operator's halt covers the request) · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED / ENCODING_FAILED · 429 QUOTA_EXCEEDED (the integrator's daily signatures on the chain) · 503 (the signature could not be recorded). `calldata` is present if and only if `amountIn` was sent.",
     requestBody: {
       schema: 'SignQuoteRequest',
       examples: { withCalldata: { ...SIGN_BODY, ...SIGN_AMOUNTS }, signatureOnly: SIGN_BODY },
@@ -229,6 +238,10 @@ const OPERATIONS: Record<RouteName, Operation> = {
       }),
     },
     answers: [
+      haltedAnswer(
+        'No book: chain 8453, everything, or your integrator is halted. A halted pair is left out of `pairs`.',
+        'signing is halted on this chain by the operator; retry later',
+      ),
       unavailableAnswer(
         'The book store is unreachable (an infrastructure failure, not a chain state). Retry shortly.',
         {

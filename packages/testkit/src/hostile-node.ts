@@ -1,6 +1,6 @@
 /**
  * A fake EVM JSON-RPC node (HTTP POST and WebSocket on one port) that mines an honest chain of
- * its own and can be told to lie: lag, stamp heads in the future, redirect elsewhere, send `null` and malformed messages, flood, answer with
+ * its own and can be told to lie: lag, stamp heads in the future, redirect elsewhere, stall, send `null` and malformed messages, flood, answer with
  * more bytes than any real answer, jump far ahead, reorg, and report other decimals.
  *
  * Its chain: one pair, a base token (18 decimals) against the quote token (6 decimals), whose
@@ -71,6 +71,8 @@ export interface HostileNode {
   rawAnswer: string | undefined;
   /** While set, every HTTP request but `/confirm` is answered `307 Temporary Redirect` to this URL. */
   redirectTo: string | undefined;
+  /** HTTP answers (but `/confirm`) are held this many ms (a node that stalls); 0: at once. */
+  stallMs: number;
   /** Sends raw text to every WebSocket client. */
   sendRaw(text: string): void;
   /** A `newHeads` notification of `block` to every subscriber (without making it canonical). */
@@ -252,6 +254,7 @@ export async function startHostileNode(opts: {
     mining: true,
     rawAnswer: undefined,
     redirectTo: undefined,
+    stallMs: 0,
     lieDecimals(decimals, count) {
       decimalsLie = { decimals, count };
     },
@@ -294,11 +297,14 @@ export async function startHostileNode(opts: {
     },
     async close() {
       clearInterval(miner);
+      for (const timer of stalled) clearTimeout(timer);
+      server.closeAllConnections();
       for (const ws of sockets) ws.terminate();
       await new Promise<void>((done) => server.close(() => done()));
     },
   };
 
+  const stalled = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
     void readBody(req).then((text) => {
       let body: unknown;
@@ -313,9 +319,14 @@ export async function startHostileNode(opts: {
         return;
       }
       honestView = req.url === '/confirm';
+      const stall = honestView ? 0 : node.stallMs;
       const out = (!honestView && node.rawAnswer) || JSON.stringify(answerAll(body));
       honestView = false;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(out);
+      const send = () => {
+        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(out);
+      };
+      if (stall > 0) stalled.add(setTimeout(send, stall));
+      else send();
     });
   });
   const wss = new WebSocketServer({ server });

@@ -9,7 +9,7 @@
  * redirect, too large, not JSON, or not of JSON-RPC's shape fails its request
  * (RpcConnectionError) and is counted (`indexer_node_messages_dropped_total{reason}`).
  */
-import { NodeAnswerTooLarge, NodeRedirectError, postToNode, readNodeAnswer } from '@pmm/core';
+import { NodeAnswerTooLarge, NodeRedirectError, postToNode, readNodeAnswer } from './node-http';
 import {
   type DroppedReason,
   RpcConnectionError,

@@ -1,6 +1,7 @@
 /**
- * The JSON-RPC vocabulary shared by the WebSocket and HTTP transports. The indexer speaks
- * JSON-RPC itself instead of through ethers' providers: it needs per-request timeouts, a
+ * The JSON-RPC vocabulary shared by the WebSocket and HTTP transports (the indexer's reads of
+ * every block, the signer's firm quotes). The services speak JSON-RPC themselves instead of
+ * through ethers' providers: they need per-request timeouts, a
  * batch pinned to one block, the `newHeads` header (with its timestamp) without a second
  * round trip, and full control of the socket's life: see docs/decisions.md#ethers-websocketprovider and
  * docs/decisions.md#viem-websocket-transport.
@@ -122,4 +123,24 @@ export function blockHashRef(hash: string): BlockHashRef {
 /** True for a block hash: `0x` and 32 bytes of hex. */
 export function isBlockHash(value: unknown): value is string {
   return typeof value === 'string' && value.length === 66 && /^0x[0-9a-fA-F]{64}$/.test(value);
+}
+
+/**
+ * `0x` and whole bytes of hex. One character class, never a repeated group: a group repeated
+ * per byte costs the regular-expression engine stack in proportion to the input and overflows
+ * it on a few MiB (a node decides how long its answers are).
+ */
+export function isHexBytes(value: unknown): value is string {
+  return typeof value === 'string' && value.length % 2 === 0 && /^0x[0-9a-fA-F]*$/.test(value);
+}
+
+/**
+ * The revert data of a failed `eth_call`, as the node puts it in the JSON-RPC error: geth and
+ * most nodes as `error.data` (hex), Hardhat as `error.data.data`. `0x` when there is none, so
+ * that a revert with a reason is not mistaken for a call that failed without one (out of gas).
+ */
+export function revertData(err: RpcError): string {
+  const data = err.data;
+  const hex = typeof data === 'object' && data !== null ? (data as { data?: unknown }).data : data;
+  return isHexBytes(hex) ? hex : '0x';
 }

@@ -1,0 +1,91 @@
+/**
+ * The halts in Redis (the Redis contract, redis-keys.ts):
+ * - `<prefix>:{halts}:active`: hash, scope name → JSON HaltRecord (halt-scope.ts), what every
+ *   gateway and signer reads (halt-view.ts);
+ * - `<prefix>:{halts}:log`: stream, one entry per halt, resume or automatic trip, never trimmed
+ *   (a few a day): `risk history`;
+ * - `<prefix>:halts-updated`: the channel announcing each change.
+ *
+ * A change is one Lua script (commands/pmmHaltChange.lua: the hash, the log and the notice
+ * together), run under the durable-write rule (durable-writes.ts) by the caller: the command
+ * reports a halt only once it would survive the loss of Redis.
+ */
+import { commandsDir, luaCommand, type LuaCommand } from './lua-command';
+import { haltScopeName, parseHaltRecord, type HaltRecord, type HaltScope, type HaltTrip } from './halt-scope';
+import type { RedisClient } from './redis-client';
+import type { RedisKeys } from './redis-keys';
+
+/** One entry of the halts' log. */
+export interface HaltEvent {
+  /** The stream entry's id (`<ms>-<seq>`). */
+  id: string;
+  action: 'halt' | 'resume';
+  scope: HaltScope;
+  reason: string;
+  by: string;
+  /** Unix ms. */
+  at: number;
+  trip?: HaltTrip;
+}
+
+/** The outcome of a halt: made, or the halt already in place (nothing written). */
+export type HaltOutcome = { made: true } | { made: false; existing: HaltRecord };
+
+const COMMANDS = commandsDir(__dirname, 1);
+
+export class HaltStore {
+  private readonly change: LuaCommand<[number, string]>;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: RedisKeys,
+  ) {
+    this.change = luaCommand(redis, COMMANDS, 'pmmHaltChange', 2);
+  }
+
+  /** The active halts, oldest first; throws when one does not parse (a reader must not guess). */
+  async active(): Promise<HaltRecord[]> {
+    const fields = await this.redis.hgetall(this.keys.halts());
+    return Object.values(fields)
+      .map(parseHaltRecord)
+      .sort((a, b) => a.at - b.at);
+  }
+
+  /** Halts `record.scope` unless it is halted already. Must send its first command at once (durable-writes run()). */
+  async halt(record: HaltRecord): Promise<HaltOutcome> {
+    const [made, existing] = await this.run('halt', record.scope, JSON.stringify(record), {
+      action: 'halt',
+      ...record,
+    });
+    return made === 1 ? { made: true } : { made: false, existing: parseHaltRecord(existing) };
+  }
+
+  /** Lifts the halt of exactly `scope`; resolves the lifted halt, or undefined when there was none. */
+  async resume(scope: HaltScope, why: { reason: string; by: string; at: number }): Promise<HaltRecord | undefined> {
+    const [made, previous] = await this.run('resume', scope, '', { action: 'resume', scope, ...why });
+    return made === 1 ? parseHaltRecord(previous) : undefined;
+  }
+
+  private run(action: 'halt' | 'resume', scope: HaltScope, record: string, event: Omit<HaltEvent, 'id'>) {
+    const { keys } = this;
+    return this.change(
+      keys.halts(),
+      keys.haltLog(),
+      action,
+      haltScopeName(scope),
+      record,
+      JSON.stringify(event),
+      keys.haltsUpdated(),
+    );
+  }
+
+  /** Every logged halt, resume and trip, oldest first. */
+  async history(): Promise<HaltEvent[]> {
+    const page = (await this.redis.xrange(this.keys.haltLog(), '-', '+')) as [string, string[]][];
+    return page.map(([id, fields]) => {
+      const v = JSON.parse(fields[1] ?? '{}') as Omit<HaltEvent, 'id'>;
+      const record = parseHaltRecord(JSON.stringify(v));
+      return { id, action: v.action === 'resume' ? 'resume' : 'halt', ...record };
+    });
+  }
+}

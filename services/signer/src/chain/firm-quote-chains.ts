@@ -1,0 +1,75 @@
+/**
+ * The firm-quote source of each served chain, from the config: the node (CHAINS' rpcUrl), the
+ * router and verifier (CHAINS' contracts) and the quoter key (QUOTER_KEY_<id>). A chain that
+ * lacks one of them has no firm quotes: its signs with amountIn answer 503, which the start-up
+ * log says once, so that an operator does not learn it from integrators.
+ */
+import { ConfigError, createDigestSigner, createHttpTransport, type Logger, type Metrics } from '@pmm/core';
+import type { SignerConfig } from '../config';
+import type { FirmQuoteChain, FirmQuoteOutcome } from './firm-quotes';
+
+/** Largest node answer read for a quote (one uint256 word, or an error with its revert data). */
+const MAX_QUOTE_ANSWER_BYTES = 64 * 1024;
+
+export function firmQuoteChains(config: SignerConfig, logger: Logger, metrics: Metrics): Map<number, FirmQuoteChain> {
+  const dropped = metrics.counter(
+    'signer_node_messages_dropped_total',
+    "Answers of a chain's node the signer threw away (oversized, malformed)",
+    ['reason'] as const,
+  );
+  const chains = new Map<number, FirmQuoteChain>();
+  for (const chainId of config.servedChains) {
+    const deployment = config.deployments[chainId];
+    const quoterKey = config.chains[chainId]?.quoterKey;
+    const missing = [...(deployment?.rpcUrl ? [] : ['CHAINS rpcUrl']), ...(quoterKey ? [] : [`QUOTER_KEY_${chainId}`])];
+    if (missing.length > 0 || !deployment?.rpcUrl || !quoterKey) {
+      logger.warn('no firm quotes on this chain: a sign with amountIn answers 503', { chainId, missing });
+      continue;
+    }
+    let quoter;
+    try {
+      quoter = createDigestSigner(quoterKey, {
+        backend: config.signerBackend === 'auto' ? undefined : config.signerBackend,
+      });
+    } catch {
+      // The key's text never enters the message.
+      throw new ConfigError(`QUOTER_KEY_${chainId} (quoterKey_${chainId}): not a valid secp256k1 private key`);
+    }
+    const rpc = createHttpTransport(deployment.rpcUrl, {
+      maxAnswerBytes: MAX_QUOTE_ANSWER_BYTES,
+      onDropped: (reason) => dropped.inc({ reason }),
+    });
+    // The first request loads Node's HTTP client and opens the connection (hundreds of ms on a
+    // busy machine): done now, not inside the first sign's deadline. A node that is down is
+    // only logged: signs with amountIn answer 503 until it is back.
+    rpc.request('eth_chainId', [], 5_000).catch((err: unknown) =>
+      logger.warn('firm quotes: the node does not answer yet', {
+        chainId,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+    chains.set(chainId, {
+      rpc,
+      router: deployment.contracts.router,
+      verifier: deployment.contracts.verifier,
+      quoter,
+    });
+    logger.info('firm quotes on', { chainId, quoter: quoter.address });
+  }
+  return chains;
+}
+
+/** The firm-quote outcome counter, every served chain's `quoted` and `timeout` present from 0. */
+export function firmQuoteMetric(
+  metrics: Metrics,
+  chains: readonly number[],
+): (chainId: number, outcome: FirmQuoteOutcome) => void {
+  const counter = metrics.counter(
+    'signer_firm_quotes_total',
+    'Firm quotes of signs with amountIn, by chain and outcome (quoted; unfillable: 422; any other: 503)',
+    ['chain', 'outcome'] as const,
+  );
+  for (const chain of chains)
+    for (const outcome of ['quoted', 'timeout'] as const) counter.inc({ chain: String(chain), outcome }, 0);
+  return (chainId, outcome) => counter.inc({ chain: String(chainId), outcome });
+}
