@@ -34,7 +34,8 @@ it('behavior: SIGTERM to `npm start` stops every process of the stack: services,
     ...Object.values(described.metrics),
     ...Object.values(described.chains).map((c) => c.rpcUrl),
   ];
-  expect(endpoints).toHaveLength(2 + 5 + 3);
+  // The gateway and Redis; the metrics of the gateway, the signer, three indexers and three ledgers; three chains.
+  expect(endpoints).toHaveLength(2 + 8 + 3);
   for (const url of endpoints) expect(await refuses(url)).toBe(false);
 
   stack.process.kill('SIGTERM');
