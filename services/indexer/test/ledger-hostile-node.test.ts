@@ -75,6 +75,8 @@ it('security: a lagging node gets nothing read nor written; a flood fails the bl
   node.mining = true;
   node.mine();
   await until(async () => (await metric('ledger_block_errors_total')) > errorsBefore, 10_000);
+  // Each oversized answer is counted, as the indexer counts it (NodeSendsJunk's kind of signal).
+  expect(await metric('ledger_node_messages_dropped_total')).toBeGreaterThan(0);
   const during = (await cursor())!.number;
   node.rawAnswer = undefined;
   // Sane again: every block after the cursor is read, none skipped.

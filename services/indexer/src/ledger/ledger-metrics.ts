@@ -27,8 +27,10 @@ export interface LedgerMetrics {
   orphanedSwaps: Counter;
   blockErrors: Counter;
   nodeUp: Gauge;
-  /** label reason: lagging | jump */
+  /** label reason: lagging | ahead | jump */
   headsRefused: Counter;
+  /** label reason: what the transport threw away (the indexer's reasons: oversized, malformed, redirect, …) */
+  messagesDropped: Counter;
 }
 
 export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: boolean }): LedgerMetrics {
@@ -72,7 +74,12 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
     nodeUp: metrics.gauge('ledger_node_up', '1 while the node connection is up', []),
     headsRefused: metrics.counter(
       'ledger_heads_refused_total',
-      'Heads not followed: older than MAX_HEAD_LAG_MS, or an unconfirmed jump of more than MAX_HEAD_JUMP blocks',
+      'Heads not followed: older than MAX_HEAD_LAG_MS, ahead of the clock by more than MAX_HEAD_LEAD_MS, or an unconfirmed jump of more than MAX_HEAD_JUMP blocks',
+      ['reason'] as const,
+    ),
+    messagesDropped: metrics.counter(
+      'ledger_node_messages_dropped_total',
+      'Messages from the node thrown away: above MAX_RPC_ANSWER_BYTES, malformed, for nothing pending, or a redirect (never followed)',
       ['reason'] as const,
     ),
   };

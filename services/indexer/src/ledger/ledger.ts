@@ -73,7 +73,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     maxJump: config.maxHeadJump,
   });
   const late: { wake?: () => void } = {};
-  const limits: TransportLimits = { maxAnswerBytes: config.maxRpcAnswerBytes, onDropped: () => undefined };
+  // Counted as the indexer counts them: a node that floods or redirects shows on the ledger too.
+  const limits: TransportLimits = {
+    maxAnswerBytes: config.maxRpcAnswerBytes,
+    onDropped: (reason) => metrics.messagesDropped.inc({ reason }),
+  };
   const source = startBlockSource({
     chainId: config.chainId,
     wsUrl: config.deployment.wsUrl,
