@@ -68,7 +68,7 @@ COPY --from=prune /out/devnet ./
 # created by root.
 RUN mkdir -p /devnet /devnet-secrets/signer /devnet-secrets/gateway /devnet-secrets/indexer-8453 \
       /devnet-secrets/indexer-56 /devnet-secrets/indexer-4663 /devnet-secrets/keys /devnet-secrets/operator \
-      /devnet-secrets/risk \
+      /devnet-secrets/ledger-8453 /devnet-secrets/ledger-56 /devnet-secrets/ledger-4663 /devnet-secrets/risk \
       /devnet-secrets/redis-users \
  && chown -R node:node /devnet /devnet-secrets && chmod 700 /devnet-secrets/*
 USER node

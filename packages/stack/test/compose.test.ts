@@ -186,6 +186,18 @@ describe('docker-compose.yml', () => {
     for (const dir of workspaces) expect(dockerfile).toContain(`COPY ${dir}/package.json ${dir}/`);
   });
 
+  it('behavior: every secrets folder the devnet fills is made in its image, owned by its user', () => {
+    // A named volume takes its first content and owner from the image's folder; a folder the image
+    // lacks is made by Docker, owned by root, and the devnet (user node) cannot write its secrets.
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const made = /RUN mkdir -p (\/devnet [^&]*)&&/.exec(dockerfile.replace(/\\\n/g, ' '))?.[1]?.split(/\s+/) ?? [];
+    const filled = (compose.services.devnet!.volumes ?? [])
+      .map((v) => v.split(':')[1]!)
+      .filter((target) => target.startsWith('/devnet-secrets/'));
+    expect(filled.length).toBeGreaterThanOrEqual(12);
+    expect(filled.filter((target) => !made.includes(target))).toEqual([]);
+  });
+
   it('behavior: the image runs the services with the V8 flags of SERVICE_NODE_FLAGS', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`NODE_OPTIONS=${SERVICE_NODE_FLAGS.join(' ')}`);
