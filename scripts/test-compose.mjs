@@ -276,11 +276,25 @@ try {
   // Each service holds its own secrets only: read from inside each running container.
   const secretName = /^(INTERNAL_TOKEN|DEV_API_KEY|SIGNER_KEY|SIGNER_KEYSTORE|QUOTER_KEY|REDIS_PASSWORD)/;
   const expected = {
-    signer: ['internal_token', 'redis_password', 'signer_key_4663', 'signer_key_56', 'signer_key_8453'],
+    // The quoter keys too: the signer's firm quotes (a sign with amountIn) authorise quote() with them.
+    signer: [
+      'internal_token',
+      'quoter_key_4663',
+      'quoter_key_56',
+      'quoter_key_8453',
+      'redis_password',
+      'signer_key_4663',
+      'signer_key_56',
+      'signer_key_8453',
+    ],
     gateway: ['dev_api_key', 'internal_token', 'redis_password'],
     'indexer-8453': ['quoter_key', 'redis_password'],
     'indexer-56': ['quoter_key', 'redis_password'],
     'indexer-4663': ['quoter_key', 'redis_password'],
+    // The ledgers hold no key: only their own Redis user's password.
+    'ledger-8453': ['redis_password'],
+    'ledger-56': ['redis_password'],
+    'ledger-4663': ['redis_password'],
   };
   const probe =
     "const fs=require('fs');const ls=(d)=>{try{return fs.readdirSync(d).sort()}catch{return []}};" +
