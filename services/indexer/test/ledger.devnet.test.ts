@@ -216,12 +216,14 @@ describe('the ledger and its markouts', () => {
   it('behavior: informed and random flow, attributed, with markouts equal to those of the curves at those blocks', async () => {
     // Started before any swap: the ledger holds every block from its first head.
     await waitForLedger((await pub.getBlockNumber()) - 1n);
+    // Each integrator asks for its own amounts: two identical requests signed in the same second
+    // get the very same signature, which no one can then attribute (the settlement's rule).
     const thousand = 1_000n * 10n ** BigInt(stack.quoteToken.decimals);
     await swap('random', quote, thousand);
-    await swap('informed', quote, thousand);
+    await swap('informed', quote, thousand + 1n);
     await moveCurve(1_010_000n);
     await swap('random', weth, 10n ** 17n);
-    await swap('informed', quote, thousand);
+    await swap('informed', quote, thousand + 1n);
     await moveCurve(1_010_000n);
     const last = (await pub.getBlockNumber()) + 26n;
     await until(async () => (await pub.getBlockNumber()) >= last, 60_000);
@@ -358,8 +360,9 @@ describe('the ledger and its markouts', () => {
     const port = await freePort();
     const before = made.length;
     const swaps = (async () => {
+      // Distinct amounts per integrator, as in the first case.
       for (let i = 0; i < 6; i++)
-        await swap(i % 2 ? 'informed' : 'random', quote, 10n ** BigInt(stack.quoteToken.decimals));
+        await swap(i % 2 ? 'informed' : 'random', quote, 10n ** BigInt(stack.quoteToken.decimals) + BigInt(i % 2));
     })();
     await until(async () => made.length >= before + 2, 60_000);
     await ledgerProcess.stop('SIGKILL');
