@@ -24,12 +24,11 @@ import {
   type RedisClient,
   type Served,
   createHttpTransport,
-  type TransportLimits,
 } from '@pmm/core';
 import type { KeySigner } from '@pmm/protocol';
 import type { QuoteContext } from './chain/block-quotes';
 import { createHeadGuard } from './domain/head-guard';
-import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
+import { nodeConnectionOptions, startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';
 import type { IndexerConfig } from './config';
 import { chainFollowerChecks, serveOperatorEndpoints } from './http/operator-server';
@@ -206,19 +205,9 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     }
   };
 
-  const nodeLimits: TransportLimits = {
-    maxAnswerBytes: config.maxRpcAnswerBytes,
-    onDropped: (reason) => metrics.messagesDropped.inc({ reason }),
-  };
+  const connection = nodeConnectionOptions(config, (reason) => metrics.messagesDropped.inc({ reason }));
   const blockSource = startBlockSource({
-    chainId: config.chainId,
-    wsUrl: config.deployment.wsUrl,
-    rpcUrl: config.deployment.rpcUrl,
-    timeoutMs: config.rpcTimeoutMs,
-    heartbeatMs: config.heartbeatMs,
-    pollIntervalMs: config.pollIntervalMs,
-    backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
-    limits: nodeLimits,
+    ...connection,
     logger: log,
     admit,
     onHead,
@@ -233,7 +222,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   };
   const registryRpc = countingRpc(blockSource.rpc, countRegistryCalls);
   const confirmRpc = config.deployment.confirmRpcUrl
-    ? countingRpc(createHttpTransport(config.deployment.confirmRpcUrl, nodeLimits), countRegistryCalls)
+    ? countingRpc(createHttpTransport(config.deployment.confirmRpcUrl, connection.limits), countRegistryCalls)
     : undefined;
   const registryRef = createRegistryRefresher({
     rpc: registryRpc,

@@ -16,10 +16,9 @@ import {
   type Logger,
   type RedisClient,
   type Served,
-  type TransportLimits,
 } from '@pmm/core';
 import { AuditReader, markoutBps, TracerChoice } from '@pmm/settlement';
-import { startBlockSource, type BlockHead } from '../chain/block-source';
+import { nodeConnectionOptions, startBlockSource, type BlockHead } from '../chain/block-source';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
 import type { LedgerConfig } from './ledger-config';
@@ -73,20 +72,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     maxJump: config.maxHeadJump,
   });
   const late: { wake?: () => void } = {};
-  // Counted as the indexer counts them: a node that floods or redirects shows on the ledger too.
-  const limits: TransportLimits = {
-    maxAnswerBytes: config.maxRpcAnswerBytes,
-    onDropped: (reason) => metrics.messagesDropped.inc({ reason }),
-  };
   const source = startBlockSource({
-    chainId: config.chainId,
-    wsUrl: config.deployment.wsUrl,
-    rpcUrl: config.deployment.rpcUrl,
-    timeoutMs: config.rpcTimeoutMs,
-    heartbeatMs: config.heartbeatMs,
-    pollIntervalMs: config.pollIntervalMs,
-    backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
-    limits,
+    // Dropped messages counted as the indexer counts them: a node that floods or redirects shows on the ledger too.
+    ...nodeConnectionOptions(config, (reason) => metrics.messagesDropped.inc({ reason })),
     logger: log,
     admit: (head) => {
       const verdict = guard.check(head, Date.now());
