@@ -173,6 +173,14 @@ export {
 } from './pkcs11-signer';
 export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
 export { pkcs11SignTimeoutSetting, sizeThreadPool } from './pkcs11-runtime';
+export {
+  openQuoterKey,
+  quoterKeySettings,
+  quoterKeySource,
+  type QuoterKeyHooks,
+  type QuoterKeySource,
+  type QuoterKeyValues,
+} from './quoter-key';
 export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
 export {
   chainsSetting,

@@ -10,4 +10,5 @@ export { startLedger } from './ledger/ledger';
 export type { RunningLedger } from './ledger/ledger';
 export { LEDGER_SETTINGS, loadLedgerConfig } from './ledger/ledger-config';
 export { createBookStore } from './store/book-store';
+export { askLadder, resolveLadder, type LadderConfig, type ProbePrice, type RawLadder } from './domain/ladder';
 export type { BlockEvent } from './jobs/block-processor';

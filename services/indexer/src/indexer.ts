@@ -12,10 +12,8 @@
  */
 import { hostname } from 'node:os';
 import {
-  ConfigError,
-  createDigestSigner,
   createLogger,
-  openPkcs11Signer,
+  openQuoterKey,
   checkRedisDurabilityWhenReady,
   closeRedis,
   createRedis,
@@ -73,30 +71,21 @@ const REFUSED_BECAUSE: Record<HeadRefusal, string> = {
 };
 
 /**
- * The quoter key: in memory, or in a PKCS#11 module (whose failures fail the block jobs until
- * it recovers, so the book goes stale and expires rather than being computed without quotes).
- * A key that cannot be opened is a ConfigError naming the module, token and label, never the PIN.
+ * The quoter key (core's quoter-key.ts): in memory, or in a PKCS#11 module, whose failures fail
+ * the block jobs until it recovers, so the book goes stale and expires rather than being
+ * computed without quotes. A key that cannot be opened is a ConfigError naming the module, token
+ * and label, never the PIN.
  */
-async function openQuoterKey(config: IndexerConfig, log: Logger): Promise<KeySigner> {
-  const quoter = config.quoter;
-  if (quoter.kind === 'hex') return createDigestSigner(quoter.privateKey);
-  try {
-    return await openPkcs11Signer({
-      key: quoter.key,
-      pin: quoter.pin,
-      ...(quoter.readPin ? { readPin: quoter.readPin } : {}),
-      signTimeoutMs: quoter.signTimeoutMs,
-      onFailure: (reason) => log.error('quoter key unavailable; blocks fail until its module recovers', { reason }),
-      onPinRefused: (reason) =>
-        log.error(
-          'the token refused the quoter key PIN: no further login is tried (the token would lock); write the new PIN to the PIN file, or restart',
-          { reason },
-        ),
-      onRecovered: () => log.info('quoter key available again'),
-    });
-  } catch (err) {
-    throw new ConfigError(`QUOTER_PKCS11 (quoterPkcs11): ${errorText(err)}`);
-  }
+function openIndexerQuoterKey(config: IndexerConfig, log: Logger): Promise<KeySigner> {
+  return openQuoterKey(config.quoter, {
+    onFailure: (reason) => log.error('quoter key unavailable; blocks fail until its module recovers', { reason }),
+    onPinRefused: (reason) =>
+      log.error(
+        'the token refused the quoter key PIN: no further login is tried (the token would lock); write the new PIN to the PIN file, or restart',
+        { reason },
+      ),
+    onRecovered: () => log.info('quoter key available again'),
+  });
 }
 
 /**
@@ -110,7 +99,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     replica,
   });
   const metrics = createIndexerMetrics({ chainId: config.chainId, defaultMetrics: deps.defaultMetrics ?? true });
-  const signer = await openQuoterKey(config, log);
+  const signer = await openIndexerQuoterKey(config, log);
   const keys = redisKeys(config.redisKeyPrefix);
   const { contracts } = config.deployment;
   const ctx: QuoteContext = {
