@@ -9,6 +9,7 @@ import {
   closeRedis,
   createLogger,
   createRedis,
+  redisReady,
   midOf,
   parseMidRecord,
   redisKeys,
@@ -56,6 +57,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     name: `ledger-${config.chainId}`,
     logger: log,
   });
+  // The first block otherwise races the connection and is logged as failed (a warning on every
+  // start); a Redis still down is waited for by the follower's retries, as before.
+  await redisReady(redis).catch(() => log.warn('redis not reachable at start-up; continuing'));
   const store = createLedgerStore(
     redis,
     {
