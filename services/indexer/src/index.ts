@@ -9,5 +9,8 @@ export { INDEXER_SETTINGS, loadIndexerConfig } from './config';
 export { startLedger } from './ledger/ledger';
 export type { RunningLedger } from './ledger/ledger';
 export { LEDGER_SETTINGS, loadLedgerConfig } from './ledger/ledger-config';
+export { createLedgerMetrics } from './ledger/ledger-metrics';
+export { createLedgerStore, type LedgerKeys, type LedgerStore } from './ledger/ledger-store';
+export { RollingMarkouts } from './ledger/rolling-markouts';
 export { createBookStore } from './store/book-store';
 export type { BlockEvent } from './jobs/block-processor';
