@@ -4,19 +4,31 @@
  * against the Kubernetes API schemas (kubernetes-models 5.1.0: Kubernetes 1.34; the Prometheus
  * Operator's kinds by monitoring-crds.ts), and the chart's policies (support/chart-policies.ts),
  * each shown to fail on a rendering that breaks it. The environment each container gets is loaded
- * as its process loads it, so a misnamed setting or file fails here and not in a cluster. Helm
+ * as its process loads it, so a misnamed setting or file fails here and not in a cluster; the risk
+ * pod's readiness command runs, with its rendered environment, against a real Redis. Helm
  * 4.1.4 comes from the npm registry (support/helm-binary.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import {
+  aclUserLine,
   chainsSetting,
   DURABLE_WRITE_SETTINGS,
   loadConfig,
   redisConnectionUrl,
+  redisRoleRule,
   redisStackUsers,
   parseMultiHostUrl,
   REDIS_CONNECTION_SETTINGS,
@@ -26,6 +38,7 @@ import {
 import { GATEWAY_SETTINGS, loadGatewayConfig } from '@pmm/gateway';
 import { INDEXER_SETTINGS, LEDGER_SETTINGS, loadIndexerConfig, loadLedgerConfig } from '@pmm/indexer';
 import { chainSettings, loadSignerConfig, SIGNER_SETTINGS } from '@pmm/signer';
+import { privateRedis } from '@pmm/testkit';
 import {
   checkAlertRules,
   checkHardening,
@@ -314,6 +327,48 @@ describe('the Helm chart', () => {
     expect(
       byKind(render('minimal-values.yaml', '--set', 'risk.enabled=false'), 'Deployment').map((d) => d.metadata.name),
     ).not.toContainEqual(expect.stringMatching(/-risk$/));
+  });
+
+  it("behavior: the risk pod's readiness command (risk.js status, with the rendered environment) passes with the risk user's password and fails with another", async () => {
+    const objects = rendered.get('minimal-values.yaml')!;
+    const c = podsOf([named(objects, 'Deployment', '-risk')!])[0]!.spec.containers[0]!;
+    const [command, ...args] = c.readinessProbe!.exec!.command;
+    const password = 'risk-password-for-the-readiness-test';
+    const server = await privateRedis({
+      args: ['--user', ...aclUserLine('risk', password, redisRoleRule('risk')).split(' ').slice(1)],
+    });
+    const dir = mkdtempSync(path.join(tmpdir(), 'helm-risk-'));
+    try {
+      const probe = (secret: string) => {
+        writeFileSync(path.join(dir, 'password'), `${secret}\n`);
+        const env = Object.fromEntries(
+          c.env!.map((e) => [
+            e.name,
+            e.name === 'REDIS_URL'
+              ? server.url
+              : e.name === 'REDIS_PASSWORD_FILE'
+                ? path.join(dir, 'password')
+                : e.value!,
+          ]),
+        );
+        // In the operator image's working directory (packages/settlement/dist/cli, built by `npm run build`).
+        return spawnSync(command === 'node' ? process.execPath : command!, args, {
+          cwd: path.join(ROOT, 'packages', 'settlement', 'dist', 'cli'),
+          env: { PATH: process.env.PATH, HOME: tmpdir(), ...env },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      };
+      const ready = probe(password);
+      expect([ready.status, ready.stderr]).toEqual([0, '']);
+      expect(ready.stdout).toMatch(/^no halts: signing everywhere/);
+      const wrong = probe('another-password');
+      expect(wrong.status).not.toBe(0);
+      expect(wrong.stderr).not.toContain('another-password');
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("behavior: the risk pod's command waits, and ends at once (exit 0) on SIGTERM", async () => {
