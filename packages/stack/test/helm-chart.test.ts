@@ -351,7 +351,7 @@ describe('the Helm chart', () => {
                 : e.value!,
           ]),
         );
-        // In the operator image's working directory (packages/settlement/dist/cli, built by `npm run build`).
+        // In the operator image's working directory: the settlement's built CLI folder (`npm run build`).
         return spawnSync(command === 'node' ? process.execPath : command!, args, {
           cwd: path.join(ROOT, 'packages', 'settlement', 'dist', 'cli'),
           env: { PATH: process.env.PATH, HOME: tmpdir(), ...env },
