@@ -104,13 +104,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   const waiting: LedgerEntry[] = [];
   const rolling = new RollingMarkouts(redis, keys.ledgerMarkouts(config.chainId), metrics, log);
   // In the background: a Redis not up yet must not hold the start; what is recorded meanwhile comes after.
-  rolling
-    .load()
-    .catch((err: unknown) =>
-      log.warn('rolling markouts of the last run not read', {
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+  rolling.load().catch((err: unknown) =>
+    log.warn('rolling markouts of the last run not read', {
+      error: err instanceof Error ? err.message : String(err),
+    }),
+  );
   const settleMarkouts = async (blockTime: number, block: number) => {
     const due = waiting.filter((e) => e.blockTime + LEDGER_MARKOUT_HORIZON_SECONDS <= blockTime);
     if (due.length === 0) return;
