@@ -212,15 +212,15 @@
     $('#ledger-day').textContent = days.size === 1 ? `${[...days][0]} UTC` : 'UTC';
     for (const s of status.chains) {
       const c = chain(s.chainId);
-      const field_ = field(c, 'ledger');
+      const held = field(c, 'ledger');
       if (s.ledger === null) {
-        field_.textContent = 'unknown (Redis unreachable)';
+        held.textContent = 'unknown (Redis unreachable)';
         body.append(row(s.chainId, { note: 'unknown: Redis unreachable' }));
         continue;
       }
       const { block } = s.ledger;
-      field_.dataset.block = block ?? '';
-      field_.textContent =
+      held.dataset.block = block ?? '';
+      held.textContent =
         block === null
           ? 'no ledger has written on this chain'
           : `block ${block}${c.book ? ` (${Math.max(0, c.book.blockNumber - block)} behind the book)` : ''}`;
