@@ -15,6 +15,23 @@ export {
   type AuditRecord,
 } from './audit-record';
 export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger-entry';
+export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger-cursor';
+export {
+  LEDGER_DAY_TTL_SECONDS,
+  ledgerDay,
+  ledgerDayIncrements,
+  ledgerDayName,
+  parseLedgerDay,
+  type LedgerDayIncrement,
+  type LedgerDayTotal,
+} from './ledger-day-totals';
+export {
+  LEDGER_MARKOUT_HORIZON_SECONDS,
+  LEDGER_ROLLING_SWAPS,
+  parseRollingMarkout,
+  rollingMarkoutJson,
+  rollingMean,
+} from './ledger-rolling-markout';
 export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './mid-history';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export {

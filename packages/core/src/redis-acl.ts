@@ -80,7 +80,9 @@ export function redisRoleRule(
           `${p}:streams:*`,
           ...(opts.devKey ? [...keyData.slice(0, 3), `${p}:integrator:dev`] : []),
         ],
-        // Keys and integrators (authentication), books, the console's indexer presence and audit stream length.
+        // Keys and integrators (authentication), books, the console's indexer presence and audit
+        // stream length, and its ledger table: the ledger's cursor, day totals and rolling markouts,
+        // not its swaps.
         readOnly: [
           ...keyData,
           `${p}:{*}:book`,
@@ -88,6 +90,9 @@ export function redisRoleRule(
           `${p}:{*}:indexer:*`,
           `${p}:{*}:indexers`,
           `${p}:{*}:audit`,
+          `${p}:{*}:ledger:cursor`,
+          `${p}:{*}:ledger:day:*`,
+          `${p}:{*}:ledger:markout60s`,
           halts,
         ],
         channels: [`${p}:{*}:book-updated`, `${p}:access-updated`, haltsUpdated],
@@ -122,7 +127,8 @@ export function redisRoleRule(
       };
     case 'ledger':
       return {
-        // Its chain's ledger; the audit trail (who asked for each swap) and the mids, read only.
+        // Its chain's ledger (swaps, cursor, block hashes, day totals, rolling markouts); the audit
+        // trail (who asked for each swap) and the mids, read only.
         readWrite: [`${p}:{${chain}}:ledger`, `${p}:{${chain}}:ledger:*`],
         readOnly: [`${p}:{${chain}}:audit`, `${p}:{${chain}}:audit-sig:*`, `${p}:{${chain}}:mids`],
         channels: [],

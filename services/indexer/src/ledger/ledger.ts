@@ -6,6 +6,7 @@
  */
 import { hostname } from 'node:os';
 import {
+  LEDGER_MARKOUT_HORIZON_SECONDS,
   closeRedis,
   createLogger,
   createRedis,
@@ -26,6 +27,7 @@ import type { LedgerConfig } from './ledger-config';
 import { startLedgerFollower } from './ledger-follower';
 import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
 import { createLedgerStore } from './ledger-store';
+import { RollingMarkouts } from './rolling-markouts';
 import { transportChainReader } from './transport-chain-reader';
 
 export interface LedgerDeps {
@@ -40,10 +42,6 @@ export interface RunningLedger {
   metrics: LedgerMetrics;
   stop(): Promise<void>;
 }
-
-/** Swaps per integrator the rolling 60 s markout averages. */
-const ROLLING_SWAPS = 100;
-const MARKOUT_HORIZON_SECONDS = 60;
 
 export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningLedger> {
   const log = (deps.logger ?? createLogger({ service: 'ledger', level: config.logLevel })).child({
@@ -66,6 +64,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       ledger: keys.ledger(config.chainId),
       cursor: keys.ledgerCursor(config.chainId),
       blocks: keys.ledgerBlocks(config.chainId),
+      day: (day) => keys.ledgerDay(config.chainId, day),
     },
     config.maxReorgDepth,
   );
@@ -95,22 +94,24 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   // The 60 s markout per integrator: each swap waits until a committed block is 60 s past it,
   // then reads the mid in force then (the indexer's mid history).
   const waiting: LedgerEntry[] = [];
-  const rolling = new Map<string, number[]>();
+  const rolling = new RollingMarkouts(redis, keys.ledgerMarkouts(config.chainId), metrics, log);
+  // In the background: a Redis not up yet must not hold the start; what is recorded meanwhile comes after.
+  rolling.load().catch((err: unknown) =>
+    log.warn('rolling markouts of the last run not read', {
+      error: err instanceof Error ? err.message : String(err),
+    }),
+  );
   const settleMarkouts = async (blockTime: number, block: number) => {
-    const due = waiting.filter((e) => e.blockTime + MARKOUT_HORIZON_SECONDS <= blockTime);
+    const due = waiting.filter((e) => e.blockTime + LEDGER_MARKOUT_HORIZON_SECONDS <= blockTime);
     if (due.length === 0) return;
     const [json] = await redis.zrevrangebyscore(keys.mids(config.chainId), block, '-inf', 'LIMIT', 0, 1);
+    const markouts: { integratorId: string; bps: number }[] = [];
     for (const e of due) {
       waiting.splice(waiting.indexOf(e), 1);
       const mid = json ? midOf(parseMidRecord(json), e.base) : undefined;
-      if (mid === undefined) continue;
-      const list = rolling.get(e.integratorId) ?? [];
-      list.push(markoutBps(e, mid));
-      if (list.length > ROLLING_SWAPS) list.shift();
-      rolling.set(e.integratorId, list);
-      metrics.markout60s.set({ integrator: e.integratorId }, list.reduce((a, b) => a + b, 0) / list.length);
-      metrics.markout60sSwaps.set({ integrator: e.integratorId }, list.length);
+      if (mid !== undefined) markouts.push({ integratorId: e.integratorId, bps: markoutBps(e, mid) });
     }
+    await rolling.add(markouts);
   };
 
   const follower = startLedgerFollower({
@@ -137,12 +138,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         metrics.notional.inc({ integrator, pair: e.pair }, Number(e.quoteAmount));
         if (!e.integratorId) continue;
         waiting.push(e);
-        if (!rolling.has(e.integratorId)) {
-          // The integrator's series exist from its first swap: no mean yet (NaN), none behind it.
-          rolling.set(e.integratorId, []);
-          metrics.markout60s.set({ integrator: e.integratorId }, NaN);
-          metrics.markout60sSwaps.set({ integrator: e.integratorId }, 0);
-        }
+        rolling.track(e.integratorId);
       }
       settleMarkouts(blockTime, block).catch((err: unknown) =>
         log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
