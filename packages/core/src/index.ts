@@ -197,6 +197,7 @@ export {
   redisStackUsers,
   stackAclFile,
   stackAclUserLines,
+  type RedisAclSelector,
   type RedisRoleRule,
   type RedisStackUser,
   type RedisUserRole,

@@ -14,6 +14,7 @@ export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './ch
 export { scanSwaps } from './settlement/scan-swaps';
 export type { OnChainSwap } from './settlement/scan-swaps';
 export { buildSettlement } from './settlement/settlement-report';
+export { quoteGapBps } from './settlement/quote-gap';
 export { attributeSwap } from './settlement/attribute-swap';
 export type { Attribution, SignatureRecords } from './settlement/attribute-swap';
 export { routerSwapCalls } from './settlement/scan-swaps';

@@ -1,16 +1,16 @@
 /**
  * Wires one chain's ledger process: the indexer's block source behind the indexer's head guard
  * (one definition of both) → the ledger follower → Redis; the 60 s markout per integrator for
- * the metrics; the operator endpoints. `ledger-main.ts` calls this with the loaded config; tests
- * call it in-process.
+ * the metrics; the limits on executed swaps, when any is set (limits.ts); the operator endpoints.
+ * `ledger-main.ts` calls this with the loaded config; tests call it in-process.
  */
 import { hostname } from 'node:os';
 import {
+  DurableWrites,
   closeRedis,
   createLogger,
   createRedis,
-  midOf,
-  parseMidRecord,
+  durabilityPolicy,
   redisKeys,
   type LedgerEntry,
   type Logger,
@@ -18,7 +18,7 @@ import {
   type Served,
   type TransportLimits,
 } from '@pmm/core';
-import { AuditReader, markoutBps, TracerChoice } from '@pmm/settlement';
+import { AuditReader, TracerChoice } from '@pmm/settlement';
 import { startBlockSource, type BlockHead } from '../chain/block-source';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
@@ -26,6 +26,8 @@ import type { LedgerConfig } from './ledger-config';
 import { startLedgerFollower } from './ledger-follower';
 import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
 import { createLedgerStore } from './ledger-store';
+import { anyLimit, startLimits } from './limits';
+import { PendingMarkouts, redisMidHistory } from './pending-markouts';
 import { transportChainReader } from './transport-chain-reader';
 
 export interface LedgerDeps {
@@ -43,7 +45,6 @@ export interface RunningLedger {
 
 /** Swaps per integrator the rolling 60 s markout averages. */
 const ROLLING_SWAPS = 100;
-const MARKOUT_HORIZON_SECONDS = 60;
 
 export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningLedger> {
   const log = (deps.logger ?? createLogger({ service: 'ledger', level: config.logLevel })).child({
@@ -100,26 +101,30 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     onState: (state) => metrics.nodeUp.set(state === 'up' ? 1 : 0),
   });
 
-  // The 60 s markout per integrator: each swap waits until a committed block is 60 s past it,
-  // then reads the mid in force then (the indexer's mid history).
-  const waiting: LedgerEntry[] = [];
+  // The 60 s markout per integrator: each swap waits until the indexer's mid history is 60 s
+  // past it, then reads the mid in force then.
+  const history = redisMidHistory(redis, { mids: keys.mids(config.chainId), midTimes: keys.midTimes(config.chainId) });
   const rolling = new Map<string, number[]>();
-  const settleMarkouts = async (blockTime: number, block: number) => {
-    const due = waiting.filter((e) => e.blockTime + MARKOUT_HORIZON_SECONDS <= blockTime);
-    if (due.length === 0) return;
-    const [json] = await redis.zrevrangebyscore(keys.mids(config.chainId), block, '-inf', 'LIMIT', 0, 1);
-    for (const e of due) {
-      waiting.splice(waiting.indexOf(e), 1);
-      const mid = json ? midOf(parseMidRecord(json), e.base) : undefined;
-      if (mid === undefined) continue;
-      const list = rolling.get(e.integratorId) ?? [];
-      list.push(markoutBps(e, mid));
-      if (list.length > ROLLING_SWAPS) list.shift();
-      rolling.set(e.integratorId, list);
-      metrics.markout60s.set({ integrator: e.integratorId }, list.reduce((a, b) => a + b, 0) / list.length);
-      metrics.markout60sSwaps.set({ integrator: e.integratorId }, list.length);
-    }
-  };
+  const markout60s = new PendingMarkouts('60s', history, (e, bps) => {
+    const list = rolling.get(e.integratorId) ?? [];
+    list.push(bps);
+    if (list.length > ROLLING_SWAPS) list.shift();
+    rolling.set(e.integratorId, list);
+    metrics.markout60s.set({ integrator: e.integratorId }, list.reduce((a, b) => a + b, 0) / list.length);
+    metrics.markout60sSwaps.set({ integrator: e.integratorId }, list.length);
+  });
+  const executedLimits = anyLimit(config.limits)
+    ? startLimits({
+        chainId: config.chainId,
+        config: config.limits,
+        redis,
+        keys,
+        durability: new DurableWrites(redis, durabilityPolicy(config, config.redisUrl)),
+        history,
+        metrics,
+        logger: log,
+      })
+    : undefined;
 
   const follower = startLedgerFollower({
     chainId: config.chainId,
@@ -144,7 +149,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         metrics.swaps.inc({ integrator, pair: e.pair });
         metrics.notional.inc({ integrator, pair: e.pair }, Number(e.quoteAmount));
         if (!e.integratorId) continue;
-        waiting.push(e);
+        markout60s.add(e);
         if (!rolling.has(e.integratorId)) {
           // The integrator's series exist from its first swap: no mean yet (NaN), none behind it.
           rolling.set(e.integratorId, []);
@@ -152,14 +157,19 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
           metrics.markout60sSwaps.set({ integrator: e.integratorId }, 0);
         }
       }
-      settleMarkouts(blockTime, block).catch((err: unknown) =>
-        log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
-      );
+      markout60s
+        .settle()
+        .catch((err: unknown) =>
+          log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
+        );
+      executedLimits?.onCommit(entries, blockTime);
       deps.onCommit?.(block, entries, head);
     },
-    onReorg: (_to, removed) => {
+    onReorg: (to, removed) => {
       metrics.reorgs.inc();
       metrics.orphanedSwaps.inc(removed);
+      markout60s.rollback(to);
+      executedLimits?.onReorg(to);
     },
     onError: () => metrics.blockErrors.inc(),
   });
@@ -175,12 +185,17 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     config.port,
     config.host,
   );
-  log.info('ledger started', { port: served.port, transport: config.deployment.wsUrl ? 'websocket' : 'http polling' });
+  log.info('ledger started', {
+    port: served.port,
+    transport: config.deployment.wsUrl ? 'websocket' : 'http polling',
+    limits: executedLimits ? config.limits : 'off',
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       await follower.stop();
+      await executedLimits?.idle();
       await source.close();
       await served.close();
       await closeRedis(redis);
