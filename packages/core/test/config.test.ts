@@ -262,7 +262,9 @@ describe('optional decimal settings (limits: off until given)', () => {
     expect(() => loadConfig(spec, { env: { CAP: '5k' }, file: {} })).toThrow('CAP (cap): must be a decimal number');
     expect(() => loadConfig(spec, { env: { CAP: '1e6' }, file: {} })).toThrow('CAP (cap)');
     expect(() => loadConfig(spec, { env: { CAP: '-1' }, file: {} })).toThrow('CAP (cap)');
-    expect(() => loadConfig(spec, { env: { SHARE: '10001' }, file: {} })).toThrow('SHARE (share): must be at most 10000');
+    expect(() => loadConfig(spec, { env: { SHARE: '10001' }, file: {} })).toThrow(
+      'SHARE (share): must be at most 10000',
+    );
     expect(() => loadConfig(spec, { env: { FLOOR: `0.${'1'.repeat(19)}` }, file: {} })).toThrow('FLOOR (floor)');
     expect(() => loadConfig(spec, { env: {}, file: { cap: true } })).toThrow('CAP (cap)');
   });

@@ -35,6 +35,7 @@ export interface LedgerMetrics {
   /** label limit: halts written by a limit on executed swaps */
   limitTrips: Counter;
   limitTripFailures: Counter;
+  limitsBlock: Gauge;
 }
 
 export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: boolean }): LedgerMetrics {
@@ -90,6 +91,11 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
       'ledger_limit_trips_total',
       'Halts written by a limit on executed swaps (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-below-quote',
       ['limit'] as const,
+    ),
+    limitsBlock: metrics.gauge(
+      'ledger_limits_block',
+      'Last block the limits on executed swaps were evaluated at (0 while no limit is set; behind ledger_block: they cannot read Redis)',
+      [],
     ),
     limitTripFailures: metrics.counter(
       'ledger_limit_trip_failures_total',

@@ -162,7 +162,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         .catch((err: unknown) =>
           log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
         );
-      executedLimits?.onCommit(entries, blockTime);
+      executedLimits?.onCommit(block, entries, blockTime);
       deps.onCommit?.(block, entries, head);
     },
     onReorg: (to, removed) => {

@@ -74,7 +74,8 @@ export function limitConfigOf(c: LoadedLimitSettings): LimitConfig {
     ['LIMIT_INTEGRATOR_NOTIONAL (limitIntegratorNotional)', c.limitIntegratorNotional],
     ['LIMIT_PAIR_NOTIONAL (limitPairNotional)', c.limitPairNotional],
   ] as const)
-    if (value !== '' && Number(value) === 0) throw new ConfigError(`${env}: a cap of 0 would halt at the first swap; leave it empty for off`);
+    if (value !== '' && Number(value) === 0)
+      throw new ConfigError(`${env}: a cap of 0 would halt at the first swap; leave it empty for off`);
   return {
     windowSeconds: c.limitWindowSeconds,
     ...(c.limitIntegratorNotional !== '' ? { integratorNotional: c.limitIntegratorNotional } : {}),

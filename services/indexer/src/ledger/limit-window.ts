@@ -113,7 +113,8 @@ export class LimitWindow {
       const id = idOf(e);
       if (this.ids.has(id)) continue;
       this.ids.add(id);
-      const gap = e.quotedAmountOut === undefined ? undefined : quoteGapBps(BigInt(e.quotedAmountOut), BigInt(e.amountOut));
+      const gap =
+        e.quotedAmountOut === undefined ? undefined : quoteGapBps(BigInt(e.quotedAmountOut), BigInt(e.amountOut));
       const swap: Swap = {
         id,
         blockNumber: e.blockNumber,
@@ -283,4 +284,3 @@ export class LimitWindow {
     };
   }
 }
-

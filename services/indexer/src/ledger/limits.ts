@@ -45,8 +45,8 @@ export interface LimitsDeps {
 }
 
 export interface Limits {
-  /** After each committed block: its swaps and its time (Unix s). Evaluates in the background. */
-  onCommit(entries: readonly LedgerEntry[], blockTime: number): void;
+  /** After each committed block: its number, swaps and time (Unix s). Evaluates in the background. */
+  onCommit(block: number, entries: readonly LedgerEntry[], blockTime: number): void;
   /** After a reorg: what blocks above `to` held is forgotten. */
   onReorg(to: number): void;
   /** Resolves once no evaluation is under way (tests; the ledger's stop). */
@@ -72,7 +72,7 @@ export function startLimits(deps: LimitsDeps): Limits {
   const resumes = new Map<string, number>();
   let logCursor: string | undefined;
   let loaded = false;
-  let latestTime = 0;
+  let latest = { block: 0, time: 0 };
   const failures = outageLog(log, 'limits not evaluated (tried again at the next block)');
   let running: Promise<void> | undefined;
   let again = false;
@@ -128,10 +128,16 @@ export function startLimits(deps: LimitsDeps): Limits {
   };
 
   const evaluate = async () => {
+    const at = latest;
+    await evaluateAt(at.time);
+    metrics.limitsBlock.set(at.block);
+  };
+
+  const evaluateAt = async (time: number) => {
     if (!loaded) await load();
     await readResumes();
     await markouts?.settle();
-    const breaches = window.breaches(latestTime, (scope: HaltScope) => resumes.get(haltScopeName(scope)) ?? -Infinity);
+    const breaches = window.breaches(time, (scope: HaltScope) => resumes.get(haltScopeName(scope)) ?? -Infinity);
     if (breaches.length === 0) return;
     let active;
     try {
@@ -182,9 +188,9 @@ export function startLimits(deps: LimitsDeps): Limits {
   };
 
   return {
-    onCommit(entries, blockTime) {
+    onCommit(block, entries, blockTime) {
       add(entries);
-      latestTime = Math.max(latestTime, blockTime);
+      latest = { block, time: Math.max(latest.time, blockTime) };
       schedule();
     },
     onReorg(to) {
