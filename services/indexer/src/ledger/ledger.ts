@@ -45,6 +45,8 @@ export interface RunningLedger {
 
 /** Swaps per integrator the rolling 60 s markout averages. */
 const ROLLING_SWAPS = 100;
+/** A swap still without its 60 s markout an hour on (the mid history stopped): none. */
+const MARKOUT_MAX_WAIT_SECONDS = 3_600;
 
 export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningLedger> {
   const log = (deps.logger ?? createLogger({ service: 'ledger', level: config.logLevel })).child({
@@ -105,14 +107,19 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   // past it, then reads the mid in force then.
   const history = redisMidHistory(redis, { mids: keys.mids(config.chainId), midTimes: keys.midTimes(config.chainId) });
   const rolling = new Map<string, number[]>();
-  const markout60s = new PendingMarkouts('60s', history, (e, bps) => {
-    const list = rolling.get(e.integratorId) ?? [];
-    list.push(bps);
-    if (list.length > ROLLING_SWAPS) list.shift();
-    rolling.set(e.integratorId, list);
-    metrics.markout60s.set({ integrator: e.integratorId }, list.reduce((a, b) => a + b, 0) / list.length);
-    metrics.markout60sSwaps.set({ integrator: e.integratorId }, list.length);
-  });
+  const markout60s = new PendingMarkouts(
+    '60s',
+    history,
+    (e, bps) => {
+      const list = rolling.get(e.integratorId) ?? [];
+      list.push(bps);
+      if (list.length > ROLLING_SWAPS) list.shift();
+      rolling.set(e.integratorId, list);
+      metrics.markout60s.set({ integrator: e.integratorId }, list.reduce((a, b) => a + b, 0) / list.length);
+      metrics.markout60sSwaps.set({ integrator: e.integratorId }, list.length);
+    },
+    MARKOUT_MAX_WAIT_SECONDS,
+  );
   const executedLimits = anyLimit(config.limits)
     ? startLimits({
         chainId: config.chainId,

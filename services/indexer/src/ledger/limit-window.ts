@@ -78,10 +78,11 @@ class Series<T extends { id: string; blockNumber: number; blockTime: number }> {
     while (this.items.length > 0 && this.items[this.items.length - 1]!.blockNumber > block) this.items.pop();
     return this.items.length !== before;
   }
-  expire(cutoff: number): void {
+  /** Drops what executed at or before `cutoff` (the front: block order is time order); returns it. */
+  expire(cutoff: number): T[] {
     let n = 0;
     while (n < this.items.length && this.items[n]!.blockTime <= cutoff) n++;
-    if (n > 0) this.items.splice(0, n);
+    return n > 0 ? this.items.splice(0, n) : [];
   }
   since(cutoff: number, resumedAtMs: number): T[] {
     return this.items.filter((i) => i.blockTime > cutoff && i.blockTime * 1000 > resumedAtMs);
@@ -197,13 +198,11 @@ export class LimitWindow {
 
   private expire(cutoff: number): void {
     for (const [key, series] of this.swaps) {
-      for (const s of series.items) if (s.blockTime <= cutoff && key.startsWith('pair ')) this.ids.delete(s.id);
-      series.expire(cutoff);
+      for (const s of series.expire(cutoff)) this.ids.delete(s.id);
       if (series.items.length === 0) this.swaps.delete(key);
     }
     for (const [integrator, series] of this.markouts) {
-      for (const m of series.items) if (m.blockTime <= cutoff) this.markoutIds.delete(m.id);
-      series.expire(cutoff);
+      for (const m of series.expire(cutoff)) this.markoutIds.delete(m.id);
       if (series.items.length === 0) this.markouts.delete(integrator);
     }
   }

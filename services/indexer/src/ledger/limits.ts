@@ -66,7 +66,12 @@ export function startLimits(deps: LimitsDeps): Limits {
   const window = new LimitWindow(config, chainId);
   const store = new HaltStore(redis, keys);
   const markouts = config.markout
-    ? new PendingMarkouts(config.markout.horizon, deps.history, (e, bps) => window.addMarkout(e, bps))
+    ? new PendingMarkouts(
+        config.markout.horizon,
+        deps.history,
+        (e, bps) => window.addMarkout(e, bps),
+        config.windowSeconds,
+      )
     : undefined;
   /** Last resume of each scope (ms), by scope name; the log's last entry read. */
   const resumes = new Map<string, number>();

@@ -48,17 +48,27 @@ export class PendingMarkouts {
   private readonly horizon: (typeof HORIZONS)[number];
   private settling: Promise<void> | undefined;
   private again = false;
+  /** The newest swap's block time: a swap that waited `maxWaitSeconds` behind it waits no more. */
+  private newest = 0;
 
+  /**
+   * `maxWaitSeconds`: how long a swap may wait for its horizon (an indexer that stopped writing
+   * the mid history must not make the list grow without end); past it, it gets no markout.
+   */
   constructor(
     horizon: HorizonKey,
     private readonly history: MidHistory,
     private readonly onMarkout: (entry: LedgerEntry, bps: number) => void,
+    private readonly maxWaitSeconds: number,
   ) {
     this.horizon = HORIZONS.find((h) => h.key === horizon)!;
   }
 
   add(entry: LedgerEntry): void {
+    this.newest = Math.max(this.newest, entry.blockTime);
     this.pending.push(entry);
+    if (this.pending[0]!.blockTime < this.newest - this.maxWaitSeconds)
+      this.pending = this.pending.filter((e) => e.blockTime >= this.newest - this.maxWaitSeconds);
   }
 
   /** A reorg: the orphaned blocks' swaps wait no more. */
