@@ -15,6 +15,23 @@ export {
   type AuditRecord,
 } from './audit-record';
 export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger-entry';
+export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger-cursor';
+export {
+  LEDGER_DAY_TTL_SECONDS,
+  ledgerDay,
+  ledgerDayIncrements,
+  ledgerDayName,
+  parseLedgerDay,
+  type LedgerDayIncrement,
+  type LedgerDayTotal,
+} from './ledger-day-totals';
+export {
+  LEDGER_MARKOUT_HORIZON_SECONDS,
+  LEDGER_ROLLING_SWAPS,
+  parseRollingMarkout,
+  rollingMarkoutJson,
+  rollingMean,
+} from './ledger-rolling-markout';
 export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './mid-history';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export {
@@ -173,6 +190,14 @@ export {
 } from './pkcs11-signer';
 export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
 export { pkcs11SignTimeoutSetting, sizeThreadPool } from './pkcs11-runtime';
+export {
+  openQuoterKey,
+  quoterKeySettings,
+  quoterKeySource,
+  type QuoterKeyHooks,
+  type QuoterKeySource,
+  type QuoterKeyValues,
+} from './quoter-key';
 export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
 export {
   chainsSetting,

@@ -94,7 +94,9 @@ export function redisRoleRule(
           `${p}:streams:*`,
           ...(opts.devKey ? [...keyData.slice(0, 3), `${p}:integrator:dev`] : []),
         ],
-        // Keys and integrators (authentication), books, the console's indexer presence and audit stream length.
+        // Keys and integrators (authentication), books, the console's indexer presence and audit
+        // stream length, and its ledger table: the ledger's cursor, day totals and rolling markouts,
+        // not its swaps.
         readOnly: [
           ...keyData,
           `${p}:{*}:book`,
@@ -102,6 +104,9 @@ export function redisRoleRule(
           `${p}:{*}:indexer:*`,
           `${p}:{*}:indexers`,
           `${p}:{*}:audit`,
+          `${p}:{*}:ledger:cursor`,
+          `${p}:{*}:ledger:day:*`,
+          `${p}:{*}:ledger:markout60s`,
           halts,
         ],
         channels: [`${p}:{*}:book-updated`, `${p}:access-updated`, haltsUpdated],
@@ -136,9 +141,9 @@ export function redisRoleRule(
       };
     case 'ledger':
       return {
-        // Its chain's ledger; the audit trail (who asked for each swap), the mids and their
-        // times (markouts), and the halts and their log (a scope already halted, the resumes a
-        // limit's window restarts at), read only.
+        // Its chain's ledger (swaps, cursor, block hashes, day totals, rolling markouts); the audit
+        // trail (who asked for each swap), the mids and their times (markouts), and the halts and
+        // their log (a scope already halted, the resumes a limit's window restarts at), read only.
         readWrite: [`${p}:{${chain}}:ledger`, `${p}:{${chain}}:ledger:*`],
         readOnly: [
           `${p}:{${chain}}:audit`,

@@ -69,6 +69,13 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     /** hash: block number → hash of the recent blocks the ledger read (a reorg is found against them). */
     ledgerBlocks: (chainId: number) => `${prefix}:{${chainId}}:ledger:blocks`,
     /**
+     * hash: the ledger's totals of Unix day `day` (UTC, by block time) per integrator, fields
+     * `swaps:<id>` and `notional:<id>` (ledger-day-totals.ts); written with the blocks they count.
+     */
+    ledgerDay: (chainId: number, day: number) => `${prefix}:{${chainId}}:ledger:day:${day}`,
+    /** hash: integrator id → its rolling 60 s markout values (JSON, ledger-rolling-markout.ts). */
+    ledgerMarkouts: (chainId: number) => `${prefix}:{${chainId}}:ledger:markout60s`,
+    /**
      * hash: the active halts, scope name (halt-scope.ts haltScopeName) → JSON HaltRecord; written
      * by the risk command, and by the ledger when a limit trips (it may add a halt, never lift
      * one). Hash tag `{halts}`: one slot with the log below (one atomic write).

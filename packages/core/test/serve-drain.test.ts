@@ -5,15 +5,8 @@
  * same for an answer in flight when the drain begins, and for pipelined requests (raw socket).
  */
 import { Agent, request, type ServerResponse } from 'node:http';
-import { parseRawResponses, rawExchange, settlesWithin } from '@pmm/testkit';
+import { parseRawResponses, rawExchange, settlesWithin, until } from '@pmm/testkit';
 import { listen, type Served } from '../src';
-
-// Known flaky in full runs since 2026-11-28 (2 of 3 clean-clone runs, never alone): "of requests
-// pipelined during the drain the first is answered" saw no /x. Its second connection is idle from
-// connect until it sends 50 ms into the drain, 50 ms before the drain's 100 ms keep-alive timeout
-// would close it. Retried while that is found and fixed (each failure is still logged); a
-// consistent failure still fails.
-jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 const CLIENTS = 4;
 let served: Served | undefined;
@@ -94,11 +87,17 @@ describe('connections busy when the drain begins (keep-alive timeout 5 s: close(
   });
 
   /**
-   * A server whose `/slow` answers after 200 ms; a raw client sends `requests` at once, the drain
-   * begins 50 ms later, and a second connection sends `late` 50 ms into the drain.
+   * A server whose `/slow` answers after 200 ms; a raw client sends `requests` at once, and a
+   * second connection, `late`. The drain begins once the server holds both connections and has
+   * read `/slow`; `late` is sent once the drain has begun. These are points, not sleeps: on a
+   * loaded machine a 50 ms sleep ran late, and the drain closed the listening socket before it
+   * had accepted the second connection, which then saw nothing.
    */
   async function drainWith(requests: string[], late: string[] = []) {
     const seen: string[] = [];
+    let accepted = 0;
+    let drainBegun = () => {};
+    const drainHasBegun = new Promise<void>((r) => (drainBegun = r));
     slow = await listen(
       (req, res) => {
         seen.push(req.url!);
@@ -108,12 +107,20 @@ describe('connections busy when the drain begins (keep-alive timeout 5 s: close(
       0,
       '127.0.0.1',
     );
+    slow.server.on('connection', () => accepted++);
     const exchange = rawExchange(slow.port, requests.join(''), { timeoutMs: 8_000 });
     const lateExchange = late.length
-      ? rawExchange(slow.port, [{ waitMs: 100 }, { data: late.join('') }], { timeoutMs: 8_000 })
+      ? rawExchange(slow.port, [{ after: drainHasBegun }, { data: late.join('') }], { timeoutMs: 8_000 })
       : undefined;
-    await sleep(50);
-    const closed = await settlesWithin(slow.close(), 2_000);
+    await until(
+      () => accepted === (late.length ? 2 : 1) && seen.includes('/slow'),
+      5_000,
+      'both connections accepted, /slow read',
+      5,
+    );
+    const closing = settlesWithin(slow.close(), 2_000);
+    drainBegun();
+    const closed = await closing;
     const first = await exchange;
     const second = await lateExchange;
     return {

@@ -49,7 +49,7 @@ export class TxSender {
     const sent = await Promise.all(this.pending);
     let waiting = sent;
     for (let block = 0; waiting.length > 0; block++) {
-      if (block >= MAX_SETUP_BLOCKS) throw new Error(`${waiting.length} setup transactions not mined`);
+      if (block >= MAX_SETUP_BLOCKS) throw new Error(await this.stuck(waiting));
       await this.provider.send('evm_mine', []);
       const receipts = await Promise.all(waiting.map((t) => this.provider.getTransactionReceipt(t.hash)));
       receipts.forEach((receipt, i) => {
@@ -59,6 +59,29 @@ export class TxSender {
       });
       waiting = waiting.filter((_, i) => !receipts[i]);
     }
+  }
+
+  /** Why transactions were not mined: what the node says of each, its nonce and base fee. */
+  private async stuck(waiting: { hash: string; nonce: number }[]): Promise<string> {
+    const facts = await Promise.all([
+      this.provider.getTransactionCount(this.wallet.address, 'latest').catch((e: Error) => e.message),
+      this.provider.getBlock('latest').then(
+        (b) => b?.baseFeePerGas?.toString(),
+        (e: Error) => e.message,
+      ),
+      ...waiting.map((t) =>
+        this.provider.send('eth_getTransactionByHash', [t.hash]).then(
+          (found: { blockNumber?: string } | null) =>
+            `nonce ${t.nonce} ${t.hash}: ${found ? `known to the node, block ${found.blockNumber ?? 'none'}` : 'unknown to the node'}`,
+          (e: Error) => `nonce ${t.nonce}: ${e.message}`,
+        ),
+      ),
+    ]);
+    const [mined, baseFee, ...each] = facts;
+    return (
+      `${waiting.length} setup transactions not mined after ${MAX_SETUP_BLOCKS} blocks ` +
+      `(chain ${this.chainId}: the deployer's mined nonce ${mined}, base fee ${baseFee}; ${each.join('; ')})`
+    );
   }
 
   private send(tx: { to?: string; data: string; gasLimit: bigint }): number {

@@ -1,13 +1,16 @@
 /**
  * buildSettlement (pure: swaps, token metadata and the trail lookup are given): the volume and
- * fee formulas, attribution rules, what is listed apart and why, ordering, and the CSV shapes.
+ * fee formulas, attribution rules, what is listed apart and why, ordering, and the CSV shapes;
+ * the metrics textfile (prom-client's text format, checked by promtool).
  */
+import { spawnSync } from 'node:child_process';
 import type { AuditRecord } from '@pmm/core';
 import { buildSettlement, csvLine, type OnChainSwap } from '../src';
 import type { AuditEntry } from '../src';
 import {
   settlementCsv,
   settlementJson,
+  settlementMetrics,
   settlementSwapsCsv,
   type ChainScope,
 } from '../src/settlement/settlement-report';
@@ -204,6 +207,44 @@ describe('buildSettlement', () => {
     const detail = settlementSwapsCsv(r1).trimEnd().split('\n');
     expect(detail).toHaveLength(4);
     expect(detail[3]).toMatch(/^,8453,.*,no audit record of its signature$/);
+  });
+});
+
+describe('settlementMetrics', () => {
+  it("behavior: the textfile's series, names and labels as settle has always written them, in a format promtool accepts", async () => {
+    const early = swap();
+    const late = swap({ blockTime: 1_790_000_000 + 500 });
+    const apart = swap();
+    // A label value that needs escaping (an integrator id is the operator's choice).
+    const r = await report([early, late, apart], [record(early, 'acme'), record(late, 'a"b\\c')]);
+    const text = await settlementMetrics(r);
+    const series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    expect(series).toEqual([
+      'pmm_settlement_period_end_timestamp_seconds 1790100000',
+      'pmm_settlement_swaps{chain="8453",integrator="a\\"b\\\\c"} 1',
+      'pmm_settlement_swaps{chain="8453",integrator="acme"} 1',
+      'pmm_settlement_swaps{chain="8453",integrator=""} 1',
+      'pmm_settlement_unexamined_transactions{chain="8453"} 0',
+      'pmm_settlement_period_ended{chain="8453"} 1',
+      'pmm_settlement_signature_excess_swaps{chain="8453",integrator="a\\"b\\\\c"} 0',
+      'pmm_settlement_signature_excess_swaps{chain="8453",integrator="acme"} 0',
+      'pmm_settlement_late_swaps{chain="8453",integrator="a\\"b\\\\c"} 1',
+      'pmm_settlement_late_swaps{chain="8453",integrator="acme"} 0',
+      `pmm_settlement_max_delay_seconds{chain="8453",integrator="a\\"b\\\\c"} ${late.blockTime - late.quoteTimestamp}`,
+      `pmm_settlement_max_delay_seconds{chain="8453",integrator="acme"} ${early.blockTime - early.quoteTimestamp}`,
+    ]);
+    for (const name of ['pmm_settlement_swaps', 'pmm_settlement_period_ended'])
+      expect(text).toContain(`# TYPE ${name} gauge\n`);
+    // promtool parses it as Prometheus does and lints it (help text, names).
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    if (check.error) throw new Error(`promtool could not run (apt-get install prometheus): ${check.error.message}`);
+    expect(`${check.stdout}${check.stderr}`).toBe('');
+    expect(check.status).toBe(0);
+    // And it fails on a file that does not parse.
+    const broken = spawnSync('promtool', ['check', 'metrics'], {
+      input: `${text}pmm_settlement_swaps{chain=8453} 1\n`,
+    });
+    expect(broken.status).not.toBe(0);
   });
 });
 

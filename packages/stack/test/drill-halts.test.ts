@@ -319,6 +319,17 @@ it('drill: halts survive kill -9 of Redis and restarts of the signer and the gat
   expect(await signOnce(p.gatewayPort, p.apiKey, halted56)).toEqual({ status: 503, code: 'HALTED' });
   expect(await signOnce(p.gatewayPort, p.apiKey, SUBJECTS[3]!)).toEqual({ status: 503, code: 'HALTED' });
 
+  // The signer and the first gateway restarted (new processes, same settings): the halts hold.
+  await p.signer.restart();
+  await p.gateway.restart();
+  await until(
+    async () => (await signOnce(p.gatewayPort, p.apiKey, open)).status === 200,
+    30_000,
+    'signing back after the restarts',
+  );
+  expect(await signOnce(p.gatewayPort, p.apiKey, halted56)).toEqual({ status: 503, code: 'HALTED' });
+  expect(await signOnce(p.gatewayPort, p.apiKey, SUBJECTS[3]!)).toEqual({ status: 503, code: 'HALTED' });
+
   // A replaced gateway replica (a new process) reads them at start.
   const replacement = await p.addGateway();
   expect(await signOnce(replacement.port, p.apiKey, halted56)).toEqual({ status: 503, code: 'HALTED' });
@@ -338,4 +349,4 @@ it('drill: halts survive kill -9 of Redis and restarts of the signer and the gat
   await redis!.hset(keys.halts(), saved);
   await until(async () => (await signOnce(p.gatewayPort, p.apiKey, open)).status === 200, 3_000, 'signing resumes');
   expect(await signOnce(p.gatewayPort, p.apiKey, halted56)).toEqual({ status: 503, code: 'HALTED' });
-}, 120_000);
+}, 180_000);

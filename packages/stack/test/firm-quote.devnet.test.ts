@@ -9,13 +9,10 @@
  * `slippageBps` reverts InsufficientOutput. Amounts are read back with viem (balances), apart
  * from the code under test.
  */
-import request from 'supertest';
-import type { Account, Chain, Hex, PublicClient, Transport, WalletClient } from 'viem';
-import { PmmRouterArtifact, TestTokenArtifact, swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
-import { deployerWallet, type ChainStack } from '@pmm/devnet';
-import type { OrderbookResponse } from '@pmm/protocol';
+import type { Hex } from 'viem';
+import { swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
 import { DEFAULT_KEY_PREFIX, createRedis, redisKeys, type RedisClient } from '@pmm/core';
-import { chainClients, revertName, startSystem, until, type System } from '@pmm/testkit';
+import { revertName, startSystem, until, type System } from '@pmm/testkit';
 import {
   AuditReader,
   createChainReader,
@@ -24,13 +21,23 @@ import {
   type ChainReader,
   type SettlementReport,
 } from '@pmm/settlement';
+import {
+  approve,
+  curveOf,
+  priceAt,
+  routerAbi,
+  setCurve,
+  signFirm,
+  swap,
+  swapChain,
+  type Firm,
+  type SwapChain,
+} from './support/firm-swaps';
 
 jest.setTimeout(240_000);
 
 const CHAINS = [8453, 56, 4663] as const;
 const FEE = 30n;
-const routerAbi = PmmRouterArtifact.abi;
-const erc20Abi = TestTokenArtifact.abi;
 
 let sys: System;
 let redis: RedisClient;
@@ -38,14 +45,9 @@ const keys = redisKeys(DEFAULT_KEY_PREFIX);
 /** Unix seconds before the first swap: the start of the settlement period. */
 let startedSeconds = 0;
 
-interface Ctx {
-  c: ChainStack;
-  pub: PublicClient;
-  user: WalletClient<Transport, Chain, Account>;
-  owner: WalletClient<Transport, Chain, Account>;
-  reader: ChainReader;
-}
-const ctx = new Map<number, Ctx>();
+const ctx = new Map<number, SwapChain>();
+/** Each chain's reader for `audit tx` and the settlement. */
+const readers = new Map<number, ChainReader>();
 
 beforeAll(async () => {
   // A block per transaction: the block after the quoted one is the swap's own.
@@ -59,102 +61,19 @@ beforeAll(async () => {
   redis = createRedis(sys.redisUrl, { name: 'firm-quote-test' });
   startedSeconds = Math.floor(Date.now() / 1000) - 1;
   for (const id of CHAINS) {
-    const c = sys.chain(id);
-    const cl = chainClients(c);
-    ctx.set(id, {
-      c,
-      pub: cl.publicClient,
-      user: cl.wallet(c.testUser.privateKey),
-      owner: cl.wallet(deployerWallet().privateKey),
-      reader: createChainReader(id, c.rpcUrl),
-    });
+    ctx.set(id, swapChain(sys, id));
+    readers.set(id, createChainReader(id, sys.chain(id).rpcUrl));
   }
 });
 
 afterAll(async () => {
-  for (const x of ctx.values()) x.reader.close();
+  for (const reader of readers.values()) reader.close();
   redis?.disconnect();
   await sys?.stop();
 });
 
-async function curveOf(x: Ctx, base: string): Promise<RouterCurve> {
-  return (await x.pub.readContract({
-    address: x.c.contracts.router as Hex,
-    abi: routerAbi,
-    functionName: 'getCurve',
-    args: [base as Hex],
-  })) as RouterCurve;
-}
-
-const balanceOf = (x: Ctx, token: string) =>
-  x.pub.readContract({
-    address: token as Hex,
-    abi: erc20Abi,
-    functionName: 'balanceOf',
-    args: [x.c.testUser.address as Hex],
-  }) as Promise<bigint>;
-
-/** Approves `amount` of `token` to the router; resolves with the block it was mined in. */
-async function approve(x: Ctx, token: string, amount: bigint): Promise<number> {
-  const hash = await x.user.writeContract({
-    address: token as Hex,
-    abi: erc20Abi,
-    functionName: 'approve',
-    args: [x.c.contracts.router as Hex, amount],
-  });
-  return Number((await x.pub.waitForTransactionReceipt({ hash })).blockNumber);
-}
-
-/** `/v2/price` once its book is of block `block` or later. */
-function priceAt(chainId: number, block: number): Promise<OrderbookResponse> {
-  return until(
-    async () => {
-      const res = await request(sys.gateway.url)
-        .get(`/v2/price?chainId=${chainId}`)
-        .set('X-API-KEY', sys.gateway.apiKey);
-      return res.status === 200 && (res.body as OrderbookResponse).blockNumber >= block && res.body;
-    },
-    30_000,
-    `chain ${chainId}: a book at block >= ${block}`,
-    50,
-  );
-}
-
-interface Firm {
-  calldata: Hex;
-  amountOut: string;
-  minAmountOut: string;
-  blockNumber: number;
-}
-
-async function sign(x: Ctx, tokenIn: string, tokenOut: string, amountIn: bigint, extra: object = {}): Promise<Firm> {
-  const res = await request(sys.gateway.url)
-    .post('/v2/swap/sign')
-    .set('X-API-KEY', sys.gateway.apiKey)
-    .set('Content-Type', 'application/json')
-    .send(
-      JSON.stringify({
-        chainId: x.c.chainId,
-        tokenIn,
-        tokenOut,
-        fee: String(FEE),
-        userAddress: x.c.testUser.address,
-        amountIn: amountIn.toString(),
-        ...extra,
-      }),
-    );
-  if (res.status !== 200) throw new Error(`sign: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as Firm;
-}
-
-/** Sends the calldata; resolves with the receipt's block and what the user received of `tokenOut`. */
-async function swap(x: Ctx, calldata: Hex, tokenOut: string): Promise<{ block: number; received: bigint; hash: Hex }> {
-  const before = await balanceOf(x, tokenOut);
-  const hash = await x.user.sendTransaction({ to: x.c.contracts.router as Hex, data: calldata });
-  const receipt = await x.pub.waitForTransactionReceipt({ hash });
-  expect(receipt.status).toBe('success');
-  return { block: Number(receipt.blockNumber), received: (await balanceOf(x, tokenOut)) - before, hash };
-}
+const sign = (x: SwapChain, tokenIn: string, tokenOut: string, amountIn: bigint, extra: object = {}): Promise<Firm> =>
+  signFirm(x, tokenIn, tokenOut, amountIn, FEE, extra);
 
 /** Amounts in of one side: half the first tier, and the first tier plus half the second. */
 function amountsOf(curve: RouterCurve, side: CurveSide): { inside: bigint; across: bigint } {
@@ -180,7 +99,7 @@ describe.each(CHAINS)('chain %i: the quoted amount is what executes', (chainId) 
       const { inside, across } = amountsOf(curve, side);
       for (const amountIn of [inside, across]) {
         const approved = await approve(x, tokenIn, amountIn);
-        const book = await priceAt(chainId, approved);
+        const book = await priceAt(x, approved);
         const firm = await sign(x, tokenIn, tokenOut, amountIn, { slippageBps: 0 });
         // Never older than the served book; here exactly the approval's block (nothing mined since).
         expect(firm.blockNumber).toBeGreaterThanOrEqual(book.blockNumber);
@@ -196,23 +115,10 @@ describe.each(CHAINS)('chain %i: the quoted amount is what executes', (chainId) 
 });
 
 describe('the curve moves between quote and swap', () => {
-  /** Sets the base's bid curve `movePpm` lower (the maker pays less for base). */
-  async function lowerBids(x: Ctx, base: string, curve: RouterCurve, movePpm: bigint): Promise<RouterCurve> {
+  /** Sets the base's curve `movePpm` lower (the maker pays less for base). */
+  async function lowerBids(x: SwapChain, base: string, curve: RouterCurve, movePpm: bigint): Promise<RouterCurve> {
     const moved = { ...curve, midPriceX18: (curve.midPriceX18 * (1_000_000n - movePpm)) / 1_000_000n };
-    const hash = await x.owner.writeContract({
-      address: x.c.contracts.router as Hex,
-      abi: routerAbi,
-      functionName: 'setCurve',
-      args: [
-        base as Hex,
-        moved.midPriceX18,
-        moved.askDepths,
-        moved.askSpreadsPpm,
-        moved.bidDepths,
-        moved.bidSpreadsPpm,
-      ],
-    });
-    expect((await x.pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+    await setCurve(x, base, moved);
     return moved;
   }
 
@@ -224,7 +130,7 @@ describe('the curve moves between quote and swap', () => {
     const amountIn = curve.bidDepths[0]! / 4n;
 
     // 0.5 % lower after a quote with 1 % slippage: executes, below the quote.
-    await priceAt(56, await approve(x, base, amountIn));
+    await priceAt(x, await approve(x, base, amountIn));
     const firm = await sign(x, base, quote, amountIn, { slippageBps: 100 });
     expect(BigInt(firm.minAmountOut)).toBe((BigInt(firm.amountOut) * 9_900n) / 10_000n);
     const moved = await lowerBids(x, base, curve, 5_000n);
@@ -239,7 +145,7 @@ describe('the curve moves between quote and swap', () => {
     const out: string[] = [];
     const code = await runAuditCommand(['tx', '56', done.hash], {
       trail: new AuditReader(redis, keys),
-      chain: () => ({ reader: x.reader, router: x.c.contracts.router }),
+      chain: () => ({ reader: readers.get(56)!, router: x.c.contracts.router }),
       out: (l) => out.push(l),
       err: (l) => out.push(l),
     });
@@ -249,7 +155,7 @@ describe('the curve moves between quote and swap', () => {
     );
 
     // 2 % lower again after a quote with 1 % slippage: the router refuses.
-    await priceAt(56, await approve(x, base, amountIn));
+    await priceAt(x, await approve(x, base, amountIn));
     const tight = await sign(x, base, quote, amountIn, { slippageBps: 100 });
     await lowerBids(x, base, moved, 20_000n);
     const sent = x.user.sendTransaction({ to: x.c.contracts.router as Hex, data: tight.calldata });
@@ -267,7 +173,7 @@ describe('the curve moves between quote and swap', () => {
         lookup: new AuditReader(redis, keys),
         chains: [...CHAINS],
         chain: (id: number) => ({
-          reader: ctx.get(id)!.reader,
+          reader: readers.get(id)!,
           router: ctx.get(id)!.c.contracts.router,
           helper: ctx.get(id)!.c.contracts.helper,
         }),

@@ -36,6 +36,11 @@ const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 3_000);
 const CONCURRENT = 16;
 /** Longer than any timeout the served pair has: an answer later than this is a hang. */
 const DEADLINE_MS = 8_000;
+/**
+ * Each run, shrinking included, ends in time for its report: a failure found late shrank until
+ * jest's 300 s timeout in one CI run, which then said only "timeout", not what failed.
+ */
+const WITHIN_THE_TEST_TIME = { interruptAfterTimeLimit: 240_000, markInterruptAsFailure: true };
 
 let pair: ServedPair;
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
@@ -435,7 +440,7 @@ describe('fuzz', () => {
         statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
         checkAnswer(a, r.route[0] === 'HEAD');
       }),
-      { seed: SEED, numRuns: Math.ceil(HTTP_RUNS / CONCURRENT) },
+      { seed: SEED, numRuns: Math.ceil(HTTP_RUNS / CONCURRENT), ...WITHIN_THE_TEST_TIME },
     );
     console.log(
       `HTTP fuzz, seed ${SEED}: ${out.numRuns * CONCURRENT} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`,
@@ -465,7 +470,7 @@ describe('fuzz', () => {
           if (r.status >= 200) checkAnswer(r);
         }
       }),
-      { seed: SEED, numRuns: Math.ceil(RAW_RUNS / CONCURRENT) },
+      { seed: SEED, numRuns: Math.ceil(RAW_RUNS / CONCURRENT), ...WITHIN_THE_TEST_TIME },
     );
     console.log(
       `raw fuzz, seed ${SEED}: ${out.numRuns * CONCURRENT} exchanges, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, closed without an answer ${silent}`,

@@ -4,18 +4,31 @@
  * against the Kubernetes API schemas (kubernetes-models 5.1.0: Kubernetes 1.34; the Prometheus
  * Operator's kinds by monitoring-crds.ts), and the chart's policies (support/chart-policies.ts),
  * each shown to fail on a rendering that breaks it. The environment each container gets is loaded
- * as its process loads it, so a misnamed setting or file fails here and not in a cluster. Helm
+ * as its process loads it, so a misnamed setting or file fails here and not in a cluster; the risk
+ * pod's readiness command runs, with its rendered environment, against a real Redis. Helm
  * 4.1.4 comes from the npm registry (support/helm-binary.ts).
  */
-import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import {
+  aclUserLine,
   chainsSetting,
+  DURABLE_WRITE_SETTINGS,
   loadConfig,
   redisConnectionUrl,
+  redisRoleRule,
   redisStackUsers,
   parseMultiHostUrl,
   REDIS_CONNECTION_SETTINGS,
@@ -23,8 +36,9 @@ import {
   type Setting,
 } from '@pmm/core';
 import { GATEWAY_SETTINGS, loadGatewayConfig } from '@pmm/gateway';
-import { INDEXER_SETTINGS, loadIndexerConfig } from '@pmm/indexer';
+import { INDEXER_SETTINGS, LEDGER_SETTINGS, loadIndexerConfig, loadLedgerConfig } from '@pmm/indexer';
 import { chainSettings, loadSignerConfig, SIGNER_SETTINGS } from '@pmm/signer';
+import { privateRedis } from '@pmm/testkit';
 import {
   checkAlertRules,
   checkHardening,
@@ -233,6 +247,147 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'indexers.56.existingSecret=x')).toMatch(/chain 56 is not in chains/);
   });
 
+  it('behavior: one ledger per chain of `indexers`: one replica replaced by Recreate (one writer), its own Redis user, probed and scraped on 8095; its settings from ledger.env under ledger.chains.<id>.env', () => {
+    const objects = rendered.get('every-option-values.yaml')!;
+    const ledgers = byKind(objects, 'Deployment').filter((d) => /-ledger-\d+$/.test(d.metadata.name));
+    expect(ledgers.map((d) => d.metadata.name.replace(/.*-ledger-/, '')).sort()).toEqual(['56', '8453']);
+    for (const d of ledgers) {
+      const spec = d.spec as { replicas: number; strategy: { type: string } };
+      expect([d.metadata.name, spec.replicas, spec.strategy.type]).toEqual([d.metadata.name, 1, 'Recreate']);
+    }
+    const [pod] = podsOf(ledgers.filter((d) => d.metadata.name.endsWith('-8453')));
+    const container = pod!.spec.containers[0]!;
+    expect((container as { command?: string[] }).command).toEqual(['node', 'services/indexer/dist/ledger-main.js']);
+    expect(container.ports).toEqual([{ name: 'metrics', containerPort: 8095 }]);
+    expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    const env = container.env!;
+    expect(env).toContainEqual({ name: 'CHAIN_ID', value: '8453' });
+    expect(env).toContainEqual({ name: 'REDIS_USERNAME', value: 'ledger-8453' });
+    // ledger.env for every chain, the chain's own over it.
+    expect(env).toContainEqual({ name: 'LEDGER_TRACER', value: 'callTracer' });
+    expect(env).toContainEqual({ name: 'LEDGER_RETRY_MS', value: '2000' });
+    expect(env).toContainEqual({ name: 'MAX_HEAD_LAG_MS', value: '6000' });
+    const other = podsOf(ledgers.filter((d) => d.metadata.name.endsWith('-56')))[0]!.spec.containers[0]!;
+    expect(other.env).toContainEqual({ name: 'LEDGER_TRACER', value: 'parity' });
+    expect(other.env!.map((e) => e.name)).not.toContain('MAX_HEAD_LAG_MS');
+    // Per chain resources over ledger.resources; no Secret of its own: only its Redis password.
+    expect(container.resources).toEqual({
+      requests: { cpu: '200m', memory: '256Mi' },
+      limits: { cpu: '2', memory: '1Gi' },
+    });
+    expect(other.resources).toEqual({
+      requests: { cpu: '50m', memory: '128Mi' },
+      limits: { cpu: '1', memory: '512Mi' },
+    });
+    expect(pod!.spec.nodeSelector).toEqual({ 'node-pool': 'indexers' });
+    const volumes = pod!.spec.volumes as { name: string; secret?: { secretName: string } }[];
+    expect(volumes.filter((v) => v.secret).map((v) => v.name)).toEqual(['redis']);
+    // A headless Service for the scrape, on the port's name the ServiceMonitor scrapes.
+    const service = named(objects, 'Service', '-ledger-8453')!;
+    expect(service.metadata.labels?.['pmm.metrics/scrape']).toBe('true');
+    expect((service.spec as { clusterIP: string }).clusterIP).toBe('None');
+  });
+
+  it('behavior: ledger.enabled false renders no ledger; a chain of ledger.chains without an indexer, or a replicas value, is refused', () => {
+    const off = render('production-sentinel-values.yaml', '--set', 'ledger.enabled=false');
+    expect(off.filter((o) => /-ledger-/.test(o.metadata.name))).toEqual([]);
+    expect(checkNetworkPolicies(off, admissionOf('production-sentinel-values.yaml'))).toEqual([]);
+    expect(refusal('--set-string', 'ledger.chains.56.env.LEDGER_TRACER=parity')).toMatch(
+      /ledger.chains.56: chain 56 has no indexer/,
+    );
+    expect(refusal('--set', 'ledger.replicas=2')).toMatch(/additional properties 'replicas' not allowed/);
+    expect(refusal('--set', 'ledger.chains.8453.replicas=2')).toMatch(/additional properties 'replicas' not allowed/);
+  });
+
+  it("behavior: the risk command's pod: the operator image as the Redis user risk, under the signer's durability; it waits for kubectl exec and is Ready while risk.js status reads the halts", () => {
+    const objects = rendered.get('production-sentinel-values.yaml')!;
+    const deployment = named(objects, 'Deployment', '-risk')!;
+    expect((deployment.spec as { replicas: number }).replicas).toBe(1);
+    const pod = podsOf([deployment])[0]!;
+    const c = pod.spec.containers[0]! as (typeof pod.spec.containers)[number] & { command: string[] };
+    expect(c.image).toMatch(/pmm-operator@sha256:/);
+    expect(c.ports ?? []).toEqual([]);
+    expect(c.readinessProbe?.exec?.command).toEqual(['node', 'risk.js', 'status']);
+    expect(c.env).toContainEqual({ name: 'REDIS_USERNAME', value: 'risk' });
+    expect(c.env).toContainEqual({ name: 'REDIS_DURABILITY', value: 'replica' });
+    expect(c.env).toContainEqual({ name: 'REDIS_DURABLE_REPLICAS', value: '2' });
+    expect(pod.spec.volumes).toContainEqual(
+      expect.objectContaining({
+        secret: expect.objectContaining({
+          items: expect.arrayContaining([{ key: 'risk-password', path: 'password' }]),
+        }),
+      }),
+    );
+    // risk.js is where the operator image starts its commands (its WORKDIR), as `node risk.js` expects.
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/FROM base AS operator\n(?:.*\n)*?WORKDIR \/app\/packages\/settlement\/dist\/cli\n/);
+    expect(readFileSync(path.join(ROOT, 'packages', 'settlement', 'src', 'cli', 'risk.ts'), 'utf8')).toContain(
+      'runRiskCommand',
+    );
+    expect(
+      byKind(render('minimal-values.yaml', '--set', 'risk.enabled=false'), 'Deployment').map((d) => d.metadata.name),
+    ).not.toContainEqual(expect.stringMatching(/-risk$/));
+  });
+
+  it("behavior: the risk pod's readiness command (risk.js status, with the rendered environment) passes with the risk user's password and fails with another", async () => {
+    const objects = rendered.get('minimal-values.yaml')!;
+    const c = podsOf([named(objects, 'Deployment', '-risk')!])[0]!.spec.containers[0]!;
+    const [command, ...args] = c.readinessProbe!.exec!.command;
+    const password = 'risk-password-for-the-readiness-test';
+    const server = await privateRedis({
+      args: ['--user', ...aclUserLine('risk', password, redisRoleRule('risk')).split(' ').slice(1)],
+    });
+    const dir = mkdtempSync(path.join(tmpdir(), 'helm-risk-'));
+    try {
+      const probe = (secret: string) => {
+        writeFileSync(path.join(dir, 'password'), `${secret}\n`);
+        const env = Object.fromEntries(
+          c.env!.map((e) => [
+            e.name,
+            e.name === 'REDIS_URL'
+              ? server.url
+              : e.name === 'REDIS_PASSWORD_FILE'
+                ? path.join(dir, 'password')
+                : e.value!,
+          ]),
+        );
+        // In the operator image's working directory: the settlement's built CLI folder (`npm run build`).
+        return spawnSync(command === 'node' ? process.execPath : command!, args, {
+          cwd: path.join(ROOT, 'packages', 'settlement', 'dist', 'cli'),
+          env: { PATH: process.env.PATH, HOME: tmpdir(), ...env },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      };
+      const ready = probe(password);
+      expect([ready.status, ready.stderr]).toEqual([0, '']);
+      expect(ready.stdout).toMatch(/^no halts: signing everywhere/);
+      const wrong = probe('another-password');
+      expect(wrong.status).not.toBe(0);
+      expect(wrong.stderr).not.toContain('another-password');
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("behavior: the risk pod's command waits, and ends at once (exit 0) on SIGTERM", async () => {
+    const objects = rendered.get('minimal-values.yaml')!;
+    const c = podsOf([named(objects, 'Deployment', '-risk')!])[0]!.spec.containers[0]! as unknown as {
+      command: string[];
+    };
+    const [shell, ...args] = c.command;
+    const child = spawn(shell!, args, { stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Still running after a moment: it waits.
+    const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r('running'), 500))]);
+    expect(early).toBe('running');
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - sent).toBeLessThan(5_000);
+  });
+
   it("behavior: secrets come from the named Secrets as files (the _FILE settings), the Redis user's password too", () => {
     const objects = rendered.get('production-sentinel-values.yaml')!;
     const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!;
@@ -304,6 +459,10 @@ describe('the Helm chart', () => {
       ['indexer-4663', 'indexer-4663', 'indexer', 'indexer-4663-password'],
       ['indexer-56', 'indexer-56', 'indexer', 'indexer-56-password'],
       ['indexer-8453', 'indexer-8453', 'indexer', 'indexer-8453-password'],
+      ['ledger-4663', 'ledger-4663', 'ledger', 'ledger-4663-password'],
+      ['ledger-56', 'ledger-56', 'ledger', 'ledger-56-password'],
+      ['ledger-8453', 'ledger-8453', 'ledger', 'ledger-8453-password'],
+      ['risk', 'risk', 'risk', 'risk-password'],
       ['settlement', 'operator', 'operator', 'operator-password'],
       ['signer', 'signer', 'signer', 'signer-password'],
     ]);
@@ -324,7 +483,7 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'redis.url=redis://gateway:hunter22@redis:6379')).not.toMatch(/hunter22/);
   });
 
-  it('behavior: one NetworkPolicy per part: the public port from the Ingress controller, each operator port from Prometheus only, the signer from the gateway, the settlement from nothing', () => {
+  it('behavior: one NetworkPolicy per part: the public port from the Ingress controller, each operator port from Prometheus only, the signer from the gateway, the settlement and the risk pod from nothing', () => {
     const objects = rendered.get('production-sentinel-values.yaml')!;
     const policies = byKind(objects, 'NetworkPolicy');
     expect(policies.map((p) => p.metadata.name.replace(/^pmm-pmm-quote-service-/, '')).sort()).toEqual([
@@ -332,6 +491,10 @@ describe('the Helm chart', () => {
       'indexer-4663',
       'indexer-56',
       'indexer-8453',
+      'ledger-4663',
+      'ledger-56',
+      'ledger-8453',
+      'risk',
       'settlement',
       'signer',
     ]);
@@ -363,7 +526,10 @@ describe('the Helm chart', () => {
       { from: [prometheus], ports: on('http') },
     ]);
     expect(ingressOf('-indexer-8453')).toEqual([{ from: [prometheus], ports: on('metrics') }]);
+    // The ledger: its metrics port (/metrics and the probes) from Prometheus only; the risk pod serves nothing.
+    expect(ingressOf('-ledger-8453')).toEqual([{ from: [prometheus], ports: on('metrics') }]);
     expect(ingressOf('-settlement')).toEqual([]);
+    expect(ingressOf('-risk')).toEqual([]);
     for (const policy of policies) expect(policy.spec!.policyTypes).toEqual(['Ingress']);
   });
 
@@ -390,9 +556,10 @@ describe('the Helm chart', () => {
       'networkPolicy.probesFrom[0].ipBlock.cidr=10.20.0.0/24',
     );
     expect(checkNetworkPolicies(ranges, { prometheus: [], probes: [balancer], public: [balancer] })).toEqual([]);
-    expect(named(ranges, 'NetworkPolicy', '-indexer-8453')!.spec!.ingress).toEqual([
-      { from: [balancer], ports: [{ port: 'metrics', protocol: 'TCP' }] },
-    ]);
+    for (const part of ['-indexer-8453', '-ledger-8453'])
+      expect(named(ranges, 'NetworkPolicy', part)!.spec!.ingress).toEqual([
+        { from: [balancer], ports: [{ port: 'metrics', protocol: 'TCP' }] },
+      ]);
     expect(byKind(render('minimal-values.yaml', '--set', 'networkPolicy.enabled=false'), 'NetworkPolicy')).toEqual([]);
   });
 
@@ -477,8 +644,18 @@ describe('the Helm chart', () => {
       'indexer-4663',
       'indexer-56',
       'indexer-8453',
+      'ledger-4663',
+      'ledger-56',
+      'ledger-8453',
       'signer',
     ]);
+    // The endpoint that scrapes the indexers' and the ledgers' port, by its name.
+    const endpoints = (monitor.spec as { endpoints: { port: string; path: string }[] }).endpoints;
+    expect(endpoints).toContainEqual(expect.objectContaining({ port: 'metrics', path: '/metrics' }));
+    for (const ledger of scraped.filter((s) => /-ledger-\d+$/.test(s.metadata.name)))
+      expect((ledger.spec as { ports: { name: string; port: number }[] }).ports).toEqual([
+        expect.objectContaining({ name: 'metrics', port: 8095 }),
+      ]);
     const dashboard = named(objects, 'ConfigMap', '-dashboard')!;
     expect(dashboard.metadata.labels?.grafana_dashboard).toBe('1');
     expect(dashboard.data!['pmm-quote-service.json']).toBe(
@@ -503,19 +680,32 @@ const OPERATOR_SETTINGS = {
   ...REDIS_CONNECTION_SETTINGS,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
 };
+/** The settings of the risk command (packages/settlement's cli/risk.ts): Redis, and the durability a halt is confirmed under. */
+const RISK_SETTINGS = { ...OPERATOR_SETTINGS, ...DURABLE_WRITE_SETTINGS };
+
+/** Which process a rendered container runs: by its command, and the risk pod by its name (it runs risk.js through `kubectl exec`). */
+function processOf(container: { name: string; command?: string[] }): string {
+  const command = (container.command ?? []).join(' ');
+  if (container.name === 'risk') return 'risk';
+  for (const kind of ['services/gateway', 'services/signer', 'ledger-main', 'services/indexer'])
+    if (command.includes(kind)) return kind;
+  return 'operator';
+}
 
 /**
- * The settings each process's command declares, by the environment names that set them (a
- * secret's `_FILE` form too; the signer's per-chain ones for `chains`).
+ * The settings each process declares, by the environment names that set them (a secret's
+ * `_FILE` form too; the signer's per-chain ones for `chains`).
  */
-function declaredEnv(command: string, chainIds: number[]): Set<string> {
-  const specs: Record<string, Setting<unknown>>[] = command.includes('services/gateway')
-    ? [GATEWAY_SETTINGS]
-    : command.includes('services/signer')
-      ? [SIGNER_SETTINGS, ...chainIds.map((id) => chainSettings(id))]
-      : command.includes('services/indexer')
-        ? [INDEXER_SETTINGS]
-        : [OPERATOR_SETTINGS];
+function declaredEnv(kind: string, chainIds: number[]): Set<string> {
+  const bySpec: Record<string, Record<string, Setting<unknown>>[]> = {
+    'services/gateway': [GATEWAY_SETTINGS],
+    'services/signer': [SIGNER_SETTINGS, ...chainIds.map((id) => chainSettings(id))],
+    'ledger-main': [LEDGER_SETTINGS],
+    'services/indexer': [INDEXER_SETTINGS],
+    risk: [RISK_SETTINGS],
+    operator: [OPERATOR_SETTINGS],
+  };
+  const specs = bySpec[kind]!;
   const names = specs.flatMap((spec) =>
     Object.values(spec).flatMap((s) => (s.secret ? [s.env, `${s.env}_FILE`] : [s.env])),
   );
@@ -529,7 +719,7 @@ function declaredEnv(command: string, chainIds: number[]): Set<string> {
  */
 function loadRendered(
   objects: K8sObject[],
-  container: { command?: string[]; env?: { name: string; value?: string }[] },
+  container: { name: string; command?: string[]; env?: { name: string; value?: string }[] },
 ): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'helm-env-'));
   const at = (mount: string) => path.join(dir, mount);
@@ -552,10 +742,12 @@ function loadRendered(
       (e.value ?? '').replace(/^(\/run\/secrets\/(pmm|redis)|\/config)\b/, (m) => at(m)),
     ]),
   );
-  const command = (container.command ?? []).join(' ');
-  if (command.includes('services/gateway')) return loadGatewayConfig({ env }).redisUrl;
-  if (command.includes('services/signer')) return loadSignerConfig({ env }).redisUrl;
-  if (command.includes('services/indexer')) return loadIndexerConfig({ env }).redisUrl;
+  const kind = processOf(container);
+  if (kind === 'services/gateway') return loadGatewayConfig({ env }).redisUrl;
+  if (kind === 'services/signer') return loadSignerConfig({ env }).redisUrl;
+  if (kind === 'ledger-main') return loadLedgerConfig({ env }).redisUrl;
+  if (kind === 'services/indexer') return loadIndexerConfig({ env }).redisUrl;
+  if (kind === 'risk') return redisConnectionUrl(loadConfig(RISK_SETTINGS, { env }));
   loadConfig({ chains: chainsSetting('chains') }, { env });
   return redisConnectionUrl(loadConfig(OPERATOR_SETTINGS, { env }));
 }
@@ -572,8 +764,7 @@ describe('the rendered environment of each process', () => {
       expect(pods.length).toBeGreaterThanOrEqual(4);
       for (const pod of pods)
         for (const c of pod.spec.containers) {
-          const command = (c as { command?: string[] }).command ?? [];
-          const declared = declaredEnv(command.join(' '), chainIds);
+          const declared = declaredEnv(processOf(c as { name: string; command?: string[] }), chainIds);
           expect({
             container: c.name,
             unknown: (c.env ?? []).map((e) => e.name).filter((n) => !declared.has(n)),
@@ -602,6 +793,21 @@ describe('the rendered environment of each process', () => {
     const invalid = render('minimal-values.yaml', '--set-string', 'indexers.8453.env.MAX_HEAD_JUMP=many');
     const indexer = podsOf([named(invalid, 'Deployment', '-indexer-8453')!])[0]!.spec.containers[0]!;
     expect(() => loadRendered(invalid, indexer as never)).toThrow(/MAX_HEAD_JUMP/);
+    // The ledger's settings are its own (an indexer's quoter key is none of them), and loaded as it loads them.
+    const ledgerSet = render(
+      'minimal-values.yaml',
+      '--set-string',
+      'ledger.env.QUOTER_KEY_FILE=/x',
+      '--set-string',
+      'ledger.chains.8453.env.LEDGER_RETRY_MS=1',
+    );
+    const ledger = podsOf([named(ledgerSet, 'Deployment', '-ledger-8453')!])[0]!.spec.containers[0]!;
+    expect(ledger.env!.map((e) => e.name).filter((n) => !declaredEnv('ledger-main', [8453]).has(n))).toEqual([
+      'QUOTER_KEY_FILE',
+    ]);
+    expect(() =>
+      loadRendered(ledgerSet, { ...ledger, env: ledger.env!.filter((e) => e.name !== 'QUOTER_KEY_FILE') } as never),
+    ).toThrow(/LEDGER_RETRY_MS/);
   });
 });
 
@@ -682,6 +888,16 @@ describe('each policy fails on a rendering that breaks it', () => {
     expect(checkNetworkPolicies([...objects, policy('-signer')], admission)).toEqual([
       'signer: selected by 2 NetworkPolicies, expected 1',
     ]);
+    // Without a ledger's, or the risk pod's.
+    expect(
+      checkNetworkPolicies(
+        objects.filter((o) => o !== policy('-ledger-56') && o !== policy('-risk')),
+        admission,
+      ),
+    ).toEqual([
+      'ledger-56: selected by 0 NetworkPolicies, expected 1',
+      'risk: selected by 0 NetworkPolicies, expected 1',
+    ]);
     // A policy of every pod of the namespace selects each part a second time.
     const everyPod = { ...policy('-settlement'), spec: { ...policy('-settlement').spec, podSelector: {} } };
     expect(checkNetworkPolicies([...objects, everyPod], admission)).toHaveLength(podsOf(objects).length);
@@ -695,11 +911,17 @@ describe('each policy fails on a rendering that breaks it', () => {
     delete (named(broken, 'NetworkPolicy', '-signer')!.spec!.ingress as NetworkPolicyRule[])[0]!.ports;
     // The settlement's policy restricting egress only: its pods take any ingress.
     named(broken, 'NetworkPolicy', '-settlement')!.spec!.policyTypes = ['Egress'];
+    // A ledger's metrics port open to every source; the risk pod's policy admitting the gateway's pods.
+    delete (named(broken, 'NetworkPolicy', '-ledger-8453')!.spec!.ingress as NetworkPolicyRule[])[0]!.from;
+    const signerRule = (named(broken, 'NetworkPolicy', '-signer')!.spec!.ingress as NetworkPolicyRule[])[0]!;
+    named(broken, 'NetworkPolicy', '-risk')!.spec!.ingress = [{ from: signerRule.from, ports: [{ port: 8080 }] }];
     expect(checkNetworkPolicies(broken, admission)).toEqual([
       expect.stringMatching(/-gateway: port ops admits every source, expected \[\{"namespaceSelector"/),
       expect.stringMatching(
         /-indexer-56: port metrics admits .*,\{"namespaceSelector":\{"matchLabels":\{[^}]*\}\}\}\], expected/,
       ),
+      expect.stringMatching(/-ledger-8453: port metrics admits every source, expected \[\{"namespaceSelector"/),
+      expect.stringMatching(/-risk: port 8080 admits \[\{"podSelector".*\], expected \[\]/),
       expect.stringMatching(/-signer: a rule without ports admits its peers to every port/),
       expect.stringMatching(/-signer: port http admits \[\{"namespaceSelector".*\], expected \[\{"podSelector"/),
       expect.stringMatching(/-settlement: does not restrict ingress/),
@@ -734,6 +956,12 @@ describe('each policy fails on a rendering that breaks it', () => {
     const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!;
     signer.spec.containers[0]!.readinessProbe!.httpGet!.path = '/healthz';
     expect(checkProbes(objects)).toEqual([expect.stringMatching(/signer: readinessProbe is not GET \/readyz/)]);
+    // The risk pod serves nothing: without its readiness command it would be Ready with a wrong password.
+    const risk = podsOf([named(objects, 'Deployment', '-risk')!])[0]!;
+    delete risk.spec.containers[0]!.readinessProbe;
+    expect(checkProbes(objects)).toContainEqual(
+      expect.stringMatching(/-risk, container risk: serves no port and runs no readiness command/),
+    );
   });
 
   it('error: an image on `latest`', () => {

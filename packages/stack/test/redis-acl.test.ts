@@ -18,15 +18,17 @@ import {
   redisKeys,
   redisReady,
   redisRoleRule,
+  type LedgerEntry,
   type RedisClient,
   type RedisUserRole,
 } from '@pmm/core';
 import { ApiKeyStore, RateLimiter, StreamSlots, hashApiKey, seedDevKey } from '@pmm/gateway';
-import { createBookStore } from '@pmm/indexer';
+import { createBookStore, createLedgerMetrics, createLedgerStore, RollingMarkouts } from '@pmm/indexer';
 import { RedisAuditTrail } from '@pmm/signer';
 import { commandOutcome, privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
 import { createBlockQueue, createBlockWorker } from '../../../services/indexer/src/jobs/block-queue';
 import { AuditReader } from '../../settlement/src/store/audit-reader';
+import { readConsoleLedger } from '../../../services/gateway/src/console/console-ledger';
 
 const PREFIX = 'pmm';
 const keys = redisKeys(PREFIX);
@@ -42,6 +44,30 @@ const users: { user: string; role: RedisUserRole; opts: { chainId?: number; devK
   { user: 'risk', role: 'risk', opts: {} },
 ];
 const passwordOf = (user: string) => `${user}-password-0123456789`;
+
+/** One of acme's swaps on 8453, a ledger entry as the ledger writes it. */
+function ledgerEntry(block: number, blockTime: number): LedgerEntry {
+  return {
+    chainId: 8453,
+    blockNumber: block,
+    blockHash: `0x${String(block).repeat(64)}`,
+    blockTime,
+    txHash: `0x${'ab'.repeat(31)}${String(block).padStart(2, '0')}`,
+    callIndex: 0,
+    via: 'direct',
+    integratorId: 'acme',
+    keyId: 'pmm_acme',
+    requestId: `req-${block}`,
+    base: '0x4200000000000000000000000000000000000006',
+    quote: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+    pair: 'WETH/USDC',
+    side: 'ask',
+    baseAmount: '1',
+    quoteAmount: '3000',
+    executionPrice: '3000',
+    amountOut: '1000000000000000000',
+  };
+}
 
 let server: PrivateRedis;
 const clients: RedisClient[] = [];
@@ -271,23 +297,52 @@ describe('Redis users, one per role', () => {
     expect(await commandOutcome(() => cli.set(keys.book(8453), '{}'))).toBe('NOPERM');
   });
 
-  it("security: a ledger writes its own chain's ledger and reads its audit trail and mids; nothing else, no other chain", async () => {
+  it("security: a ledger writes its own chain's ledger and reads its audit trail and mids; nothing else, no other chain; the gateway reads its totals only", async () => {
     const ledger = await connect('ledger-8453');
     const reader = new AuditReader(ledger, keys);
     const record = sampleAuditRecord(1, { integratorId: 'acme' });
     expect((await reader.bySignature(8453, record.signature, record.timestamp)).length).toBe(1);
-    const commit = ledger
-      .multi()
-      .zadd(keys.ledger(8453), 1, '{}')
-      .set(keys.ledgerCursor(8453), '{}')
-      .hset(keys.ledgerBlocks(8453), '1', '0x');
-    expect((await commit.exec())!.every(([err]) => err === null)).toBe(true);
+    // Its store's commit and rollback (swaps, day totals, block hashes, cursor) and its rolling markouts.
+    const store = createLedgerStore(
+      ledger,
+      {
+        ledger: keys.ledger(8453),
+        cursor: keys.ledgerCursor(8453),
+        blocks: keys.ledgerBlocks(8453),
+        day: (day) => keys.ledgerDay(8453, day),
+      },
+      256,
+    );
+    const now = Math.floor(Date.now() / 1_000);
+    await store.commit(1, `0x${'1'.repeat(64)}`, [ledgerEntry(1, now)]);
+    await store.commit(2, `0x${'2'.repeat(64)}`, [ledgerEntry(2, now)]);
+    expect(await store.rollback({ number: 1, hash: `0x${'1'.repeat(64)}` })).toBe(1);
+    const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
+    const logger = createLogger({ service: 'acl-test', silent: true });
+    const rolling = new RollingMarkouts(ledger, keys.ledgerMarkouts(8453), metrics, logger);
+    await rolling.load();
+    await rolling.add([{ integratorId: 'acme', bps: -4 }]);
     expect(await ledger.zrange(keys.mids(8453), 0, -1)).toEqual([]);
     expect(await commandOutcome(() => ledger.zadd(keys.mids(8453), 1, 'x'))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.zadd(keys.ledger(56), 1, '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.set(keys.book(8453), '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.get(keys.integrator('acme')))).toBe('NOPERM');
+
+    // The gateway's console reads the ledger's cursor, day totals and rolling markouts: not its swaps, nor write any.
+    const gateway = await connect('gateway');
+    expect(await readConsoleLedger(gateway, keys, 8453, now * 1_000)).toEqual({
+      day: expect.any(String),
+      block: 1,
+      integrators: [{ integratorId: 'acme', swaps: 1, notional: 3000, markout60sBps: -4, markoutSwaps: 1 }],
+    });
+    expect(await commandOutcome(() => gateway.zrange(keys.ledger(8453), 0, -1))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.hgetall(keys.ledgerBlocks(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.zrange(keys.mids(8453), 0, -1))).toBe('NOPERM');
+    const today = keys.ledgerDay(8453, Math.floor(now / 86_400));
+    expect(await commandOutcome(() => gateway.hincrby(today, 'swaps:acme', 1))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.hset(keys.ledgerMarkouts(8453), 'acme', '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.set(keys.ledgerCursor(8453), '{}'))).toBe('NOPERM');
   });
 
   it('security: a ledger whose limit trips adds a halt durably and reads the halts and their log; it can never lift a halt or erase the log', async () => {

@@ -10,6 +10,8 @@ export interface RawStep {
   data?: string | Buffer;
   /** Pause before the next step. */
   waitMs?: number;
+  /** Wait for this before the next step (a point in the test, not a guess at its timing). */
+  after?: Promise<unknown>;
 }
 
 export interface RawExchange {
@@ -69,6 +71,7 @@ export function rawExchange(
         if (step.data !== undefined && socket.writable)
           socket.write(typeof step.data === 'string' ? Buffer.from(step.data, 'latin1') : step.data);
         if (step.waitMs) await new Promise((r) => setTimeout(r, step.waitMs));
+        if (step.after) await step.after;
       }
       if (opts.end && !closed) socket.end();
     });

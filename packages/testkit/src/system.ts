@@ -106,6 +106,11 @@ export interface ServiceProcess {
   output(): string;
   /** Stops it (SIGTERM: it drains) and waits until it is gone. */
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * Stops it with `signal` and starts the same command with the same environment (a restarted
+   * replica); resolves once its `readyUrl` answers. `child` is then the new process.
+   */
+  restart(signal?: NodeJS.Signals): Promise<void>;
 }
 
 export interface System {
@@ -194,22 +199,34 @@ export interface ServiceOptions {
 export function spawnService(service: StackService, opts: ServiceOptions): ServiceProcess {
   assertBuilt(service);
   const { command, args } = stackProcesses().serviceCommand(service, REPO_ROOT);
-  const child = spawn(command, [...args, ...(opts.args ?? [])], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return {
+  const launch = () => {
+    const started = spawn(command, [...args, ...(opts.args ?? [])], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    started.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    return started;
+  };
+  let child = launch();
+  const processHandle: ServiceProcess = {
     name: opts.name ?? service,
-    child,
+    get child() {
+      return child;
+    },
     readyUrl: opts.readyUrl,
     metricsUrl: opts.metricsUrl,
     output: () => out,
     stop: (signal) => stopProcess(child, signal),
+    restart: async (signal) => {
+      await stopProcess(child, signal);
+      child = launch();
+      await waitReady(processHandle);
+    },
   };
+  return processHandle;
 }
 
 /**

@@ -2,8 +2,9 @@
  * The operator console's page script: one EventSource on `console/events` (the gateway's
  * console-feed.ts), a card per chain with a depth chart per pair (SVG drawn here: two step
  * areas, no library), the levels as a table beside it (exactly the strings of `GET /v2/price`),
- * the readiness of every part and the sign rate. A chain whose book goes, or every chain while
- * the stream is down, shows "unavailable" and no chart: never a stale chart as if live.
+ * the readiness of every part and the sign rate, and the maker's ledger of the day as a table.
+ * A chain whose book goes, or every chain while the stream is down, shows "unavailable" and no
+ * chart: never a stale chart as if live; the ledger table is emptied while the stream is down.
  */
 'use strict';
 
@@ -46,6 +47,7 @@
       ['age', 'age'],
       ['sign-rate', 'sign rate'],
       ['indexers', 'indexers'],
+      ['ledger', 'ledger'],
     ]) {
       dl.append(el('dt', {}, label), el('dd', { 'data-field': key }, '—'));
     }
@@ -200,6 +202,64 @@
     pairs.replaceChildren(el('p', { class: 'unavailable-note' }, `Unavailable: ${why}`));
   }
 
+  const amount = (n) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+  /** The ledger's rows of every chain (text only: integrator ids are the operator's, nothing here is markup). */
+  function renderLedger(status) {
+    const body = $('#ledger tbody');
+    body.replaceChildren();
+    const days = new Set(status.chains.filter((s) => s.ledger).map((s) => s.ledger.day));
+    $('#ledger-day').textContent = days.size === 1 ? `${[...days][0]} UTC` : 'UTC';
+    for (const s of status.chains) {
+      const c = chain(s.chainId);
+      const held = field(c, 'ledger');
+      if (s.ledger === null) {
+        held.textContent = 'unknown (Redis unreachable)';
+        body.append(row(s.chainId, { note: 'unknown: Redis unreachable' }));
+        continue;
+      }
+      const { block } = s.ledger;
+      held.dataset.block = block ?? '';
+      held.textContent =
+        block === null
+          ? 'no ledger has written on this chain'
+          : `block ${block}${c.book ? ` (${Math.max(0, c.book.blockNumber - block)} behind the book)` : ''}`;
+      const quote = s.quoteToken ? symbolOf(c, s.quoteToken) : 'quote token';
+      for (const r of s.ledger.integrators) body.append(row(s.chainId, r, quote));
+    }
+    if (body.children.length === 0) body.append(row(null, { note: 'no executed swaps today' }));
+  }
+
+  function row(chainId, r, quote) {
+    const tr = el('tr', chainId === null ? {} : { 'data-chain': chainId });
+    if (r.note) {
+      tr.append(el('td', {}, chainId === null ? '' : String(chainId)), el('td', { colspan: 4, class: 'note' }, r.note));
+      return tr;
+    }
+    tr.dataset.integrator = r.integratorId;
+    const who = r.integratorId === '' ? '(unattributed)' : r.integratorId;
+    const markout =
+      r.markout60sBps === null
+        ? el('td', { 'data-field': 'markout', 'data-value': '' }, 'no swap 60 s old yet')
+        : el(
+            'td',
+            {
+              'data-field': 'markout',
+              'data-value': r.markout60sBps,
+              'data-sign': r.markout60sBps < 0 ? 'negative' : 'positive',
+            },
+            `${r.markout60sBps.toFixed(1)} bps (${r.markoutSwaps} swap${r.markoutSwaps === 1 ? '' : 's'})`,
+          );
+    tr.append(
+      el('td', {}, String(chainId)),
+      el('td', { 'data-field': 'integrator' }, who),
+      el('td', { 'data-field': 'swaps', 'data-value': r.swaps }, String(r.swaps)),
+      el('td', { 'data-field': 'notional', 'data-value': r.notional }, `${amount(r.notional)} ${quote}`),
+      markout,
+    );
+    return tr;
+  }
+
   function onStatus(status) {
     skewMs = status.time - Date.now();
     const parts = $('#parts');
@@ -259,6 +319,7 @@
       indexers.replaceChildren(`${s.indexers.length} replica${s.indexers.length === 1 ? '' : 's'}`, list);
     }
     $('#sign-rate-total').textContent = known ? `signing ${total.toFixed(2)}/s across chains` : '';
+    renderLedger(status);
   }
 
   function tickAges() {
@@ -283,6 +344,7 @@
     connection('reconnecting', 'stream lost: reconnecting…');
     // Nothing can be trusted while the stream is down; the feed resends everything on reconnect.
     for (const chainId of chains.keys()) onUnavailable(chainId, 'the console lost its stream');
+    $('#ledger tbody').replaceChildren(row(null, { note: 'unknown: the console lost its stream' }));
   });
   events.addEventListener('book', (e) => onBook(JSON.parse(e.data)));
   events.addEventListener('unavailable', (e) => onUnavailable(JSON.parse(e.data).chainId));

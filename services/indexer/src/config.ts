@@ -15,9 +15,9 @@ import {
   type ChainDeployment,
   type ConfigSources,
   pkcs11SignTimeoutSetting,
-  pkcs11UriSetting,
-  secretFileReader,
-  type Pkcs11KeyRef,
+  quoterKeySettings,
+  quoterKeySource,
+  type QuoterKeySource,
   SHARED_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,
 } from '@pmm/core';
@@ -39,18 +39,9 @@ export const INDEXER_SETTINGS = {
       "a token's decimals: a token whose decimals() answers otherwise is left out of the registry. Optional confirmRpcUrl: a second " +
       "node's HTTP URL; a change of the pair registry is believed only when it reads the same there. Required.",
   ),
-  quoterKey: settings.optionalSecret(
-    'QUOTER_KEY',
+  ...quoterKeySettings(
+    undefined,
     'Private key (hex) of the quoter the router whitelists for quote(); signs the EIP-712 AmmVerification of each block. Required (or QUOTER_KEY_FILE), unless QUOTER_PKCS11 is set.',
-  ),
-  quoterPkcs11: pkcs11UriSetting(
-    'QUOTER_PKCS11',
-    'The quoter key in a hardware module instead of QUOTER_KEY: its PKCS#11 URI, pkcs11:token=<label>;object=<key label>?module-path=<module .so> ' +
-      '(slot-id=<n> instead of token, id=<%-encoded CKA_ID> instead of or beside object). The key never leaves the module.',
-  ),
-  quoterPkcs11Pin: settings.optionalSecret(
-    'QUOTER_PKCS11_PIN',
-    "User PIN of QUOTER_PKCS11's token; give it as QUOTER_PKCS11_PIN_FILE.",
   ),
   pkcs11SignTimeoutMs: pkcs11SignTimeoutSetting(),
   bookTtlMs: settings.int(
@@ -164,19 +155,6 @@ export const INDEXER_SETTINGS = {
   ),
 };
 
-/** Where the quoter key is: in memory (hex), or in a PKCS#11 module with its token's PIN. */
-export type QuoterKeySource =
-  | { kind: 'hex'; privateKey: string }
-  | {
-      kind: 'pkcs11';
-      key: Pkcs11KeyRef;
-      pin: string;
-      /** Reads the PIN's secret file again (a new PIN after the token refused the old one); absent when the PIN is not in a file. */
-      readPin?: () => Promise<string | undefined>;
-      /** A sign the module has not answered in this long fails. */
-      signTimeoutMs: number;
-    };
-
 export interface IndexerConfig {
   chainId: number;
   deployment: ChainDeployment;
@@ -216,25 +194,11 @@ export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
     INDEXER_SETTINGS,
     sources,
   );
-  let quoter: QuoterKeySource;
-  if (quoterPkcs11 !== undefined) {
-    if (quoterKey !== undefined)
-      throw new ConfigError('QUOTER_PKCS11 (quoterPkcs11): QUOTER_KEY is set too; give one quoter key');
-    if (quoterPkcs11Pin === undefined)
-      throw new ConfigError("QUOTER_PKCS11 (quoterPkcs11): the token's PIN is needed: set QUOTER_PKCS11_PIN_FILE");
-    const readPin = secretFileReader('QUOTER_PKCS11_PIN', sources.env);
-    quoter = {
-      kind: 'pkcs11',
-      key: quoterPkcs11,
-      pin: quoterPkcs11Pin,
-      signTimeoutMs: pkcs11SignTimeoutMs,
-      ...(readPin ? { readPin } : {}),
-    };
-  } else if (quoterKey !== undefined) quoter = { kind: 'hex', privateKey: quoterKey };
-  else
-    throw new ConfigError(
-      'QUOTER_KEY (quoterKey): required (or QUOTER_KEY_FILE; or the key in a module: QUOTER_PKCS11 with QUOTER_PKCS11_PIN_FILE)',
-    );
+  // Required: an indexer without a quoter key cannot call quote() at all.
+  const quoter = quoterKeySource(
+    { quoterKey, quoterPkcs11, quoterPkcs11Pin },
+    { required: true, signTimeoutMs: pkcs11SignTimeoutMs, env: sources.env },
+  )!;
   if (!findChain(c.chainId))
     throw new ConfigError(`CHAIN_ID (chainId): chain ${c.chainId} is not in the chain registry`);
   const deployment = chains[c.chainId];

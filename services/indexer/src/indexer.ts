@@ -12,10 +12,8 @@
  */
 import { hostname } from 'node:os';
 import {
-  ConfigError,
-  createDigestSigner,
   createLogger,
-  openPkcs11Signer,
+  openQuoterKey,
   checkRedisDurabilityWhenReady,
   closeRedis,
   createRedis,
@@ -24,12 +22,11 @@ import {
   type RedisClient,
   type Served,
   createHttpTransport,
-  type TransportLimits,
 } from '@pmm/core';
 import type { KeySigner } from '@pmm/protocol';
 import type { QuoteContext } from './chain/block-quotes';
 import { createHeadGuard } from './domain/head-guard';
-import { startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
+import { nodeConnectionOptions, startBlockSource, type BlockHead, type BlockSource } from './chain/block-source';
 import { countingRpc } from './chain/counting-rpc';
 import type { IndexerConfig } from './config';
 import { chainFollowerChecks, serveOperatorEndpoints } from './http/operator-server';
@@ -74,30 +71,21 @@ const REFUSED_BECAUSE: Record<HeadRefusal, string> = {
 };
 
 /**
- * The quoter key: in memory, or in a PKCS#11 module (whose failures fail the block jobs until
- * it recovers, so the book goes stale and expires rather than being computed without quotes).
- * A key that cannot be opened is a ConfigError naming the module, token and label, never the PIN.
+ * The quoter key (core's quoter-key.ts): in memory, or in a PKCS#11 module, whose failures fail
+ * the block jobs until it recovers, so the book goes stale and expires rather than being
+ * computed without quotes. A key that cannot be opened is a ConfigError naming the module, token
+ * and label, never the PIN.
  */
-async function openQuoterKey(config: IndexerConfig, log: Logger): Promise<KeySigner> {
-  const quoter = config.quoter;
-  if (quoter.kind === 'hex') return createDigestSigner(quoter.privateKey);
-  try {
-    return await openPkcs11Signer({
-      key: quoter.key,
-      pin: quoter.pin,
-      ...(quoter.readPin ? { readPin: quoter.readPin } : {}),
-      signTimeoutMs: quoter.signTimeoutMs,
-      onFailure: (reason) => log.error('quoter key unavailable; blocks fail until its module recovers', { reason }),
-      onPinRefused: (reason) =>
-        log.error(
-          'the token refused the quoter key PIN: no further login is tried (the token would lock); write the new PIN to the PIN file, or restart',
-          { reason },
-        ),
-      onRecovered: () => log.info('quoter key available again'),
-    });
-  } catch (err) {
-    throw new ConfigError(`QUOTER_PKCS11 (quoterPkcs11): ${errorText(err)}`);
-  }
+function openIndexerQuoterKey(config: IndexerConfig, log: Logger): Promise<KeySigner> {
+  return openQuoterKey(config.quoter, {
+    onFailure: (reason) => log.error('quoter key unavailable; blocks fail until its module recovers', { reason }),
+    onPinRefused: (reason) =>
+      log.error(
+        'the token refused the quoter key PIN: no further login is tried (the token would lock); write the new PIN to the PIN file, or restart',
+        { reason },
+      ),
+    onRecovered: () => log.info('quoter key available again'),
+  });
 }
 
 /**
@@ -111,7 +99,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     replica,
   });
   const metrics = createIndexerMetrics({ chainId: config.chainId, defaultMetrics: deps.defaultMetrics ?? true });
-  const signer = await openQuoterKey(config, log);
+  const signer = await openIndexerQuoterKey(config, log);
   const keys = redisKeys(config.redisKeyPrefix);
   const { contracts } = config.deployment;
   const ctx: QuoteContext = {
@@ -206,19 +194,9 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     }
   };
 
-  const nodeLimits: TransportLimits = {
-    maxAnswerBytes: config.maxRpcAnswerBytes,
-    onDropped: (reason) => metrics.messagesDropped.inc({ reason }),
-  };
+  const connection = nodeConnectionOptions(config, (reason) => metrics.messagesDropped.inc({ reason }));
   const blockSource = startBlockSource({
-    chainId: config.chainId,
-    wsUrl: config.deployment.wsUrl,
-    rpcUrl: config.deployment.rpcUrl,
-    timeoutMs: config.rpcTimeoutMs,
-    heartbeatMs: config.heartbeatMs,
-    pollIntervalMs: config.pollIntervalMs,
-    backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
-    limits: nodeLimits,
+    ...connection,
     logger: log,
     admit,
     onHead,
@@ -233,7 +211,7 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
   };
   const registryRpc = countingRpc(blockSource.rpc, countRegistryCalls);
   const confirmRpc = config.deployment.confirmRpcUrl
-    ? countingRpc(createHttpTransport(config.deployment.confirmRpcUrl, nodeLimits), countRegistryCalls)
+    ? countingRpc(createHttpTransport(config.deployment.confirmRpcUrl, connection.limits), countRegistryCalls)
     : undefined;
   const registryRef = createRegistryRefresher({
     rpc: registryRpc,

@@ -38,6 +38,7 @@ export function createApp(deps: SignerDeps): RequestListener {
     audit: deps.audit,
     halts: deps.halts,
     firmQuotes: deps.firmQuotes,
+    dailySignatureQuota: deps.dailySignatureQuota,
     metrics: signMetrics(deps.metrics, deps.servedChains),
     logSigned: deps.logger.isLevelEnabled('info'),
     now: deps.now,

@@ -9,9 +9,9 @@
  *   fixed layer first and the per-chain layer second, with the same loader and the same
  *   error messages (`<ENV> (<name>): <reason>`).
  *
- * Secrets (INTERNAL_TOKEN, SIGNER_KEY_<id>, SIGNER_KEYSTORE_PASSWORD_<id>, SIGNER_PKCS11_PIN_<id>, QUOTER_KEY_<id>) come from the
- * variable or from the file named by `<ENV>_FILE`; the loader registers them for log
- * redaction and never echoes them.
+ * Secrets (INTERNAL_TOKEN, SIGNER_KEY_<id>, SIGNER_KEYSTORE_PASSWORD_<id>, SIGNER_PKCS11_PIN_<id>,
+ * QUOTER_KEY_<id>, QUOTER_PKCS11_PIN_<id>) come from the variable or from the file named by
+ * `<ENV>_FILE`; the loader registers them for log redaction and never echoes them.
  */
 import {
   chainsSetting,
@@ -29,8 +29,11 @@ import {
   DEFAULT_PKCS11_SESSIONS,
   pkcs11SignTimeoutSetting,
   pkcs11UriSetting,
+  quoterKeySettings,
+  quoterKeySource,
   secretFileReader,
   type ChainDeployments,
+  type QuoterKeySource,
   type Pkcs11KeyRef,
   type DurableWriteConfig,
   type Setting,
@@ -121,12 +124,29 @@ export const SIGNER_SETTINGS = {
   ),
   pkcs11Sessions: settings.int(
     'PKCS11_SESSIONS',
-    `Sessions the signer keeps open on each PKCS#11 key (SIGNER_PKCS11_<id>): the signs of that key that can run at once. Default ${DEFAULT_PKCS11_SESSIONS}.`,
+    `Sessions the signer keeps open on each PKCS#11 key (SIGNER_PKCS11_<id>, QUOTER_PKCS11_<id>): the signs of that key that can run at once. Default ${DEFAULT_PKCS11_SESSIONS}.`,
     DEFAULT_PKCS11_SESSIONS,
     [1, 64],
   ),
   pkcs11SignTimeoutMs: pkcs11SignTimeoutSetting(),
 };
+
+/**
+ * The chain's quoter key settings (core's quoter-key.ts, the indexer's with `_<id>`): QUOTER_KEY_<id>,
+ * or QUOTER_PKCS11_<id> with QUOTER_PKCS11_PIN_<id>_FILE.
+ */
+function chainQuoterSettings(chainId: number): Record<string, Setting<unknown>> {
+  const q = quoterKeySettings(
+    chainId,
+    `Private key (hex) of a quoter the chain-${chainId} router whitelists (isQuoter): it authorises the signer's quote() call that gives a sign with amountIn its exact amountOut (the indexer's key of that chain will do). ` +
+      `Without it (or QUOTER_PKCS11_${chainId}), or without the chain's rpcUrl in CHAINS, a chain-${chainId} sign with amountIn answers 503; signs without amountIn are unaffected.`,
+  );
+  return {
+    [`quoterKey_${chainId}`]: q.quoterKey,
+    [`quoterPkcs11_${chainId}`]: q.quoterPkcs11,
+    [`quoterPkcs11Pin_${chainId}`]: q.quoterPkcs11Pin,
+  };
+}
 
 /**
  * The settings of one served chain. Key sources, first match wins:
@@ -137,7 +157,8 @@ export const SIGNER_SETTINGS = {
  * depend on an order of precedence), `SIGNER_PKCS11_<id>`: the PKCS#11 URI of a key in a
  * hardware module, with the token's PIN from `SIGNER_PKCS11_PIN_<id>_FILE`.
  * Config-file names are `signerKey_<id>`, `signerKeystore_<id>`, `signerKeystorePassword_<id>`,
- * `signerPkcs11_<id>`, `signerPkcs11Pin_<id>`, `originRate_<id>`, `quoteValiditySeconds_<id>` and `quoterKey_<id>`.
+ * `signerPkcs11_<id>`, `signerPkcs11Pin_<id>`, `originRate_<id>`, `quoteValiditySeconds_<id>`, `quoterKey_<id>`,
+ * `quoterPkcs11_<id>` and `quoterPkcs11Pin_<id>`.
  */
 export function chainSettings(chainId: number) {
   return {
@@ -170,15 +191,11 @@ export function chainSettings(chainId: number) {
         '(slot-id=<n> instead of token, id=<%-encoded CKA_ID> instead of or beside object). The key never leaves the module. ' +
         `Not together with SIGNER_KEY_${chainId} or SIGNER_KEYSTORE_${chainId}.`,
     ),
-    [`quoterKey_${chainId}`]: settings.optionalSecret(
-      `QUOTER_KEY_${chainId}`,
-      `Private key (hex) of a quoter the chain-${chainId} router whitelists (isQuoter): it authorises the signer's quote() call that gives a sign with amountIn its exact amountOut (the indexer's key of that chain will do). ` +
-        `Without it, or without the chain's rpcUrl in CHAINS, a chain-${chainId} sign with amountIn answers 503; signs without amountIn are unaffected.`,
-    ),
     [`signerPkcs11Pin_${chainId}`]: settings.optionalSecret(
       `SIGNER_PKCS11_PIN_${chainId}`,
       `User PIN of the token of SIGNER_PKCS11_${chainId}; give it as SIGNER_PKCS11_PIN_${chainId}_FILE.`,
     ),
+    ...chainQuoterSettings(chainId),
   } as Record<string, Setting<unknown>>;
 }
 
@@ -201,8 +218,8 @@ export interface ChainSignerConfig {
   /** The router's validity: a quote's deadline is its timestamp + this many seconds. */
   quoteValiditySeconds: number;
   key: KeySource;
-  /** The quoter key (hex) of the firm quotes; absent: none on this chain. A registered secret. */
-  quoterKey?: string;
+  /** The quoter key of the firm quotes (in memory or in a module); absent: none on this chain. */
+  quoter?: QuoterKeySource;
 }
 
 /** The Redis durability settings (DURABLE_WRITE_SETTINGS) decide when an audit record is stored. */
@@ -281,7 +298,9 @@ export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
   // Second pass, per served chain (CONFIG_FILE is read again: once per chain, at boot only).
   const chains: Record<number, ChainSignerConfig> = {};
   for (const chainId of servedChains ?? []) {
-    const chain = collect(() => loadChainSigner(chainId, sources));
+    const chain = collect(() =>
+      loadChainSigner(chainId, sources, base?.pkcs11SignTimeoutMs ?? SIGNER_SETTINGS.pkcs11SignTimeoutMs.default!),
+    );
     if (chain) chains[chainId] = chain;
   }
   throwConfigErrors(problems);
@@ -289,8 +308,17 @@ export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
   return { ...fixed, redisUrl: redisConnectionUrl(fixed), chains, deployments };
 }
 
-function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerConfig {
+function loadChainSigner(chainId: number, sources: ConfigSources, signTimeoutMs: number): ChainSignerConfig {
   const c = loadConfig(chainSettings(chainId), sources);
+  // Optional: a chain without a quoter key has no firm quotes (firm-quote-chains.ts says so at start).
+  const quoter = quoterKeySource(
+    {
+      quoterKey: c[`quoterKey_${chainId}`] as string | undefined,
+      quoterPkcs11: c[`quoterPkcs11_${chainId}`] as Pkcs11KeyRef | undefined,
+      quoterPkcs11Pin: c[`quoterPkcs11Pin_${chainId}`] as string | undefined,
+    },
+    { chainId, required: false, signTimeoutMs, env: sources.env },
+  );
   const privateKey = c[`signerKey_${chainId}`] as string | undefined;
   const keystore = c[`signerKeystore_${chainId}`] as string | undefined;
   const password = c[`signerKeystorePassword_${chainId}`] as string | undefined;
@@ -327,6 +355,6 @@ function loadChainSigner(chainId: number, sources: ConfigSources): ChainSignerCo
     originRate: c[`originRate_${chainId}`] as bigint,
     quoteValiditySeconds: c[`quoteValiditySeconds_${chainId}`] as number,
     key,
-    ...(c[`quoterKey_${chainId}`] === undefined ? {} : { quoterKey: c[`quoterKey_${chainId}`] as string }),
+    ...(quoter ? { quoter } : {}),
   };
 }

@@ -13,8 +13,12 @@ void runService({
   settings: SIGNER_SETTINGS,
   loadConfig: loadSignerConfig,
   start: async (config, logger) => {
-    // Before anything uses libuv's pool (the keys' signs run on it): a thread per module session.
-    const moduleKeys = Object.values(config.chains).filter((chain) => chain.key.kind === 'pkcs11').length;
+    // Before anything uses libuv's pool (the keys' signs run on it): a thread per module session,
+    // signing and quoter keys alike.
+    const moduleKeys = Object.values(config.chains).reduce(
+      (n, chain) => n + (chain.key.kind === 'pkcs11' ? 1 : 0) + (chain.quoter?.kind === 'pkcs11' ? 1 : 0),
+      0,
+    );
     const threads = sizeThreadPool(moduleKeys * config.pkcs11Sessions);
     if (moduleKeys > 0) logger.info('thread pool sized for the PKCS#11 sessions', { threads });
     const signer = await startSigner(config, logger);

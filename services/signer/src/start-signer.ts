@@ -29,7 +29,7 @@ import { auditTrailSizeMetric } from './store/audit-trail-size';
 import { PairRegistryCache } from './store/pair-registry-cache';
 import { bookHeadReader } from './store/book-head';
 import { createFirmQuotes } from './chain/firm-quotes';
-import { firmQuoteChains, firmQuoteMetric } from './chain/firm-quote-chains';
+import { closeFirmQuoteChains, firmQuoteChains, firmQuoteMetric } from './chain/firm-quote-chains';
 
 export interface RunningSigner {
   served: Served;
@@ -43,11 +43,12 @@ export interface RunningSigner {
 export async function startSigner(config: SignerConfig, logger: Logger): Promise<RunningSigner> {
   const metrics = createMetrics('signer');
   const signers = await loadSigningKeys(config, keyHealth(metrics, logger, config.servedChains));
-  let firmChains: ReturnType<typeof firmQuoteChains>;
+  let firmChains: Awaited<ReturnType<typeof firmQuoteChains>>;
   try {
-    // Before any Redis connection: a validity the router contradicts is a configuration error.
+    // Before any Redis connection: a validity the router contradicts is a configuration error,
+    // and so is a quoter key that cannot be opened.
     await checkQuoteValidity(Object.values(config.chains), config.deployments, logger);
-    firmChains = firmQuoteChains(config, logger, metrics);
+    firmChains = await firmQuoteChains(config, logger, metrics);
   } catch (err) {
     await closeSigningKeys(signers);
     throw err;
@@ -143,7 +144,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await integrators.stop();
         await halts.stop();
         await Promise.all([redis, subscriber, auditRedis].map((client) => closeRedis(client)));
-        for (const chain of firmChains.values()) chain.rpc.close();
+        await closeFirmQuoteChains(firmChains);
         await closeSigningKeys(signers);
       })()),
   };

@@ -124,8 +124,8 @@ or nothing: only for a Sentinel redis.url, and a sentinel user needs it.
 
 {{/*
 How a process reaches Redis: the shared URL, its role's ACL user (redis-acl.ts redisStackUsers'
-names: gateway, signer, indexer-<chain id>, operator) and that user's password as the file the
-redis volume mounts: (dict "ctx" $ "user" "gateway").
+names: gateway, signer, indexer-<chain id>, ledger-<chain id>, operator, risk) and that user's
+password as the file the redis volume mounts: (dict "ctx" $ "user" "gateway").
 */}}
 {{- define "pmm.redisEnv" -}}
 - name: REDIS_URL
@@ -155,6 +155,44 @@ redis volume mounts: (dict "ctx" $ "user" "gateway").
   value: /config/chains.json
 - name: SECRETS_DIR
   value: /run/secrets/pmm
+{{- end -}}
+
+{{/*
+The environment of one chain's ledger, built here and nowhere else (a setting of the ledger is
+added here once): its Redis user ledger-<id>, the chains file, its chain and operator port, then
+the `env` given, in name order (ledger.env with ledger.chains.<id>.env over it):
+(dict "ctx" $ "chainId" "8453" "env" <the merged map>).
+*/}}
+{{- define "pmm.ledgerEnv" -}}
+{{ include "pmm.redisEnv" (dict "ctx" .ctx "user" (printf "ledger-%s" .chainId)) }}
+- name: LOG_LEVEL
+  value: {{ .ctx.Values.logLevel | quote }}
+- name: CONFIG_FILE
+  value: /config/chains.json
+- name: CHAIN_ID
+  value: {{ .chainId | quote }}
+- name: HOST
+  value: 0.0.0.0
+- name: PORT
+  value: '8095'
+{{- with .env }}
+{{ include "pmm.extraEnv" . | trim }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The environment of the risk command's pod: its Redis user `risk`, and the signer's durability
+rule, which a halt is confirmed under (docs/operations.md#halts), then risk.env in name order.
+*/}}
+{{- define "pmm.riskEnv" -}}
+{{ include "pmm.redisEnv" (dict "ctx" . "user" "risk") }}
+- name: REDIS_DURABILITY
+  value: {{ .Values.redis.durability | quote }}
+- name: REDIS_DURABLE_REPLICAS
+  value: {{ .Values.redis.durableReplicas | quote }}
+{{- with .Values.risk.env }}
+{{ include "pmm.extraEnv" . | trim }}
+{{- end }}
 {{- end -}}
 
 {{/* Further settings from a part's `env` map, in name order. */}}

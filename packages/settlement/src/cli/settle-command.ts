@@ -187,7 +187,7 @@ async function settle(argv: readonly string[], deps: SettleCommandDeps): Promise
   if (values.metrics !== undefined) {
     // Renamed into place: a textfile collector never reads half a file.
     // Readable by others: node_exporter often runs as its own user.
-    replaceFile(values.metrics, settlementMetrics(report), 0o644);
+    replaceFile(values.metrics, await settlementMetrics(report), 0o644);
   }
   const t = report.totals;
   const excess = report.signals.reduce((n, s) => n + s.excessSwaps, 0);

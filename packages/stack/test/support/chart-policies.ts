@@ -6,7 +6,7 @@
  */
 import type { Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
-import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 
 /** A rendered Kubernetes object, as far as these checks read it. */
@@ -27,8 +27,8 @@ interface Container {
   resources?: { requests?: Json; limits?: Json };
   securityContext?: Json;
   ports?: { name?: string; containerPort: number }[];
-  livenessProbe?: { httpGet?: { path: string; port: string | number } };
-  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+  livenessProbe?: { httpGet?: { path: string; port: string | number }; exec?: { command: string[] } };
+  readinessProbe?: { httpGet?: { path: string; port: string | number }; exec?: { command: string[] } };
 }
 
 interface PodOf {
@@ -107,13 +107,22 @@ export function checkHardening(objects: K8sObject[]): string[] {
   });
 }
 
-/** Every Deployment's containers are probed: liveness on /healthz, readiness on /readyz, on a declared port. */
+/**
+ * Every Deployment's containers are probed: liveness on /healthz, readiness on /readyz, on a
+ * declared port. A container that serves nothing (no port: the risk command's pod, which waits
+ * for `kubectl exec`) has instead a readiness probe that runs a command (that it can do its work).
+ */
 export function checkProbes(objects: K8sObject[]): string[] {
   return podsOf(objects)
     .filter((pod) => pod.longRunning)
     .flatMap((pod) =>
       pod.spec.containers.flatMap((c) => {
         const problems: string[] = [];
+        if (!c.ports?.length) {
+          if (!c.readinessProbe?.exec?.command.length) problems.push('serves no port and runs no readiness command');
+          if (c.readinessProbe?.httpGet || c.livenessProbe?.httpGet) problems.push('probes a port it does not declare');
+          return problems.map((p) => `${where(pod, c)}: ${p}`);
+        }
         const declared = (port: string | number | undefined) =>
           (c.ports ?? []).some((p) => p.name === port || p.containerPort === port);
         for (const [probe, path] of [
@@ -135,7 +144,7 @@ export function checkProbes(objects: K8sObject[]): string[] {
  * docs/configuration.md marks them; per-chain ones for any chain id). Their `_FILE` forms name a path.
  */
 function isSecretSetting(name: string): boolean {
-  const specs = [GATEWAY_SETTINGS, SIGNER_SETTINGS, INDEXER_SETTINGS, chainSettings(0)] as Record<
+  const specs = [GATEWAY_SETTINGS, SIGNER_SETTINGS, INDEXER_SETTINGS, LEDGER_SETTINGS, chainSettings(0)] as Record<
     string,
     Setting<unknown>
   >[];
@@ -255,9 +264,9 @@ const peerSet = (peers: NetworkPolicyPeer[] | 'anywhere') =>
 /**
  * Each part's pods are selected by exactly one NetworkPolicy, which restricts ingress and admits
  * to each of the part's ports only what must reach it: the gateway's public port (`http`) what
- * the values admit; every operator port (the gateway's `ops`; the signer's `http` and the
- * indexers' `metrics`, which serve /metrics) Prometheus and the probes' ranges, and nothing else
- * but the gateway's pods to the signer; the settlement nothing.
+ * the values admit; every operator port (the gateway's `ops`; the signer's `http`, the indexers'
+ * and the ledgers' `metrics`, which serve /metrics) Prometheus and the probes' ranges, and nothing
+ * else but the gateway's pods to the signer; the settlement and the risk command's pod nothing.
  */
 export function checkNetworkPolicies(objects: K8sObject[], admit: NetworkAdmission): string[] {
   const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
@@ -284,7 +293,7 @@ export function checkNetworkPolicies(objects: K8sObject[], admit: NetworkAdmissi
         ? [['http', admit.public], ...operatorPort('ops')]
         : component === 'signer'
           ? [['http', [gatewayPeer, ...operators]]]
-          : /^indexer-\d+$/.test(component)
+          : /^(indexer|ledger)-\d+$/.test(component)
             ? operatorPort('metrics')
             : [],
     );

@@ -35,6 +35,8 @@ export interface ServedPair {
   prefix: string;
   /** The signer's process (a drill stops it under load). */
   signer: ServiceProcess;
+  /** The first gateway's process (on `gatewayPort`). */
+  gateway: ServiceProcess;
   /** The chains file the services read. */
   configFile: string;
   /**
@@ -127,6 +129,7 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     redisUrl: system.redisUrl,
     prefix: DEFAULT_KEY_PREFIX,
     signer: system.processesOf('signer')[0]!,
+    gateway: system.processesOf('gateway')[0]!,
     configFile: system.configFile,
     async addGateway() {
       const [gatewayPort, opsPort] = [await freePort(), await freePort()];

@@ -2,10 +2,10 @@
  * The operator console's status snapshot, sent to its viewers every few seconds
  * (console-feed.ts): the readiness of the gateway's dependencies (the same checks as `/readyz`:
  * Redis, the signer), and per chain the indexer replicas that announce themselves (core's
- * indexer-presence.ts), the sign rate across every signer (sign-rate.ts) and the symbols of the
- * chain's tokens (from the pair registry, to label the charts), and the active halts with who made
- * them and why (read only). Books are not in it: they come
- * from the price stream's hub as they are written.
+ * indexer-presence.ts), the sign rate across every signer (sign-rate.ts), the symbols of the
+ * chain's tokens (from the pair registry, to label the charts), the maker's ledger of the day
+ * (console-ledger.ts), and the active halts with who made them and why (read only). Books are not
+ * in it: they come from the price stream's hub as they are written.
  */
 import {
   checkReadiness,
@@ -19,6 +19,7 @@ import {
   type RedisClient,
   type RedisKeys,
 } from '@pmm/core';
+import { readConsoleLedger, type ConsoleLedger } from './console-ledger';
 import { SignRate } from './sign-rate';
 
 export interface ConsoleChainStatus {
@@ -29,6 +30,10 @@ export interface ConsoleChainStatus {
   signRate: number | null;
   /** Lowercase token address → symbol, from the chain's pair registry ({} before it is written). */
   symbols: Record<string, string>;
+  /** The chain's quote token (lowercase address; null before the registry is written): the ledger's notional is in it. */
+  quoteToken: string | null;
+  /** The maker's ledger of the day; null when Redis could not be read. */
+  ledger: ConsoleLedger | null;
 }
 
 /** An active halt as the console shows it (read only: `npm run risk` changes them). */
@@ -60,10 +65,11 @@ export interface ConsoleStatusOptions {
   halts: Pick<HaltView, 'lastRead'>;
 }
 
-/** Token symbols of a stored pair registry (anything unreadable gives none). */
-function registrySymbols(text: string | null): Record<string, string> {
+/** Token symbols of a stored pair registry, and its quote token (anything unreadable gives none). */
+function registryTokens(text: string | null): { symbols: Record<string, string>; quoteToken: string | null } {
   const symbols: Record<string, string> = {};
-  if (text === null) return symbols;
+  let quoteToken: string | null = null;
+  if (text === null) return { symbols, quoteToken };
   try {
     const registry = JSON.parse(text) as { quoteToken?: unknown; baseTokens?: unknown };
     const tokens = [registry.quoteToken, ...(Array.isArray(registry.baseTokens) ? registry.baseTokens : [])];
@@ -71,10 +77,12 @@ function registrySymbols(text: string | null): Record<string, string> {
       const { address, symbol } = (token ?? {}) as { address?: unknown; symbol?: unknown };
       if (typeof address === 'string' && typeof symbol === 'string') symbols[address.toLowerCase()] = symbol;
     }
+    const quote = (registry.quoteToken ?? {}) as { address?: unknown };
+    if (typeof quote.address === 'string') quoteToken = quote.address.toLowerCase();
   } catch {
     // Not JSON: no labels; the console shows addresses.
   }
-  return symbols;
+  return { symbols, quoteToken };
 }
 
 /** Returns the function that takes one snapshot (it samples the sign rates: call it at a steady pace). */
@@ -82,16 +90,18 @@ export function consoleStatus(opts: ConsoleStatusOptions): () => Promise<Console
   const { redis, keys } = opts;
   const rates = new Map(opts.chains.map((chainId) => [chainId, new SignRate(redis, keys.audit(chainId))]));
   const chainStatus = async (chainId: number): Promise<ConsoleChainStatus> => {
-    const [indexers, signRate, registry] = await Promise.allSettled([
+    const [indexers, signRate, registry, ledger] = await Promise.allSettled([
       readPresence(redis, keys, chainId),
       rates.get(chainId)!.sample(),
       redis.get(keys.pairs(chainId)),
+      readConsoleLedger(redis, keys, chainId),
     ]);
     return {
       chainId,
       indexers: indexers.status === 'fulfilled' ? indexers.value : null,
       signRate: signRate.status === 'fulfilled' ? signRate.value : null,
-      symbols: registrySymbols(registry.status === 'fulfilled' ? registry.value : null),
+      ...registryTokens(registry.status === 'fulfilled' ? registry.value : null),
+      ledger: ledger.status === 'fulfilled' ? ledger.value : null,
     };
   };
   return async () => {

@@ -1,13 +1,14 @@
 /**
  * The operator console's server side on a real Redis: the page and its assets with their own
  * Content-Security-Policy, the error envelope on its paths, and the event stream (books and
- * `unavailable` from the price stream's hub, the status with indexer presence and the sign rate
- * read from the audit streams), shared by every viewer.
+ * `unavailable` from the price stream's hub, the status with indexer presence, the sign rate
+ * read from the audit streams and the maker's ledger of the day), shared by every viewer.
  */
 import request from 'supertest';
 import { announcePresence } from '@pmm/core';
 import type { Gateway } from '@pmm/gateway';
 import { bookBody, harness, type Harness } from '../support/harness';
+import { awayFromMidnight, ledgerWriter, USDC } from '../support/ledger-writer';
 import { openStream, type SseStream } from '../support/sse-client';
 import type { ConsoleStatus } from '../../src/console/console-status';
 
@@ -143,6 +144,46 @@ describe('the console event stream', () => {
     expect(last.chains.find((c) => c.chainId === 56)!.signRate).toBe(0);
     expect(last.time).toBeGreaterThanOrEqual(at);
   }, 30_000);
+
+  it("behavior: the status carries each chain's ledger of the UTC day: per integrator swaps, notional and rolling 60 s markout, largest notional first, and the ledger's block", async () => {
+    const ledger = ledgerWriter(h.redis, h.keys, 8453);
+    await ledger.registry();
+    await awayFromMidnight();
+    const now = Math.floor(Date.now() / 1_000);
+    const yesterday = now - 86_400;
+    await ledger.commit(50, [ledger.entry(50, yesterday, 'acme', '1000000')]);
+    await ledger.commit(900, [
+      ledger.entry(900, now, 'acme', '3000.25'),
+      ledger.entry(900, now, 'beta', '5000'),
+      ledger.entry(900, now, '', '12'),
+    ]);
+    await ledger.commit(901, [ledger.entry(901, now, 'acme', '2999.75')]);
+    await ledger.markouts([
+      { integratorId: 'acme', bps: -12 },
+      { integratorId: 'acme', bps: -8 },
+      { integratorId: 'zeta', bps: 3 },
+    ]);
+    const s = await viewer();
+    const ledgerOf = (st: ConsoleStatus) => st.chains.find((c) => c.chainId === 8453)?.ledger;
+    await s.until((x) => statuses(x).some((st) => ledgerOf(st)?.block === 901));
+    const last = statuses(s).find((st) => ledgerOf(st)?.block === 901)!;
+    expect(ledgerOf(last)).toEqual({
+      day: new Date(now * 1_000).toISOString().slice(0, 10),
+      block: 901,
+      integrators: [
+        { integratorId: 'acme', swaps: 2, notional: 6000, markout60sBps: -10, markoutSwaps: 2 },
+        { integratorId: 'beta', swaps: 1, notional: 5000, markout60sBps: null, markoutSwaps: 0 },
+        { integratorId: '', swaps: 1, notional: 12, markout60sBps: null, markoutSwaps: 0 },
+      ],
+    });
+    expect(last.chains.find((c) => c.chainId === 8453)!.quoteToken).toBe(USDC.toLowerCase());
+    // A chain no ledger has written on.
+    expect(last.chains.find((c) => c.chainId === 56)!.ledger).toEqual({
+      day: expect.any(String),
+      block: null,
+      integrators: [],
+    });
+  }, 90_000);
 
   it('behavior: closing the gateway ends the console streams', async () => {
     const other = await h.gateway({ servedChains: [8453] });

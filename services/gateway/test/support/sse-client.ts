@@ -91,7 +91,13 @@ export function openStream(base: string, path: string, headers: Record<string, s
           return events.slice(0, n);
         },
         until: async (pred, timeoutMs = 5_000) => {
-          await until(() => pred(stream), timeoutMs, `sse condition (events: ${JSON.stringify(events).slice(0, 300)})`);
+          // On failure, what arrived: the last events' types and ids (a book's data can be megabytes).
+          const seen = () =>
+            `${events.length} events, last: ${JSON.stringify(events.slice(-8).map((e) => [e.event, e.id, e.data.length]))}; ` +
+            `${comments.length} comments; ended: ${res.complete || res.destroyed}`;
+          await until(() => pred(stream), timeoutMs, 'sse condition').catch((err: Error) => {
+            throw new Error(`${err.message} (${seen()})`);
+          });
         },
         pause: () => res.pause(),
         resume: () => res.resume(),

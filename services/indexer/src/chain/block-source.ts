@@ -62,6 +62,41 @@ export interface BlockSourceOptions {
   onReconnect?(): void;
 }
 
+/** The settings of a chain's node connection, read the same way by the indexer and the ledger. */
+export interface NodeConnectionSettings {
+  chainId: number;
+  deployment: { wsUrl?: string; rpcUrl?: string };
+  rpcTimeoutMs: number;
+  heartbeatMs: number;
+  pollIntervalMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  maxRpcAnswerBytes: number;
+}
+
+/**
+ * The connection part of a block source's options from a process's settings; `onDropped` counts
+ * what the transport throws away (oversized, malformed, redirects) in the process's own metric.
+ */
+export function nodeConnectionOptions(
+  c: NodeConnectionSettings,
+  onDropped: TransportLimits['onDropped'],
+): Pick<
+  BlockSourceOptions,
+  'chainId' | 'wsUrl' | 'rpcUrl' | 'timeoutMs' | 'heartbeatMs' | 'pollIntervalMs' | 'backoff' | 'limits'
+> {
+  return {
+    chainId: c.chainId,
+    wsUrl: c.deployment.wsUrl,
+    rpcUrl: c.deployment.rpcUrl,
+    timeoutMs: c.rpcTimeoutMs,
+    heartbeatMs: c.heartbeatMs,
+    pollIntervalMs: c.pollIntervalMs,
+    backoff: { minMs: c.reconnectMinMs, maxMs: c.reconnectMaxMs },
+    limits: { maxAnswerBytes: c.maxRpcAnswerBytes, onDropped },
+  };
+}
+
 export interface BlockSource {
   /** The current node connection; rejects with RpcConnectionError while the node is down. */
   readonly rpc: RpcTransport;

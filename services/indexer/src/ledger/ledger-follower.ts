@@ -17,6 +17,7 @@ import {
   isRpcObject,
   numberToHex,
   RpcError,
+  type LedgerCursor,
   type LedgerEntry,
   type Logger,
   type RpcTransport,
@@ -32,7 +33,7 @@ import {
 } from '@pmm/settlement';
 import type { BlockHead } from '../chain/block-source';
 import { outageLog } from '../outage-log';
-import type { LedgerCursor, LedgerStore } from './ledger-store';
+import type { LedgerStore } from './ledger-store';
 
 export interface LedgerFollowerDeps {
   chainId: number;

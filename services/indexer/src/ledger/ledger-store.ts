@@ -1,24 +1,36 @@
 /**
  * The chain's ledger in Redis: its swaps (a sorted set scored by block number, core's
- * ledger-entry.ts), the hashes of the recent blocks it read, and its cursor, the last block it
- * holds. A block is committed whole in one MULTI: its swaps replace whatever the set held at that
- * height, its hash is recorded and the cursor moves, so a ledger killed at any moment resumes
- * after its cursor without a gap or a duplicate. A reorg rolls back to the fork point the same way.
+ * ledger-entry.ts), the hashes of the recent blocks it read, its cursor, the last block it
+ * holds, and each UTC day's totals per integrator (core's ledger-day-totals.ts). A block is
+ * committed whole in one MULTI: its swaps replace whatever the set held at that height, its
+ * swaps are added to their day's totals, its hash is recorded and the cursor moves, so a ledger
+ * killed at any moment resumes after its cursor without a gap or a duplicate. A reorg rolls back
+ * to the fork point the same way, taking the orphans out of the totals. The ledger is the single
+ * writer of its chain (one process per chain): the totals count each committed block once
+ * because nothing else commits it.
  */
-import { ledgerEntryJson, type LedgerEntry, type RedisClient } from '@pmm/core';
-
-export interface LedgerCursor {
-  number: number;
-  hash: string;
-}
+import {
+  LEDGER_DAY_TTL_SECONDS,
+  ledgerCursorJson,
+  ledgerDayIncrements,
+  ledgerEntryJson,
+  parseLedgerCursor,
+  parseLedgerEntry,
+  type LedgerCursor,
+  type LedgerEntry,
+  type RedisClient,
+} from '@pmm/core';
 
 export interface LedgerStore {
   cursor(): Promise<LedgerCursor | undefined>;
   /** The hash the ledger read at `number`, when it still remembers it (the last `keepHashes` blocks). */
   hashAt(number: number): Promise<string | undefined>;
-  /** Records block `number` (hash `hash`) with its swaps and moves the cursor to it. */
+  /** Records block `number` (hash `hash`) with its swaps, adds them to their day's totals and moves the cursor to it. */
   commit(number: number, hash: string, entries: readonly LedgerEntry[]): Promise<void>;
-  /** Forgets every block above `to` (a reorg's orphans) and moves the cursor back to `to`. Returns the swaps removed. */
+  /**
+   * Forgets every block above `to` (a reorg's orphans), takes their swaps out of the totals and
+   * moves the cursor back to `to`. Returns the swaps removed.
+   */
   rollback(to: LedgerCursor): Promise<number>;
 }
 
@@ -26,35 +38,57 @@ export interface LedgerKeys {
   ledger: string;
   cursor: string;
   blocks: string;
+  /** The totals of a Unix day. */
+  day: (day: number) => string;
+}
+
+type Transaction = ReturnType<RedisClient['multi']>;
+
+/** Adds (or takes back) the entries' swaps and notional to the totals of their days, in `tx`. */
+function addToDays(tx: Transaction, keys: LedgerKeys, entries: readonly LedgerEntry[], sign: 1 | -1): void {
+  const days = new Set<number>();
+  for (const inc of ledgerDayIncrements(entries, sign)) {
+    if (inc.kind === 'count') tx.hincrby(keys.day(inc.day), inc.field, inc.by);
+    else tx.hincrbyfloat(keys.day(inc.day), inc.field, inc.by);
+    days.add(inc.day);
+  }
+  for (const day of days) tx.expire(keys.day(day), LEDGER_DAY_TTL_SECONDS);
 }
 
 export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHashes: number): LedgerStore {
   return {
     async cursor() {
       const raw = await redis.get(keys.cursor);
-      return raw ? (JSON.parse(raw) as LedgerCursor) : undefined;
+      return raw ? parseLedgerCursor(raw) : undefined;
     },
     async hashAt(number) {
       return (await redis.hget(keys.blocks, String(number))) ?? undefined;
     },
     async commit(number, hash, entries) {
+      // What the set holds at this height (nothing, unless the block is committed again) leaves
+      // the totals as it leaves the set.
+      const replaced = (await redis.zrangebyscore(keys.ledger, number, number)).map(parseLedgerEntry);
       const tx = redis.multi();
       tx.zremrangebyscore(keys.ledger, number, number);
       for (const e of entries) tx.zadd(keys.ledger, number, ledgerEntryJson(e));
+      addToDays(tx, keys, replaced, -1);
+      addToDays(tx, keys, entries, 1);
       tx.hset(keys.blocks, String(number), hash);
       // One block's hash leaves as each new one comes: the hash keeps `keepHashes` blocks.
       tx.hdel(keys.blocks, String(number - keepHashes));
-      tx.set(keys.cursor, JSON.stringify({ number, hash } satisfies LedgerCursor));
+      tx.set(keys.cursor, ledgerCursorJson({ number, hash }));
       const results = await tx.exec();
       const failed = results?.find(([err]) => err);
       if (!results || failed) throw failed?.[0] ?? new Error('ledger commit: transaction aborted');
     },
     async rollback(to) {
       const orphans = (await redis.hkeys(keys.blocks)).filter((n) => Number(n) > to.number);
+      const removed = (await redis.zrangebyscore(keys.ledger, `(${to.number}`, '+inf')).map(parseLedgerEntry);
       const tx = redis.multi();
       tx.zremrangebyscore(keys.ledger, `(${to.number}`, '+inf');
+      addToDays(tx, keys, removed, -1);
       if (orphans.length > 0) tx.hdel(keys.blocks, ...orphans);
-      tx.set(keys.cursor, JSON.stringify(to));
+      tx.set(keys.cursor, ledgerCursorJson(to));
       const results = await tx.exec();
       const failed = results?.find(([err]) => err);
       if (!results || failed) throw failed?.[0] ?? new Error('ledger rollback: transaction aborted');

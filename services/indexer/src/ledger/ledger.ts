@@ -7,19 +7,20 @@
 import { hostname } from 'node:os';
 import {
   DurableWrites,
+  LEDGER_MARKOUT_HORIZON_SECONDS,
   closeRedis,
   createLogger,
   createRedis,
   durabilityPolicy,
+  redisReady,
   redisKeys,
   type LedgerEntry,
   type Logger,
   type RedisClient,
   type Served,
-  type TransportLimits,
 } from '@pmm/core';
-import { AuditReader, TracerChoice } from '@pmm/settlement';
-import { startBlockSource, type BlockHead } from '../chain/block-source';
+import { AuditReader, HORIZONS, TracerChoice } from '@pmm/settlement';
+import { nodeConnectionOptions, startBlockSource, type BlockHead } from '../chain/block-source';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
 import type { LedgerConfig } from './ledger-config';
@@ -28,6 +29,7 @@ import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
 import { createLedgerStore } from './ledger-store';
 import { anyLimit, startLimits } from './limits';
 import { PendingMarkouts, redisMidHistory } from './pending-markouts';
+import { RollingMarkouts } from './rolling-markouts';
 import { transportChainReader } from './transport-chain-reader';
 
 export interface LedgerDeps {
@@ -43,8 +45,6 @@ export interface RunningLedger {
   stop(): Promise<void>;
 }
 
-/** Swaps per integrator the rolling 60 s markout averages. */
-const ROLLING_SWAPS = 100;
 /** A swap still without its 60 s markout an hour on (the mid history stopped): none. */
 const MARKOUT_MAX_WAIT_SECONDS = 3_600;
 
@@ -60,12 +60,16 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     name: `ledger-${config.chainId}`,
     logger: log,
   });
+  // The first block otherwise races the connection and is logged as failed (a warning on every
+  // start); a Redis still down is waited for by the follower's retries, as before.
+  await redisReady(redis).catch(() => log.warn('redis not reachable at start-up; continuing'));
   const store = createLedgerStore(
     redis,
     {
       ledger: keys.ledger(config.chainId),
       cursor: keys.ledgerCursor(config.chainId),
       blocks: keys.ledgerBlocks(config.chainId),
+      day: (day) => keys.ledgerDay(config.chainId, day),
     },
     config.maxReorgDepth,
   );
@@ -76,20 +80,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     maxJump: config.maxHeadJump,
   });
   const late: { wake?: () => void } = {};
-  // Counted as the indexer counts them: a node that floods or redirects shows on the ledger too.
-  const limits: TransportLimits = {
-    maxAnswerBytes: config.maxRpcAnswerBytes,
-    onDropped: (reason) => metrics.messagesDropped.inc({ reason }),
-  };
   const source = startBlockSource({
-    chainId: config.chainId,
-    wsUrl: config.deployment.wsUrl,
-    rpcUrl: config.deployment.rpcUrl,
-    timeoutMs: config.rpcTimeoutMs,
-    heartbeatMs: config.heartbeatMs,
-    pollIntervalMs: config.pollIntervalMs,
-    backoff: { minMs: config.reconnectMinMs, maxMs: config.reconnectMaxMs },
-    limits,
+    // Dropped messages counted as the indexer counts them: a node that floods or redirects shows on the ledger too.
+    ...nodeConnectionOptions(config, (reason) => metrics.messagesDropped.inc({ reason })),
     logger: log,
     admit: (head) => {
       const verdict = guard.check(head, Date.now());
@@ -106,20 +99,24 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   // The 60 s markout per integrator: each swap waits until the indexer's mid history is 60 s
   // past it, then reads the mid in force then.
   const history = redisMidHistory(redis, { mids: keys.mids(config.chainId), midTimes: keys.midTimes(config.chainId) });
-  const rolling = new Map<string, number[]>();
-  const markout60s = new PendingMarkouts(
-    '60s',
+  const rolling = new RollingMarkouts(redis, keys.ledgerMarkouts(config.chainId), metrics, log);
+  // In the background: a Redis not up yet must not hold the start; what is recorded meanwhile comes after.
+  rolling.load().catch((err: unknown) =>
+    log.warn('rolling markouts of the last run not read', {
+      error: err instanceof Error ? err.message : String(err),
+    }),
+  );
+  const markouts60s: { integratorId: string; bps: number }[] = [];
+  const waiting = new PendingMarkouts(
+    HORIZONS.find((h) => h.seconds === LEDGER_MARKOUT_HORIZON_SECONDS)!.key,
     history,
-    (e, bps) => {
-      const list = rolling.get(e.integratorId) ?? [];
-      list.push(bps);
-      if (list.length > ROLLING_SWAPS) list.shift();
-      rolling.set(e.integratorId, list);
-      metrics.markout60s.set({ integrator: e.integratorId }, list.reduce((a, b) => a + b, 0) / list.length);
-      metrics.markout60sSwaps.set({ integrator: e.integratorId }, list.length);
-    },
+    (e, bps) => markouts60s.push({ integratorId: e.integratorId, bps }),
     MARKOUT_MAX_WAIT_SECONDS,
   );
+  const settleMarkouts = async () => {
+    await waiting.settle();
+    await rolling.add(markouts60s.splice(0));
+  };
   const executedLimits = anyLimit(config.limits)
     ? startLimits({
         chainId: config.chainId,
@@ -156,26 +153,19 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         metrics.swaps.inc({ integrator, pair: e.pair });
         metrics.notional.inc({ integrator, pair: e.pair }, Number(e.quoteAmount));
         if (!e.integratorId) continue;
-        markout60s.add(e);
-        if (!rolling.has(e.integratorId)) {
-          // The integrator's series exist from its first swap: no mean yet (NaN), none behind it.
-          rolling.set(e.integratorId, []);
-          metrics.markout60s.set({ integrator: e.integratorId }, NaN);
-          metrics.markout60sSwaps.set({ integrator: e.integratorId }, 0);
-        }
+        waiting.add(e);
+        rolling.track(e.integratorId);
       }
-      markout60s
-        .settle()
-        .catch((err: unknown) =>
-          log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
-        );
+      settleMarkouts().catch((err: unknown) =>
+        log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
+      );
       executedLimits?.onCommit(block, entries, blockTime);
       deps.onCommit?.(block, entries, head);
     },
     onReorg: (to, removed) => {
       metrics.reorgs.inc();
       metrics.orphanedSwaps.inc(removed);
-      markout60s.rollback(to);
+      waiting.rollback(to);
       executedLimits?.onReorg(to);
     },
     onError: () => metrics.blockErrors.inc(),

@@ -1,0 +1,139 @@
+/**
+ * The taker's side of a firm quote on a devnet chain of a running system (testkit's startSystem),
+ * for the tests that execute what a sign quoted: read the router's curve, approve, wait for the
+ * book of a block, sign with `amountIn` through the gateway, send the calldata and see what the
+ * user received, and move the curve as the router's owner. Amounts are read back with viem
+ * (balances), apart from the code under test.
+ */
+import request from 'supertest';
+import type { Account, Chain, Hex, PublicClient, Transport, WalletClient } from 'viem';
+import { PmmRouterArtifact, TestTokenArtifact, type RouterCurve } from '@pmm/contracts';
+import { deployerWallet, type ChainStack } from '@pmm/devnet';
+import type { OrderbookResponse } from '@pmm/protocol';
+import { chainClients, until, type System } from '@pmm/testkit';
+
+export const routerAbi = PmmRouterArtifact.abi;
+const erc20Abi = TestTokenArtifact.abi;
+
+/** One chain as the taker and the router's owner see it. */
+export interface SwapChain {
+  sys: System;
+  c: ChainStack;
+  pub: PublicClient;
+  user: WalletClient<Transport, Chain, Account>;
+  owner: WalletClient<Transport, Chain, Account>;
+}
+
+export function swapChain(sys: System, chainId: number): SwapChain {
+  const c = sys.chain(chainId);
+  const cl = chainClients(c);
+  return {
+    sys,
+    c,
+    pub: cl.publicClient,
+    user: cl.wallet(c.testUser.privateKey),
+    owner: cl.wallet(deployerWallet().privateKey),
+  };
+}
+
+export async function curveOf(x: SwapChain, base: string): Promise<RouterCurve> {
+  return (await x.pub.readContract({
+    address: x.c.contracts.router as Hex,
+    abi: routerAbi,
+    functionName: 'getCurve',
+    args: [base as Hex],
+  })) as RouterCurve;
+}
+
+export const balanceOf = (x: SwapChain, token: string) =>
+  x.pub.readContract({
+    address: token as Hex,
+    abi: erc20Abi,
+    functionName: 'balanceOf',
+    args: [x.c.testUser.address as Hex],
+  }) as Promise<bigint>;
+
+/** Approves `amount` of `token` to the router; resolves with the block it was mined in. */
+export async function approve(x: SwapChain, token: string, amount: bigint): Promise<number> {
+  const hash = await x.user.writeContract({
+    address: token as Hex,
+    abi: erc20Abi,
+    functionName: 'approve',
+    args: [x.c.contracts.router as Hex, amount],
+  });
+  return Number((await x.pub.waitForTransactionReceipt({ hash })).blockNumber);
+}
+
+/** `/v2/price` once its book is of block `block` or later. */
+export function priceAt(x: SwapChain, block: number): Promise<OrderbookResponse> {
+  return until(
+    async () => {
+      const res = await request(x.sys.gateway.url)
+        .get(`/v2/price?chainId=${x.c.chainId}`)
+        .set('X-API-KEY', x.sys.gateway.apiKey);
+      return res.status === 200 && (res.body as OrderbookResponse).blockNumber >= block && res.body;
+    },
+    30_000,
+    `chain ${x.c.chainId}: a book at block >= ${block}`,
+    50,
+  );
+}
+
+export interface Firm {
+  calldata: Hex;
+  amountOut: string;
+  minAmountOut: string;
+  blockNumber: number;
+}
+
+/** A sign with `amountIn` through the gateway (the development key, the test user). */
+export async function signFirm(
+  x: SwapChain,
+  tokenIn: string,
+  tokenOut: string,
+  amountIn: bigint,
+  fee: bigint,
+  extra: object = {},
+): Promise<Firm> {
+  const res = await request(x.sys.gateway.url)
+    .post('/v2/swap/sign')
+    .set('X-API-KEY', x.sys.gateway.apiKey)
+    .set('Content-Type', 'application/json')
+    .send(
+      JSON.stringify({
+        chainId: x.c.chainId,
+        tokenIn,
+        tokenOut,
+        fee: String(fee),
+        userAddress: x.c.testUser.address,
+        amountIn: amountIn.toString(),
+        ...extra,
+      }),
+    );
+  if (res.status !== 200) throw new Error(`sign: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as Firm;
+}
+
+/** Sends the calldata; resolves with the receipt's block and what the user received of `tokenOut`. */
+export async function swap(
+  x: SwapChain,
+  calldata: Hex,
+  tokenOut: string,
+): Promise<{ block: number; received: bigint; hash: Hex }> {
+  const before = await balanceOf(x, tokenOut);
+  const hash = await x.user.sendTransaction({ to: x.c.contracts.router as Hex, data: calldata });
+  const receipt = await x.pub.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new Error(`swap ${hash} reverted`);
+  return { block: Number(receipt.blockNumber), received: (await balanceOf(x, tokenOut)) - before, hash };
+}
+
+/** Sets the base's curve to `moved` (the router's owner); resolves once it is mined. */
+export async function setCurve(x: SwapChain, base: string, moved: RouterCurve): Promise<void> {
+  const hash = await x.owner.writeContract({
+    address: x.c.contracts.router as Hex,
+    abi: routerAbi,
+    functionName: 'setCurve',
+    args: [base as Hex, moved.midPriceX18, moved.askDepths, moved.askSpreadsPpm, moved.bidDepths, moved.bidSpreadsPpm],
+  });
+  if ((await x.pub.waitForTransactionReceipt({ hash })).status !== 'success') throw new Error('setCurve reverted');
+}

@@ -1,0 +1,76 @@
+/**
+ * The operator console's ledger table for one chain: each integrator's executed swaps and
+ * notional of the current UTC day (on the gateway's clock), with its rolling 60 s markout, as
+ * the chain's ledger keeps them in Redis (core's ledger-day-totals.ts and
+ * ledger-rolling-markout.ts), and the last block the ledger holds (its cursor). Three reads per
+ * chain whatever the day's volume: a GET and two HGETALLs of small hashes; never the swaps.
+ */
+import {
+  ledgerDay,
+  ledgerDayName,
+  parseLedgerCursor,
+  parseLedgerDay,
+  parseRollingMarkout,
+  rollingMean,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
+
+export interface ConsoleLedgerRow {
+  /** '' for the swaps no signature of ours explains (listed apart by the ledger). */
+  integratorId: string;
+  swaps: number;
+  /** Quote token units (the chain's quote token). */
+  notional: number;
+  /** Mean 60 s markout of its last swaps (at most 100), bps from the maker's side; null before the first. */
+  markout60sBps: number | null;
+  /** Swaps behind that mean. */
+  markoutSwaps: number;
+}
+
+export interface ConsoleLedger {
+  /** The UTC day of the totals, `2026-11-05`. */
+  day: string;
+  /** The last block the ledger holds; null when no ledger has written on this chain. */
+  block: number | null;
+  /** Integrators with swaps that day, largest notional first. */
+  integrators: ConsoleLedgerRow[];
+}
+
+/** Reads the chain's ledger table; rejects when Redis cannot be read. */
+export async function readConsoleLedger(
+  redis: RedisClient,
+  keys: RedisKeys,
+  chainId: number,
+  nowMs = Date.now(),
+): Promise<ConsoleLedger> {
+  const day = ledgerDay(Math.floor(nowMs / 1_000));
+  const [cursor, totals, markouts] = await Promise.all([
+    redis.get(keys.ledgerCursor(chainId)),
+    redis.hgetall(keys.ledgerDay(chainId, day)),
+    redis.hgetall(keys.ledgerMarkouts(chainId)),
+  ]);
+  const rolling = (integratorId: string): number[] => {
+    const json = markouts[integratorId];
+    if (json === undefined) return [];
+    try {
+      return parseRollingMarkout(json);
+    } catch {
+      return []; // unreadable: shown as no markout yet, never as a wrong one
+    }
+  };
+  let block: number | null = null;
+  try {
+    block = cursor === null ? null : parseLedgerCursor(cursor).number;
+  } catch {
+    // An unreadable cursor: the block is unknown.
+  }
+  const integrators = parseLedgerDay(totals).map((t) => {
+    const bps = rolling(t.integratorId);
+    return { ...t, markout60sBps: rollingMean(bps), markoutSwaps: bps.length };
+  });
+  integrators.sort((a, b) =>
+    b.notional !== a.notional ? b.notional - a.notional : a.integratorId < b.integratorId ? -1 : 1,
+  );
+  return { day: ledgerDayName(day), block, integrators };
+}
