@@ -103,6 +103,29 @@ export const settings = {
       },
     };
   },
+  /**
+   * A plain decimal (`5000`, `0.5`; negative too when `signed`), kept as its text so that amounts
+   * stay exact; at most 18 decimals and at most `max`. Empty, the default: off (a limit not set).
+   * A JSON number in the config file is read as its decimal text.
+   */
+  optionalDecimal(env: string, description: string, opts: { signed?: boolean; max?: number } = {}): Setting<string> {
+    return {
+      env,
+      description,
+      default: '',
+      parse: (raw) => {
+        const text = typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : raw;
+        if (typeof text !== 'string') return fail('must be a decimal number');
+        const value = text.trim();
+        if (value === '') return '';
+        if (!/^-?[0-9]+(\.[0-9]{1,18})?$/.test(value))
+          fail(`must be a decimal number${opts.signed ? '' : ' ≥ 0'} (at most 18 decimals), or empty for off`);
+        if (!opts.signed && value.startsWith('-')) fail('must not be negative');
+        if (opts.max !== undefined && Number(value) > opts.max) fail(`must be at most ${opts.max}`);
+        return value;
+      },
+    };
+  },
   bool(env: string, description: string, def: boolean): Setting<boolean> {
     return {
       env,

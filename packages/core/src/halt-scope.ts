@@ -21,9 +21,9 @@ export interface HaltScope {
   userAddress?: string;
 }
 
-/** What an automatic limit records when it trips (issue 40's ledger limits). */
+/** What an automatic limit on executed swaps records when it trips (the ledger's limits, services/indexer/src/ledger/limits.ts). */
 export interface HaltTrip {
-  /** The limit's name, e.g. `integrator-notional`. */
+  /** The limit's name: `integrator-notional`, `pair-notional`, `integrator-markout`, `integrator-below-quote`. */
   limit: string;
   /** The measured value and the threshold it crossed, as decimal strings in the limit's units. */
   value: string;
@@ -34,7 +34,7 @@ export interface HaltTrip {
 export interface HaltRecord {
   scope: HaltScope;
   reason: string;
-  /** Who halted: the command's `--by`, the operator's login, or a limit's name. */
+  /** Who halted: the command's `--by`, the operator's login, or the ledger whose limit tripped (`ledger-<chain id>`). */
   by: string;
   /** Unix ms. */
   at: number;

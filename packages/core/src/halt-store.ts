@@ -3,12 +3,14 @@
  * - `<prefix>:{halts}:active`: hash, scope name → JSON HaltRecord (halt-scope.ts), what every
  *   gateway and signer reads (halt-view.ts);
  * - `<prefix>:{halts}:log`: stream, one entry per halt, resume or automatic trip, never trimmed
- *   (a few a day): `risk history`;
+ *   (a few a day): `risk history`, and the resumes the ledger's limits restart their window at;
  * - `<prefix>:halts-updated`: the channel announcing each change.
  *
  * A change is one Lua script (commands/pmmHaltChange.lua: the hash, the log and the notice
  * together), run under the durable-write rule (durable-writes.ts) by the caller: the command
- * reports a halt only once it would survive the loss of Redis.
+ * reports a halt only once it would survive the loss of Redis. Two callers write: the risk
+ * command (halts and resumes) and the ledger, whose limits trip halts (never resumes: its Redis
+ * user may not, redis-acl.ts).
  */
 import { commandsDir, luaCommand, type LuaCommand } from './lua-command';
 import { haltScopeName, parseHaltRecord, type HaltRecord, type HaltScope, type HaltTrip } from './halt-scope';
@@ -79,9 +81,13 @@ export class HaltStore {
     );
   }
 
-  /** Every logged halt, resume and trip, oldest first. */
-  async history(): Promise<HaltEvent[]> {
-    const page = (await this.redis.xrange(this.keys.haltLog(), '-', '+')) as [string, string[]][];
+  /**
+   * Every logged halt, resume and trip, oldest first; after `afterId` (a stream entry id) only
+   * those logged since it (the ledger follows the resumes this way, one short read per block).
+   */
+  async history(afterId?: string): Promise<HaltEvent[]> {
+    const from = afterId === undefined ? '-' : `(${afterId}`;
+    const page = (await this.redis.xrange(this.keys.haltLog(), from, '+')) as [string, string[]][];
     return page.map(([id, fields]) => {
       const v = JSON.parse(fields[1] ?? '{}') as Omit<HaltEvent, 'id'>;
       const record = parseHaltRecord(JSON.stringify(v));

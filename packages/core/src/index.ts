@@ -222,6 +222,7 @@ export {
   redisStackUsers,
   stackAclFile,
   stackAclUserLines,
+  type RedisAclSelector,
   type RedisRoleRule,
   type RedisStackUser,
   type RedisUserRole,

@@ -30,6 +30,19 @@ export interface RedisRoleRule {
   channels: string[];
   /** May it write at all (the operator's audit and settle commands read only). */
   writes: boolean;
+  /**
+   * Further permissions each limited to its own keys, channels and commands (Redis 7 ACL
+   * selectors): a right narrower than a key pattern's, such as the ledger's to add a halt but
+   * never lift one (HSET, not HDEL, on the halts).
+   */
+  selectors?: RedisAclSelector[];
+}
+
+/** One ACL selector, `(~keys &channels +commands)`: these commands on these keys and channels only. */
+export interface RedisAclSelector {
+  keys: string[];
+  channels: string[];
+  commands: string[];
 }
 
 /**
@@ -70,6 +83,7 @@ export function redisRoleRule(
   const chain = opts.chainId === undefined ? '*' : String(opts.chainId);
   const keyData = [`${p}:apikey:*`, `${p}:apikeys`, `${p}:apikeys:revoked`, `${p}:integrator:*`];
   const halts = `${p}:{halts}:active`;
+  const haltLog = `${p}:{halts}:log`;
   const haltsUpdated = `${p}:halts-updated`;
   switch (role) {
     case 'gateway':
@@ -128,11 +142,29 @@ export function redisRoleRule(
     case 'ledger':
       return {
         // Its chain's ledger (swaps, cursor, block hashes, day totals, rolling markouts); the audit
-        // trail (who asked for each swap) and the mids, read only.
+        // trail (who asked for each swap), the mids and their times (markouts), and the halts and
+        // their log (a scope already halted, the resumes a limit's window restarts at), read only.
         readWrite: [`${p}:{${chain}}:ledger`, `${p}:{${chain}}:ledger:*`],
-        readOnly: [`${p}:{${chain}}:audit`, `${p}:{${chain}}:audit-sig:*`, `${p}:{${chain}}:mids`],
+        readOnly: [
+          `${p}:{${chain}}:audit`,
+          `${p}:{${chain}}:audit-sig:*`,
+          `${p}:{${chain}}:mids`,
+          `${p}:{${chain}}:mids:times`,
+          halts,
+          haltLog,
+        ],
         channels: [],
         writes: true,
+        // A limit that trips adds a halt (HaltStore.halt: pmmHaltChange.lua's HGET, HSET, XADD
+        // and PUBLISH, sent as EVALSHA or EVAL). No HDEL, DEL or XTRIM: the ledger, which reads
+        // what a node sends, can stop signing but never lift a halt or erase the log.
+        selectors: [
+          {
+            keys: [halts, haltLog],
+            channels: [haltsUpdated],
+            commands: ['evalsha', 'eval', 'hget', 'hset', 'xadd', 'publish'],
+          },
+        ],
       };
     case 'keys':
       return { readWrite: keyData, readOnly: [], channels: [`${p}:access-updated`], writes: true };
@@ -148,7 +180,7 @@ export function redisRoleRule(
       // `risk`: the halts and their log; reads what it checks a scope against (integrators, pair
       // registries) and the audit trail (the signatures a halt cannot recall).
       return {
-        readWrite: [halts, `${p}:{halts}:log`],
+        readWrite: [halts, haltLog],
         readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:audit`],
         channels: [haltsUpdated],
         writes: true,
@@ -173,6 +205,10 @@ export function aclUserLine(user: string, password: string, rule: RedisRoleRule)
     ...rule.readOnly.map((k) => `%R~${k}`),
     ...rule.channels.map((c) => `&${c}`),
     commandRules(rule.writes),
+    ...(rule.selectors ?? []).map(
+      (s) =>
+        `(${[...s.keys.map((k) => `~${k}`), ...s.channels.map((c) => `&${c}`), ...s.commands.map((c) => `+${c}`)].join(' ')})`,
+    ),
   ].join(' ');
 }
 

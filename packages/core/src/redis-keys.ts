@@ -77,12 +77,13 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     ledgerMarkouts: (chainId: number) => `${prefix}:{${chainId}}:ledger:markout60s`,
     /**
      * hash: the active halts, scope name (halt-scope.ts haltScopeName) → JSON HaltRecord; written
-     * by the risk command only. Hash tag `{halts}`: one slot with the log below (one atomic write).
+     * by the risk command, and by the ledger when a limit trips (it may add a halt, never lift
+     * one). Hash tag `{halts}`: one slot with the log below (one atomic write).
      */
     halts: () => `${prefix}:{halts}:active`,
-    /** stream: every halt and resume (and, later, automatic trip), kept for `risk history`. */
+    /** stream: every halt, resume and automatic trip, kept for `risk history` (and the ledger's limits read the resumes). */
     haltLog: () => `${prefix}:{halts}:log`,
-    /** pub/sub channel: announced by the risk command after each change of the halts. */
+    /** pub/sub channel: announced after each change of the halts (the risk command, a limit's trip). */
     haltsUpdated: () => `${prefix}:halts-updated`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,

@@ -238,6 +238,38 @@ describe('list settings', () => {
   });
 });
 
+describe('optional decimal settings (limits: off until given)', () => {
+  const spec = {
+    cap: settings.optionalDecimal('CAP', 'a cap'),
+    floor: settings.optionalDecimal('FLOOR', 'a floor', { signed: true }),
+    share: settings.optionalDecimal('SHARE', 'a share', { max: 10_000 }),
+  };
+
+  it('behavior: unset or empty is off (""); a decimal is kept as its exact text; a JSON number in the file as its text', () => {
+    expect(loadConfig(spec, { env: {}, file: {} })).toEqual({ cap: '', floor: '', share: '' });
+    expect(loadConfig(spec, { env: { CAP: ' 5000.25 ', FLOOR: '-12.5', SHARE: '' }, file: {} })).toEqual({
+      cap: '5000.25',
+      floor: '-12.5',
+      share: '',
+    });
+    expect(loadConfig(spec, { env: {}, file: { cap: 1_000_000, floor: -20 } })).toMatchObject({
+      cap: '1000000',
+      floor: '-20',
+    });
+  });
+
+  it('error: not a plain decimal, negative where unsigned, above its maximum, or too many decimals names the setting', () => {
+    expect(() => loadConfig(spec, { env: { CAP: '5k' }, file: {} })).toThrow('CAP (cap): must be a decimal number');
+    expect(() => loadConfig(spec, { env: { CAP: '1e6' }, file: {} })).toThrow('CAP (cap)');
+    expect(() => loadConfig(spec, { env: { CAP: '-1' }, file: {} })).toThrow('CAP (cap)');
+    expect(() => loadConfig(spec, { env: { SHARE: '10001' }, file: {} })).toThrow(
+      'SHARE (share): must be at most 10000',
+    );
+    expect(() => loadConfig(spec, { env: { FLOOR: `0.${'1'.repeat(19)}` }, file: {} })).toThrow('FLOOR (floor)');
+    expect(() => loadConfig(spec, { env: {}, file: { cap: true } })).toThrow('CAP (cap)');
+  });
+});
+
 describe('parseChainDeployments defaults from the chain registry', () => {
   const addr = (n: number) => '0x' + n.toString(16).padStart(40, '0');
   it('behavior: a left-out Multicall3 is the canonical one where the registry knows it, absent elsewhere', () => {

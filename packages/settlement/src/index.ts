@@ -1,5 +1,5 @@
 /**
- * @pmm/settlement: the operator's `audit` and `settle` commands (dist/cli/audit.js,
+ * @pmm/settlement: the operator's `audit`, `settle`, `markouts` and `risk` commands (dist/cli/audit.js,
  * dist/cli/settle.js). They read the chains and the audit trail and hold no key; they are not
  * in the service image. These exports serve tests and benchmarks.
  */
@@ -14,6 +14,7 @@ export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './ch
 export { scanSwaps } from './settlement/scan-swaps';
 export type { OnChainSwap } from './settlement/scan-swaps';
 export { buildSettlement } from './settlement/settlement-report';
+export { quoteGapBps } from './settlement/quote-gap';
 export { attributeSwap } from './settlement/attribute-swap';
 export type { Attribution, SignatureRecords } from './settlement/attribute-swap';
 export { routerSwapCalls } from './settlement/scan-swaps';
@@ -28,3 +29,4 @@ export { buildMarkoutReport, statsOf } from './ledger/markout-report';
 export type { MarkoutReport, SwapMarkoutLine } from './ledger/markout-report';
 export { LedgerReader } from './store/ledger-reader';
 export { runMarkoutsCommand } from './cli/markouts-command';
+export { runRiskCommand } from './cli/risk-command';

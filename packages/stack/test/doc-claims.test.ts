@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SHARED_SETTINGS, redisKeys, type Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
-import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { ERROR_CODES, KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 import { KEYS_USAGE } from '../../../services/gateway/src/keys/keys-command';
@@ -24,6 +24,7 @@ const specs: Spec[] = [
   SHARED_SETTINGS,
   GATEWAY_SETTINGS,
   INDEXER_SETTINGS,
+  LEDGER_SETTINGS,
   SIGNER_SETTINGS,
   ...KNOWN_CHAIN_IDS.map((id) => chainSettings(id) as Spec),
 ];

@@ -345,6 +345,43 @@ describe('Redis users, one per role', () => {
     expect(await commandOutcome(() => gateway.set(keys.ledgerCursor(8453), '{}'))).toBe('NOPERM');
   });
 
+  it('security: a ledger whose limit trips adds a halt durably and reads the halts and their log; it can never lift a halt or erase the log', async () => {
+    const ledger = await connect('ledger-8453');
+    const store = new HaltStore(ledger, keys);
+    const durability = new DurableWrites(ledger, { mode: 'fsync', replicas: 1, waitTimeoutMs: 500 });
+    const trip = {
+      scope: { integratorId: 'acme' },
+      reason: 'limit integrator-notional: …',
+      by: 'ledger-8453',
+      at: 2,
+      trip: { limit: 'integrator-notional', value: '3200', threshold: '3000' },
+    };
+    expect(await durability.run(() => store.halt(trip))).toEqual({ made: true });
+    expect(await store.halt(trip)).toEqual({ made: false, existing: trip });
+    expect((await store.active()).map((h) => h.trip)).toContainEqual(trip.trip);
+    expect((await store.history()).at(-1)).toMatchObject({ action: 'halt', ...trip });
+    // The mid history's times, for a markout at a time horizon.
+    expect(await commandOutcome(() => ledger.zrange(keys.midTimes(8453), 0, 0))).toBe('ok');
+    // The same script a resume runs: refused at its HDEL, and nothing changed.
+    expect(
+      await commandOutcome(() => store.resume({ integratorId: 'acme' }, { reason: 'x', by: 'ledger', at: 3 })),
+    ).toBe('ERR');
+    expect(await commandOutcome(() => ledger.hdel(keys.halts(), 'integrator=acme'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.del(keys.halts()))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.xtrim(keys.haltLog(), 'MAXLEN', 0))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.xdel(keys.haltLog(), '0-1'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.set(keys.halts(), 'x'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.publish(keys.accessUpdated(), 'x'))).toBe('NOPERM');
+    // A script of its own on the halts runs only the commands a halt needs.
+    expect(await commandOutcome(() => ledger.eval("return redis.call('DEL', KEYS[1])", 1, keys.halts()))).toBe('ERR');
+    expect(await admin.hexists(keys.halts(), 'integrator=acme')).toBe(1);
+    const risk = new HaltStore(await connect('risk'), keys);
+    expect(await risk.resume({ integratorId: 'acme' }, { reason: 'reviewed', by: 'test', at: 4 })).toMatchObject({
+      trip: trip.trip,
+    });
+    await admin.del(keys.haltLog());
+  });
+
   it('security: the operator commands read the audit trail only', async () => {
     const operator = await connect('operator');
     const reader = new AuditReader(operator, keys);

@@ -7,7 +7,8 @@
  * - a private Redis that keeps nothing on disk: the one setting that differs from `npm start`,
  *   whose Redis fsyncs each write (the signer here runs with REDIS_DURABILITY=none; measured,
  *   fsync cost these tests about a second of CPU each, and durable writes have their own
- *   drills and stack-e2e, which runs `npm start` itself); or the Redis `redisUrl` names;
+ *   drills and stack-e2e, which runs `npm start` itself; the ledgers, whose limits write halts,
+ *   likewise); or the Redis `redisUrl` names;
  * - the services as processes from their builds (`services/<service>/dist/main.js`), with
  *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one
  *   definition both use): one indexer per chain (more with `indexerReplicas`), the signer, the
@@ -308,7 +309,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     if (services.includes('ledger')) {
       for (const id of chainIds) {
         const port = await freePort();
-        const env = { ...ledgerEnv(common, { chainId: id, port }), ...waitForChains, ...opts.env?.ledger };
+        const env = {
+          ...ledgerEnv(common, { chainId: id, port }),
+          ...waitForChains,
+          // The halts its limits trip: nothing fsyncs here (see the top of this file).
+          REDIS_DURABILITY: 'none',
+          ...opts.env?.ledger,
+        };
         const at = `http://127.0.0.1:${port}`;
         processes.push(
           spawnService('ledger', { name: `ledger ${id}`, env, readyUrl: `${at}/readyz`, metricsUrl: `${at}/metrics` }),

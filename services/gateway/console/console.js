@@ -273,7 +273,9 @@
     halts.replaceChildren();
     if (status.halts.length === 0) halts.append(el('li', { 'data-state': 'ok' }, 'nothing halted'));
     for (const h of status.halts) {
-      const trip = h.trip ? ` (tripped ${h.trip.limit}: ${h.trip.value} past ${h.trip.threshold})` : '';
+      const trip = h.trip
+        ? ` (limit ${h.trip.limit} tripped: value ${h.trip.value}, threshold ${h.trip.threshold})`
+        : '';
       const since = new Date(h.at).toISOString().replace(/\.\d{3}Z$/, 'Z');
       halts.append(
         el(

@@ -37,7 +37,7 @@ export const RISK_USAGE = `usage: risk <command> [options]
   resume  the same scope, exactly as halted; --reason <text> [--by <name>]
   status  [--format text|json]   The active halts, each with the signatures issued in its scope
                                  that the router still accepts (a halt cannot recall them).
-  history [--format text|json]   Every halt and resume, oldest first.
+  history [--format text|json]   Every halt, resume and trip, oldest first.
 
 --by defaults to the operator's login name. --reason: at most ${MAX_HALT_REASON} characters.`;
 
@@ -311,7 +311,7 @@ function age(ms: number): string {
 }
 
 function tripText(h: Pick<HaltRecord, 'trip'>): string {
-  return h.trip ? ` [tripped ${h.trip.limit}: ${h.trip.value} past ${h.trip.threshold}]` : '';
+  return h.trip ? ` [limit ${h.trip.limit} tripped: value ${h.trip.value}, threshold ${h.trip.threshold}]` : '';
 }
 
 function describeHalt(h: HaltRecord, at: number): string {

@@ -5,7 +5,7 @@
  */
 import { defaultText, type Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
-import { INDEXER_SETTINGS } from '@pmm/indexer';
+import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 
 type Spec = Record<string, Setting<unknown>>;
@@ -66,5 +66,14 @@ ${table(chainSettings(8453)).replace(/8453/g, '<id>')}
 ## Indexer (\`services/indexer\`, one process per chain)
 
 ${table(INDEXER_SETTINGS as Spec)}
+
+## Ledger (\`services/indexer/dist/ledger-main.js\`, one process per chain)
+
+The maker's ledger reads the node as the indexer does (the same settings, the same meanings) and
+runs the limits on executed swaps (\`LIMIT_*\`, off unless set; amounts in the chain's quote token,
+docs/operations.md#limits-that-trip-on-what-executes). Its halts are confirmed durable like the
+signer's audit records (\`REDIS_DURABILITY\`).
+
+${table(LEDGER_SETTINGS as Spec)}
 `;
 }

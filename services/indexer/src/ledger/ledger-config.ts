@@ -1,10 +1,13 @@
 /**
  * The ledger's settings: the indexer's own for the node and the operator endpoints (one
- * definition, INDEXER_SETTINGS: the same rules against a lagging or flooding node), and its own.
- * It needs no key: it only reads the chain and the audit trail.
+ * definition, INDEXER_SETTINGS: the same rules against a lagging or flooding node), its own, the
+ * limits on executed swaps (limit-settings.ts) and how their halts are confirmed durable (the
+ * signer's and the risk command's DURABLE_WRITE_SETTINGS). It needs no key: it reads the chain
+ * and the audit trail, and writes only its ledger and the halts its limits trip.
  */
 import {
   ConfigError,
+  DURABLE_WRITE_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,
   SHARED_SETTINGS,
   loadConfig,
@@ -12,9 +15,11 @@ import {
   settings,
   type ChainDeployment,
   type ConfigSources,
+  type DurableWriteConfig,
 } from '@pmm/core';
 import { findChain } from '@pmm/protocol';
 import { INDEXER_SETTINGS } from '../config';
+import { LIMIT_SETTINGS, limitConfigOf, type LimitConfig } from './limit-settings';
 
 const TRACERS = ['auto', 'callTracer', 'parity', 'structLogs', 'none'] as const;
 export type LedgerTracer = (typeof TRACERS)[number];
@@ -63,9 +68,11 @@ export const LEDGER_SETTINGS = {
     [10, 600_000],
   ),
   port: settings.int('PORT', 'Port of /healthz, /readyz and /metrics. Default 8095.', 8095, [0, 65535]),
+  ...LIMIT_SETTINGS,
+  ...DURABLE_WRITE_SETTINGS,
 };
 
-export interface LedgerConfig {
+export interface LedgerConfig extends DurableWriteConfig {
   chainId: number;
   deployment: ChainDeployment;
   redisUrl: string;
@@ -87,6 +94,7 @@ export interface LedgerConfig {
   opsAllowedHosts: string[];
   opsToken: string | undefined;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  limits: LimitConfig;
 }
 
 /** @throws ConfigError naming the setting */
@@ -98,5 +106,5 @@ export function loadLedgerConfig(sources: ConfigSources = {}): LedgerConfig {
   if (!deployment) throw new ConfigError(`CHAINS (chains): no deployment for CHAIN_ID ${c.chainId}`);
   if (!deployment.wsUrl && !deployment.rpcUrl)
     throw new ConfigError(`CHAINS (chains): chains.${c.chainId} needs wsUrl or rpcUrl`);
-  return { ...c, redisUrl: redisConnectionUrl(c), deployment };
+  return { ...c, redisUrl: redisConnectionUrl(c), deployment, limits: limitConfigOf(c) };
 }

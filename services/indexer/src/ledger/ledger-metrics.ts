@@ -3,6 +3,7 @@
  * how far the ledger is behind. Every series carries `service="ledger"` and `chain`.
  */
 import { createMetrics, type Metrics } from '@pmm/core';
+import { LIMIT_NAMES } from './limit-window';
 
 /** Lag buckets, blocks: the goal is p99 ≤ 2 blocks at 50 swaps per block. */
 const LAG_BUCKETS = [0, 1, 2, 3, 5, 10, 25, 100];
@@ -31,6 +32,10 @@ export interface LedgerMetrics {
   headsRefused: Counter;
   /** label reason: what the transport threw away (the indexer's reasons: oversized, malformed, redirect, …) */
   messagesDropped: Counter;
+  /** label limit: halts written by a limit on executed swaps */
+  limitTrips: Counter;
+  limitTripFailures: Counter;
+  limitsBlock: Gauge;
 }
 
 export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: boolean }): LedgerMetrics {
@@ -82,9 +87,26 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
       'Messages from the node thrown away: above MAX_RPC_ANSWER_BYTES, malformed, for nothing pending, or a redirect (never followed)',
       ['reason'] as const,
     ),
+    limitTrips: metrics.counter(
+      'ledger_limit_trips_total',
+      'Halts written by a limit on executed swaps (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-below-quote',
+      ['limit'] as const,
+    ),
+    limitsBlock: metrics.gauge(
+      'ledger_limits_block',
+      'Last block the limits on executed swaps were evaluated at (0 while no limit is set; behind ledger_block: they cannot read Redis)',
+      [],
+    ),
+    limitTripFailures: metrics.counter(
+      'ledger_limit_trip_failures_total',
+      'Limits broken whose halt could not be written or confirmed durable (tried again at the next block)',
+      [],
+    ),
   };
-  // Counted failures exist from the start at 0 (an alert's increase() sees the first one).
+  // Counted failures and trips exist from the start at 0 (an alert's increase() sees the first one).
   out.blockErrors.inc(0);
   out.reorgs.inc(0);
+  for (const limit of LIMIT_NAMES) out.limitTrips.inc({ limit }, 0);
+  out.limitTripFailures.inc(0);
   return out;
 }

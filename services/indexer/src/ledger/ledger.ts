@@ -1,25 +1,25 @@
 /**
  * Wires one chain's ledger process: the indexer's block source behind the indexer's head guard
  * (one definition of both) → the ledger follower → Redis; the 60 s markout per integrator for
- * the metrics; the operator endpoints. `ledger-main.ts` calls this with the loaded config; tests
- * call it in-process.
+ * the metrics; the limits on executed swaps, when any is set (limits.ts); the operator endpoints.
+ * `ledger-main.ts` calls this with the loaded config; tests call it in-process.
  */
 import { hostname } from 'node:os';
 import {
+  DurableWrites,
   LEDGER_MARKOUT_HORIZON_SECONDS,
   closeRedis,
   createLogger,
   createRedis,
+  durabilityPolicy,
   redisReady,
-  midOf,
-  parseMidRecord,
   redisKeys,
   type LedgerEntry,
   type Logger,
   type RedisClient,
   type Served,
 } from '@pmm/core';
-import { AuditReader, markoutBps, TracerChoice } from '@pmm/settlement';
+import { AuditReader, HORIZONS, TracerChoice } from '@pmm/settlement';
 import { nodeConnectionOptions, startBlockSource, type BlockHead } from '../chain/block-source';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
@@ -27,6 +27,8 @@ import type { LedgerConfig } from './ledger-config';
 import { startLedgerFollower } from './ledger-follower';
 import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
 import { createLedgerStore } from './ledger-store';
+import { anyLimit, startLimits } from './limits';
+import { PendingMarkouts, redisMidHistory } from './pending-markouts';
 import { RollingMarkouts } from './rolling-markouts';
 import { transportChainReader } from './transport-chain-reader';
 
@@ -42,6 +44,9 @@ export interface RunningLedger {
   metrics: LedgerMetrics;
   stop(): Promise<void>;
 }
+
+/** A swap still without its 60 s markout an hour on (the mid history stopped): none. */
+const MARKOUT_MAX_WAIT_SECONDS = 3_600;
 
 export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningLedger> {
   const log = (deps.logger ?? createLogger({ service: 'ledger', level: config.logLevel })).child({
@@ -91,9 +96,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     onState: (state) => metrics.nodeUp.set(state === 'up' ? 1 : 0),
   });
 
-  // The 60 s markout per integrator: each swap waits until a committed block is 60 s past it,
-  // then reads the mid in force then (the indexer's mid history).
-  const waiting: LedgerEntry[] = [];
+  // The 60 s markout per integrator: each swap waits until the indexer's mid history is 60 s
+  // past it, then reads the mid in force then.
+  const history = redisMidHistory(redis, { mids: keys.mids(config.chainId), midTimes: keys.midTimes(config.chainId) });
   const rolling = new RollingMarkouts(redis, keys.ledgerMarkouts(config.chainId), metrics, log);
   // In the background: a Redis not up yet must not hold the start; what is recorded meanwhile comes after.
   rolling.load().catch((err: unknown) =>
@@ -101,18 +106,29 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       error: err instanceof Error ? err.message : String(err),
     }),
   );
-  const settleMarkouts = async (blockTime: number, block: number) => {
-    const due = waiting.filter((e) => e.blockTime + LEDGER_MARKOUT_HORIZON_SECONDS <= blockTime);
-    if (due.length === 0) return;
-    const [json] = await redis.zrevrangebyscore(keys.mids(config.chainId), block, '-inf', 'LIMIT', 0, 1);
-    const markouts: { integratorId: string; bps: number }[] = [];
-    for (const e of due) {
-      waiting.splice(waiting.indexOf(e), 1);
-      const mid = json ? midOf(parseMidRecord(json), e.base) : undefined;
-      if (mid !== undefined) markouts.push({ integratorId: e.integratorId, bps: markoutBps(e, mid) });
-    }
-    await rolling.add(markouts);
+  const markouts60s: { integratorId: string; bps: number }[] = [];
+  const waiting = new PendingMarkouts(
+    HORIZONS.find((h) => h.seconds === LEDGER_MARKOUT_HORIZON_SECONDS)!.key,
+    history,
+    (e, bps) => markouts60s.push({ integratorId: e.integratorId, bps }),
+    MARKOUT_MAX_WAIT_SECONDS,
+  );
+  const settleMarkouts = async () => {
+    await waiting.settle();
+    await rolling.add(markouts60s.splice(0));
   };
+  const executedLimits = anyLimit(config.limits)
+    ? startLimits({
+        chainId: config.chainId,
+        config: config.limits,
+        redis,
+        keys,
+        durability: new DurableWrites(redis, durabilityPolicy(config, config.redisUrl)),
+        history,
+        metrics,
+        logger: log,
+      })
+    : undefined;
 
   const follower = startLedgerFollower({
     chainId: config.chainId,
@@ -137,17 +153,20 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         metrics.swaps.inc({ integrator, pair: e.pair });
         metrics.notional.inc({ integrator, pair: e.pair }, Number(e.quoteAmount));
         if (!e.integratorId) continue;
-        waiting.push(e);
+        waiting.add(e);
         rolling.track(e.integratorId);
       }
-      settleMarkouts(blockTime, block).catch((err: unknown) =>
+      settleMarkouts().catch((err: unknown) =>
         log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
       );
+      executedLimits?.onCommit(block, entries, blockTime);
       deps.onCommit?.(block, entries, head);
     },
-    onReorg: (_to, removed) => {
+    onReorg: (to, removed) => {
       metrics.reorgs.inc();
       metrics.orphanedSwaps.inc(removed);
+      waiting.rollback(to);
+      executedLimits?.onReorg(to);
     },
     onError: () => metrics.blockErrors.inc(),
   });
@@ -163,12 +182,17 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     config.port,
     config.host,
   );
-  log.info('ledger started', { port: served.port, transport: config.deployment.wsUrl ? 'websocket' : 'http polling' });
+  log.info('ledger started', {
+    port: served.port,
+    transport: config.deployment.wsUrl ? 'websocket' : 'http polling',
+    limits: executedLimits ? config.limits : 'off',
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       await follower.stop();
+      await executedLimits?.idle();
       await source.close();
       await served.close();
       await closeRedis(redis);

@@ -1,0 +1,96 @@
+/**
+ * The limits on executed swaps (docs/operations.md#limits-that-trip-on-what-executes): their
+ * settings, each off until given, and what they load into. Amounts are in the chain's quote token
+ * (human units: 5000 is 5,000 USDC), shares and markouts in basis points. A ledger process serves
+ * one chain, so a setting applies to each chain's ledger it reaches.
+ */
+import { ConfigError, settings } from '@pmm/core';
+import { HORIZONS, type HorizonKey } from '@pmm/settlement';
+
+const HORIZON_KEYS = HORIZONS.map((h) => h.key);
+
+export const LIMIT_SETTINGS = {
+  limitWindowSeconds: settings.int(
+    'LIMIT_WINDOW_SECONDS',
+    'The rolling window of every limit on executed swaps, seconds: the notional caps sum the swaps executed in it, the markout floor and the below-quote share average over them. It restarts at a resume of the scope (`npm run risk -- resume`): swaps executed before it never count again. Default 3600.',
+    3_600,
+    [60, 30 * 86_400],
+  ),
+  limitIntegratorNotional: settings.optionalDecimal(
+    'LIMIT_INTEGRATOR_NOTIONAL',
+    "Cap on an integrator's executed notional on the chain within LIMIT_WINDOW_SECONDS, in the chain's quote token (e.g. 250000): above it the ledger halts the integrator (every chain). Empty (default): off.",
+  ),
+  limitPairNotional: settings.optionalDecimal(
+    'LIMIT_PAIR_NOTIONAL',
+    "Cap on a pair's executed notional (every integrator's, unattributed swaps too) within LIMIT_WINDOW_SECONDS, in the chain's quote token: above it the ledger halts the pair on its chain. Empty (default): off.",
+  ),
+  limitMarkoutFloorBps: settings.optionalDecimal(
+    'LIMIT_MARKOUT_FLOOR_BPS',
+    "Floor of an integrator's mean markout at LIMIT_MARKOUT_HORIZON over its swaps in LIMIT_WINDOW_SECONDS, basis points from the maker's side (e.g. -20: the maker loses 20 bps on average): below it, over at least LIMIT_MARKOUT_MIN_SWAPS swaps, the ledger halts the integrator. Empty (default): off.",
+    { signed: true },
+  ),
+  limitMarkoutHorizon: settings.oneOf(
+    'LIMIT_MARKOUT_HORIZON',
+    `The markout horizon the floor applies to: ${HORIZON_KEYS.join(', ')} (blocks or seconds after the swap; a swap counts once its horizon has passed). Default 60s.`,
+    '60s',
+    HORIZON_KEYS,
+  ),
+  limitMarkoutMinSwaps: settings.int(
+    'LIMIT_MARKOUT_MIN_SWAPS',
+    'Swaps with a markout an integrator needs in the window before LIMIT_MARKOUT_FLOOR_BPS applies (a few swaps prove nothing). Default 20.',
+    20,
+    [1, 100_000],
+  ),
+  limitBelowQuoteShareBps: settings.optionalDecimal(
+    'LIMIT_BELOW_QUOTE_SHARE_BPS',
+    "Cap on the share of an integrator's swaps with a firm quote (signed with amountIn) that executed below their quote, within LIMIT_WINDOW_SECONDS, basis points (5000: half of them): above it, over at least LIMIT_BELOW_QUOTE_MIN_SWAPS such swaps, the ledger halts the integrator. Empty (default): off.",
+    { max: 10_000 },
+  ),
+  limitBelowQuoteMinSwaps: settings.int(
+    'LIMIT_BELOW_QUOTE_MIN_SWAPS',
+    'Swaps with a firm quote an integrator needs in the window before LIMIT_BELOW_QUOTE_SHARE_BPS applies. Default 20.',
+    20,
+    [1, 100_000],
+  ),
+};
+
+/** The limits as loaded: a limit is absent when off. */
+export interface LimitConfig {
+  windowSeconds: number;
+  /** Caps as decimal text in quote units (exact: compared at 18 decimals). */
+  integratorNotional?: string;
+  pairNotional?: string;
+  markout?: { floorBps: number; horizon: HorizonKey; minSwaps: number };
+  belowQuote?: { shareBps: number; minSwaps: number };
+}
+
+type LoadedLimitSettings = {
+  [K in keyof typeof LIMIT_SETTINGS]: (typeof LIMIT_SETTINGS)[K] extends { parse(raw: unknown): infer T } ? T : never;
+};
+
+/** The loaded settings as a LimitConfig; a cap of 0 is refused (it would halt at the first swap: set it off instead). */
+export function limitConfigOf(c: LoadedLimitSettings): LimitConfig {
+  for (const [env, value] of [
+    ['LIMIT_INTEGRATOR_NOTIONAL (limitIntegratorNotional)', c.limitIntegratorNotional],
+    ['LIMIT_PAIR_NOTIONAL (limitPairNotional)', c.limitPairNotional],
+  ] as const)
+    if (value !== '' && Number(value) === 0)
+      throw new ConfigError(`${env}: a cap of 0 would halt at the first swap; leave it empty for off`);
+  return {
+    windowSeconds: c.limitWindowSeconds,
+    ...(c.limitIntegratorNotional !== '' ? { integratorNotional: c.limitIntegratorNotional } : {}),
+    ...(c.limitPairNotional !== '' ? { pairNotional: c.limitPairNotional } : {}),
+    ...(c.limitMarkoutFloorBps !== ''
+      ? {
+          markout: {
+            floorBps: Number(c.limitMarkoutFloorBps),
+            horizon: c.limitMarkoutHorizon,
+            minSwaps: c.limitMarkoutMinSwaps,
+          },
+        }
+      : {}),
+    ...(c.limitBelowQuoteShareBps !== ''
+      ? { belowQuote: { shareBps: Number(c.limitBelowQuoteShareBps), minSwaps: c.limitBelowQuoteMinSwaps } }
+      : {}),
+  };
+}

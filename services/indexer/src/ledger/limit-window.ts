@@ -1,0 +1,285 @@
+/**
+ * The limits on executed swaps, as arithmetic: one chain's swaps of the rolling window (and the
+ * markouts known for them), per integrator and per pair, and which limits they break. Pure: the
+ * ledger feeds it what it commits and what the mid history says (limits.ts), and writes the halts.
+ *
+ * A scope's swaps are those executed (block time) within the last `windowSeconds` AND after the
+ * last resume of that scope: a resume restarts the window, so the swaps that tripped a limit (and
+ * those executed while the scope was halted, from signatures given out before) never trip it again.
+ *
+ * - integrator-notional: the integrator's executed notional (quote units, exact) above the cap;
+ * - pair-notional: the pair's (every swap of its base token, unattributed ones too) above the cap;
+ * - integrator-markout: the mean markout at the horizon of the integrator's swaps whose horizon has
+ *   passed, below the floor, over at least `minSwaps` of them;
+ * - integrator-below-quote: the share of its swaps with a firm quote that executed below it (the
+ *   settlement's gap < 0, quote-gap.ts) above the cap, over at least `minSwaps` of them.
+ *
+ * Only scopes touched since the last evaluation are evaluated (a new swap, a new markout, or
+ * {@link LimitWindow.touch} after a trip that could not be written): sums only fall otherwise.
+ */
+import type { HaltScope, LedgerEntry } from '@pmm/core';
+import { formatUnits, parseUnits } from '@pmm/protocol';
+import { quoteGapBps } from '@pmm/settlement';
+import type { LimitConfig } from './limit-settings';
+
+export const LIMIT_NAMES = [
+  'integrator-notional',
+  'pair-notional',
+  'integrator-markout',
+  'integrator-below-quote',
+] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/** A limit broken in a scope: what the halt records (`trip`) and says (`reason`). */
+export interface Breach {
+  limit: LimitName;
+  scope: HaltScope;
+  /** The measured value and the threshold, decimal strings in the limit's units (quote token or bps). */
+  value: string;
+  threshold: string;
+  reason: string;
+}
+
+/** Quote amounts are summed exactly at 18 decimals (no quote token has more). */
+const SUM_DECIMALS = 18;
+
+interface Swap {
+  id: string;
+  blockNumber: number;
+  blockTime: number;
+  quote: bigint;
+  /** `WETH/USDC`: what the reason names. */
+  pair: string;
+  /** Executed below its firm quote; undefined without one. */
+  belowQuote?: boolean;
+}
+
+interface Markout {
+  id: string;
+  blockNumber: number;
+  blockTime: number;
+  bps: number;
+}
+
+const idOf = (e: Pick<LedgerEntry, 'txHash' | 'callIndex'>) => `${e.txHash}:${e.callIndex}`;
+
+/** Swaps or markouts of one scope, in block order. */
+class Series<T extends { id: string; blockNumber: number; blockTime: number }> {
+  readonly items: T[] = [];
+  add(item: T): void {
+    const last = this.items[this.items.length - 1];
+    this.items.push(item);
+    // Loaded at a restart after a few blocks already came: put back in block order.
+    if (last && last.blockNumber > item.blockNumber) this.items.sort((a, b) => a.blockNumber - b.blockNumber);
+  }
+  /** Drops what blocks above `block` held; true when something went. */
+  rollback(block: number): boolean {
+    const before = this.items.length;
+    while (this.items.length > 0 && this.items[this.items.length - 1]!.blockNumber > block) this.items.pop();
+    return this.items.length !== before;
+  }
+  /** Drops what executed at or before `cutoff` (the front: block order is time order); returns it. */
+  expire(cutoff: number): T[] {
+    let n = 0;
+    while (n < this.items.length && this.items[n]!.blockTime <= cutoff) n++;
+    return n > 0 ? this.items.splice(0, n) : [];
+  }
+  since(cutoff: number, resumedAtMs: number): T[] {
+    return this.items.filter((i) => i.blockTime > cutoff && i.blockTime * 1000 > resumedAtMs);
+  }
+}
+
+type Key = `integrator ${string}` | `pair ${string}`;
+
+export class LimitWindow {
+  private readonly swaps = new Map<Key, Series<Swap>>();
+  private readonly markouts = new Map<string, Series<Markout>>();
+  private readonly ids = new Set<string>();
+  private readonly markoutIds = new Set<string>();
+  private readonly dirty = new Set<Key>();
+  private readonly integratorCap?: bigint;
+  private readonly pairCap?: bigint;
+
+  constructor(
+    private readonly config: LimitConfig,
+    private readonly chainId: number,
+  ) {
+    if (config.integratorNotional) this.integratorCap = parseUnits(config.integratorNotional, SUM_DECIMALS);
+    if (config.pairNotional) this.pairCap = parseUnits(config.pairNotional, SUM_DECIMALS);
+  }
+
+  /** Committed swaps (a swap already held is ignored: the ledger's own, reloaded at a restart). */
+  add(entries: readonly LedgerEntry[]): void {
+    for (const e of entries) {
+      const id = idOf(e);
+      if (this.ids.has(id)) continue;
+      this.ids.add(id);
+      const gap =
+        e.quotedAmountOut === undefined ? undefined : quoteGapBps(BigInt(e.quotedAmountOut), BigInt(e.amountOut));
+      const swap: Swap = {
+        id,
+        blockNumber: e.blockNumber,
+        blockTime: e.blockTime,
+        quote: parseUnits(e.quoteAmount, SUM_DECIMALS),
+        pair: e.pair,
+        ...(gap !== undefined ? { belowQuote: gap < 0 } : {}),
+      };
+      this.series(`pair ${e.base}`).add(swap);
+      if (e.integratorId) this.series(`integrator ${e.integratorId}`).add(swap);
+    }
+  }
+
+  /** A swap's markout at the limit's horizon, once it has passed (ignored for a swap already counted). */
+  addMarkout(e: LedgerEntry, bps: number): void {
+    const id = idOf(e);
+    if (!e.integratorId || this.markoutIds.has(id)) return;
+    this.markoutIds.add(id);
+    let series = this.markouts.get(e.integratorId);
+    if (!series) this.markouts.set(e.integratorId, (series = new Series<Markout>()));
+    series.add({ id, blockNumber: e.blockNumber, blockTime: e.blockTime, bps });
+    this.dirty.add(`integrator ${e.integratorId}`);
+  }
+
+  /** A reorg: what the orphaned blocks above `block` held is forgotten. */
+  rollback(block: number): void {
+    for (const [key, series] of this.swaps) {
+      const gone = series.items.filter((s) => s.blockNumber > block);
+      if (series.rollback(block)) this.dirty.add(key);
+      for (const s of gone) this.ids.delete(s.id);
+    }
+    for (const series of this.markouts.values()) {
+      for (const m of series.items) if (m.blockNumber > block) this.markoutIds.delete(m.id);
+      series.rollback(block);
+    }
+  }
+
+  /** Evaluate `scope` again at the next {@link breaches} (a trip that could not be written). */
+  touch(scope: HaltScope): void {
+    if (scope.integratorId !== undefined) this.dirty.add(`integrator ${scope.integratorId}`);
+    else if (scope.pair !== undefined) this.dirty.add(`pair ${scope.pair}`);
+  }
+
+  /**
+   * The limits broken at chain time `now` (Unix s) by the scopes touched since the last call.
+   * `resumedAt`: the last resume of a scope (Unix ms; -Infinity when never).
+   */
+  breaches(now: number, resumedAt: (scope: HaltScope) => number): Breach[] {
+    const cutoff = now - this.config.windowSeconds;
+    this.expire(cutoff);
+    const out: Breach[] = [];
+    for (const key of this.dirty) {
+      const [kind, id] = key.split(' ', 2) as ['integrator' | 'pair', string];
+      const scope: HaltScope = kind === 'integrator' ? { integratorId: id } : { chainId: this.chainId, pair: id };
+      const since = resumedAt(scope);
+      const swaps = this.swaps.get(key)?.since(cutoff, since) ?? [];
+      const during = this.during(since, cutoff);
+      if (kind === 'pair') {
+        const breach = this.notional('pair-notional', this.pairCap, swaps, scope, `${swaps[0]?.pair ?? id}`, during);
+        if (breach) out.push(breach);
+        continue;
+      }
+      const notional = this.notional('integrator-notional', this.integratorCap, swaps, scope, id, during);
+      if (notional) out.push(notional);
+      const markout = this.markout(id, scope, this.markouts.get(id)?.since(cutoff, since) ?? [], during);
+      if (markout) out.push(markout);
+      const below = this.belowQuote(id, scope, swaps, during);
+      if (below) out.push(below);
+    }
+    this.dirty.clear();
+    return out;
+  }
+
+  private series(key: Key): Series<Swap> {
+    let series = this.swaps.get(key);
+    if (!series) this.swaps.set(key, (series = new Series<Swap>()));
+    this.dirty.add(key);
+    return series;
+  }
+
+  private expire(cutoff: number): void {
+    for (const [key, series] of this.swaps) {
+      for (const s of series.expire(cutoff)) this.ids.delete(s.id);
+      if (series.items.length === 0) this.swaps.delete(key);
+    }
+    for (const [integrator, series] of this.markouts) {
+      for (const m of series.expire(cutoff)) this.markoutIds.delete(m.id);
+      if (series.items.length === 0) this.markouts.delete(integrator);
+    }
+  }
+
+  /** The window in words: its length, or since the resume that restarted it. */
+  private during(resumedAtMs: number, cutoff: number): string {
+    return resumedAtMs / 1000 > cutoff
+      ? `since its resume at ${new Date(resumedAtMs).toISOString()}`
+      : `in the last ${this.config.windowSeconds} s`;
+  }
+
+  private notional(
+    limit: 'integrator-notional' | 'pair-notional',
+    cap: bigint | undefined,
+    swaps: readonly Swap[],
+    scope: HaltScope,
+    who: string,
+    during: string,
+  ): Breach | undefined {
+    if (cap === undefined) return undefined;
+    const sum = swaps.reduce((total, s) => total + s.quote, 0n);
+    if (sum <= cap) return undefined;
+    const value = formatUnits(sum, SUM_DECIMALS);
+    const threshold = formatUnits(cap, SUM_DECIMALS);
+    const symbol = swaps[0]!.pair.split('/')[1];
+    return {
+      limit,
+      scope,
+      value,
+      threshold,
+      reason:
+        `limit ${limit}: ${who} executed ${value} ${symbol} on chain ${this.chainId} ${during} ` +
+        `(${swaps.length} swaps), above the cap of ${threshold}`,
+    };
+  }
+
+  private markout(
+    integrator: string,
+    scope: HaltScope,
+    markouts: readonly Markout[],
+    during: string,
+  ): Breach | undefined {
+    const limit = this.config.markout;
+    if (!limit || markouts.length < limit.minSwaps) return undefined;
+    const mean = markouts.reduce((total, m) => total + m.bps, 0) / markouts.length;
+    if (!(mean < limit.floorBps)) return undefined;
+    const value = mean.toFixed(2);
+    const threshold = String(limit.floorBps);
+    return {
+      limit: 'integrator-markout',
+      scope,
+      value,
+      threshold,
+      reason:
+        `limit integrator-markout: ${integrator}'s mean ${limit.horizon} markout on chain ${this.chainId} ` +
+        `${during} is ${value} bps over ${markouts.length} swaps, below the floor of ${threshold} bps`,
+    };
+  }
+
+  private belowQuote(integrator: string, scope: HaltScope, swaps: readonly Swap[], during: string): Breach | undefined {
+    const limit = this.config.belowQuote;
+    if (!limit) return undefined;
+    const quoted = swaps.filter((s) => s.belowQuote !== undefined);
+    if (quoted.length < limit.minSwaps) return undefined;
+    const below = quoted.filter((s) => s.belowQuote).length;
+    const shareBps = (below * 10_000) / quoted.length;
+    if (!(shareBps > limit.shareBps)) return undefined;
+    const value = String(Number(shareBps.toFixed(2)));
+    const threshold = String(limit.shareBps);
+    return {
+      limit: 'integrator-below-quote',
+      scope,
+      value,
+      threshold,
+      reason:
+        `limit integrator-below-quote: ${below} of ${integrator}'s ${quoted.length} swaps with a firm quote on chain ` +
+        `${this.chainId} ${during} executed below it (${value} bps), above the cap of ${threshold} bps`,
+    };
+  }
+}

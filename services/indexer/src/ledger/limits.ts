@@ -1,0 +1,209 @@
+/**
+ * The limits that trip on what executes, run by each chain's ledger (docs/decisions.md, limits on
+ * executed swaps): after each committed block, the window (limit-window.ts) takes the block's
+ * swaps and the markouts whose horizon has passed (pending-markouts.ts), and each limit broken in
+ * a scope not halted yet halts exactly that scope through the halt store, under the durable-write
+ * rule, with the trip (limit, value, threshold) in the record: `risk status` and `risk history`
+ * show it, every gateway and signer obeys it within a second. Only an operator resumes.
+ *
+ * The window restarts at a scope's resume: the resumes come from the halts' log (read whole at the
+ * first evaluation, then only what is new), so a ledger restarted after a resume does not trip
+ * again on the swaps before it. At the first evaluation the window is also filled from the ledger
+ * in Redis (the swaps of the last window), so a restart forgets nothing either.
+ *
+ * A trip that cannot be written (Redis refuses, the write is not confirmed durable) is counted,
+ * logged, and tried again at the next block for as long as the limit stays broken.
+ */
+import {
+  DurableWrites,
+  HaltStore,
+  haltScopeName,
+  parseLedgerEntry,
+  type HaltScope,
+  type LedgerEntry,
+  type Logger,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
+import { outageLog } from '../outage-log';
+import type { LimitConfig } from './limit-settings';
+import { LimitWindow, type Breach } from './limit-window';
+import type { LedgerMetrics } from './ledger-metrics';
+import { PendingMarkouts, type MidHistory } from './pending-markouts';
+
+export interface LimitsDeps {
+  chainId: number;
+  config: LimitConfig;
+  redis: RedisClient;
+  keys: RedisKeys;
+  durability: DurableWrites;
+  history: MidHistory;
+  metrics: LedgerMetrics;
+  logger: Logger;
+  /** Wall clock, ms (the window loaded at a restart ends now). */
+  now?: () => number;
+}
+
+export interface Limits {
+  /** After each committed block: its number, swaps and time (Unix s). Evaluates in the background. */
+  onCommit(block: number, entries: readonly LedgerEntry[], blockTime: number): void;
+  /** After a reorg: what blocks above `to` held is forgotten. */
+  onReorg(to: number): void;
+  /** Resolves once no evaluation is under way (tests; the ledger's stop). */
+  idle(): Promise<void>;
+}
+
+/** True when at least one limit is set. */
+export function anyLimit(config: LimitConfig): boolean {
+  return Boolean(config.integratorNotional || config.pairNotional || config.markout || config.belowQuote);
+}
+
+const PAGE = 500;
+
+export function startLimits(deps: LimitsDeps): Limits {
+  const { config, redis, keys, chainId, metrics, logger: log } = deps;
+  const now = deps.now ?? Date.now;
+  const window = new LimitWindow(config, chainId);
+  const store = new HaltStore(redis, keys);
+  const markouts = config.markout
+    ? new PendingMarkouts(
+        config.markout.horizon,
+        deps.history,
+        (e, bps) => window.addMarkout(e, bps),
+        config.windowSeconds,
+      )
+    : undefined;
+  /** Last resume of each scope (ms), by scope name; the log's last entry read. */
+  const resumes = new Map<string, number>();
+  let logCursor: string | undefined;
+  let loaded = false;
+  let latest = { block: 0, time: 0 };
+  const failures = outageLog(log, 'limits not evaluated (tried again at the next block)');
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  const add = (entries: readonly LedgerEntry[]) => {
+    window.add(entries);
+    for (const e of entries) if (e.integratorId) markouts?.add(e);
+  };
+
+  /** The swaps of the last window from the ledger in Redis, newest first, until one is older. */
+  const load = async () => {
+    const cutoff = now() / 1000 - config.windowSeconds;
+    const found: LedgerEntry[] = [];
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await redis.zrevrangebyscore(keys.ledger(chainId), '+inf', '-inf', 'LIMIT', offset, PAGE);
+      const entries = page.map((json) => parseLedgerEntry(json));
+      found.push(...entries.filter((e) => e.blockTime > cutoff));
+      if (page.length < PAGE || entries.some((e) => e.blockTime <= cutoff)) break;
+    }
+    add(found.reverse());
+    loaded = true;
+    log.info('limits: window loaded from the ledger', { swaps: found.length, windowSeconds: config.windowSeconds });
+  };
+
+  const readResumes = async () => {
+    for (const event of await store.history(logCursor)) {
+      logCursor = event.id;
+      if (event.action !== 'resume') continue;
+      const name = haltScopeName(event.scope);
+      resumes.set(name, Math.max(resumes.get(name) ?? -Infinity, event.at));
+    }
+  };
+
+  const trip = async (breach: Breach, at: number) => {
+    const outcome = await deps.durability.run(() =>
+      store.halt({
+        scope: breach.scope,
+        reason: breach.reason,
+        by: `ledger-${chainId}`,
+        at,
+        trip: { limit: breach.limit, value: breach.value, threshold: breach.threshold },
+      }),
+    );
+    if (!outcome.made) return;
+    metrics.limitTrips.inc({ limit: breach.limit });
+    log.warn('limit tripped: scope halted', {
+      limit: breach.limit,
+      scope: haltScopeName(breach.scope),
+      value: breach.value,
+      threshold: breach.threshold,
+      reason: breach.reason,
+    });
+  };
+
+  const evaluate = async () => {
+    const at = latest;
+    await evaluateAt(at.time);
+    metrics.limitsBlock.set(at.block);
+  };
+
+  const evaluateAt = async (time: number) => {
+    if (!loaded) await load();
+    await readResumes();
+    await markouts?.settle();
+    const breaches = window.breaches(time, (scope: HaltScope) => resumes.get(haltScopeName(scope)) ?? -Infinity);
+    if (breaches.length === 0) return;
+    let active;
+    try {
+      active = await store.active();
+    } catch (err) {
+      // Evaluated again at the next block, whether or not a swap comes.
+      for (const b of breaches) window.touch(b.scope);
+      throw err;
+    }
+    const halted = new Set(active.map((h) => haltScopeName(h.scope)));
+    // One trip per scope: the first limit found broken names it (several may be).
+    const tripped = new Set<string>();
+    for (const breach of breaches) {
+      const name = haltScopeName(breach.scope);
+      if (halted.has(name) || tripped.has(name)) continue;
+      tripped.add(name);
+      try {
+        await trip(breach, now());
+      } catch (err) {
+        window.touch(breach.scope);
+        metrics.limitTripFailures.inc();
+        log.error('limit broken but its halt not written: tried again at the next block', {
+          limit: breach.limit,
+          scope: name,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+  };
+
+  const schedule = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = evaluate()
+      .then(
+        () => failures.ok(),
+        (err: unknown) => failures.failed(err),
+      )
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          schedule();
+        }
+      });
+  };
+
+  return {
+    onCommit(block, entries, blockTime) {
+      add(entries);
+      latest = { block, time: Math.max(latest.time, blockTime) };
+      schedule();
+    },
+    onReorg(to) {
+      window.rollback(to);
+      markouts?.rollback(to);
+    },
+    async idle() {
+      while (running) await running;
+    },
+  };
+}

@@ -1,0 +1,421 @@
+/**
+ * The limits that trip on what executes, end to end on the devnet (processes as `npm start` runs
+ * them: indexer, signer, gateway and the ledger with every limit set, testkit's startSystem, one
+ * anvil chain mining a block a second, a still market moved only by this test). Real swaps,
+ * signed through the gateway and executed by the test user, trip each limit:
+ *
+ * - integrator notional: `whale` executes 3,201 USDC against a 3,000 cap;
+ * - integrator markout: after each of `informed`'s swaps the test raises the curve's mid by 1 %
+ *   (the market moves against the maker), three swaps against a floor of −20 bps;
+ * - executed below quote: `slipped` signs with a firm quote (amountIn, slippageBps), the test
+ *   raises the mid before the swap executes, so it executes below its quote, twice;
+ * - pair notional: two integrators, each under its own cap, together execute 5,300 USDC of WBTC
+ *   against the pair's 5,000.
+ *
+ * Each trip halts exactly its scope (a sign in it answers 503 HALTED, a sign elsewhere 200), is
+ * recorded with its limit, value and threshold (`risk status`, `risk history`, the metric), and a
+ * resume restarts the window: the swaps before it trip nothing again, not even in a ledger
+ * started again after the resume. A ledger started again mid-window still counts the swaps
+ * before its restart.
+ */
+import { PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
+import {
+  DEFAULT_KEY_PREFIX,
+  DurableWrites,
+  HaltStore,
+  bookBlockKey,
+  createRedis,
+  haltScopeName,
+  ledgerEnv,
+  redisKeys,
+  redisReady,
+  type HaltRecord,
+  type HaltScope,
+  type RedisClient,
+} from '@pmm/core';
+import { deployerWallet, type ChainStack } from '@pmm/devnet';
+import { ApiKeyStore } from '@pmm/gateway';
+import { runRiskCommand } from '@pmm/settlement';
+import {
+  chainClients,
+  freePort,
+  spawnService,
+  startSystem,
+  until,
+  type ServiceProcess,
+  type System,
+} from '@pmm/testkit';
+import request from 'supertest';
+import type { Abi, Account, Chain, Hex, PublicClient, Transport, WalletClient } from 'viem';
+
+jest.setTimeout(600_000);
+
+const CHAIN = 8453;
+const keys = redisKeys(DEFAULT_KEY_PREFIX);
+const erc20Abi = TestTokenArtifact.abi as Abi;
+const routerAbi = PmmRouterArtifact.abi as Abi;
+const LIMITS = {
+  LIMIT_INTEGRATOR_NOTIONAL: '3000',
+  LIMIT_PAIR_NOTIONAL: '5000',
+  LIMIT_MARKOUT_FLOOR_BPS: '-20',
+  // 25 blocks: the test's move of the curve lands well inside it, however loaded the machine.
+  LIMIT_MARKOUT_HORIZON: '25b',
+  LIMIT_MARKOUT_MIN_SWAPS: '3',
+  LIMIT_BELOW_QUOTE_SHARE_BPS: '5000',
+  LIMIT_BELOW_QUOTE_MIN_SWAPS: '2',
+};
+const INTEGRATORS = ['whale', 'informed', 'slipped', 'pair-a', 'pair-b', 'bystander'];
+
+let sys: System;
+let redis: RedisClient;
+let halts: HaltStore;
+let stack: ChainStack;
+let pub: PublicClient;
+let user: WalletClient<Transport, Chain, Account>;
+let owner: WalletClient<Transport, Chain, Account>;
+let weth: Hex;
+let wbtc: Hex;
+let quote: Hex;
+let usdc: (whole: number) => bigint;
+let ledger: ServiceProcess;
+const apiKeys = new Map<string, string>();
+
+beforeAll(async () => {
+  sys = await startSystem({
+    chains: [CHAIN],
+    blockIntervalMs: 1_000,
+    services: ['indexer', 'signer', 'gateway', 'ledger'],
+    env: { ledger: LIMITS },
+  });
+  stack = sys.chain(CHAIN);
+  ledger = sys.processesOf('ledger')[0]!;
+  const clients = chainClients(stack);
+  pub = clients.publicClient;
+  user = clients.wallet(stack.testUser.privateKey);
+  owner = clients.wallet(deployerWallet().privateKey);
+  weth = stack.tokens.WETH!.address as Hex;
+  wbtc = stack.tokens.WBTC!.address as Hex;
+  quote = stack.quoteToken.address as Hex;
+  usdc = (whole) => BigInt(whole) * 10n ** BigInt(stack.quoteToken.decimals);
+  redis = createRedis(sys.redisUrl, { name: 'limits-e2e' });
+  await redisReady(redis);
+  halts = new HaltStore(redis, keys);
+  const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
+  for (const id of INTEGRATORS) {
+    await store.putIntegrator({
+      id,
+      name: id,
+      whitelist: [stack.testUser.address.toLowerCase()],
+      chains: [],
+      rateLimit: { requests: 100_000, windowSeconds: 60 },
+      disabled: false,
+    });
+    apiKeys.set(id, (await store.issueKey(id)).apiKey);
+  }
+  await confirm(
+    user.writeContract({
+      address: quote,
+      abi: erc20Abi,
+      functionName: 'approve',
+      args: [stack.contracts.router, 2n ** 255n],
+    }),
+  );
+  // The ledger starts at the head it first sees: every swap below comes after it.
+  const head = await pub.getBlockNumber();
+  await until(async () => (await ledgerCursor()) >= Number(head), 60_000, 'the ledger following the chain', 200);
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await ledger?.stop();
+  await sys?.stop();
+});
+
+async function confirm(sent: Promise<Hex> | Hex): Promise<bigint> {
+  const receipt = await pub.waitForTransactionReceipt({ hash: await sent });
+  expect(receipt.status).toBe('success');
+  return receipt.blockNumber;
+}
+
+const ledgerCursor = async (): Promise<number> =>
+  Number(JSON.parse((await redis.get(keys.ledgerCursor(CHAIN))) ?? '{"number":-1}').number);
+
+/** A sign through the gateway: quote in, for `amountIn` (a firm quote). */
+function sign(integratorId: string, tokenOut: Hex, amountIn: bigint, extra: Record<string, unknown> = {}) {
+  return request(sys.gateway.url)
+    .post('/v2/swap/sign')
+    .set('X-API-KEY', apiKeys.get(integratorId)!)
+    .set('Content-Type', 'application/json')
+    .send(
+      JSON.stringify({
+        chainId: CHAIN,
+        fee: '10',
+        userAddress: stack.testUser.address,
+        tokenIn: quote,
+        tokenOut,
+        amountIn: amountIn.toString(),
+        ...extra,
+      }),
+    );
+}
+
+/**
+ * One swap: signed for `integratorId` (each integrator its own amounts: two identical requests in
+ * one second get one signature, which no one can attribute), `beforeExecute` run, then executed.
+ */
+async function swap(
+  integratorId: string,
+  tokenOut: Hex,
+  amountIn: bigint,
+  opts: { slippageBps?: number; beforeExecute?: () => Promise<void> } = {},
+): Promise<{ block: bigint; quoted: bigint }> {
+  const signed = await sign(
+    integratorId,
+    tokenOut,
+    amountIn,
+    opts.slippageBps === undefined ? {} : { slippageBps: opts.slippageBps },
+  );
+  expect([signed.status, signed.body]).toEqual([200, expect.objectContaining({ amountOut: expect.any(String) })]);
+  await opts.beforeExecute?.();
+  const block = await confirm(
+    user.sendTransaction({ to: stack.contracts.router as Hex, data: (signed.body as { calldata: Hex }).calldata }),
+  );
+  return { block, quoted: BigInt((signed.body as { amountOut: string }).amountOut) };
+}
+
+/** Moves `base`'s curve mid by `factorPpm` (1_010_000: +1 %) and waits until the served book has it. */
+async function moveCurve(base: Hex, factorPpm: bigint): Promise<void> {
+  const c = (await pub.readContract({
+    address: stack.contracts.router as Hex,
+    abi: routerAbi,
+    functionName: 'getCurve',
+    args: [base],
+  })) as {
+    midPriceX18: bigint;
+    askDepths: bigint[];
+    askSpreadsPpm: bigint[];
+    bidDepths: bigint[];
+    bidSpreadsPpm: bigint[];
+  };
+  const block = await confirm(
+    owner.writeContract({
+      address: stack.contracts.router as Hex,
+      abi: routerAbi,
+      functionName: 'setCurve',
+      args: [
+        base,
+        (c.midPriceX18 * factorPpm) / 1_000_000n,
+        c.askDepths,
+        c.askSpreadsPpm,
+        c.bidDepths,
+        c.bidSpreadsPpm,
+      ],
+    }),
+  );
+  // The next firm quote is made at the book's block: one from before the move would make the
+  // next swap execute below its quote, which is another limit's business.
+  await until(
+    async () => Number((await redis.get(bookBlockKey(keys.book(CHAIN)))) ?? 0) >= Number(block),
+    30_000,
+    'the book past the move',
+    100,
+  );
+}
+
+/** The halt of exactly `scope`, once a limit has tripped it. */
+const tripped = (scope: HaltScope, what: string): Promise<HaltRecord> =>
+  until(
+    async () => (await halts.active()).find((h) => haltScopeName(h.scope) === haltScopeName(scope) && h.trip),
+    120_000,
+    what,
+    250,
+  );
+
+/** Waits until signs in the halted scope answer 503 HALTED (every replica within a second) and checks one elsewhere still signs. */
+async function expectHaltedOnly(halted: () => ReturnType<typeof sign>, elsewhere: () => ReturnType<typeof sign>) {
+  const refused = await until(
+    async () => {
+      const res = await halted();
+      return res.status === 503 ? res : undefined;
+    },
+    20_000,
+    'a sign in the halted scope refused',
+    100,
+  );
+  expect(refused.body).toMatchObject({ error: { code: 'HALTED' } });
+  expect(refused.headers['retry-after']).toBe('60');
+  const res = await elsewhere();
+  expect([res.status, res.body.error]).toEqual([200, undefined]);
+}
+
+async function metricValue(process: ServiceProcess, limit: string): Promise<number> {
+  const text = await (await fetch(process.metricsUrl!)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('ledger_limit_trips_total{') && l.includes(`limit="${limit}"`));
+  return Number(line?.split(' ').at(-1));
+}
+
+/** Waits until the limits have been evaluated at `block` or later (the ledger's own gauge). */
+async function limitsEvaluated(process: ServiceProcess, block: bigint): Promise<void> {
+  await until(
+    async () => {
+      // A ledger just started is not listening yet.
+      const text = await fetch(process.metricsUrl!).then(
+        (res) => res.text(),
+        () => '',
+      );
+      const line = text.split('\n').find((l) => l.startsWith('ledger_limits_block{'));
+      return Number(line?.split(' ').at(-1) ?? 0) >= Number(block);
+    },
+    60_000,
+    `the limits evaluated at block ${block}`,
+    200,
+  );
+}
+
+/** Stops the chain's ledger and starts it again with the same settings (its state: Redis only). */
+async function restartLedger(): Promise<void> {
+  await ledger.stop();
+  const port = await freePort();
+  ledger = spawnService('ledger', {
+    name: 'ledger again',
+    env: {
+      ...ledgerEnv({ redisUrl: sys.redisUrl, configFile: sys.configFile, chainIds: [CHAIN] }, { chainId: CHAIN, port }),
+      REDIS_DURABILITY: 'none',
+      LOG_LEVEL: 'warn',
+      ...LIMITS,
+    },
+    metricsUrl: `http://127.0.0.1:${port}/metrics`,
+  });
+}
+
+async function risk(argv: string[]): Promise<{ code: number; out: string }> {
+  let out = '';
+  const code = await runRiskCommand(
+    argv,
+    { redis, keys, durability: DurableWrites.unconfirmed(redis), login: () => 'operator' },
+    { out: (line) => (out += `${line}\n`), err: (line) => (out += `${line}\n`) },
+  );
+  return { code, out };
+}
+
+describe('limits that trip on what executes', () => {
+  it("behavior: an integrator's executed notional above its cap halts that integrator only; after a resume the old swaps trip nothing, in a ledger restarted too", async () => {
+    const first = await swap('whale', weth, usdc(1600));
+    await limitsEvaluated(ledger, first.block);
+    expect(await halts.active()).toEqual([]);
+    // A ledger started again reloads its window from the ledger in Redis: the first 1,600 still count.
+    await restartLedger();
+    await swap('whale', weth, usdc(1601));
+    const halt = await tripped({ integratorId: 'whale' }, 'the whale halted');
+    expect(halt).toMatchObject({
+      scope: { integratorId: 'whale' },
+      by: `ledger-${CHAIN}`,
+      trip: { limit: 'integrator-notional', value: '3201', threshold: '3000' },
+    });
+    expect(halt.reason).toMatch(
+      /^limit integrator-notional: whale executed 3201 USDC on chain 8453 in the last 3600 s \(2 swaps\)/,
+    );
+    await expectHaltedOnly(
+      () => sign('whale', weth, usdc(7)),
+      () => sign('bystander', weth, usdc(8)),
+    );
+    // What the operator sees: the limit, its value and its threshold.
+    const status = await risk(['status']);
+    expect(status.out).toContain('integrator=whale  halted since');
+    expect(status.out).toContain('[limit integrator-notional tripped: value 3201, threshold 3000]');
+    await until(async () => (await metricValue(ledger, 'integrator-notional')) === 1, 10_000, 'the trip counted', 100);
+
+    expect((await risk(['resume', '--integrator', 'whale', '--reason', 'flow reviewed'])).code).toBe(0);
+    // Every signer sees the resume at its next read of the halts (five times a second).
+    await until(
+      async () => (await sign('whale', weth, usdc(10))).status === 200,
+      20_000,
+      'the whale signed again',
+      100,
+    );
+    // The window restarted at the resume: 100 more is far under the cap, the 3,201 before never count again.
+    const after = await swap('whale', weth, usdc(100));
+    await limitsEvaluated(ledger, after.block);
+    expect(await halts.active()).toEqual([]);
+
+    // Started again, it reads the resume from the halts' log: its reloaded window holds 3,301 of
+    // the whale's, of which only the 100 after the resume count.
+    await restartLedger();
+    const again = await swap('whale', weth, usdc(50));
+    await limitsEvaluated(ledger, again.block);
+    expect(await halts.active()).toEqual([]);
+    expect((await sign('whale', weth, usdc(9))).status).toBe(200);
+  });
+
+  it('behavior: an integrator whose swaps the market moves against (its markout below the floor over 3 swaps) is halted, only it', async () => {
+    for (const amount of [101, 102, 103]) {
+      await swap('informed', weth, usdc(amount));
+      // The market rises 1 % right after each purchase: the maker sold too cheap.
+      await moveCurve(weth, 1_010_000n);
+    }
+    const halt = await tripped({ integratorId: 'informed' }, 'the informed integrator halted');
+    expect(halt.trip).toMatchObject({ limit: 'integrator-markout', threshold: '-20' });
+    // About −100 bps per move inside the horizon, less the maker's half spread.
+    expect(Number(halt.trip!.value)).toBeLessThan(-50);
+    expect(halt.reason).toMatch(/^limit integrator-markout: informed's mean 25b markout on chain 8453 .* over 3 swaps/);
+    await expectHaltedOnly(
+      () => sign('informed', weth, usdc(11)),
+      () => sign('bystander', weth, usdc(12)),
+    );
+    await until(async () => (await metricValue(ledger, 'integrator-markout')) === 1, 10_000, 'the trip counted', 100);
+  });
+
+  it('behavior: an integrator whose swaps execute below their firm quote (the market moved before they did) is halted, only it', async () => {
+    for (const amount of [104, 105]) {
+      const { quoted } = await swap('slipped', weth, usdc(amount), {
+        slippageBps: 200,
+        // Between the quote and the swap the curve's mid rises 0.5 %: fewer WETH than quoted, within the slippage.
+        beforeExecute: () => moveCurve(weth, 1_005_000n),
+      });
+      expect(quoted).toBeGreaterThan(0n);
+    }
+    const halt = await tripped({ integratorId: 'slipped' }, 'the slipped integrator halted');
+    expect(halt.trip).toEqual({ limit: 'integrator-below-quote', value: '10000', threshold: '5000' });
+    expect(halt.reason).toMatch(
+      /^limit integrator-below-quote: 2 of slipped's 2 swaps with a firm quote on chain 8453/,
+    );
+    await expectHaltedOnly(
+      () => sign('slipped', weth, usdc(13)),
+      () => sign('bystander', weth, usdc(14)),
+    );
+  });
+
+  it("behavior: a pair's executed notional above its cap halts the pair on its chain: its signs refused for everyone, other pairs signed", async () => {
+    await swap('pair-a', wbtc, usdc(2600));
+    await swap('pair-b', wbtc, usdc(2700));
+    const scope = { chainId: CHAIN, pair: wbtc.toLowerCase() };
+    const halt = await tripped(scope, 'the WBTC pair halted');
+    expect(halt.trip).toEqual({ limit: 'pair-notional', value: '5300', threshold: '5000' });
+    expect(halt.reason).toMatch(/^limit pair-notional: WBTC\/USDC executed 5300 USDC on chain 8453/);
+    await expectHaltedOnly(
+      () => sign('bystander', wbtc, usdc(15)),
+      () => sign('bystander', weth, usdc(16)),
+    );
+    // Neither integrator is halted: each stayed under its own cap.
+    expect((await halts.active()).map((h) => haltScopeName(h.scope)).sort()).toEqual(
+      [haltScopeName(scope), 'integrator=informed', 'integrator=slipped'].sort(),
+    );
+
+    // Every trip in the history, with its limit, value and threshold.
+    const history = JSON.parse((await risk(['history', '--format', 'json'])).out) as {
+      action: string;
+      name: string;
+      trip?: { limit: string; value: string; threshold: string };
+    }[];
+    expect(history.map((e) => [e.action, e.name, e.trip?.limit])).toEqual([
+      ['halt', 'integrator=whale', 'integrator-notional'],
+      ['resume', 'integrator=whale', undefined],
+      ['halt', 'integrator=informed', 'integrator-markout'],
+      ['halt', 'integrator=slipped', 'integrator-below-quote'],
+      ['halt', `chain=${CHAIN} pair=${wbtc.toLowerCase()}`, 'pair-notional'],
+    ]);
+    await until(async () => (await metricValue(ledger, 'pair-notional')) === 1, 10_000, 'the trip counted', 100);
+  });
+});
