@@ -247,7 +247,7 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'indexers.56.existingSecret=x')).toMatch(/chain 56 is not in chains/);
   });
 
-  it('behavior: one ledger per chain of `indexers`: one replica replaced by Recreate (one writer), its own Redis user, probed and scraped on 8095; its settings from ledger.env under ledger.chains.<id>.env', () => {
+  it('behavior: one ledger per chain of `indexers`: one replica replaced by Recreate (one writer), its own Redis user, the durability rule, probed and scraped on 8095; its settings from ledger.env under ledger.chains.<id>.env', () => {
     const objects = rendered.get('every-option-values.yaml')!;
     const ledgers = byKind(objects, 'Deployment').filter((d) => /-ledger-\d+$/.test(d.metadata.name));
     expect(ledgers.map((d) => d.metadata.name.replace(/.*-ledger-/, '')).sort()).toEqual(['56', '8453']);
@@ -263,6 +263,9 @@ describe('the Helm chart', () => {
     const env = container.env!;
     expect(env).toContainEqual({ name: 'CHAIN_ID', value: '8453' });
     expect(env).toContainEqual({ name: 'REDIS_USERNAME', value: 'ledger-8453' });
+    // A limit's trip is a halt, written under the signer's durability rule.
+    expect(env).toContainEqual({ name: 'REDIS_DURABILITY', value: 'replica' });
+    expect(env).toContainEqual({ name: 'REDIS_DURABLE_REPLICAS', value: '1' });
     // ledger.env for every chain, the chain's own over it.
     expect(env).toContainEqual({ name: 'LEDGER_TRACER', value: 'callTracer' });
     expect(env).toContainEqual({ name: 'LEDGER_RETRY_MS', value: '2000' });

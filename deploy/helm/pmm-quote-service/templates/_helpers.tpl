@@ -175,6 +175,7 @@ the `env` given, in name order (ledger.env with ledger.chains.<id>.env over it):
   value: 0.0.0.0
 - name: PORT
   value: '8095'
+{{ include "pmm.durabilityEnv" .ctx }}
 {{- with .env }}
 {{ include "pmm.extraEnv" . | trim }}
 {{- end }}
@@ -186,13 +187,22 @@ rule, which a halt is confirmed under (docs/operations.md#halts), then risk.env 
 */}}
 {{- define "pmm.riskEnv" -}}
 {{ include "pmm.redisEnv" (dict "ctx" . "user" "risk") }}
+{{ include "pmm.durabilityEnv" . }}
+{{- with .Values.risk.env }}
+{{ include "pmm.extraEnv" . | trim }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The durability rule of the writes that are the service's own records (the signer's audit
+records, a halt by the risk command or by a ledger's limit): redis.durability and
+redis.durableReplicas (docs/operations.md#durable-writes).
+*/}}
+{{- define "pmm.durabilityEnv" -}}
 - name: REDIS_DURABILITY
   value: {{ .Values.redis.durability | quote }}
 - name: REDIS_DURABLE_REPLICAS
   value: {{ .Values.redis.durableReplicas | quote }}
-{{- with .Values.risk.env }}
-{{ include "pmm.extraEnv" . | trim }}
-{{- end }}
 {{- end -}}
 
 {{/* Further settings from a part's `env` map, in name order. */}}
