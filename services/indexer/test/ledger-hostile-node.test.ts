@@ -65,8 +65,8 @@ it('security: a lagging node gets nothing read nor written; a flood fails the bl
   // The node catches up: the ledger starts at the first head it admits.
   node.lagSeconds = 0;
   node.mine();
-  await until(async () => (await cursor()) !== undefined, 10_000);
-  const start = (await cursor())!.number;
+  // The first cursor seen (one read: the ledger may commit another block before a second read).
+  const start = await until(async () => (await cursor())?.number, 10_000);
 
   // A flood: every answer 100 KB, above MAX_RPC_ANSWER_BYTES. The ledger's blocks fail.
   const errorsBefore = await metric('ledger_block_errors_total');
@@ -84,7 +84,8 @@ it('security: a lagging node gets nothing read nor written; a flood fails the bl
   while (node.head().number < target) node.mine();
   await until(async () => (await cursor())!.number >= target, 10_000);
   const held = (await redis.hkeys(keys.ledgerBlocks(8453))).map(Number).sort((a, b) => a - b);
-  expect(held[0]).toBe(start);
+  // It may have committed a block or two before the first read of the cursor; from there on, no gap.
+  expect(held[0]).toBeLessThanOrEqual(start);
   expect(held).toEqual(Array.from({ length: held.length }, (_, i) => start + i));
   expect(during).toBeLessThan(target);
   for (const n of held) expect(await redis.hget(keys.ledgerBlocks(8453), String(n))).toBe(node.canonical.get(n)!.hash);
