@@ -28,7 +28,10 @@
  *    500/s, saturated): `sign` is the main system's (fsync, as `npm start` runs it on `npm run
  *    bench`'s Redis), `signNone` and `signReplica` each through a gateway and a signer of their
  *    own on a Redis of their own (durability-modes.ts: a once-a-second fsync confirming nothing;
- *    a primary and a replica, WAIT), with one fsync of this disk measured alone;
+ *    a primary and a replica, WAIT), with one fsync of this disk measured alone; and at a paced
+ *    100/s each mode again for an integrator whose rate limit is exact (`…Limited`: up to 1,000
+ *    per window, the default 600 a minute too, the gateway reserves each request in Redis, a
+ *    write before the signer's, which waits for the same fsync);
  * 7. for the capacity plan: requests per second per core of each process (the inverse of its
  *    CPU per request), Redis's CPU per request (INFO; exact on `npm run bench`'s private
  *    Redis), and what the audit trail holds per signature (redis-footprint.ts): memory in the
@@ -354,23 +357,34 @@ function stopChild(child: ChildProcess): Promise<void> {
 const col = (s: string, width: number) => s.padStart(width);
 const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 
-async function seed(redis: RedisClient, prefix: string, apiKey: string): Promise<void> {
+/** The bench's API keys: one integrator's whose limit is never reached, one's with an exact limit. */
+interface BenchKeys {
+  /** `bench`: a billion a minute, reserved from Redis in batches (no Redis call per request). */
+  apiKey: string;
+  /**
+   * `limited`: 1,000 a second, never reached at the paced 100/s it is used at, but exact, as
+   * every limit up to 1,000 per window is (the default 600 a minute too): one reservation in
+   * Redis per request (the gateway's rate-limiter.ts), a write on the sign path.
+   */
+  limitedKey: string;
+}
+
+async function seed(redis: RedisClient, prefix: string, { apiKey, limitedKey }: BenchKeys): Promise<void> {
   const keys = redisKeys(prefix);
-  await redis.set(
-    keys.integrator('bench'),
-    JSON.stringify({
-      id: 'bench',
-      name: 'bench',
-      whitelist: [USER],
-      chains: [],
-      rateLimit: { requests: 1_000_000_000, windowSeconds: 60 },
-      disabled: false,
-    }),
-  );
-  await redis.set(
-    keys.apiKey(hashApiKey(apiKey)),
-    JSON.stringify({ integratorId: 'bench', keyId: apiKey.slice(0, 12), createdAt: Date.now(), disabled: false }),
-  );
+  const integrators = [
+    { id: 'bench', key: apiKey, rateLimit: { requests: 1_000_000_000, windowSeconds: 60 } },
+    { id: 'limited', key: limitedKey, rateLimit: { requests: 1_000, windowSeconds: 1 } },
+  ];
+  for (const { id, key, rateLimit } of integrators) {
+    await redis.set(
+      keys.integrator(id),
+      JSON.stringify({ id, name: id, whitelist: [USER], chains: [], rateLimit, disabled: false }),
+    );
+    await redis.set(
+      keys.apiKey(hashApiKey(key)),
+      JSON.stringify({ integratorId: id, keyId: key.slice(0, 12), createdAt: Date.now(), disabled: false }),
+    );
+  }
 }
 
 /**
@@ -405,7 +419,7 @@ async function stopEverything(): Promise<void> {
  * The gateway and the signer of one compared durability mode (durability-modes.ts), on the
  * mode's own Redis, seeded as the main system's: the same requests, answered the same way.
  */
-async function startModeSystem(mode: ComparedMode, prefix: string, apiKey: string) {
+async function startModeSystem(mode: ComparedMode, prefix: string, benchKeys: BenchKeys) {
   const redis = await startModeRedis(mode);
   stops.push(redis.stop);
   const seedClient = redis.nodes[0]!;
@@ -415,7 +429,7 @@ async function startModeSystem(mode: ComparedMode, prefix: string, apiKey: strin
     services: ['signer', 'gateway'],
     redisUrl: redis.url,
     beforeServices: async ({ chains }) => {
-      await seed(seedClient, prefix, apiKey);
+      await seed(seedClient, prefix, benchKeys);
       await seedChain(seedClient, prefix, chains['8453']!);
     },
     env: {
@@ -433,14 +447,15 @@ async function main(): Promise<void> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
   await redisReady(redis);
-  const apiKey = generateApiKey();
-  await seed(redis, prefix, apiKey);
+  const benchKeys: BenchKeys = { apiKey: generateApiKey(), limitedKey: generateApiKey() };
+  const { apiKey } = benchKeys;
+  await seed(redis, prefix, benchKeys);
   let head: { number: number; hash: string; timestamp: number } | undefined;
 
   // The other durability modes' systems start meanwhile (each has its own devnet and Redis).
   const modesStarting = Promise.all([
-    startModeSystem('none', prefix, apiKey),
-    startModeSystem('replica', prefix, apiKey),
+    startModeSystem('none', prefix, benchKeys),
+    startModeSystem('replica', prefix, benchKeys),
   ]);
   modesStarting.catch(() => undefined);
   // As `npm start` runs them, on this Redis under this run's prefix (the header says what differs).
@@ -488,10 +503,10 @@ async function main(): Promise<void> {
   const pair = [pidOf('gateway'), pidOf('signer')];
   const at = (port: number | undefined, route: string) => `http://127.0.0.1:${port!}${route}`;
   const headers = { 'x-api-key': apiKey };
-  const post = (port: number | undefined): LoadRequest => ({
+  const post = (port: number | undefined, key = apiKey): LoadRequest => ({
     url: at(port, SIGN_PATH),
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
     body: SIGN_BODY,
   });
   const get = (port: number | undefined): LoadRequest => ({ url: at(port, PRICE_PATH), method: 'GET', headers });
@@ -504,6 +519,18 @@ async function main(): Promise<void> {
     // The same sign through the other modes' gateway and signer (durability-modes.ts).
     signNone: { request: post(none.port), servers: none.pair, redis: none.redis.nodes },
     signReplica: { request: post(replica.port), servers: replica.pair, redis: replica.redis.nodes },
+    // The same three with the exact rate limit: a Redis write (the reservation) before the signer's.
+    signLimited: { request: post(gatewayPort, benchKeys.limitedKey), servers: pair },
+    signNoneLimited: {
+      request: post(none.port, benchKeys.limitedKey),
+      servers: none.pair,
+      redis: none.redis.nodes,
+    },
+    signReplicaLimited: {
+      request: post(replica.port, benchKeys.limitedKey),
+      servers: replica.pair,
+      redis: replica.redis.nodes,
+    },
     bareGet: { request: get(bp.bareGet), servers: [barePid] },
     price: { request: get(gatewayPort), servers: [pair[0]!] },
     bareHop: { request: post(bp.bareHop), servers: [barePid] },
@@ -553,7 +580,21 @@ async function main(): Promise<void> {
     ]),
     (r) => closedLoop(r, SECONDS),
   );
-  await run('paced-100', ['barePost', 'sign', 'signFirm', 'bareHop'], (r) => openLoop(r, 100, SECONDS));
+  await run(
+    'paced-100',
+    [
+      'barePost',
+      'sign',
+      'signNone',
+      'signReplica',
+      'signLimited',
+      'signNoneLimited',
+      'signReplicaLimited',
+      'signFirm',
+      'bareHop',
+    ],
+    (r) => openLoop(r, 100, SECONDS),
+  );
   await run(
     'paced-500',
     withInProcess(['barePost', 'sign', 'signNone', 'signReplica', 'bareHop', 'bareGet', 'price']),
@@ -621,35 +662,50 @@ async function main(): Promise<void> {
   const modes = [
     { mode: 'none', key: 'signNone', describe: none.redis.describe },
     {
-      mode: `fsync`,
+      mode: 'fsync',
       key: 'sign',
       describe: `the main system: npm run bench's Redis (appendfsync always, unless REDIS_URL named another); REDIS_DURABILITY=${process.env.REDIS_DURABILITY ?? 'auto'}`,
     },
     { mode: 'replica', key: 'signReplica', describe: replica.redis.describe },
   ];
   console.log(
-    `
-durability modes side by side (× the bare POST twin of the same load; one fsync of this disk: ` +
+    `\ndurability modes side by side (ms, and × the bare POST twin of the same load; "exact limit": ` +
+      `the integrator's rate limit reserved in Redis per request; one fsync of this disk alone: ` +
       `p50 ${ms(fsync.p50)} ms, p99 ${ms(fsync.p99)} ms):`,
   );
   console.log(
     '  mode'.padEnd(10),
     col('1-client p50', 14),
+    col('100/s p50', 11),
+    col('exact limit', 12),
     col('500/s p50', 11),
-    col('500/s p99', 11),
+    col('500/s p99', 12),
     col('unanswered', 11),
     col('saturated/s', 12),
     col('CPU µs@500', 11),
     col('Redis µs@500', 13),
   );
+  // A twin whose figure rounds to 0 (autocannon's whole milliseconds) has no ratio.
+  const times = (r: Row, q: 'p50' | 'p99') => {
+    const twin = row(twinKey(r.name)).latency[q];
+    return twin > 0 ? `${(r.latency[q] / twin).toFixed(1)}×` : '';
+  };
+  const cell = (r: Row, q: 'p50' | 'p99') => `${ms(r.latency[q])} ${times(r, q)}`;
   for (const m of modes) {
-    const [one, paced, sat] = ['one-client', 'paced-500', 'saturated'].map((l) => row(`${l} ${m.key}`));
-    const times = (r: Row, q: 'p50' | 'p99') => `${(r.latency[q] / row(twinKey(r.name)).latency[q]).toFixed(1)}×`;
+    const [one, slow, limited, paced, sat] = [
+      `one-client ${m.key}`,
+      `paced-100 ${m.key}`,
+      `paced-100 ${m.key}Limited`,
+      `paced-500 ${m.key}`,
+      `saturated ${m.key}`,
+    ].map(row);
     console.log(
       `  ${m.mode}`.padEnd(10),
-      col(`${ms(one!.latency.p50)} ${times(one!, 'p50')}`, 14),
-      col(`${ms(paced!.latency.p50)} ${times(paced!, 'p50')}`, 11),
-      col(`${ms(paced!.latency.p99)} ${times(paced!, 'p99')}`, 11),
+      col(cell(one!, 'p50'), 14),
+      col(cell(slow!, 'p50'), 11),
+      col(cell(limited!, 'p50'), 12),
+      col(cell(paced!, 'p50'), 11),
+      col(cell(paced!, 'p99'), 12),
       col(String(Math.round(500 * SECONDS) - paced!.latency.count + paced!.latency.failures), 11),
       col(
         `${sat!.latency.rate.toFixed(0)} ${((100 * sat!.latency.rate) / row('saturated barePost').latency.rate).toFixed(1)}%`,
@@ -677,7 +733,7 @@ durability modes side by side (× the bare POST twin of the same load; one fsync
   if (PROFILE) {
     for (const r of rows.values()) {
       breakdownOf(r).forEach((steps, i) => {
-        const who = r.name.endsWith('sign') ? ['gateway', 'signer'][i] : 'server';
+        const who = / sign(None|Replica)?(Limited)?$/.test(r.name) ? ['gateway', 'signer'][i] : 'server';
         console.log(`\n${r.name}: CPU µs per request in the ${who} process, by step:`);
         for (const s of steps) if (s.us >= 0.5) console.log(`  ${s.name.padEnd(48)} ${col(s.us.toFixed(1), 7)}`);
       });
