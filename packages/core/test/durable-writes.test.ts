@@ -17,7 +17,9 @@ let admin: RedisClient;
 let replica: RedisClient;
 
 beforeAll(async () => {
-  nodes = await privateReplicatedRedis({ replicas: 1 });
+  // The replica is paused below: the primary must not refuse writes for its lag meanwhile
+  // (min-replicas-max-lag is the deployment's 10 s, which a loaded machine could reach).
+  nodes = await privateReplicatedRedis({ replicas: 1, args: ['--min-replicas-max-lag', '120'] });
   admin = await connect(nodes.url);
   replica = await connect(nodes.replicas[0]!.url);
 }, 60_000);
