@@ -1,5 +1,5 @@
 /**
- * Confirms that writes made through one ioredis client survive the loss of a Redis process or
+ * Confirms that writes made through an ioredis client survive the loss of a Redis process or
  * host, before the caller acts on them (the signer returns a signature only once its audit
  * record is durable; the key CLI reports a key only once it is durable).
  *
@@ -11,8 +11,11 @@
  *   succeeded, on each connection before its first write, again after each reconnect and at
  *   most `recheckMs` later, so a changed or restarted Redis is noticed. `appendfsync always`
  *   is the deployment's: INFO does not show it (docs/decisions.md#durable-writes).
- * - `replica`: after the writes, `WAIT <replicas> <waitTimeoutMs>` on every master connection:
- *   fewer acknowledgements than `replicas` is a failure.
+ * - `replica`: once the writes are answered, `WAIT <replicas> <waitTimeoutMs>` on every master
+ *   connection they were made on: fewer acknowledgements than `replicas` is a failure. A WAIT
+ *   holds its connection until the replicas answer, so writes are spread over several
+ *   connections (lanes), each carrying one flight of writes and its WAIT at a time
+ *   ({@link DurableWrites.run}).
  * - `none`: nothing is confirmed (development and the shared test Redis only).
  *
  * In every mode a connection that closed between {@link DurableWrites.begin} and
@@ -58,46 +61,73 @@ interface NodeState {
   checking?: Promise<void>;
 }
 
-/** What begin() saw: each master connection's generation. */
+/** What begin() saw: the connection written on, and each of its master connections' generation. */
 export interface WriteSession {
+  readonly lane: RedisClient;
   readonly generations: ReadonlyMap<Redis, number>;
-  /** Set by run() just before the writes are sent: which WAIT on one connection covers them. */
-  ticket?: number;
+}
+
+/** A run waiting for a connection (replica mode). */
+interface Waiting {
+  writes: (redis: RedisClient) => Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
 }
 
 export class DurableWrites {
+  /**
+   * The connections writes are made and confirmed on: one, or in replica mode several, each
+   * carrying one flight (writes, then their WAIT) at a time.
+   */
+  readonly lanes: readonly RedisClient[];
   private readonly nodes = new WeakMap<Redis, NodeState>();
-  /** Writes sent through run() so far, on a single connection (one ticket per run). */
-  private sent = 0;
-  /** The latest WAIT on a single connection, and the tickets it covers (every write sent before it). */
-  private lastWait?: { covers: number; acks: Promise<number> };
+  /** Lanes with a flight out. */
+  private readonly flying = new Set<RedisClient>();
+  /** Runs that found every lane flying: the next lane to land takes them all, as one flight. */
+  private waiting: Waiting[] = [];
 
   constructor(
-    readonly redis: RedisClient,
+    redis: RedisClient | readonly RedisClient[],
     readonly policy: DurabilityPolicy,
-  ) {}
+  ) {
+    this.lanes = Array.isArray(redis) ? [...(redis as readonly RedisClient[])] : [redis as RedisClient];
+    if (this.lanes.length === 0) throw new Error('DurableWrites needs a Redis connection');
+  }
+
+  /** The first connection: the only one unless several were given. */
+  get redis(): RedisClient {
+    return this.lanes[0]!;
+  }
 
   /** Writes confirmed by nothing (`none`): tests, benchmarks of the rest, the shared test Redis. */
   static unconfirmed(redis: RedisClient): DurableWrites {
     return new DurableWrites(redis, { mode: 'none', replicas: 1, waitTimeoutMs: 1 });
   }
 
-  /** Call before the writes: in fsync mode, rejects unless every master is seen to fsync each write. */
-  async begin(): Promise<WriteSession> {
-    const masters = this.masters();
+  /**
+   * Call before writing on `lane` (default: the first connection): in fsync mode, rejects unless
+   * every master is seen to fsync each write.
+   */
+  async begin(lane: RedisClient = this.redis): Promise<WriteSession> {
+    const masters = masterConnections(lane);
     // A Cluster client lists no master before its first slot map: nothing to vouch for yet.
     if (masters.length === 0 && this.policy.mode !== 'none') throw new DurabilityError('no Redis master connected');
     if (this.policy.mode === 'fsync') await Promise.all(masters.map((node) => this.verifyFsync(node)));
-    return { generations: new Map(masters.map((node) => [node, this.state(node).generation])) };
+    return { lane, generations: new Map(masters.map((node) => [node, this.state(node).generation])) };
   }
 
-  /** Call once the writes are answered: resolves when they are durable, else DurabilityError. */
+  /**
+   * Call once every write on the session's connection is answered: resolves when they are
+   * durable, else DurabilityError. In replica mode the WAIT sent here follows those writes on
+   * their connection, so it counts the replicas that acknowledged them (and every earlier write
+   * of that connection: https://redis.io/commands/wait).
+   */
   async confirm(session: WriteSession): Promise<void> {
     if (this.policy.mode === 'none') return;
-    const masters = this.masters();
+    const masters = masterConnections(session.lane);
     if (this.policy.mode === 'replica') {
       const { replicas, waitTimeoutMs } = this.policy;
-      const acks = await Promise.all(masters.map((node) => this.waitFor(node, session.ticket)));
+      const acks = await Promise.all(masters.map((node) => this.wait(node)));
       const short = acks.find((n) => n < replicas);
       if (short !== undefined)
         throw new DurabilityError(`${short} of ${replicas} replica acknowledgements within ${waitTimeoutMs} ms`);
@@ -109,39 +139,76 @@ export class DurableWrites {
   }
 
   /**
-   * begin(), the writes, confirm(): the writes' result once durable. `writes` must send its
-   * first command synchronously (as an ioredis call does): its ticket is taken just before.
+   * begin(), the writes, confirm(): the writes' result once durable, else a rejection (theirs,
+   * or a DurabilityError). `writes` makes its writes on the connection it is given.
+   *
+   * In replica mode each connection carries one flight at a time: the writes of every run it
+   * took, and once all are answered one WAIT for them all. A run starts a flight at once on a
+   * connection with none out; when every connection has one, the runs wait, and the first
+   * connection to land takes all of them as its next flight (group commit): a WAIT holds its
+   * connection for a replica round trip, but never holds up a record that another connection
+   * could carry, and however many records arrive, each round trip confirms all that waited.
    */
-  async run<T>(writes: () => Promise<T>): Promise<T> {
+  run<T>(writes: (redis: RedisClient) => Promise<T>): Promise<T> {
+    if (this.policy.mode !== 'replica') return this.runNow(writes);
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ writes, resolve: resolve as (value: unknown) => void, reject });
+      this.dispatch();
+    });
+  }
+
+  /** fsync and none: nothing holds the connection, so writes go at once on the first one. */
+  private async runNow<T>(writes: (redis: RedisClient) => Promise<T>): Promise<T> {
     const session = await this.begin();
-    session.ticket = ++this.sent;
-    const result = await writes();
+    const result = await writes(session.lane);
     await this.confirm(session);
     return result;
   }
 
-  /**
-   * WAIT on `node`. On a single connection, answers arrive in the order commands were sent, and
-   * a WAIT blocks the connection until it returns: so a WAIT sent after a write (a higher
-   * ticket) covers it, and the writes answered while one WAIT is out share the next one (group
-   * commit) instead of each queueing its own behind the other. Not on a Cluster: a redirected
-   * write may be sent again after a WAIT on another node.
-   */
-  private waitFor(node: Redis, ticket: number | undefined): Promise<number> {
-    const single = !isCluster(this.redis);
-    if (single && ticket !== undefined && this.lastWait && this.lastWait.covers >= ticket) return this.lastWait.acks;
-    const { replicas, waitTimeoutMs } = this.policy;
-    const acks = node.call('WAIT', String(replicas), String(waitTimeoutMs)).then(Number, (err: unknown) => {
-      throw new DurabilityError(`WAIT failed: ${err instanceof Error ? err.message : String(err)}`);
-    });
-    if (single) this.lastWait = { covers: this.sent, acks };
-    return acks;
+  /** Starts a flight of every waiting run on each free lane (a connected one first). */
+  private dispatch(): void {
+    while (this.waiting.length > 0) {
+      const free = this.lanes.filter((lane) => !this.flying.has(lane));
+      const lane = free.find((l) => l.status === 'ready') ?? free[0];
+      if (!lane) return;
+      const flight = this.waiting;
+      this.waiting = [];
+      this.flying.add(lane);
+      void this.fly(lane, flight).finally(() => {
+        this.flying.delete(lane);
+        this.dispatch();
+      });
+    }
   }
 
-  /** Every master connection (one, unless the client is a Cluster). */
-  private masters(): Redis[] {
-    const client = this.redis;
-    return isCluster(client) ? client.nodes('master') : [client];
+  /** One flight: the runs' writes on `lane`, then (all answered) one confirmation for them all. */
+  private async fly(lane: RedisClient, flight: Waiting[]): Promise<void> {
+    let results: PromiseSettledResult<unknown>[] = [];
+    let confirmed = false;
+    let failure: unknown;
+    try {
+      const session = await this.begin(lane);
+      // async: a run that throws instead of rejecting fails alone.
+      results = await Promise.allSettled(flight.map(async (w) => w.writes(lane)));
+      await this.confirm(session);
+      confirmed = true;
+    } catch (err) {
+      failure = err;
+    }
+    flight.forEach((w, i) => {
+      const result = results[i];
+      if (result?.status === 'rejected') w.reject(result.reason);
+      else if (!confirmed || !result) w.reject(failure);
+      else w.resolve(result.value);
+    });
+  }
+
+  /** WAIT on one master connection: the replica acknowledgements of its writes so far. */
+  private wait(node: Redis): Promise<number> {
+    const { replicas, waitTimeoutMs } = this.policy;
+    return node.call('WAIT', String(replicas), String(waitTimeoutMs)).then(Number, (err: unknown) => {
+      throw new DurabilityError(`WAIT failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   private state(node: Redis): NodeState {
@@ -192,6 +259,11 @@ export class DurableWrites {
       );
     if (state.generation === generation) state.verified = { generation, at: Date.now() };
   }
+}
+
+/** Every master connection of a client (one, unless the client is a Cluster). */
+function masterConnections(client: RedisClient): Redis[] {
+  return isCluster(client) ? client.nodes('master') : [client];
 }
 
 function isCluster(client: RedisClient): client is Cluster {

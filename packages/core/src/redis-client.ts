@@ -117,11 +117,14 @@ export function createRedis(
     role?: RedisRole;
     name: string;
     logger?: Logger;
+    /** A command connection's limit per command, ms (default 2,000): longer for a WAIT that may take longer. */
+    commandTimeoutMs?: number;
   },
 ): RedisClient {
   const role = opts.role ?? 'command';
   const options = {
     ...roleOptions(role),
+    ...(role === 'command' && opts.commandTimeoutMs !== undefined ? { commandTimeout: opts.commandTimeoutMs } : {}),
     connectionName: opts.name,
   };
   let client: RedisClient;

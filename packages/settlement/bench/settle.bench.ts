@@ -59,7 +59,6 @@ async function main(): Promise<void> {
     }
     const signer = createDigestSigner(s.apiSigner.privateKey);
     const trail = new RedisAuditTrail({
-      redis,
       keys,
       retentionMs: 30 * DAY_MS,
       durability: DurableWrites.unconfirmed(redis),

@@ -23,7 +23,7 @@ beforeAll(async () => {
   redis = createRedis(REDIS_URL, { name: 'pipe-test' });
   await redisReady(redis);
   const keys = redisKeys(prefix);
-  const trail = new RedisAuditTrail({ redis, keys, retentionMs: DAY_MS, durability: DurableWrites.unconfirmed(redis) });
+  const trail = new RedisAuditTrail({ keys, retentionMs: DAY_MS, durability: DurableWrites.unconfirmed(redis) });
   for (let i = 0; i < RECORDS; i += 1_000)
     await Promise.all(
       Array.from({ length: Math.min(1_000, RECORDS - i) }, (_, k) =>

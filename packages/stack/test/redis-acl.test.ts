@@ -215,7 +215,6 @@ describe('Redis users, one per role', () => {
   it('security: the signer appends to the audit trail and reads integrators; it cannot write keys, integrators or books', async () => {
     const signer = await connect('signer');
     const trail = new RedisAuditTrail({
-      redis: signer,
       keys,
       retentionMs: 86_400_000,
       durability: new DurableWrites(signer, { mode: 'fsync', replicas: 1, waitTimeoutMs: 500 }),

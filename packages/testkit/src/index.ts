@@ -12,6 +12,12 @@ export { processCpuSeconds, stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
 export { startSentinel } from './private-sentinel';
 export {
+  REPLICATED_CONF,
+  privateReplicatedRedis,
+  type PrivateReplicatedRedis,
+  type PrivateReplicatedRedisOptions,
+} from './private-replicated-redis';
+export {
   privateRedisCluster,
   type PrivateRedisCluster,
   type PrivateRedisClusterOptions,

@@ -24,7 +24,15 @@
  *    no hop (in-process.ts), at the same paced rate and one client;
  * 5. the cost floor of a signed quote (sign-floor.ts), with the HTTP hop measured by a bare
  *    forwarder (bare POST → one keep-alive HTTP hop → bare POST);
- * 6. for the capacity plan: requests per second per core of each process (the inverse of its
+ * 6. the sign through every durability mode, side by side in the same loads (one-client, paced
+ *    500/s, saturated): `sign` is the main system's (fsync, as `npm start` runs it on `npm run
+ *    bench`'s Redis), `signNone` and `signReplica` each through a gateway and a signer of their
+ *    own on a Redis of their own (durability-modes.ts: a once-a-second fsync confirming nothing;
+ *    a primary and a replica, WAIT), with one fsync of this disk measured alone; and at a paced
+ *    100/s each mode again for an integrator whose rate limit is exact (`…Limited`: up to 1,000
+ *    per window, the default 600 a minute too, the gateway reserves each request in Redis, a
+ *    write before the signer's, which waits for the same fsync);
+ * 7. for the capacity plan: requests per second per core of each process (the inverse of its
  *    CPU per request), Redis's CPU per request (INFO; exact on `npm run bench`'s private
  *    Redis), and what the audit trail holds per signature (redis-footprint.ts): memory in the
  *    stream and its index, the append-only file's growth, and both per day at 100 and 1,000
@@ -34,7 +42,9 @@
  * (profile-breakdown.ts); BENCH_CPU_PROF=<dir> keeps the servers' V8 CPU profiles there.
  * BENCH_SECONDS (default 5) is the length of each row.
  *
- * Goals (benchmarks, not tests): sign p50 one client ≤ 4× bare; sign p99 paced 500/s ≤ 5× bare;
+ * Goals (benchmarks, not tests): sign p50 one client ≤ 4× bare (+ one fsync in fsync mode); sign
+ * p99 paced 500/s ≤ 5× bare (+ one fsync); replica mode ≥ 2,000 signs/s saturated and a p99 ≤
+ * 50 ms at a paced 500/s with every sign answered;
  * gateway + signer CPU per sign at 500/s ≤ 700 µs; saturated sign ≥ 12 % of bare; saturated
  * price ≥ 40 % of bare; sign with amountIn p50 within one node round trip + 1 ms of sign's;
  * sign with amountIn p99 at 100/s ≤ 100 ms.
@@ -56,13 +66,14 @@ import {
   type RedisClient,
 } from '@pmm/core';
 import { generateApiKey, hashApiKey } from '@pmm/gateway';
-import { devnetRegistry, processCpuSeconds, publishBookHead, startSystem, type System } from '@pmm/testkit';
+import { devnetRegistry, processCpuSeconds, publishBookHead, startSystem } from '@pmm/testkit';
 import { devnetKey, type ChainStack } from '@pmm/devnet';
 import { quoteCalldataBuilder, signAmmVerification } from '@pmm/protocol';
 import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from './open-loop';
 import { profileBreakdown, profileWindow, type StepCost } from './profile-breakdown';
 import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds, signatureIndexEntryBytes } from './redis-footprint';
 import { measureSignFloor } from './sign-floor';
+import { fsyncLatencyMs, startModeRedis, type ComparedMode } from './durability-modes';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -229,7 +240,10 @@ interface Row {
   cpuUs: number;
   /** The same, per process, in the order they were given. */
   cpuUsEach: number[];
-  /** Redis's CPU µs per request over the case (every client's work, the bench's own included). */
+  /**
+   * Redis's CPU µs per request over the case (every client's work, the bench's own included;
+   * every node's: the replica's too).
+   */
   redisUs: number;
   /** The processes serving the case, and when it ran (monotonic µs), for BENCH_PROFILE=1. */
   servers: number[];
@@ -258,15 +272,16 @@ const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 async function measure(
   name: string,
   servers: number[],
-  redis: RedisClient,
+  redis: RedisClient[],
   drive: () => Promise<LatencyFigures>,
 ): Promise<Row> {
+  const redisCpu = async () => (await Promise.all(redis.map(redisCpuSeconds))).reduce((a, b) => a + b, 0);
   const before = servers.map(processCpuSeconds);
-  const redisBefore = await redisCpuSeconds(redis);
+  const redisBefore = await redisCpu();
   const from = monotonicUs();
   const latency = await drive();
   const to = monotonicUs();
-  const redisAfter = await redisCpuSeconds(redis);
+  const redisAfter = await redisCpu();
   const after = servers.map(processCpuSeconds);
   const total = latency.count || 1;
   const cpuUsEach = after.map((cpu, i) => ((cpu - before[i]!) * 1e6) / total);
@@ -342,28 +357,44 @@ function stopChild(child: ChildProcess): Promise<void> {
 const col = (s: string, width: number) => s.padStart(width);
 const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 
-async function seed(redis: RedisClient, prefix: string): Promise<string> {
+/** The bench's API keys: one integrator's whose limit is never reached, one's with an exact limit. */
+interface BenchKeys {
+  /** `bench`: a billion a minute, reserved from Redis in batches (no Redis call per request). */
+  apiKey: string;
+  /**
+   * `limited`: 1,000 a second, never reached at the paced 100/s it is used at, but exact, as
+   * every limit up to 1,000 per window is (the default 600 a minute too): one reservation in
+   * Redis per request (the gateway's rate-limiter.ts), a write on the sign path.
+   */
+  limitedKey: string;
+}
+
+async function seed(redis: RedisClient, prefix: string, { apiKey, limitedKey }: BenchKeys): Promise<void> {
   const keys = redisKeys(prefix);
-  const apiKey = generateApiKey();
-  await redis.set(
-    keys.integrator('bench'),
-    JSON.stringify({
-      id: 'bench',
-      name: 'bench',
-      whitelist: [USER],
-      chains: [],
-      rateLimit: { requests: 1_000_000_000, windowSeconds: 60 },
-      // Counted as every integrator's signatures are (the signer's default quota applies to all),
-      // but never reached, however long BENCH_SECONDS makes the rows.
-      dailySignatureQuota: 1_000_000_000,
-      disabled: false,
-    }),
-  );
-  await redis.set(
-    keys.apiKey(hashApiKey(apiKey)),
-    JSON.stringify({ integratorId: 'bench', keyId: apiKey.slice(0, 12), createdAt: Date.now(), disabled: false }),
-  );
-  return apiKey;
+  const integrators = [
+    { id: 'bench', key: apiKey, rateLimit: { requests: 1_000_000_000, windowSeconds: 60 } },
+    { id: 'limited', key: limitedKey, rateLimit: { requests: 1_000, windowSeconds: 1 } },
+  ];
+  for (const { id, key, rateLimit } of integrators) {
+    await redis.set(
+      keys.integrator(id),
+      JSON.stringify({
+        id,
+        name: id,
+        whitelist: [USER],
+        chains: [],
+        rateLimit,
+        // Counted as every integrator's signatures are (the signer's default quota applies to
+        // all), but never reached, however long BENCH_SECONDS makes the rows.
+        dailySignatureQuota: 1_000_000_000,
+        disabled: false,
+      }),
+    );
+    await redis.set(
+      keys.apiKey(hashApiKey(key)),
+      JSON.stringify({ integratorId: id, keyId: key.slice(0, 12), createdAt: Date.now(), disabled: false }),
+    );
+  }
 }
 
 /**
@@ -388,19 +419,57 @@ function hasInProcess(): boolean {
   }
 }
 
-/** The system under test, stopped on a failed run too. */
-let system: System | undefined;
+/** What stops the systems under test and the modes' Redis, on a failed run too (in reverse order). */
+const stops: (() => Promise<void>)[] = [];
+async function stopEverything(): Promise<void> {
+  for (const stop of stops.splice(0).reverse()) await stop();
+}
+
+/**
+ * The gateway and the signer of one compared durability mode (durability-modes.ts), on the
+ * mode's own Redis, seeded as the main system's: the same requests, answered the same way.
+ */
+async function startModeSystem(mode: ComparedMode, prefix: string, benchKeys: BenchKeys) {
+  const redis = await startModeRedis(mode);
+  stops.push(redis.stop);
+  const seedClient = redis.nodes[0]!;
+  const sys = await startSystem({
+    chains: [8453],
+    blockIntervalMs: 0,
+    services: ['signer', 'gateway'],
+    redisUrl: redis.url,
+    beforeServices: async ({ chains }) => {
+      await seed(seedClient, prefix, benchKeys);
+      await seedChain(seedClient, prefix, chains['8453']!);
+    },
+    env: {
+      signer: { REDIS_KEY_PREFIX: prefix, ...redis.signerEnv, ...profiled(`signer-${mode}`) },
+      gateway: { REDIS_KEY_PREFIX: prefix, ...profiled(`gateway-${mode}`) },
+    },
+  });
+  stops.push(() => sys.stop());
+  const pid = (service: 'gateway' | 'signer') => sys.processesOf(service)[0]!.child.pid!;
+  return { redis, port: Number(new URL(sys.gateway.url).port), pair: [pid('gateway'), pid('signer')] };
+}
 
 async function main(): Promise<void> {
   if (process.argv[2]?.startsWith('serve')) return serve(process.argv[2], process.argv[3]!, process.argv[4]);
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
   await redisReady(redis);
-  const apiKey = await seed(redis, prefix);
+  const benchKeys: BenchKeys = { apiKey: generateApiKey(), limitedKey: generateApiKey() };
+  const { apiKey } = benchKeys;
+  await seed(redis, prefix, benchKeys);
   let head: { number: number; hash: string; timestamp: number } | undefined;
 
+  // The other durability modes' systems start meanwhile (each has its own devnet and Redis).
+  const modesStarting = Promise.all([
+    startModeSystem('none', prefix, benchKeys),
+    startModeSystem('replica', prefix, benchKeys),
+  ]);
+  modesStarting.catch(() => undefined);
   // As `npm start` runs them, on this Redis under this run's prefix (the header says what differs).
-  const sys = (system = await startSystem({
+  const sys = await startSystem({
     chains: [8453],
     blockIntervalMs: 0,
     services: ['signer', 'gateway'],
@@ -417,7 +486,9 @@ async function main(): Promise<void> {
       },
       gateway: { REDIS_KEY_PREFIX: prefix, ...profiled('gateway') },
     },
-  }));
+  });
+  stops.push(() => sys.stop());
+  const [none, replica] = await modesStarting;
   const pidOf = (service: 'gateway' | 'signer') => sys.processesOf(service)[0]!.child.pid!;
   const chain = sys.chain(8453);
   // Inside the first ask tier of every devnet chain.
@@ -442,18 +513,34 @@ async function main(): Promise<void> {
   const pair = [pidOf('gateway'), pidOf('signer')];
   const at = (port: number | undefined, route: string) => `http://127.0.0.1:${port!}${route}`;
   const headers = { 'x-api-key': apiKey };
-  const post = (port: number | undefined): LoadRequest => ({
+  const post = (port: number | undefined, key = apiKey): LoadRequest => ({
     url: at(port, SIGN_PATH),
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
     body: SIGN_BODY,
   });
   const get = (port: number | undefined): LoadRequest => ({ url: at(port, PRICE_PATH), method: 'GET', headers });
   const bp = bare.ports;
   const barePid = bare.child.pid!;
-  const cases = {
+  // Each case's CPU is charged to its servers and to the Redis it uses (the main one unless it says).
+  const cases: Record<string, { request: LoadRequest; servers: number[]; redis?: RedisClient[] }> = {
     barePost: { request: post(bp.barePost), servers: [barePid] },
     sign: { request: post(gatewayPort), servers: pair },
+    // The same sign through the other modes' gateway and signer (durability-modes.ts).
+    signNone: { request: post(none.port), servers: none.pair, redis: none.redis.nodes },
+    signReplica: { request: post(replica.port), servers: replica.pair, redis: replica.redis.nodes },
+    // The same three with the exact rate limit: a Redis write (the reservation) before the signer's.
+    signLimited: { request: post(gatewayPort, benchKeys.limitedKey), servers: pair },
+    signNoneLimited: {
+      request: post(none.port, benchKeys.limitedKey),
+      servers: none.pair,
+      redis: none.redis.nodes,
+    },
+    signReplicaLimited: {
+      request: post(replica.port, benchKeys.limitedKey),
+      servers: replica.pair,
+      redis: replica.redis.nodes,
+    },
     bareGet: { request: get(bp.bareGet), servers: [barePid] },
     price: { request: get(gatewayPort), servers: [pair[0]!] },
     bareHop: { request: post(bp.bareHop), servers: [barePid] },
@@ -472,6 +559,7 @@ async function main(): Promise<void> {
   };
   type CaseName = keyof typeof cases;
   const caseOf = (n: CaseName) => cases[n]!;
+  const fsync = fsyncLatencyMs();
 
   // The append-only file's size before the first signature (the warm-up signs too).
   const aofBefore = await aofMark(redis);
@@ -483,24 +571,56 @@ async function main(): Promise<void> {
     for (const n of names)
       rows.set(
         `${label} ${n}`,
-        await measure(`${label} ${n}`, caseOf(n).servers, redis, () => drive(caseOf(n).request)),
+        await measure(`${label} ${n}`, caseOf(n).servers, caseOf(n).redis ?? [redis], () => drive(caseOf(n).request)),
       );
   };
   const withInProcess = (names: CaseName[]): CaseName[] => (inProcess ? [...names, 'inProcess'] : names);
   await run(
     'one-client',
-    withInProcess(['barePost', 'sign', 'signFirm', 'nodeQuote', 'bareHop', 'bareGet', 'price']),
+    withInProcess([
+      'barePost',
+      'sign',
+      'signNone',
+      'signReplica',
+      'signFirm',
+      'nodeQuote',
+      'bareHop',
+      'bareGet',
+      'price',
+    ]),
     (r) => closedLoop(r, SECONDS),
   );
-  await run('paced-100', ['barePost', 'sign', 'signFirm', 'bareHop'], (r) => openLoop(r, 100, SECONDS));
-  await run('paced-500', withInProcess(['barePost', 'sign', 'bareHop', 'bareGet', 'price']), (r) =>
-    openLoop(r, 500, SECONDS),
+  await run(
+    'paced-100',
+    [
+      'barePost',
+      'sign',
+      'signNone',
+      'signReplica',
+      'signLimited',
+      'signNoneLimited',
+      'signReplicaLimited',
+      'signFirm',
+      'bareHop',
+    ],
+    (r) => openLoop(r, 100, SECONDS),
   );
-  await run('saturated', withInProcess(['barePost', 'sign', 'bareGet', 'price', 'bareHop']), saturate);
+  await run(
+    'paced-500',
+    withInProcess(['barePost', 'sign', 'signNone', 'signReplica', 'bareHop', 'bareGet', 'price']),
+    (r) => openLoop(r, 500, SECONDS),
+  );
+  await run(
+    'saturated',
+    withInProcess(['barePost', 'sign', 'signNone', 'signReplica', 'bareGet', 'price', 'bareHop']),
+    saturate,
+  );
 
   // Stopped (SIGTERM: each drains and exits, a profiled one writing its profile) before the footprint.
-  await Promise.all([sys.stop(), ...[bare, inProcess].filter((c) => c !== undefined).map((c) => stopChild(c.child))]);
-  system = undefined;
+  await Promise.all([
+    stopEverything(),
+    ...[bare, inProcess].filter((c) => c !== undefined).map((c) => stopChild(c.child)),
+  ]);
   // Before the floor below, which writes sample records of its own to the same trail.
   const audit = await auditFootprint(redis, prefix, 8453, aofBefore);
 
@@ -548,6 +668,65 @@ async function main(): Promise<void> {
     );
   }
 
+  // The durability modes side by side: the same sign, each through its own gateway and signer.
+  const modes = [
+    { mode: 'none', key: 'signNone', describe: none.redis.describe },
+    {
+      mode: 'fsync',
+      key: 'sign',
+      describe: `the main system: npm run bench's Redis (appendfsync always, unless REDIS_URL named another); REDIS_DURABILITY=${process.env.REDIS_DURABILITY ?? 'auto'}`,
+    },
+    { mode: 'replica', key: 'signReplica', describe: replica.redis.describe },
+  ];
+  console.log(
+    `\ndurability modes side by side (ms, and × the bare POST twin of the same load; "exact limit": ` +
+      `the integrator's rate limit reserved in Redis per request; one fsync of this disk alone: ` +
+      `p50 ${ms(fsync.p50)} ms, p99 ${ms(fsync.p99)} ms):`,
+  );
+  console.log(
+    '  mode'.padEnd(10),
+    col('1-client p50', 14),
+    col('100/s p50', 11),
+    col('exact limit', 12),
+    col('500/s p50', 11),
+    col('500/s p99', 12),
+    col('unanswered', 11),
+    col('saturated/s', 12),
+    col('CPU µs@500', 11),
+    col('Redis µs@500', 13),
+  );
+  // A twin whose figure rounds to 0 (autocannon's whole milliseconds) has no ratio.
+  const times = (r: Row, q: 'p50' | 'p99') => {
+    const twin = row(twinKey(r.name)).latency[q];
+    return twin > 0 ? `${(r.latency[q] / twin).toFixed(1)}×` : '';
+  };
+  const cell = (r: Row, q: 'p50' | 'p99') => `${ms(r.latency[q])} ${times(r, q)}`;
+  for (const m of modes) {
+    const [one, slow, limited, paced, sat] = [
+      `one-client ${m.key}`,
+      `paced-100 ${m.key}`,
+      `paced-100 ${m.key}Limited`,
+      `paced-500 ${m.key}`,
+      `saturated ${m.key}`,
+    ].map(row);
+    console.log(
+      `  ${m.mode}`.padEnd(10),
+      col(cell(one!, 'p50'), 14),
+      col(cell(slow!, 'p50'), 11),
+      col(cell(limited!, 'p50'), 12),
+      col(cell(paced!, 'p50'), 11),
+      col(cell(paced!, 'p99'), 12),
+      col(String(Math.round(500 * SECONDS) - paced!.latency.count + paced!.latency.failures), 11),
+      col(
+        `${sat!.latency.rate.toFixed(0)} ${((100 * sat!.latency.rate) / row('saturated barePost').latency.rate).toFixed(1)}%`,
+        12,
+      ),
+      col(paced!.cpuUs.toFixed(0), 11),
+      col(paced!.redisUs.toFixed(0), 13),
+      ` ${m.describe}`,
+    );
+  }
+
   // Capacity: a process's requests per second on one core is the inverse of its CPU per request.
   const perCore = (us: number) => (us > 0 ? Math.round(1e6 / us).toLocaleString('en-US') : 'n/a');
   console.log('\nper core (1 / CPU per request; Redis: its one thread):');
@@ -564,7 +743,7 @@ async function main(): Promise<void> {
   if (PROFILE) {
     for (const r of rows.values()) {
       breakdownOf(r).forEach((steps, i) => {
-        const who = r.name.endsWith('sign') ? ['gateway', 'signer'][i] : 'server';
+        const who = / sign(None|Replica)?(Limited)?$/.test(r.name) ? ['gateway', 'signer'][i] : 'server';
         console.log(`\n${r.name}: CPU µs per request in the ${who} process, by step:`);
         for (const s of steps) if (s.us >= 0.5) console.log(`  ${s.name.padEnd(48)} ${col(s.us.toFixed(1), 7)}`);
       });
@@ -613,8 +792,38 @@ async function main(): Promise<void> {
   const ratio = (key: string, q: 'p50' | 'p99') => row(key).latency[q] / row(twinKey(key)).latency[q];
   const share = (key: string) => (100 * row(key).latency.rate) / row(twinKey(key)).latency.rate;
   console.log();
-  goal('sign p50, one keep-alive client, ≤ 4× bare', ratio('one-client sign', 'p50'), 4, true, '×');
-  goal('sign p99, paced 500/s, ≤ 5× bare', ratio('paced-500 sign', 'p99'), 5, true, '×');
+  // With fsync, each answer waits for one fsync of the disk at the least: the goals allow one.
+  const bareOf = (load: string) => row(`${load} barePost`).latency;
+  goal(
+    `sign p50 (fsync), one keep-alive client, ≤ 4× bare + one fsync (${ms(4 * bareOf('one-client').p50 + fsync.p50)} ms)`,
+    row('one-client sign').latency.p50,
+    4 * bareOf('one-client').p50 + fsync.p50,
+    true,
+    ' ms',
+  );
+  goal(
+    `sign p99 (fsync), paced 500/s, ≤ 5× bare + one fsync (${ms(5 * bareOf('paced-500').p99 + fsync.p50)} ms)`,
+    row('paced-500 sign').latency.p99,
+    5 * bareOf('paced-500').p99 + fsync.p50,
+    true,
+    ' ms',
+  );
+  goal('sign p50 (none), one keep-alive client, ≤ 4× bare', ratio('one-client signNone', 'p50'), 4, true, '×');
+  goal(
+    'sign throughput (replica) at 50 connections ≥ 2,000/s',
+    row('saturated signReplica').latency.rate,
+    2_000,
+    false,
+    '/s',
+  );
+  const replicaPaced = row('paced-500 signReplica').latency;
+  goal(
+    'sign p99 (replica), paced 500/s, ≤ 50 ms, every sign answered 200',
+    replicaPaced.count === Math.round(500 * SECONDS) && replicaPaced.failures === 0 ? replicaPaced.p99 : Infinity,
+    50,
+    true,
+    ' ms',
+  );
   goal('gateway + signer CPU per sign at 500/s ≤ 700 µs', row('paced-500 sign').cpuUs, 700, true, ' µs');
   // A firm quote adds one node round trip (the eth_call) and little else.
   const firmExtra = row('one-client signFirm').latency.p50 - row('one-client sign').latency.p50;
@@ -639,6 +848,6 @@ main().catch(async (err: unknown) => {
   console.error(err);
   // The server processes must not outlive a failed run.
   for (const child of children) child.kill('SIGTERM');
-  await system?.stop();
+  await stopEverything();
   process.exit(1);
 });

@@ -59,7 +59,6 @@ export async function startInProcessSign(opts: { redisUrl: string; prefix: strin
     // No halt: the check is a scan of the active halts, none here.
     halts: { current: () => [] },
     audit: new RedisAuditTrail({
-      redis: auditRedis,
       keys,
       retentionMs: DAY_MS,
       durability: DurableWrites.unconfirmed(auditRedis),

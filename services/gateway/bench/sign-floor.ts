@@ -67,7 +67,6 @@ export async function measureSignFloor(redisUrl: string, prefix: string): Promis
   const redis = createRedis(redisUrl, { role: 'command', name: 'bench-floor' });
   await redisReady(redis);
   const trail = new RedisAuditTrail({
-    redis,
     keys: redisKeys(prefix),
     retentionMs: DAY_MS,
     durability: DurableWrites.unconfirmed(redis),

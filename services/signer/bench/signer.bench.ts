@@ -288,7 +288,6 @@ async function main(): Promise<void> {
     const auditRedis = createRedis(url, { role: 'command', name: 'bench-audit' });
     await redisReady(auditRedis);
     const trail = new RedisAuditTrail({
-      redis: auditRedis,
       keys,
       retentionMs: 180 * DAY_MS,
       durability: DurableWrites.unconfirmed(auditRedis),

@@ -31,6 +31,13 @@ import { bookHeadReader } from './store/book-head';
 import { createFirmQuotes } from './chain/firm-quotes';
 import { closeFirmQuoteChains, firmQuoteChains, firmQuoteMetric } from './chain/firm-quote-chains';
 
+/**
+ * Audit connections in replica mode: flights (records, then one WAIT) out at once. A record
+ * waits for a connection only while this many WAITs are out; those that wait share the next
+ * one, so more connections shorten the wait, not the throughput (docs/decisions.md#durable-writes).
+ */
+export const AUDIT_LANES = 4;
+
 export interface RunningSigner {
   served: Served;
   signers: ChainSigners;
@@ -60,15 +67,25 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   const keys = redisKeys(config.redisKeyPrefix);
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'signer', logger });
   const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-sub', logger });
-  // Its own connection. No auto-pipelining: RedisAuditTrail already sends the records of one
-  // turn as one script call, and ioredis built a Pipeline object per call on top of it (seen in
-  // a CPU profile; npm run bench gateway showed no difference either way within its noise).
-  const auditRedis = createRedis(config.redisUrl, { role: 'command', name: 'signer-audit', logger });
+  // Connections of its own. No auto-pipelining: RedisAuditTrail already sends the records of
+  // one turn as one script call, and ioredis built a Pipeline object per call on top of it (seen
+  // in a CPU profile; npm run bench gateway showed no difference either way within its noise).
+  // In replica mode, AUDIT_LANES of them: each WAIT holds its connection for a replica round
+  // trip, and may take up to its timeout (the connection's own limit is set past it).
+  const policy = durabilityPolicy(config, config.redisUrl);
+  const auditLanes = Array.from({ length: policy.mode === 'replica' ? AUDIT_LANES : 1 }, (_, i) =>
+    createRedis(config.redisUrl, {
+      role: 'command',
+      name: i === 0 ? 'signer-audit' : `signer-audit-${i}`,
+      logger,
+      commandTimeoutMs: policy.waitTimeoutMs + 2_000,
+    }),
+  );
   // Normally Redis answers at once and the registries are loaded before the port opens. If it
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
   await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
   checkRedisDurabilityWhenReady(redis, logger);
-  const durability = new DurableWrites(auditRedis, durabilityPolicy(config, config.redisUrl));
+  const durability = new DurableWrites(auditLanes, policy);
   logDurability(durability, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
   await pairs.start();
@@ -78,7 +95,8 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // The halts, on the same subscriber: re-read at each notice and five times a second.
   const halts = new HaltView({ redis, subscriber, keys, logger });
   await halts.start();
-  auditTrailSizeMetric(metrics, auditRedis, keys, config.servedChains);
+  // On the command connection: an audit connection may be held by a WAIT.
+  auditTrailSizeMetric(metrics, redis, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const quoteValiditySeconds = new Map(config.servedChains.map((id) => [id, config.chains[id]!.quoteValiditySeconds]));
   const app = createApp({
@@ -95,7 +113,6 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     integrators,
     halts,
     audit: new RedisAuditTrail({
-      redis: auditRedis,
       keys,
       retentionMs: config.auditRetentionDays * DAY_MS,
       durability,
@@ -110,7 +127,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     operatorAccess: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     readiness: {
       redis: async () => {
-        await Promise.all([redis.ping(), auditRedis.ping()]);
+        await Promise.all([redis, ...auditLanes].map((client) => client.ping()));
       },
       // Not ready while the halts cannot be read: every sign would be refused (fail closed).
       halts: async () => {
@@ -143,7 +160,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await pairs.close();
         await integrators.stop();
         await halts.stop();
-        await Promise.all([redis, subscriber, auditRedis].map((client) => closeRedis(client)));
+        await Promise.all([redis, subscriber, ...auditLanes].map((client) => closeRedis(client)));
         await closeFirmQuoteChains(firmChains);
         await closeSigningKeys(signers);
       })()),

@@ -21,7 +21,6 @@ it('behavior: the audit trail writes and reads back on every chain', async () =>
     await redisReady(client, 15_000);
     const keys = redisKeys('pmm-audit-test');
     const trail = new RedisAuditTrail({
-      redis: client,
       keys,
       retentionMs: DAY_MS,
       durability: DurableWrites.unconfirmed(client),

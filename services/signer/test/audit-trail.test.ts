@@ -253,7 +253,6 @@ describe('retention', () => {
     const record = (signature: string) =>
       sampleAuditRecord(0, { time: Date.now(), chainId: 4663, timestamp: NOW_S, signature });
     await new RedisAuditTrail({
-      redis: f.redis,
       keys: f.keys,
       retentionMs,
       durability: DurableWrites.unconfirmed(f.redis),
@@ -265,7 +264,6 @@ describe('retention', () => {
     // 50 ms later, a trail whose retention ends 20 ms ago: the first record is past it, the new one is not.
     await new Promise((r) => setTimeout(r, 50));
     const later = new RedisAuditTrail({
-      redis: f.redis,
       keys: f.keys,
       retentionMs,
       durability: DurableWrites.unconfirmed(f.redis),
@@ -289,7 +287,6 @@ describe('a flood of one identical request', () => {
   it('boundary: every request is in the stream; the index keeps the first MAX_INDEXED_IDS under the signature', async () => {
     const keys = trailKeys('flood');
     const trail = new RedisAuditTrail({
-      redis: f.redis,
       keys,
       retentionMs: DAY_MS,
       durability: DurableWrites.unconfirmed(f.redis),
@@ -309,7 +306,6 @@ describe('daily signature quota', () => {
   it("behavior: past an integrator's quota on a chain and day a record is refused and nothing of it written; others and other chains go on", async () => {
     const keys = { ...trailKeys('quota'), auditQuota: (c: number, d: number) => `${f.prefix}:{${c}}:quota-q:${d}` };
     const trail = new RedisAuditTrail({
-      redis: f.redis,
       keys,
       retentionMs: DAY_MS,
       durability: DurableWrites.unconfirmed(f.redis),
@@ -345,7 +341,6 @@ describe("the trail's size as a metric", () => {
   it("behavior: signer_audit_trail_entries is each chain's stream length at scrape time", async () => {
     const keys = trailKeys('size');
     const trail = new RedisAuditTrail({
-      redis: f.redis,
       keys,
       retentionMs: DAY_MS,
       durability: DurableWrites.unconfirmed(f.redis),
@@ -365,7 +360,6 @@ describe('records of one turn share a script call', () => {
   it('behavior: one call per chain and day, at most MAX_BATCH_RECORDS each; every record stored, in order, and indexed', async () => {
     const keys = trailKeys('batch');
     const trail = new RedisAuditTrail({
-      redis: f.redis,
       keys,
       retentionMs: DAY_MS,
       durability: DurableWrites.unconfirmed(f.redis),
@@ -407,7 +401,6 @@ describe('when the trail cannot be written, the signature is not returned', () =
       override: (deps) => ({
         ...deps,
         audit: new RedisAuditTrail({
-          redis: ownClient,
           keys: f.keys,
           retentionMs: DAY_MS,
           durability: DurableWrites.unconfirmed(ownClient),

@@ -63,12 +63,13 @@ const COMMANDS = commandsDir(__dirname, 2);
 type AppendCommand = (...keysThenArgs: (string | number)[]) => Promise<(string | number)[]>;
 
 export interface RedisAuditTrailOptions {
-  /** A fail-fast command connection. */
-  redis: RedisClient;
   keys: RedisKeys;
   /** Records older than this are trimmed; a day's signature index expires this long after the day. */
   retentionMs: number;
-  /** Confirms each script call durable before its records' promises resolve (on `redis`). */
+  /**
+   * Writes each script call on one of its connections (fail-fast command connections) and
+   * confirms it durable before its records' promises resolve.
+   */
   durability: DurableWrites;
   /** Clock (Unix ms) for the trim cutoff; default Date.now. */
   now?: () => number;
@@ -91,12 +92,18 @@ interface Batch {
  * its record is stored, and a failed call fails exactly the records it carried.
  */
 export class RedisAuditTrail implements AuditSink {
-  private readonly append: AppendCommand;
+  /** The script, on each connection the durability layer may write on. */
+  private readonly append: Map<RedisClient, AppendCommand>;
   private batches = new Map<string, Batch>();
   private flushScheduled = false;
 
   constructor(private readonly opts: RedisAuditTrailOptions) {
-    this.append = luaCommand<(string | number)[]>(opts.redis, COMMANDS, 'pmmAuditAppendBatch', 3);
+    this.append = new Map(
+      opts.durability.lanes.map((lane) => [
+        lane,
+        luaCommand<(string | number)[]>(lane, COMMANDS, 'pmmAuditAppendBatch', 3),
+      ]),
+    );
   }
 
   record(record: AuditRecord, quota = 0): Promise<void> {
@@ -128,8 +135,8 @@ export class RedisAuditTrail implements AuditSink {
     const { keys, retentionMs, durability } = this.opts;
     const cutoff = Math.max(0, (this.opts.now ?? Date.now)() - retentionMs);
     durability
-      .run(() =>
-        this.append(
+      .run((redis) =>
+        this.append.get(redis)!(
           keys.audit(batch.chainId),
           keys.auditSignatures(batch.chainId, batch.day),
           keys.auditQuota(batch.chainId, batch.day),

@@ -179,7 +179,6 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     integrators,
     halts: NO_HALTS,
     audit: new RedisAuditTrail({
-      redis,
       keys,
       retentionMs: 180 * DAY_MS,
       durability: DurableWrites.unconfirmed(redis),
