@@ -41,6 +41,15 @@ export interface DurabilityPolicy {
   recheckMs?: number;
 }
 
+/**
+ * The per-command limit of a connection that carries durable writes: past the WAIT's own timeout,
+ * so that a WAIT allowed to take `waitTimeoutMs` is not cut short by the connection's default
+ * (2 s) and reported as a failure it is not.
+ */
+export function durableCommandTimeoutMs(policy: DurabilityPolicy): number {
+  return policy.waitTimeoutMs + 2_000;
+}
+
 /** A write could not be confirmed durable: the caller must not act on it. */
 export class DurabilityError extends Error {}
 

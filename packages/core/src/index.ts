@@ -164,6 +164,7 @@ export {
   DURABILITY_MODES,
   DurabilityError,
   DurableWrites,
+  durableCommandTimeoutMs,
   resolveDurabilityMode,
   type DurabilityMode,
   type DurabilityPolicy,

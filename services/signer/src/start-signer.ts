@@ -10,6 +10,7 @@ import {
   closeRedis,
   createRedis,
   DurableWrites,
+  durableCommandTimeoutMs,
   durabilityPolicy,
   HaltView,
   listen,
@@ -78,7 +79,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       role: 'command',
       name: i === 0 ? 'signer-audit' : `signer-audit-${i}`,
       logger,
-      commandTimeoutMs: policy.waitTimeoutMs + 2_000,
+      commandTimeoutMs: durableCommandTimeoutMs(policy),
     }),
   );
   // Normally Redis answers at once and the registries are loaded before the port opens. If it

@@ -8,6 +8,7 @@
 import {
   DURABLE_WRITE_SETTINGS,
   DurableWrites,
+  durableCommandTimeoutMs,
   SHARED_SETTINGS,
   REDIS_CONNECTION_SETTINGS,
   createRedis,
@@ -40,7 +41,12 @@ async function main(): Promise<number> {
       { env },
     );
     const redisUrl = redisConnectionUrl(loaded);
-    const redis = createRedis(redisUrl, { role: 'command', name: 'operator-risk-cli' });
+    const policy = durabilityPolicy(loaded, redisUrl);
+    const redis = createRedis(redisUrl, {
+      role: 'command',
+      name: 'operator-risk-cli',
+      commandTimeoutMs: durableCommandTimeoutMs(policy),
+    });
     try {
       await redisReady(redis, 5_000).catch((err: unknown) => {
         throw new Error(
@@ -52,7 +58,7 @@ async function main(): Promise<number> {
         {
           redis,
           keys: redisKeys(loaded.redisKeyPrefix),
-          durability: new DurableWrites(redis, durabilityPolicy(loaded, redisUrl)),
+          durability: new DurableWrites(redis, policy),
         },
         { out: (line) => io.out(`${line}\n`), err: io.err },
       );

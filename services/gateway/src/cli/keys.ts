@@ -12,6 +12,7 @@
 import {
   DURABLE_WRITE_SETTINGS,
   DurableWrites,
+  durableCommandTimeoutMs,
   createRedis,
   describeRedis,
   durabilityPolicy,
@@ -46,7 +47,12 @@ async function main(): Promise<number> {
   );
   const config = { ...loaded, redisUrl: redisConnectionUrl(loaded) };
   const where = describeRedis(config.redisUrl, redisFrom);
-  const redis = createRedis(config.redisUrl, { role: 'command', name: 'gateway-keys-cli' });
+  const policy = durabilityPolicy(config, config.redisUrl);
+  const redis = createRedis(config.redisUrl, {
+    role: 'command',
+    name: 'gateway-keys-cli',
+    commandTimeoutMs: durableCommandTimeoutMs(policy),
+  });
   try {
     await redisReady(redis, 5_000).catch((err: unknown) => {
       throw new Error(`${where} is not reachable: ${err instanceof Error ? err.message : String(err)}`);
@@ -57,7 +63,7 @@ async function main(): Promise<number> {
     const print = (line: string) => process.stdout.write(`${line}\n`);
     if (!WRITES.has(argv[0]!)) return await runKeysCommand(argv, store, print, context);
     process.stderr.write(`keys: writing to ${where}, key prefix "${config.redisKeyPrefix}"\n`);
-    const durability = new DurableWrites(redis, durabilityPolicy(config, config.redisUrl));
+    const durability = new DurableWrites(redis, policy);
     const held: string[] = [];
     const code = await durability
       .run(() => runKeysCommand(argv, store, (line) => held.push(line), context))

@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import {
   DurableWrites,
+  durableCommandTimeoutMs,
   LEDGER_MARKOUT_HORIZON_SECONDS,
   closeRedis,
   createLogger,
@@ -117,13 +118,24 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     await waiting.settle();
     await rolling.add(markouts60s.splice(0));
   };
-  const executedLimits = anyLimit(config.limits)
+  // A trip's halt is a durable write: its WAIT may take up to its own timeout, past the default
+  // command limit of the ledger's connection, so it gets one of its own (only when limits are on).
+  const policy = durabilityPolicy(config, config.redisUrl);
+  const haltWriter = anyLimit(config.limits)
+    ? createRedis(config.redisUrl, {
+        role: 'command',
+        name: `ledger-${config.chainId}-halts`,
+        logger: log,
+        commandTimeoutMs: durableCommandTimeoutMs(policy),
+      })
+    : undefined;
+  const executedLimits = haltWriter
     ? startLimits({
         chainId: config.chainId,
         config: config.limits,
         redis,
         keys,
-        durability: new DurableWrites(redis, durabilityPolicy(config, config.redisUrl)),
+        durability: new DurableWrites(haltWriter, policy),
         history,
         metrics,
         logger: log,
@@ -196,6 +208,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       await source.close();
       await served.close();
       await closeRedis(redis);
+      if (haltWriter) await closeRedis(haltWriter);
       log.info('ledger stopped');
     })());
   return { served, metrics, stop };
