@@ -52,6 +52,7 @@ export {
   type SystemOptions,
 } from './system';
 export { chainClients, type ChainClients } from './chain-clients';
+export { curveOf, moveCurveMid, setCurve, type RouterOwner } from './router-curve';
 export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
 export { devnetRegistry } from './devnet-registry';
 export { publishBookHead } from './book-head';

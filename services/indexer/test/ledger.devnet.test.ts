@@ -12,7 +12,7 @@
  * snapshot and revert) removes the orphaned swap; the ledger killed mid-stream and started again
  * resumes without a gap or a duplicate.
  */
-import { PmmRouterArtifact, TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
+import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
 import {
   DEFAULT_KEY_PREFIX,
   createRedis,
@@ -28,7 +28,9 @@ import { ApiKeyStore } from '@pmm/gateway';
 import { LedgerReader, runMarkoutsCommand, type MarkoutReport } from '@pmm/settlement';
 import {
   chainClients,
+  curveOf,
   freePort,
+  moveCurveMid,
   spawnService,
   startSystem,
   until,
@@ -52,7 +54,6 @@ jest.setTimeout(300_000);
 const CHAIN = 8453;
 const keys = redisKeys(DEFAULT_KEY_PREFIX);
 const erc20Abi = TestTokenArtifact.abi as Abi;
-const routerAbi = PmmRouterArtifact.abi as Abi;
 
 let sys: System;
 let redis: RedisClient;
@@ -147,47 +148,12 @@ async function swap(integratorId: string, tokenIn: Hex, amountIn: bigint): Promi
   return receipt.blockNumber;
 }
 
+const router = () => ({ pub, owner, router: stack.contracts.router });
 const curveMid = async (blockNumber?: bigint): Promise<bigint> =>
-  (
-    (await pub.readContract({
-      address: stack.contracts.router as Hex,
-      abi: routerAbi,
-      functionName: 'getCurve',
-      args: [weth],
-      blockNumber,
-    })) as { midPriceX18: bigint }
-  ).midPriceX18;
+  (await curveOf(router(), weth, blockNumber)).midPriceX18;
 
 /** Moves WETH's curve mid by `factorPpm` (1_010_000: +1 %), other fields as seeded. */
-async function moveCurve(factorPpm: bigint): Promise<void> {
-  const c = (await pub.readContract({
-    address: stack.contracts.router as Hex,
-    abi: routerAbi,
-    functionName: 'getCurve',
-    args: [weth],
-  })) as {
-    midPriceX18: bigint;
-    askDepths: bigint[];
-    askSpreadsPpm: bigint[];
-    bidDepths: bigint[];
-    bidSpreadsPpm: bigint[];
-  };
-  await confirm(
-    owner.writeContract({
-      address: stack.contracts.router as Hex,
-      abi: routerAbi,
-      functionName: 'setCurve',
-      args: [
-        weth,
-        (c.midPriceX18 * factorPpm) / 1_000_000n,
-        c.askDepths,
-        c.askSpreadsPpm,
-        c.bidDepths,
-        c.bidSpreadsPpm,
-      ],
-    }),
-  );
-}
+const moveCurve = (factorPpm: bigint) => moveCurveMid(router(), weth, factorPpm);
 
 const ledgerEntries = async (): Promise<LedgerEntry[]> =>
   (await redis.zrange(keys.ledger(CHAIN), 0, -1)).map((json) => parseLedgerEntry(json));

@@ -18,7 +18,7 @@
  * started again after the resume. A ledger started again mid-window still counts the swaps
  * before its restart.
  */
-import { PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
+import { TestTokenArtifact } from '@pmm/contracts';
 import {
   DEFAULT_KEY_PREFIX,
   DurableWrites,
@@ -39,6 +39,7 @@ import { runRiskCommand } from '@pmm/settlement';
 import {
   chainClients,
   freePort,
+  moveCurveMid,
   spawnService,
   startSystem,
   until,
@@ -53,7 +54,6 @@ jest.setTimeout(600_000);
 const CHAIN = 8453;
 const keys = redisKeys(DEFAULT_KEY_PREFIX);
 const erc20Abi = TestTokenArtifact.abi as Abi;
-const routerAbi = PmmRouterArtifact.abi as Abi;
 const LIMITS = {
   LIMIT_INTEGRATOR_NOTIONAL: '3000',
   LIMIT_PAIR_NOTIONAL: '5000',
@@ -185,33 +185,7 @@ async function swap(
 
 /** Moves `base`'s curve mid by `factorPpm` (1_010_000: +1 %) and waits until the served book has it. */
 async function moveCurve(base: Hex, factorPpm: bigint): Promise<void> {
-  const c = (await pub.readContract({
-    address: stack.contracts.router as Hex,
-    abi: routerAbi,
-    functionName: 'getCurve',
-    args: [base],
-  })) as {
-    midPriceX18: bigint;
-    askDepths: bigint[];
-    askSpreadsPpm: bigint[];
-    bidDepths: bigint[];
-    bidSpreadsPpm: bigint[];
-  };
-  const block = await confirm(
-    owner.writeContract({
-      address: stack.contracts.router as Hex,
-      abi: routerAbi,
-      functionName: 'setCurve',
-      args: [
-        base,
-        (c.midPriceX18 * factorPpm) / 1_000_000n,
-        c.askDepths,
-        c.askSpreadsPpm,
-        c.bidDepths,
-        c.bidSpreadsPpm,
-      ],
-    }),
-  );
+  const block = await moveCurveMid({ pub, owner, router: stack.contracts.router }, base, factorPpm);
   // The next firm quote is made at the book's block: one from before the move would make the
   // next swap execute below its quote, which is another limit's business.
   await until(

@@ -10,7 +10,14 @@ import type { Account, Chain, Hex, PublicClient, Transport, WalletClient } from 
 import { PmmRouterArtifact, TestTokenArtifact, type RouterCurve } from '@pmm/contracts';
 import { deployerWallet, type ChainStack } from '@pmm/devnet';
 import type { OrderbookResponse } from '@pmm/protocol';
-import { chainClients, until, type System } from '@pmm/testkit';
+import {
+  chainClients,
+  curveOf as curveOfRouter,
+  setCurve as setRouterCurve,
+  until,
+  type RouterOwner,
+  type System,
+} from '@pmm/testkit';
 
 export const routerAbi = PmmRouterArtifact.abi;
 const erc20Abi = TestTokenArtifact.abi;
@@ -36,14 +43,7 @@ export function swapChain(sys: System, chainId: number): SwapChain {
   };
 }
 
-export async function curveOf(x: SwapChain, base: string): Promise<RouterCurve> {
-  return (await x.pub.readContract({
-    address: x.c.contracts.router as Hex,
-    abi: routerAbi,
-    functionName: 'getCurve',
-    args: [base as Hex],
-  })) as RouterCurve;
-}
+export const curveOf = (x: SwapChain, base: string): Promise<RouterCurve> => curveOfRouter(routerOwner(x), base);
 
 export const balanceOf = (x: SwapChain, token: string) =>
   x.pub.readContract({
@@ -129,11 +129,7 @@ export async function swap(
 
 /** Sets the base's curve to `moved` (the router's owner); resolves once it is mined. */
 export async function setCurve(x: SwapChain, base: string, moved: RouterCurve): Promise<void> {
-  const hash = await x.owner.writeContract({
-    address: x.c.contracts.router as Hex,
-    abi: routerAbi,
-    functionName: 'setCurve',
-    args: [base as Hex, moved.midPriceX18, moved.askDepths, moved.askSpreadsPpm, moved.bidDepths, moved.bidSpreadsPpm],
-  });
-  if ((await x.pub.waitForTransactionReceipt({ hash })).status !== 'success') throw new Error('setCurve reverted');
+  await setRouterCurve(routerOwner(x), base, moved);
 }
+
+const routerOwner = (x: SwapChain): RouterOwner => ({ pub: x.pub, owner: x.owner, router: x.c.contracts.router });
