@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { RateLimiter, batchFor, type Gateway } from '@pmm/gateway';
+import { AHEAD_FROM, RateLimiter, batchFor, type Gateway } from '@pmm/gateway';
+import { until } from '@pmm/testkit';
 import { call, harness, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -144,6 +145,45 @@ describe('RateLimiter, batched reservations (limits above 1000 per window)', () 
     expect(
       Number(await h.redis.get(h.keys.rateLimit('batch-int', now() / 1000 - ((now() / 1000) % 60)))),
     ).toBeLessThanOrEqual(limit);
+  });
+
+  it('behavior: an exact limit from AHEAD_FROM a window keeps one token reserved ahead: a request after the first is answered without waiting for Redis; two limiters admit at most the limit, at least one per limiter fewer', async () => {
+    const limit = 300;
+    expect([batchFor(limit), limit >= AHEAD_FROM]).toEqual([1, true]);
+    const now = () => 1_700_000_000_000;
+    const l1 = new RateLimiter(h.redis, h.prefix, { now });
+    const l2 = new RateLimiter(h.redis, h.prefix, { now });
+    const counter = h.keys.rateLimit('ahead-int', now() / 1000 - ((now() / 1000) % 60));
+    // The first request waits for its own reservation; the token for the next follows it.
+    expect(await l1.consume('ahead-int', limit, 60)).toMatchObject({ allowed: true });
+    await until(async () => Number(await h.redis.get(counter)) === 2, 2_000, 'the token reserved ahead');
+    const second = l1.consume('ahead-int', limit, 60);
+    expect(second).not.toBeInstanceOf(Promise);
+    expect(second).toMatchObject({ allowed: true });
+    // Both limiters to the end of the window, one request at a time each.
+    let admitted = 2;
+    for (let i = 0; i < 400; i++) {
+      const d = await l1.consume('ahead-int', limit, 60);
+      const e = await l2.consume('ahead-int', limit, 60);
+      admitted += Number(d.allowed) + Number(e.allowed);
+    }
+    expect(admitted).toBeLessThanOrEqual(limit);
+    expect(admitted).toBeGreaterThanOrEqual(limit - 2);
+    expect(Number(await h.redis.get(counter))).toBe(limit);
+  });
+
+  it('behavior: an exact limit below AHEAD_FROM reserves each request itself: two limiters admit exactly the limit', async () => {
+    const limit = AHEAD_FROM - 1;
+    const now = () => 1_700_000_000_000;
+    const l1 = new RateLimiter(h.redis, h.prefix, { now });
+    const l2 = new RateLimiter(h.redis, h.prefix, { now });
+    let admitted = 0;
+    for (let i = 0; i < limit; i++) {
+      const d = await l1.consume('exact-int', limit, 60);
+      const e = await l2.consume('exact-int', limit, 60);
+      admitted += Number(d.allowed) + Number(e.allowed);
+    }
+    expect(admitted).toBe(limit);
   });
 
   it('behavior: the counter key expires after its window', async () => {
