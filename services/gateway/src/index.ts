@@ -20,7 +20,14 @@ export {
 } from './keys/api-key-store';
 export { ApiKeyCache, type ApiKeyCacheOptions } from './keys/api-key-cache';
 export { BookCache, v1BodyFromV2, type BookEntry } from './price/book-cache';
-export { AHEAD_FROM, RateLimiter, batchFor, EXACT_UP_TO, type RateDecision, type RateLimiterOptions } from './keys/rate-limiter';
+export {
+  AHEAD_FROM,
+  RateLimiter,
+  batchFor,
+  EXACT_UP_TO,
+  type RateDecision,
+  type RateLimiterOptions,
+} from './keys/rate-limiter';
 export { seedDevKey, DEV_INTEGRATOR_ID } from './keys/dev-key';
 export { OPENAPI_PATH, loadOpenApiDocument } from './docs/openapi-route';
 export { V1_EMPTY_BOOK } from './price/price-route';
