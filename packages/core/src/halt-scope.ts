@@ -117,6 +117,23 @@ export function parseHaltRecord(json: string): HaltRecord {
   return record;
 }
 
+/**
+ * The active halts from the halts hash (field: scope name, value: its record), oldest first.
+ * Throws when a record does not parse, or is filed under another scope's name: a writer that may
+ * only add halts (a ledger's limits) could otherwise lift one by writing a narrower record over
+ * it, which the readers, matching on the record's scope, would obey. A reader then fails closed.
+ */
+export function parseActiveHalts(fields: Record<string, string>): HaltRecord[] {
+  return Object.entries(fields)
+    .map(([name, json]) => {
+      const record = parseHaltRecord(json);
+      if (haltScopeName(record.scope) !== name)
+        throw new Error(`the halt filed as "${name}" is a halt of "${haltScopeName(record.scope)}"`);
+      return record;
+    })
+    .sort((a, b) => a.at - b.at);
+}
+
 /** What a sign request is, for the halts (addresses any case). */
 export interface SignSubject {
   chainId: number;

@@ -13,7 +13,14 @@
  * user may not, redis-acl.ts).
  */
 import { commandsDir, luaCommand, type LuaCommand } from './lua-command';
-import { haltScopeName, parseHaltRecord, type HaltRecord, type HaltScope, type HaltTrip } from './halt-scope';
+import {
+  haltScopeName,
+  parseActiveHalts,
+  parseHaltRecord,
+  type HaltRecord,
+  type HaltScope,
+  type HaltTrip,
+} from './halt-scope';
 import type { RedisClient } from './redis-client';
 import type { RedisKeys } from './redis-keys';
 
@@ -47,10 +54,7 @@ export class HaltStore {
 
   /** The active halts, oldest first; throws when one does not parse (a reader must not guess). */
   async active(): Promise<HaltRecord[]> {
-    const fields = await this.redis.hgetall(this.keys.halts());
-    return Object.values(fields)
-      .map(parseHaltRecord)
-      .sort((a, b) => a.at - b.at);
+    return parseActiveHalts(await this.redis.hgetall(this.keys.halts()));
   }
 
   /** Halts `record.scope` unless it is halted already. Must send its first command at once (durable-writes run()). */

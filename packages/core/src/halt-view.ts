@@ -13,7 +13,7 @@
  *   (Redis unreachable, a record that does not parse), {@link HaltView.current} throws
  *   HaltsUnreadable: the caller refuses (fail closed), it never assumes "no halt".
  */
-import { parseHaltRecord, type HaltRecord } from './halt-scope';
+import { parseActiveHalts, type HaltRecord } from './halt-scope';
 import type { Logger } from './logger';
 import type { RedisClient } from './redis-client';
 import type { RedisKeys } from './redis-keys';
@@ -119,8 +119,7 @@ export class HaltView {
     const startedAt = this.now();
     try {
       const fields = await this.opts.redis.hgetall(this.opts.keys.halts());
-      const halts = Object.values(fields).map(parseHaltRecord);
-      halts.sort((a, b) => a.at - b.at);
+      const halts = parseActiveHalts(fields);
       this.halts = halts;
       this.readAt = Math.max(this.readAt, startedAt);
       if (this.failing) this.opts.logger?.info('halts readable again', { halts: halts.length });

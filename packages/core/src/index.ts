@@ -90,6 +90,7 @@ export {
   haltScopeKind,
   haltScopeName,
   haltScopeProblem,
+  parseActiveHalts,
   parseHaltRecord,
   scopeCoversSign,
   type BookHalt,

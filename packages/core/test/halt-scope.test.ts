@@ -2,7 +2,15 @@
  * The halts' scope rules (halt-scope.ts), pure: which halts cover a sign request, what they
  * leave of a book, a scope's name, and a stored record's parsing.
  */
-import { bookHalt, haltedError, haltScopeKind, haltScopeName, parseHaltRecord, scopeCoversSign } from '@pmm/core';
+import {
+  bookHalt,
+  haltedError,
+  haltScopeKind,
+  haltScopeName,
+  parseActiveHalts,
+  parseHaltRecord,
+  scopeCoversSign,
+} from '@pmm/core';
 
 const WETH = `0x${'bb'.repeat(20)}`;
 const QUOTE = `0x${'aa'.repeat(20)}`;
@@ -70,5 +78,15 @@ describe('halt scopes', () => {
     ['no author', '{"scope":{},"reason":"r","at":1}'],
   ])('error: a stored halt with %s does not parse (the view then fails closed)', (_name, json) => {
     expect(() => parseHaltRecord(json)).toThrow();
+  });
+
+  it("security: a halt filed under another scope's name does not parse: a writer that may only add halts cannot narrow one (and so lift it)", () => {
+    const all = { scope: {}, reason: 'r', by: 'a', at: 2 };
+    const user = { scope: { userAddress: USER }, reason: 'r', by: 'ledger', at: 1 };
+    expect(parseActiveHalts({ all: JSON.stringify(all), [haltScopeName(user.scope)]: JSON.stringify(user) })).toEqual([
+      user,
+      all,
+    ]);
+    expect(() => parseActiveHalts({ all: JSON.stringify(user) })).toThrow(/filed as "all" is a halt of "user=/);
   });
 });

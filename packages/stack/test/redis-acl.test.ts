@@ -374,6 +374,13 @@ describe('Redis users, one per role', () => {
     // A script of its own on the halts runs only the commands a halt needs.
     expect(await commandOutcome(() => ledger.eval("return redis.call('DEL', KEYS[1])", 1, keys.halts()))).toBe('ERR');
     expect(await admin.hexists(keys.halts(), 'integrator=acme')).toBe(1);
+    // HSET is its to add a halt, so it can write over one: a narrower record filed under the
+    // integrator's name. The readers refuse a record filed under another scope's name (fail closed):
+    // it stops signing, as a halt would, and lifts nothing.
+    const narrower = JSON.stringify({ ...trip, scope: { userAddress: `0x${'cc'.repeat(20)}` } });
+    expect(await commandOutcome(() => ledger.hset(keys.halts(), 'integrator=acme', narrower))).toBe('ok');
+    await expect(store.active()).rejects.toThrow(/filed as "integrator=acme" is a halt of "user=/);
+    await admin.hset(keys.halts(), 'integrator=acme', JSON.stringify(trip));
     const risk = new HaltStore(await connect('risk'), keys);
     expect(await risk.resume({ integratorId: 'acme' }, { reason: 'reviewed', by: 'test', at: 4 })).toMatchObject({
       trip: trip.trip,
