@@ -57,7 +57,7 @@ export class HaltStore {
     return parseActiveHalts(await this.redis.hgetall(this.keys.halts()));
   }
 
-  /** Halts `record.scope` unless it is halted already. Must send its first command at once (durable-writes run()). */
+  /** Halts `record.scope` unless it is halted already. Under durable writes, build the store on the connection run() gives: the WAIT counts that connection's writes only. */
   async halt(record: HaltRecord): Promise<HaltOutcome> {
     const [made, existing] = await this.run('halt', record.scope, JSON.stringify(record), {
       action: 'halt',

@@ -15,7 +15,7 @@ import {
   type LedgerEntry,
   type RedisClient,
 } from '@pmm/core';
-import { privateRedis, until, type PrivateRedis } from '@pmm/testkit';
+import { privateRedis, privateReplicatedRedis, until, type PrivateRedis } from '@pmm/testkit';
 import { createLedgerMetrics, type LedgerMetrics } from '../src/ledger/ledger-metrics';
 import { startLimits } from '../src/ledger/limits';
 import { redisMidHistory } from '../src/ledger/pending-markouts';
@@ -136,3 +136,45 @@ it('error: a trip that cannot be confirmed durable is counted, writes no halt, a
   expect(await new HaltStore(redis, keys).active()).toEqual([]);
   expect(await counter(metrics, 'limitTrips')).toBe(0);
 });
+
+it('behavior: in replica mode a trip counts only once its halt is on the replica: written on the connection the WAIT confirms, not the ledger own', async () => {
+  const nodes = await privateReplicatedRedis({ replicas: 1, args: ['--min-replicas-max-lag', '120'] });
+  const ledgerRedis = createRedis(nodes.url, { name: 'limits-ledger' });
+  const lane = createRedis(nodes.url, { name: 'limits-halts' });
+  try {
+    await Promise.all([redisReady(ledgerRedis), redisReady(lane)]);
+    const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
+    const limits = startLimits({
+      chainId: 8453,
+      config: { windowSeconds: 3_600, integratorNotional: '1500' },
+      redis: ledgerRedis,
+      keys,
+      // As the ledger runs it: its halts on a connection of their own.
+      durability: new DurableWrites(lane, { mode: 'replica', replicas: 1, waitTimeoutMs: 300 }),
+      history: redisMidHistory(ledgerRedis, { mids: keys.mids(8453), midTimes: keys.midTimes(8453) }),
+      metrics,
+      logger,
+      now: () => 1_002_000,
+    });
+    // The replica stopped: no halt can be confirmed (a WAIT on a connection that wrote nothing
+    // would have answered at once).
+    nodes.replicas[0]!.pause();
+    limits.onCommit(1, [swap('whale', 1), swap('whale', 1, '600')], 1_001);
+    await limits.idle();
+    expect([await counter(metrics, 'limitTrips'), await counter(metrics, 'limitTripFailures')]).toEqual([0, 1]);
+    nodes.replicas[0]!.resume();
+    // Back: the halt written meanwhile is on the replica; the limit sees its scope halted.
+    const replica = createRedis(nodes.replicas[0]!.url, { name: 'limits-replica' });
+    try {
+      await redisReady(replica);
+      await until(async () => (await replica.hlen(keys.halts())) === 1, 10_000, 'the halt on the replica');
+    } finally {
+      replica.disconnect();
+    }
+    await limits.idle();
+  } finally {
+    ledgerRedis.disconnect();
+    lane.disconnect();
+    await nodes.stop();
+  }
+}, 60_000);

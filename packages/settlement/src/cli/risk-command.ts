@@ -80,7 +80,9 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
       const at = now();
       const name = haltScopeName(scope);
       if (command === 'halt') {
-        const outcome = await ctx.durability.run(() => store.halt({ scope, reason, by, at }));
+        const outcome = await ctx.durability.run((lane) =>
+          new HaltStore(lane, ctx.keys).halt({ scope, reason, by, at }),
+        );
         if (!outcome.made) {
           io.out(`already halted: ${describeHalt(outcome.existing, at)} (nothing changed)`);
           return 0;
@@ -90,7 +92,9 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
         io.out(`  ${describeExposure(exposure[0]!)}`);
         return 0;
       }
-      const lifted = await ctx.durability.run(() => store.resume(scope, { reason, by, at }));
+      const lifted = await ctx.durability.run((lane) =>
+        new HaltStore(lane, ctx.keys).resume(scope, { reason, by, at }),
+      );
       if (!lifted) {
         const active = await store.active();
         io.err(

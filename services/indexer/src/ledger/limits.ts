@@ -112,8 +112,10 @@ export function startLimits(deps: LimitsDeps): Limits {
   };
 
   const trip = async (breach: Breach, at: number) => {
-    const outcome = await deps.durability.run(() =>
-      store.halt({
+    // The halt goes on the connection the durability confirms (its WAIT counts that connection's
+    // writes), which is not the ledger's own.
+    const outcome = await deps.durability.run((lane) =>
+      new HaltStore(lane, keys).halt({
         scope: breach.scope,
         reason: breach.reason,
         by: `ledger-${chainId}`,
