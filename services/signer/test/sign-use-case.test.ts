@@ -3,7 +3,7 @@
  * invariant that no answer exists before the audit record is stored. The audit sink is a
  * hand-driven stand-in (this is pure logic); the signature is real and checked with viem.
  */
-import { createDigestSigner, createMetrics, type AuditRecord } from '@pmm/core';
+import { createDigestSigner, createMetrics, type AuditRecord, type HaltRecord } from '@pmm/core';
 import { ApiError } from '@pmm/protocol';
 import { recoverAddress, type Hex } from 'viem';
 import {
@@ -181,6 +181,20 @@ describe('sign use case', () => {
     await new Promise((r) => setImmediate(r));
     writes[0]!.resolve();
     expect(Object.keys(JSON.parse(await pending) as object)).toEqual(['verificationData', 'timestamp', 'deadline']);
+  });
+
+  it('behavior: a halt made while the firm quote waits for the node stops the signature; nothing is signed or recorded', async () => {
+    const { sink, writes } = heldAudit();
+    let active: HaltRecord[] = [];
+    const { sign } = useCase(sink, undefined, {
+      halts: { current: () => active },
+      firmQuotes: async (q) => {
+        active = [{ scope: { chainId: 8453 }, reason: 'r', by: 'op', at: 1 }];
+        return fixedFirmQuotes(q);
+      },
+    });
+    expect(await codeOf(sign(command()))).toBe('HALTED');
+    expect(writes).toHaveLength(0);
   });
 
   it('behavior: /v1 with amountIn asks for no firm amount (its interface is unchanged)', async () => {

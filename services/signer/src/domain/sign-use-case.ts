@@ -93,6 +93,9 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
         amountIn: parsed.amountIn,
       });
       firm = { amountOut: netOfFee(quoted.grossOut, parsed.fee), blockNumber: quoted.blockNumber };
+      // The quote waited for the node (up to FIRM_QUOTE_DEADLINE_MS): a halt made meanwhile must
+      // still stop this signature (an in-memory check).
+      checkHalts(deps.halts, m, parsed, cmd.integrator.record.id);
     }
     const started = process.hrtime.bigint();
     const result = signCheckedQuote(parsed, ctx, firm);
