@@ -127,8 +127,12 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     }),
     operatorAccess: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     readiness: {
+      // The audit lanes by their state, not a PING: in replica mode a PING would queue behind the
+      // lane's WAIT, and replicas slower than the readiness timeout would take every signer out.
       redis: async () => {
-        await Promise.all([redis, ...auditLanes].map((client) => client.ping()));
+        const down = auditLanes.filter((lane) => lane.status !== 'ready').length;
+        if (down > 0) throw new Error(`${down} of ${auditLanes.length} audit connections not ready`);
+        await redis.ping();
       },
       // Not ready while the halts cannot be read: every sign would be refused (fail closed).
       halts: async () => {

@@ -107,6 +107,8 @@ it('behavior: signs that arrive while every audit connection waits for the repli
   // return while the replica is paused.
   await until(() => records.mock.calls.length === 40, 8_000, 'the 40 records handed to the trail', 20);
   expect(answered).toBe(0);
+  // Every lane holds a WAIT: the signer is still ready (a PING on a lane would queue behind it).
+  expect((await fetch(new URL('/readyz', signer.url), { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
   nodes.replicas[0]!.resume();
   const results = await Promise.all(signs);
   expect(results.map((r) => r.status)).toEqual(Array(40).fill(200));
