@@ -16,13 +16,19 @@ export interface HaltSource {
   current(): readonly HaltRecord[];
 }
 
-const filtered = new WeakMap<BookEntry, { key: string; entry: BookEntry }>();
+/**
+ * Filtered entries per book, by set of halted pairs: several sets are asked for at once (the
+ * stream's shared one, an integrator's own), and a single slot would rebuild them in turn.
+ */
+const filtered = new WeakMap<BookEntry, Map<string, BookEntry>>();
+const NO_PAIRS: ReadonlySet<string> = new Set();
 
 /** `entry` without the levels of `pairs` (base tokens, lower case). */
 function withoutPairs(entry: BookEntry, pairs: ReadonlySet<string>): BookEntry {
   const key = [...pairs].sort().join(',');
-  const memo = filtered.get(entry);
-  if (memo?.key === key) return memo.entry;
+  let memo = filtered.get(entry);
+  const found = memo?.get(key);
+  if (found) return found;
   const book = JSON.parse(entry.v2.toString('utf8')) as OrderbookResponse;
   book.pairs = book.pairs.filter((p) => !pairs.has(p.baseToken.toLowerCase()));
   const text = JSON.stringify(book);
@@ -33,7 +39,8 @@ function withoutPairs(entry: BookEntry, pairs: ReadonlySet<string>): BookEntry {
     blockTime: entry.blockTime,
     v1: () => (v1 ??= Buffer.from(v1BodyFromV2(text), 'utf8')),
   };
-  filtered.set(entry, { key, entry: out });
+  if (!memo) filtered.set(entry, (memo = new Map()));
+  memo.set(key, out);
   return out;
 }
 
@@ -49,6 +56,7 @@ function shownOf(halts: HaltSource, chainId: number, integratorId: string): Read
       { cause: err },
     );
   }
+  if (active.length === 0) return NO_PAIRS;
   const shown = bookHalt(active, chainId, integratorId);
   if ('refusedBy' in shown) throw haltedError(shown.refusedBy);
   return shown.pairs;
