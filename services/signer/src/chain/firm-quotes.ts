@@ -114,7 +114,10 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
       }),
     );
     // A failed signature (the module is down) is not kept: the next sign asks again.
-    sig.catch(() => authorisations.delete(key));
+    // Only its own entry: a newer one may have replaced it meanwhile.
+    sig.catch(() => {
+      if (authorisations.get(key)?.sig === sig) authorisations.delete(key);
+    });
     authorisations.set(key, { timestampMs, sig });
     return sig;
   };
@@ -147,7 +150,6 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
       const selector = err instanceof RpcError ? revertData(err).slice(0, 10) : '';
       if (selector === PAIR_NOT_LISTED) {
         // The router is the authority on what trades: the registry the signer holds lags a delisting.
-        opts.onOutcome?.(req.chainId, 'unfillable');
         throw new ApiError(
           'PAIR_NOT_FOUND',
           `tokenIn, tokenOut: the router does not list this pair at block ${head.number} on chain ${req.chainId}`,
@@ -155,7 +157,6 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
       }
       const reverted = AMOUNT_ERRORS.get(selector);
       if (reverted) {
-        opts.onOutcome?.(req.chainId, 'unfillable');
         throw new ApiError(
           'VALIDATION_ERROR',
           `amountIn: the router cannot fill ${req.amountIn} at block ${head.number} (${reverted.replace(/\(.*$/, '')})`,
@@ -189,7 +190,11 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
         opts.onOutcome?.(req.chainId, err.outcome);
         throw unavailable(req.chainId, err);
       }
-      if (err instanceof ApiError) throw err;
+      // Counted here, once: an answer after the deadline's (already counted as timeout) never gets here.
+      if (err instanceof ApiError) {
+        opts.onOutcome?.(req.chainId, 'unfillable');
+        throw err;
+      }
       // The quoter key failed (its module is down): the same outage for the integrator.
       opts.onOutcome?.(req.chainId, 'quoter_failed');
       throw unavailable(
