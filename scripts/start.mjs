@@ -1,20 +1,25 @@
 // `npm start` (after ensure.mjs): the whole stack on the local default, each part a separate
 // process, started in dependency order and announced when ready:
-//   Redis (REDIS_URL, else a private redis-server) → devnet (three chains, the market moving) →
+//   Redis (REDIS_URL and REDIS_RECORDS_URL, else two private redis-servers: the records, and what
+//   can be rebuilt) → devnet (three chains, the market moving) →
 //   one indexer per chain → one ledger per chain → signer → gateway; then it prints the gateway URL, a development API key and curl
 //   examples.
 // What it writes, next to the stack file (.local/ by default; the folder and every file in it
 // readable by their owner only):
-//   stack.json   the operator's: { configFile, redis: { url }, chains (devnet only), gateway:
+//   stack.json   the operator's: { configFile, redis: { url, recordsUrl }, chains (devnet only), gateway:
 //                { url, apiKey }, console: { url }, metrics: { gateway, signer, indexer-<id>: /metrics URL } };
 //                configFile and redis from the moment Redis and the chains are up (operator commands
 //                find the stack there), the rest once the gateway is ready.
 //   chains.json  (devnet) the chains file every service reads as CONFIG_FILE: no service's key in
 //                it (the devnet test users' wallet keys are, for the demo).
-//   redis/       the private Redis: its data (append-only file, so integrators and keys survive
-//                restarts) and redis.conf with its users (redis-acl.ts: the default user PING-only,
-//                an administrator, one per role), their passwords generated at each start (as
-//                hashes); the administrator's URL is stack.json's redis.url (never on a command line).
+//   redis/       the private records' Redis: its data (append-only file fsynced before each answer,
+//                so integrators, keys and the audit trail survive restarts and crashes) and
+//                redis.conf with its users (redis-acl.ts: the default user PING-only, an
+//                administrator, one per role), their passwords generated at each start (as
+//                hashes); the administrator's URL is stack.json's redis.recordsUrl (never on a
+//                command line).
+//   redis-rebuildable/  the private Redis of what can be rebuilt (books, rate limits…), with the
+//                same users; fsynced once a second; its administrator's URL is redis.url.
 // Secrets: each process gets only its own, by environment: the signer its signing keys, the quoter keys (firm quotes) and
 // INTERNAL_TOKEN, the gateway INTERNAL_TOKEN and DEV_API_KEY, each indexer its chain's quoter
 // key; a secret of this script's own environment reaches only the services that declare it
@@ -59,8 +64,8 @@ const startEnv = { ...process.env };
 /**
  * Each secret of this environment reaches only the processes of the services that declare it
  * (packages/core/src/stack-secrets.ts, from the services' built settings); the rest of the
- * environment reaches every process. Withheld from all: REDIS_URL (every service gets the
- * stack's), SECRETS_DIR (a folder of every secret), QUOTER_KEY_<id> (the signer gets them all, each indexer its
+ * environment reaches every process. Withheld from all: REDIS_URL and REDIS_RECORDS_URL (every
+ * service gets the stack's), SECRETS_DIR (a folder of every secret), QUOTER_KEY_<id> (the signer gets them all, each indexer its
  * chain's as QUOTER_KEY) and, when the stack runs its own Redis, the Redis credentials (each
  * process connects as its own user).
  */
@@ -76,6 +81,7 @@ function stackEnv() {
   const redisCredentials = new Set(Object.values(REDIS_CONNECTION_SETTINGS).flatMap((s) => [s.env, `${s.env}_FILE`]));
   const withheld = (name) =>
     name === 'REDIS_URL' ||
+    name === 'REDIS_RECORDS_URL' ||
     name === 'SECRETS_DIR' ||
     /^QUOTER_KEY_\d+(_FILE)?$/.test(name) ||
     (privateRedis && redisCredentials.has(name));
@@ -113,19 +119,15 @@ const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dis
 const REDIS_ADMIN_USER = 'admin';
 
 /**
- * The users of the private Redis (packages/core/src/redis-acl.ts), each with a password
- * generated now: the default user PING-only, the administrator (an ACL user, not `requirepass`:
- * no password is a configuration parameter), one user per role. Returns the `user` lines for
- * redis.conf; each one's URL goes into `urls`. The gateway may seed the development key; an
- * indexer user per chain of the registry.
+ * The users of the private Redis servers (packages/core/src/redis-acl.ts), each with a password
+ * generated now (into `passwords`): the default user PING-only, the administrator (an ACL user,
+ * not `requirepass`: no password is a configuration parameter), one user per role. Returns the
+ * `user` lines for redis.conf, the same for both servers. The gateway may seed the development
+ * key; an indexer user per chain of the registry.
  */
-function redisUsers(redisPort, admin, urls) {
+function redisUsers(admin, passwords) {
   const { redisStackUsers, stackAclFile } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
-  const passwords = {};
-  for (const { user } of redisStackUsers()) {
-    passwords[user] = randomBytes(24).toString('base64url');
-    urls[user] = `redis://${user}:${passwords[user]}@127.0.0.1:${redisPort}`;
-  }
+  for (const { user } of redisStackUsers()) passwords[user] = randomBytes(24).toString('base64url');
   return stackAclFile(passwords, { prefix: process.env.REDIS_KEY_PREFIX || undefined, devKey: true, admin });
 }
 
@@ -169,10 +171,10 @@ async function stop(code) {
   stopping = true;
   log('stopping');
   // Services first (they drain), then the devnet, then Redis last (the services use it to the end).
-  const redisPart = parts.find((p) => p.name === 'redis');
-  await Promise.all(parts.filter((p) => p !== redisPart).map((p) => p.stop()));
+  const redisParts = parts.filter((p) => p.name.startsWith('redis'));
+  await Promise.all(parts.filter((p) => !redisParts.includes(p)).map((p) => p.stop()));
   for (const cleanup of cleanups.reverse()) await cleanup();
-  await redisPart?.stop();
+  await Promise.all(redisParts.map((p) => p.stop()));
   log('stopped');
   process.exit(code);
 }
@@ -196,42 +198,73 @@ async function main() {
     // first run
   }
 
-  // 1. Redis: REDIS_URL, else a private one whose data stays in <stack file folder>/redis,
-  //    with its users' passwords generated now (in redis.conf as hashes, not on the command line `ps` shows).
+  // 1. Redis: REDIS_URL (and REDIS_RECORDS_URL), else two private servers with the same users,
+  //    their passwords generated now (in redis.conf as hashes, not on the command line `ps` shows):
+  //    the records (<stack file folder>/redis: the audit trail, keys, integrators, halts, the
+  //    ledger; every write fsynced before its answer) and what can be rebuilt
+  //    (<stack file folder>/redis-rebuildable: books, registries, mids, rate limits, stream slots;
+  //    fsynced once a second). core's redis-roles.ts says which key is which.
   let redisUrl = startEnv.REDIS_URL;
-  /** Each process's own Redis user (the private Redis only), by process name. */
+  let recordsUrl = startEnv.REDIS_URL ? startEnv.REDIS_RECORDS_URL || startEnv.REDIS_URL : undefined;
+  /** Each process's own Redis user on each server (the private Redis only), by process name. */
   const roleUrls = {};
+  const recordsRoleUrls = {};
   if (!redisUrl) {
     assertRedisServer();
-    const dir = path.join(stackDir, 'redis');
-    ownerOnly(dir);
-    const password = randomBytes(24).toString('base64url');
-    const conf = path.join(dir, 'redis.conf');
-    const redisPort = await freePort();
-    const admin = { user: REDIS_ADMIN_USER, password };
-    writePrivate(conf, redisUsers(redisPort, admin, roleUrls));
-    const redis = supervise({
-      name: 'redis',
-      // umask 077: the append-only files it creates are its owner's only, like their folder.
-      command: 'sh',
-      args: ['-c', 'umask 077 && exec redis-server "$@"', 'redis-server', ...persistentRedisArgs(redisPort, dir, conf)],
-      // Its own process group: Ctrl-C in a terminal, or `timeout`, signals the whole group, and
-      // Redis would quit at once while the services still drain through it (each logging its
-      // lost connection). It stops last, from stop().
-      options: { stdio: 'ignore', detached: true },
-      ready: () => waitForRedis(redisPort, 10_000, admin),
-      log,
-      shuttingDown: () => stopping,
-    });
-    parts.push(redis);
-    await redis.ready();
-    redisUrl = `redis://${REDIS_ADMIN_USER}:${password}@127.0.0.1:${redisPort}`;
-    const shown = path.relative(root, dir);
-    log(`redis data kept in ${shown.startsWith('..') ? dir : shown}`);
+    const admin = { user: REDIS_ADMIN_USER, password: randomBytes(24).toString('base64url') };
+    const passwords = {};
+    const aclFile = redisUsers(admin, passwords);
+    const { STACK_REDIS_PERSISTENCE, STACK_REBUILDABLE_REDIS_PERSISTENCE } = require(
+      path.join(root, 'packages/core/dist/stack-processes.js'),
+    );
+    const startServer = async (name, folder, persistence, urls) => {
+      const dir = path.join(stackDir, folder);
+      ownerOnly(dir);
+      const conf = path.join(dir, 'redis.conf');
+      const redisPort = await freePort();
+      writePrivate(conf, aclFile);
+      const server = supervise({
+        name,
+        // umask 077: the append-only files it creates are its owner's only, like their folder.
+        command: 'sh',
+        args: [
+          '-c',
+          'umask 077 && exec redis-server "$@"',
+          'redis-server',
+          ...persistentRedisArgs(redisPort, dir, conf, persistence),
+        ],
+        // Its own process group: Ctrl-C in a terminal, or `timeout`, signals the whole group, and
+        // Redis would quit at once while the services still drain through it (each logging its
+        // lost connection). It stops last, from stop().
+        options: { stdio: 'ignore', detached: true },
+        ready: () => waitForRedis(redisPort, 10_000, admin),
+        log,
+        shuttingDown: () => stopping,
+      });
+      parts.push(server);
+      await server.ready();
+      for (const [user, password] of Object.entries(passwords))
+        urls[user] = `redis://${user}:${password}@127.0.0.1:${redisPort}`;
+      const shown = path.relative(root, dir);
+      log(`${name}: data kept in ${shown.startsWith('..') ? dir : shown}`);
+      return `redis://${REDIS_ADMIN_USER}:${admin.password}@127.0.0.1:${redisPort}`;
+    };
+    [recordsUrl, redisUrl] = await Promise.all([
+      startServer('redis', 'redis', STACK_REDIS_PERSISTENCE, recordsRoleUrls),
+      startServer('redis-rebuildable', 'redis-rebuildable', STACK_REBUILDABLE_REDIS_PERSISTENCE, roleUrls),
+    ]);
   }
-  log(`redis ready at ${redisUrl.replace(/\/\/[^@]*@/, '//***@')}`);
-  /** The Redis URL of process `name`: its own user on the private Redis, else REDIS_URL. */
-  const redisOf = (name) => ({ REDIS_URL: roleUrls[name] ?? redisUrl });
+  const masked = (url) => url.replace(/\/\/[^@]*@/, '//***@');
+  log(
+    recordsUrl === redisUrl
+      ? `redis ready at ${masked(redisUrl)}`
+      : `redis ready: records at ${masked(recordsUrl)}, rebuildable data at ${masked(redisUrl)}`,
+  );
+  /** The Redis URLs of process `name`: its own user on the private servers, else REDIS_URL and REDIS_RECORDS_URL. */
+  const redisOf = (name) => ({
+    REDIS_URL: roleUrls[name] ?? redisUrl,
+    REDIS_RECORDS_URL: recordsRoleUrls[name] ?? recordsUrl,
+  });
 
   // 2. Chains: the devnet, or the operator's config file.
   let configFile = process.env.STACK_CONFIG;
@@ -267,14 +300,16 @@ async function main() {
   }
   stack.configFile = path.resolve(configFile);
   // `url`: the stack owner's (every right); `roles`: what `keys`, `audit`/`settle` and `risk` use.
+  const operatorRoles = (urls) => ({ keys: urls.keys, operator: urls.operator, risk: urls.risk });
   stack.redis = {
     url: redisUrl,
-    ...(roleUrls.keys ? { roles: { keys: roleUrls.keys, operator: roleUrls.operator, risk: roleUrls.risk } } : {}),
+    recordsUrl,
+    ...(roleUrls.keys ? { roles: operatorRoles(roleUrls), recordsRoles: operatorRoles(recordsRoleUrls) } : {}),
   };
   saveStack();
   const config = JSON.parse(readFileSync(configFile, 'utf8'));
   const chainIds = Object.keys(config.chains);
-  const common = { redisUrl, configFile, chainIds };
+  const common = { redisUrl, redisRecordsUrl: recordsUrl, configFile, chainIds };
   // Every process's Prometheus endpoint, for a local Prometheus and the alert rules' test.
   const metricsUrls = {};
 

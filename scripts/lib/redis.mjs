@@ -49,12 +49,12 @@ export function assertRedisServer() {
 }
 
 /**
- * Arguments of a redis-server that keeps integrators and API keys like production does:
- * append-only file in `dir`, fsynced before each answer, never evicting. `configFile` (first: a
- * config file's path must come before the options) carries what must not be on a command
- * line that `ps` shows every local user, such as `requirepass`.
+ * Arguments of a redis-server that keeps its data like production does: append-only file in
+ * `dir`, never evicting, fsynced as `persistence` says (core's STACK_REDIS_PERSISTENCE or
+ * STACK_REBUILDABLE_REDIS_PERSISTENCE). `configFile` (first: a config file's path must come before the options) carries
+ * what must not be on a command line that `ps` shows every local user, such as `requirepass`.
  */
-export function persistentRedisArgs(port, dir, configFile) {
+export function persistentRedisArgs(port, dir, configFile, persistence) {
   return [
     ...(configFile ? [configFile] : []),
     '--port',
@@ -63,7 +63,7 @@ export function persistentRedisArgs(port, dir, configFile) {
     '127.0.0.1',
     '--dir',
     dir,
-    ...stackRedisPersistence(),
+    ...persistence,
   ];
 }
 

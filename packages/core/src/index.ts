@@ -174,6 +174,15 @@ export {
 } from './durable-writes';
 export { redisHealthMetrics } from './redis-health-metrics';
 export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis-keys';
+export {
+  REDIS_KEY_ROLES,
+  closeRedisConnections,
+  oneRedisServer,
+  rebuildableConnection,
+  recordsConnection,
+  redisKeyRole,
+  type RedisRole as RedisKeyRole,
+} from './redis-roles';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export {
   addressOfPublicKey,
@@ -206,7 +215,9 @@ export {
   DURABLE_WRITE_SETTINGS,
   durabilityPolicy,
   type DurableWriteConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
+  type RedisConnectionConfig,
+  type RedisRoleUrls,
   REDIS_CONNECTION_SETTINGS,
   SHARED_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,

@@ -1,8 +1,8 @@
 /**
  * How the operator commands (`keys`, `audit`, `settle`, `risk`) find the stack that `npm start` runs
  * beside them: scripts/start.mjs records in its stack file (`.local/stack.json`, mode 600: the
- * Redis URL carries the private Redis's password) the Redis URL (`redis.url`) and the chains
- * file (`configFile`) it gave the services. With no settings, a command uses those; an explicit REDIS_URL, CONFIG_FILE or CHAINS
+ * Redis URL carries the private Redis's password) the Redis URLs (`redis.url`, and `redis.recordsUrl`
+ * for the records' server) and the chains file (`configFile`) it gave the services. With no settings, a command uses those; an explicit REDIS_URL, CONFIG_FILE or CHAINS
  * still wins. Outside a checkout (an image) there is no stack file and nothing changes.
  *
  * No signing or quoter key is ever read from here: the commands need none.
@@ -29,13 +29,22 @@ export interface OperatorEnv {
  */
 export function operatorEnv(role: 'keys' | 'operator' | 'risk', env: NodeJS.ProcessEnv = process.env): OperatorEnv {
   const file = env.STACK_FILE || DEFAULT_STACK_FILE;
-  let recorded: { redisUrl?: unknown; configFile?: unknown } | undefined;
+  let recorded: { redisUrl?: unknown; redisRecordsUrl?: unknown; configFile?: unknown } | undefined;
   try {
     const stack = JSON.parse(readFileSync(file, 'utf8')) as {
-      redis?: { url?: unknown; roles?: Record<string, unknown> };
+      redis?: {
+        url?: unknown;
+        recordsUrl?: unknown;
+        roles?: Record<string, unknown>;
+        recordsRoles?: Record<string, unknown>;
+      };
       configFile?: unknown;
     };
-    recorded = { redisUrl: stack.redis?.roles?.[role] ?? stack.redis?.url, configFile: stack.configFile };
+    recorded = {
+      redisUrl: stack.redis?.roles?.[role] ?? stack.redis?.url,
+      redisRecordsUrl: stack.redis?.recordsRoles?.[role] ?? stack.redis?.recordsUrl,
+      configFile: stack.configFile,
+    };
   } catch {
     // No stack file (no `npm start` here, or an image): the settings alone decide.
   }
@@ -43,6 +52,9 @@ export function operatorEnv(role: 'keys' | 'operator' | 'risk', env: NodeJS.Proc
   let redisFrom = env.REDIS_URL ? 'REDIS_URL' : 'default';
   if (!env.REDIS_URL && typeof recorded?.redisUrl === 'string') {
     out.REDIS_URL = recorded.redisUrl;
+    // The stack's records server with it (one pair: an explicit REDIS_URL takes neither).
+    if (!env.REDIS_RECORDS_URL && typeof recorded.redisRecordsUrl === 'string')
+      out.REDIS_RECORDS_URL = recorded.redisRecordsUrl;
     redisFrom = path.relative(process.cwd(), file) || file;
   }
   if (!env.CONFIG_FILE && !env.CHAINS && typeof recorded?.configFile === 'string')

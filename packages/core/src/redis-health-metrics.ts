@@ -19,9 +19,11 @@ const TIMEOUT_MS = 1_000;
 
 type Node = RedisNode & { options?: { host?: string; port?: number } };
 
-/** The masters behind a client: itself, or every master of a Cluster. */
-function mastersOf(redis: RedisClient): Node[] {
-  return 'nodes' in redis && typeof redis.nodes === 'function' ? redis.nodes('master') : [redis as unknown as Node];
+/** The masters behind the clients: each one itself, or every master of a Cluster. */
+function mastersOf(clients: readonly RedisClient[]): Node[] {
+  return clients.flatMap((redis) =>
+    'nodes' in redis && typeof redis.nodes === 'function' ? redis.nodes('master') : [redis as unknown as Node],
+  );
 }
 
 function nodeName(node: Node, index: number): string {
@@ -39,12 +41,20 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]);
 }
 
-/** Declares `<prefix>_redis_*` gauges on `metrics`, filled from `redis` at each scrape. */
-export function redisHealthMetrics(metrics: Metrics, redis: RedisClient, prefix: string): void {
+/**
+ * Declares `<prefix>_redis_*` gauges on `metrics`, filled at each scrape from `redis`: one
+ * connection, or one per server (both Redis roles, core's redis-roles.ts), each labelled by its node.
+ */
+export function redisHealthMetrics(
+  metrics: Metrics,
+  redis: RedisClient | readonly RedisClient[],
+  prefix: string,
+): void {
+  const clients = Array.isArray(redis) ? (redis as readonly RedisClient[]) : [redis as RedisClient];
   let last: { at: number; nodes: { node: string; health: RedisInfoHealth | undefined }[] } | undefined;
   let reading: Promise<NonNullable<typeof last>> | undefined;
   const read = async () => {
-    const nodes = mastersOf(redis);
+    const nodes = mastersOf(clients);
     const health = await Promise.all(
       nodes.map((n) => withTimeout(readInfoHealth(n), TIMEOUT_MS).catch(() => undefined)),
     );

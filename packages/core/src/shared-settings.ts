@@ -30,20 +30,29 @@ const redisUrlSetting = settings.url(
  * own credentials. Every service and operator command reads these (redisConnectionUrl makes the
  * one URL they connect with).
  */
+/** A Redis URL in any of createRedis's forms: several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL. */
+function parseRedisUrl(raw: unknown): string {
+  if (typeof raw !== 'string') return redisUrlSetting.parse(raw);
+  let multi;
+  try {
+    multi = parseMultiHostUrl(raw);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return multi ? raw : redisUrlSetting.parse(raw);
+}
+
 export const REDIS_CONNECTION_SETTINGS = {
-  // Several sentinels or cluster nodes (host:port,host:port) are no WHATWG URL: createRedis's form.
-  redisUrl: {
-    ...redisUrlSetting,
-    parse: (raw: unknown) => {
-      if (typeof raw !== 'string') return redisUrlSetting.parse(raw);
-      let multi;
-      try {
-        multi = parseMultiHostUrl(raw);
-      } catch (err) {
-        throw new ConfigError((err as Error).message);
-      }
-      return multi ? raw : redisUrlSetting.parse(raw);
-    },
+  redisUrl: { ...redisUrlSetting, parse: parseRedisUrl } satisfies Setting<string>,
+  // The records apart from what can be rebuilt (docs/decisions.md#only-the-records-pay-for-durability-two-redis-roles):
+  // the same forms as REDIS_URL, the same user and password on both servers.
+  redisRecordsUrl: {
+    ...settings.string(
+      'REDIS_RECORDS_URL',
+      'Redis of the records (the audit trail and daily quota counts, integrators, API keys, halts, the maker’s ledger): the forms of REDIS_URL, with the same user and password (REDIS_USERNAME, REDIS_PASSWORD). REDIS_DURABILITY applies to it. Empty: REDIS_URL holds everything. With it set, REDIS_URL holds only what can be rebuilt (books, pair registries, mid history, rate-limit counters, price-stream slots, the indexers’ queues), which needs no fsync and no replica.',
+      '',
+    ),
+    parse: (raw: unknown) => (raw === '' ? '' : parseRedisUrl(raw)),
   } satisfies Setting<string>,
   // The Redis user and its password apart from the URL, so that the password can come from a
   // secrets file (REDIS_PASSWORD_FILE, SECRETS_DIR) like every other secret: docker-compose.yml
@@ -101,48 +110,66 @@ export const SHARED_SETTINGS = {
   },
 };
 
-/**
- * The Redis URL a process connects with: REDIS_URL, with REDIS_USERNAME and REDIS_PASSWORD in
- * place of the credentials it carries when REDIS_PASSWORD is set (any scheme, multi-host ones
- * included: the credentials sit between `://` and the first host), and with
- * REDIS_SENTINEL_USERNAME and REDIS_SENTINEL_PASSWORD in place of the sentinel credentials of a
- * Sentinel URL's query when REDIS_SENTINEL_PASSWORD is set. A user name without its password, and
- * sentinel credentials for a URL that names no sentinels, are configuration errors.
- */
-export function redisConnectionUrl(config: {
+/** What a process's Redis connections are made from (REDIS_CONNECTION_SETTINGS, loaded). */
+export interface RedisConnectionConfig {
   redisUrl: string;
+  /** Empty: REDIS_URL holds the records too. */
+  redisRecordsUrl?: string;
   redisUsername: string;
   redisPassword?: string;
   redisSentinelUsername?: string;
   redisSentinelPassword?: string;
-}): string {
-  let url = config.redisUrl;
-  if (config.redisPassword === undefined) {
+}
+
+/** The two URLs a process connects with; `redisRecordsUrl` is `redisUrl` itself when one server holds both roles. */
+export interface RedisRoleUrls {
+  /** What can be rebuilt (and everything, when no records URL is set). */
+  redisUrl: string;
+  /** The records. */
+  redisRecordsUrl: string;
+}
+
+/**
+ * The Redis URLs a process connects with: REDIS_URL and REDIS_RECORDS_URL (REDIS_URL when
+ * empty), each with REDIS_USERNAME and REDIS_PASSWORD in place of the credentials it carries
+ * when REDIS_PASSWORD is set (any scheme, multi-host ones included: the credentials sit between
+ * `://` and the first host), and a Sentinel URL with REDIS_SENTINEL_USERNAME and
+ * REDIS_SENTINEL_PASSWORD in place of the sentinel credentials of its query when
+ * REDIS_SENTINEL_PASSWORD is set. A user name without its password, and sentinel credentials
+ * when neither URL names sentinels, are configuration errors.
+ */
+export function redisConnectionUrls(config: RedisConnectionConfig): RedisRoleUrls {
+  if (config.redisPassword === undefined && config.redisUsername !== '')
     // A user name alone would connect as whoever the URL names, not as the user the operator set.
-    if (config.redisUsername !== '')
-      throw new ConfigError('REDIS_USERNAME (redisUsername): needs REDIS_PASSWORD (or REDIS_PASSWORD_FILE)');
-  } else {
+    throw new ConfigError('REDIS_USERNAME (redisUsername): needs REDIS_PASSWORD (or REDIS_PASSWORD_FILE)');
+  const sentinelUsername = config.redisSentinelUsername ?? '';
+  if (config.redisSentinelPassword === undefined && sentinelUsername !== '')
+    throw new ConfigError(
+      'REDIS_SENTINEL_USERNAME (redisSentinelUsername): needs REDIS_SENTINEL_PASSWORD (or REDIS_SENTINEL_PASSWORD_FILE)',
+    );
+  const raw = [config.redisUrl, config.redisRecordsUrl || config.redisUrl];
+  if (config.redisSentinelPassword !== undefined && !raw.some((url) => parseMultiHostUrl(url)?.kind === 'sentinel'))
+    throw new ConfigError(
+      'REDIS_SENTINEL_PASSWORD (redisSentinelPassword): only for a redis-sentinel:// or rediss-sentinel:// REDIS_URL or REDIS_RECORDS_URL',
+    );
+  const [redisUrl, redisRecordsUrl] = raw.map((url) => withCredentials(url, config));
+  return { redisUrl: redisUrl!, redisRecordsUrl: redisRecordsUrl! };
+}
+
+function withCredentials(raw: string, config: RedisConnectionConfig): string {
+  let url = raw;
+  if (config.redisPassword !== undefined) {
     const credentials = `${encodeURIComponent(config.redisUsername)}:${encodeURIComponent(config.redisPassword)}@`;
     url = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)(?:[^/@]*@)?/i, `$1${credentials}`);
   }
-  const sentinelUsername = config.redisSentinelUsername ?? '';
-  if (config.redisSentinelPassword === undefined) {
-    if (sentinelUsername !== '')
-      throw new ConfigError(
-        'REDIS_SENTINEL_USERNAME (redisSentinelUsername): needs REDIS_SENTINEL_PASSWORD (or REDIS_SENTINEL_PASSWORD_FILE)',
-      );
-    return url;
-  }
-  if (parseMultiHostUrl(url)?.kind !== 'sentinel')
-    throw new ConfigError(
-      'REDIS_SENTINEL_PASSWORD (redisSentinelPassword): only for a redis-sentinel:// or rediss-sentinel:// REDIS_URL',
-    );
+  if (config.redisSentinelPassword === undefined || parseMultiHostUrl(url)?.kind !== 'sentinel') return url;
   // The query starts after the master name: a password in the authority may hold a bare `?`.
   const queryAt = url.indexOf('?', url.indexOf('/', url.indexOf('://') + 3));
   const base = queryAt === -1 ? url : url.slice(0, queryAt);
   const params = new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1));
   params.delete('sentinelUsername');
   params.delete('sentinelPassword');
+  const sentinelUsername = config.redisSentinelUsername ?? '';
   if (sentinelUsername !== '') params.set('sentinelUsername', sentinelUsername);
   params.set('sentinelPassword', config.redisSentinelPassword);
   return `${base}?${params.toString()}`;
@@ -220,7 +247,7 @@ export const DURABLE_WRITE_SETTINGS = {
     'How an audit record (and a key CLI write, a halt) is confirmed durable before the signature (or the key) is given out: ' +
       'fsync (every master answers only after fsyncing its append-only file: appendonly yes, checked with INFO, and appendfsync always, set by the deployment), ' +
       'replica (WAIT for REDIS_DURABLE_REPLICAS replica acknowledgements), none (nothing confirmed: development and tests only), ' +
-      'or auto: replica for Sentinel and Cluster URLs (redis-sentinel://, redis-cluster:// and their rediss- forms), fsync otherwise. Unconfirmed: the sign answer is 503. Default auto.',
+      'or auto: replica for Sentinel and Cluster URLs (redis-sentinel://, redis-cluster:// and their rediss- forms), fsync otherwise. It applies to the records’ server (REDIS_RECORDS_URL, else REDIS_URL). Unconfirmed: the sign answer is 503. Default auto.',
     'auto',
     DURABILITY_MODES,
   ),
@@ -245,10 +272,10 @@ export interface DurableWriteConfig {
   redisDurableWaitMs: number;
 }
 
-/** The policy the {@link DURABLE_WRITE_SETTINGS} describe for `redisUrl`. */
-export function durabilityPolicy(config: DurableWriteConfig, redisUrl: string): DurabilityPolicy {
+/** The policy the {@link DURABLE_WRITE_SETTINGS} describe for the records' server at `recordsUrl`. */
+export function durabilityPolicy(config: DurableWriteConfig, recordsUrl: string): DurabilityPolicy {
   return {
-    mode: resolveDurabilityMode(config.redisDurability, redisUrl),
+    mode: resolveDurabilityMode(config.redisDurability, recordsUrl),
     replicas: config.redisDurableReplicas,
     waitTimeoutMs: config.redisDurableWaitMs,
   };

@@ -35,6 +35,15 @@ export const STACK_REDIS_PERSISTENCE: readonly string[] = [
   'noeviction',
 ];
 
+/**
+ * How the stack's Redis of what can be rebuilt keeps data (core's redis-roles.ts): the same, but
+ * fsynced once a second, since nothing there waits for a confirmation; a restart still finds
+ * its books and rate windows (a crash of the host may lose the last second of them).
+ */
+export const STACK_REBUILDABLE_REDIS_PERSISTENCE: readonly string[] = STACK_REDIS_PERSISTENCE.map((arg, i, all) =>
+  all[i - 1] === '--appendfsync' ? 'everysec' : arg,
+);
+
 /** The log level of a started service unless LOG_LEVEL says otherwise (the stack's output stays readable). */
 export const STACK_LOG_LEVEL = 'warn';
 
@@ -46,13 +55,20 @@ export function serviceCommand(service: StackService, root: string): { command: 
 /** What every service of one stack shares. */
 export interface StackCommon {
   redisUrl: string;
+  /** The records' server (core's redis-roles.ts); absent or the same: one server holds both roles. */
+  redisRecordsUrl?: string;
   /** The chains file (`{ chains }`), read as CONFIG_FILE. */
   configFile: string;
   chainIds: readonly (string | number)[];
 }
 
 function commonEnv(c: StackCommon): Record<string, string> {
-  return { REDIS_URL: c.redisUrl, CONFIG_FILE: c.configFile, SERVED_CHAINS: c.chainIds.join(',') };
+  return {
+    REDIS_URL: c.redisUrl,
+    ...(c.redisRecordsUrl ? { REDIS_RECORDS_URL: c.redisRecordsUrl } : {}),
+    CONFIG_FILE: c.configFile,
+    SERVED_CHAINS: c.chainIds.join(','),
+  };
 }
 
 /** An indexer of chain `chainId`, its operator endpoints on `port` (`/readyz` there). */

@@ -47,6 +47,35 @@ describe('operatorEnv', () => {
     expect(operatorEnv('operator', { STACK_FILE: roles }).env.REDIS_URL).toBe('redis://operator:o@127.0.0.1:40123');
   });
 
+  it("behavior: a stack with two Redis servers gives each command its own user's URL on each; an explicit REDIS_URL takes neither", () => {
+    const twoServers = path.join(dir, 'two-servers.json');
+    writeFileSync(
+      twoServers,
+      JSON.stringify({
+        redis: {
+          url: 'redis://admin:a@127.0.0.1:40123',
+          recordsUrl: 'redis://admin:a@127.0.0.1:40124',
+          roles: { risk: 'redis://risk:r@127.0.0.1:40123' },
+          recordsRoles: { risk: 'redis://risk:r@127.0.0.1:40124' },
+        },
+      }),
+    );
+    const risk = operatorEnv('risk', { STACK_FILE: twoServers }).env;
+    expect([risk.REDIS_URL, risk.REDIS_RECORDS_URL]).toEqual([
+      'redis://risk:r@127.0.0.1:40123',
+      'redis://risk:r@127.0.0.1:40124',
+    ]);
+    // No role of its own recorded: the administrator's URLs.
+    const keys = operatorEnv('keys', { STACK_FILE: twoServers }).env;
+    expect([keys.REDIS_URL, keys.REDIS_RECORDS_URL]).toEqual([
+      'redis://admin:a@127.0.0.1:40123',
+      'redis://admin:a@127.0.0.1:40124',
+    ]);
+    // The operator's own Redis: never half of it from the stack file.
+    const own = operatorEnv('risk', { STACK_FILE: twoServers, REDIS_URL: 'redis://10.0.0.5:6379' }).env;
+    expect([own.REDIS_URL, own.REDIS_RECORDS_URL]).toEqual(['redis://10.0.0.5:6379', undefined]);
+  });
+
   it('behavior: an explicit REDIS_URL, CONFIG_FILE or CHAINS wins', () => {
     const a = operatorEnv('keys', {
       STACK_FILE: file,

@@ -16,7 +16,7 @@ import {
   closeRedis,
   createRedis,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   redisReady,
   REDIS_CONNECTION_SETTINGS,
   type RedisClient,
@@ -39,7 +39,7 @@ function secretFile(value: string): string {
 
 /** The URL a process connects with, from its environment (files for the secrets). */
 function urlFrom(env: Record<string, string>): string {
-  return redisConnectionUrl(
+  return redisConnectionUrls(
     loadConfig(REDIS_CONNECTION_SETTINGS, {
       env: {
         REDIS_URL: `redis-sentinel://127.0.0.1:${sentinelPort}/pmm-master`,
@@ -49,7 +49,7 @@ function urlFrom(env: Record<string, string>): string {
       },
       file: {},
     }),
-  );
+  ).redisUrl;
 }
 
 /** The sentinel's clients subscribed to its events (a fail-over detector), by user. */

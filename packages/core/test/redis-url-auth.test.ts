@@ -25,7 +25,7 @@ import {
   createRedis,
   loadConfig,
   parseMultiHostUrl,
-  redisConnectionUrl,
+  redisConnectionUrls,
   redisReady,
   resolveDurabilityMode,
   SHARED_SETTINGS,
@@ -57,7 +57,7 @@ function urlFromSettings(redisUrl: string, user: string, password: string): stri
     redisPassword: SHARED_SETTINGS.redisPassword,
   };
   const env = { REDIS_URL: redisUrl, REDIS_USERNAME: user, REDIS_PASSWORD_FILE: file };
-  return redisConnectionUrl(loadConfig(settings, { env, file: {} }));
+  return redisConnectionUrls(loadConfig(settings, { env, file: {} })).redisUrl;
 }
 
 /** What support/redis-whoami.ts reports for this URL, run with the certificate trusted. */

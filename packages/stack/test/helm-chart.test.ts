@@ -27,7 +27,7 @@ import {
   chainsSetting,
   DURABLE_WRITE_SETTINGS,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   redisRoleRule,
   redisStackUsers,
   parseMultiHostUrl,
@@ -750,9 +750,9 @@ function loadRendered(
   if (kind === 'services/signer') return loadSignerConfig({ env }).redisUrl;
   if (kind === 'ledger-main') return loadLedgerConfig({ env }).redisUrl;
   if (kind === 'services/indexer') return loadIndexerConfig({ env }).redisUrl;
-  if (kind === 'risk') return redisConnectionUrl(loadConfig(RISK_SETTINGS, { env }));
+  if (kind === 'risk') return redisConnectionUrls(loadConfig(RISK_SETTINGS, { env })).redisUrl;
   loadConfig({ chains: chainsSetting('chains') }, { env });
-  return redisConnectionUrl(loadConfig(OPERATOR_SETTINGS, { env }));
+  return redisConnectionUrls(loadConfig(OPERATOR_SETTINGS, { env })).redisUrl;
 }
 
 describe('the rendered environment of each process', () => {

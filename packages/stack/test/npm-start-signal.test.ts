@@ -24,18 +24,18 @@ it('behavior: SIGTERM to `npm start` stops every process of the stack: services,
   const stack = await startStack({ throughNpm: true });
   const described = JSON.parse(readFileSync(stack.stackFile, 'utf8')) as {
     gateway: { url: string };
-    redis: { url: string };
+    redis: { url: string; recordsUrl: string };
     metrics: Record<string, string>;
     chains: Record<string, { rpcUrl: string }>;
   };
   const endpoints = [
     described.gateway.url,
-    described.redis.url.replace(/^redis:\/\/[^@]*@/, 'redis://'),
+    ...[described.redis.url, described.redis.recordsUrl].map((url) => url.replace(/^redis:\/\/[^@]*@/, 'redis://')),
     ...Object.values(described.metrics),
     ...Object.values(described.chains).map((c) => c.rpcUrl),
   ];
-  // The gateway and Redis; the metrics of the gateway, the signer, three indexers and three ledgers; three chains.
-  expect(endpoints).toHaveLength(2 + 8 + 3);
+  // The gateway and both Redis servers; the metrics of the gateway, the signer, three indexers and three ledgers; three chains.
+  expect(endpoints).toHaveLength(3 + 8 + 3);
   for (const url of endpoints) expect(await refuses(url)).toBe(false);
   // A newcomer's start shows no failure that is not one: the ledgers' first blocks once raced
   // their Redis connection and each logged a failed block.

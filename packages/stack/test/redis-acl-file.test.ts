@@ -12,7 +12,7 @@ import path from 'node:path';
 import {
   createRedis,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   redisKeys,
   redisReady,
   redisStackUsers,
@@ -83,7 +83,7 @@ describe("compose's Redis users (redis-acl-file.js)", () => {
       env: { REDIS_URL: server.url, REDIS_USERNAME: 'indexer-8453', SECRETS_DIR: secrets },
       file: {},
     });
-    const indexer = createRedis(redisConnectionUrl(config), { name: 'acl-file-indexer' });
+    const indexer = createRedis(redisConnectionUrls(config).redisUrl, { name: 'acl-file-indexer' });
     clients.push(indexer);
     await redisReady(indexer);
     expect(await indexer.set(keys.book(8453), '{}')).toBe('OK');

@@ -9,7 +9,15 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { runDemo } from '../../client/examples/demo';
-import { createRedis, redisReady, secretEnvNames, type StackService } from '@pmm/core';
+import {
+  createRedis,
+  redisKeyRole,
+  redisKeys,
+  redisReady,
+  secretEnvNames,
+  type RedisClient,
+  type StackService,
+} from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
@@ -236,6 +244,10 @@ describe('the stack started as the README says', () => {
     const stackDescription = JSON.parse(readFileSync(stackFile, 'utf8'));
     // Each process reaches the private Redis as its own user (one per role), never the owner's.
     const owner = new URL(stackDescription.redis.url);
+    // Two servers (core's redis-roles.ts): the records' and what can be rebuilt, the same users on each.
+    const recordsOwner = new URL(stackDescription.redis.recordsUrl);
+    expect(recordsOwner.host).not.toBe(owner.host);
+    expect(recordsOwner.password).toBe(owner.password);
     const userOf = (p: number) =>
       p === gateway
         ? 'gateway'
@@ -248,6 +260,9 @@ describe('the stack started as the README says', () => {
       expect({ host: url.host, user: url.username }).toEqual({ host: owner.host, user: userOf(p) });
       expect(url.password.length).toBeGreaterThanOrEqual(32);
       expect(url.password).not.toBe(owner.password);
+      const records = new URL(environ(p).REDIS_RECORDS_URL!);
+      expect({ host: records.host, user: records.username }).toEqual({ host: recordsOwner.host, user: userOf(p) });
+      expect(records.password).toBe(url.password);
     }
     for (const file of [stackDescription.configFile as string, stackFile]) {
       const text = readFileSync(file, 'utf8');
@@ -261,32 +276,107 @@ describe('the stack started as the README says', () => {
     const password = owner.password;
     expect(owner.username).toBe('admin');
     expect(password.length).toBeGreaterThanOrEqual(32);
-    expect(await withoutPassword(stackDescription.redis.url, 'PING')).toBe('+PONG');
-    expect(await withoutPassword(stackDescription.redis.url, 'GET x')).toMatch(/^-NOPERM/);
-    const asAdmin = createRedis(stackDescription.redis.url, { name: 'stack-e2e-admin' });
-    try {
-      await redisReady(asAdmin);
-      expect(await asAdmin.call('CONFIG', 'GET', 'requirepass')).toEqual(['requirepass', '']);
-    } finally {
-      asAdmin.disconnect();
+    const servers: [url: string, appendfsync: string][] = [
+      [stackDescription.redis.recordsUrl, 'always'],
+      [stackDescription.redis.url, 'everysec'],
+    ];
+    for (const [serverUrl, appendfsync] of servers) {
+      expect(await withoutPassword(serverUrl, 'PING')).toBe('+PONG');
+      expect(await withoutPassword(serverUrl, 'GET x')).toMatch(/^-NOPERM/);
+      const asAdmin = createRedis(serverUrl, { name: 'stack-e2e-admin' });
+      try {
+        await redisReady(asAdmin);
+        expect(await asAdmin.call('CONFIG', 'GET', 'requirepass')).toEqual(['requirepass', '']);
+        // Only the records pay an fsync per write.
+        expect(await asAdmin.call('CONFIG', 'GET', 'appendfsync')).toEqual(['appendfsync', appendfsync]);
+      } finally {
+        asAdmin.disconnect();
+      }
     }
     for (const p of pids) expect(cmdline(p)).not.toContain(password);
-    const redisDir = path.join(path.dirname(stackFile), 'redis');
-    const modes = (dir: string): number[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory()
-          ? [statSync(path.join(dir, e.name)).mode, ...modes(path.join(dir, e.name))]
-          : [statSync(path.join(dir, e.name)).mode],
-      );
-    expect(statSync(redisDir).mode & 0o777).toBe(0o700);
-    expect(modes(redisDir).filter((m) => (m & 0o077) !== 0)).toEqual([]);
+    for (const folder of ['redis', 'redis-rebuildable']) {
+      const redisDir = path.join(path.dirname(stackFile), folder);
+      const modes = (dir: string): number[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory()
+            ? [statSync(path.join(dir, e.name)).mode, ...modes(path.join(dir, e.name))]
+            : [statSync(path.join(dir, e.name)).mode],
+        );
+      expect(statSync(redisDir).mode & 0o777).toBe(0o700);
+      expect(modes(redisDir).filter((m) => (m & 0o077) !== 0)).toEqual([]);
+    }
   });
+
+  it('behavior: each Redis holds only its role’s keys; losing every rebuildable key loses nothing owned, and serving resumes', async () => {
+    const { redis, gateway, chains } = JSON.parse(readFileSync(stackFile, 'utf8'));
+    const servers = {
+      records: createRedis(redis.recordsUrl, { name: 'e2e-records' }),
+      rebuildable: createRedis(redis.url, { name: 'e2e-rebuildable' }),
+    };
+    const keysOf = async (client: RedisClient) => (await client.keys('*')).sort();
+    try {
+      await Promise.all(Object.values(servers).map((client) => redisReady(client)));
+      // The demo above signed and swapped on every chain; the ledgers and indexers wrote since.
+      const byServer = { records: await keysOf(servers.records), rebuildable: await keysOf(servers.rebuildable) };
+      for (const [role, keys] of Object.entries(byServer))
+        expect(keys.filter((key) => redisKeyRole(key, 'pmm') !== role)).toEqual([]);
+      const prefix = redisKeys('pmm');
+      expect(byServer.records).toEqual(
+        expect.arrayContaining([
+          prefix.audit(8453),
+          prefix.ledgerCursor(56),
+          prefix.integrator('dev'),
+          prefix.apiKeyIndex(),
+        ]),
+      );
+      expect(byServer.rebuildable).toEqual(
+        expect.arrayContaining([prefix.book(4663), prefix.pairs(8453), prefix.mids(56)]),
+      );
+
+      // Everything that can be rebuilt is gone at once (a lost or replaced server).
+      await servers.rebuildable.flushall();
+      const chain = chains['8453'];
+      const headers = { 'X-API-KEY': gateway.apiKey, 'Content-Type': 'application/json' };
+      const sign = () =>
+        fetch(`${gateway.url}/v2/swap/sign`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            chainId: 8453,
+            tokenIn: chain.quoteToken.address,
+            tokenOut: chain.baseTokens[0].address,
+            fee: '10',
+            userAddress: chain.testUser.address,
+          }),
+        });
+      const price = (chainId: number) => fetch(`${gateway.url}/v2/price?chainId=${chainId}`, { headers });
+      // The indexers write the books at their next block and the registries within their refresh.
+      const deadline = Date.now() + 90_000;
+      let last = '';
+      for (;;) {
+        const answers = await Promise.all([sign(), price(8453), price(56), price(4663)]).catch(() => []);
+        last = answers.map((a) => a.status).join(', ');
+        if (answers.length > 0 && answers.every((a) => a.status === 200)) break;
+        if (Date.now() > deadline) throw new Error(`not serving again 90 s after the flush (${last}):\n${output()}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      // The records were not touched: one more signature's record on top of what was there.
+      const after = await keysOf(servers.records);
+      expect(after).toEqual(expect.arrayContaining(byServer.records));
+      expect(await servers.records.xlen(prefix.audit(8453))).toBeGreaterThan(0);
+    } finally {
+      for (const client of Object.values(servers)) client.disconnect();
+    }
+  }, 120_000);
 
   it('behavior: a killed part (the signer, the private Redis) is restarted; the development key keeps working', async () => {
     const { gateway, chains } = JSON.parse(readFileSync(stackFile, 'utf8'));
     const pidOf = (needle: string) => descendants(stack.pid!).find((p) => cmdline(p).includes(needle));
     process.kill(pidOf('services/signer/dist/main.js')!, 'SIGKILL');
-    process.kill(pidOf('redis-server')!, 'SIGKILL');
+    // Both servers: the records' and the rebuildable data's.
+    const redisServers = descendants(stack.pid!).filter((p) => cmdline(p).startsWith('redis-server'));
+    expect(redisServers).toHaveLength(2);
+    for (const pid of redisServers) process.kill(pid, 'SIGKILL');
 
     const chain = chains['8453'];
     const headers = { 'X-API-KEY': gateway.apiKey, 'Content-Type': 'application/json' };
@@ -314,6 +404,7 @@ describe('the stack started as the README says', () => {
     }
     expect(output()).toMatch(/signer exited unexpectedly \(SIGKILL\); restarting/);
     expect(output()).toMatch(/redis exited unexpectedly \(SIGKILL\); restarting/);
+    expect(output()).toMatch(/redis-rebuildable exited unexpectedly \(SIGKILL\); restarting/);
     expect(output()).not.toContain('stopping');
   }, 60_000);
 

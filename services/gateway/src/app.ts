@@ -78,8 +78,15 @@ export interface GatewayDeps {
   config: GatewayAppConfig;
   /** A fail-fast command connection (core createRedis role 'command'). */
   redis: RedisClient;
-  /** A subscriber connection for `book-updated` and `access-updated`; optional (the caches' ttls still apply). */
+  /** A subscriber connection for `book-updated` (and the records' channels on one server); optional (the caches' ttls still apply). */
   subscriber?: RedisClient;
+  /**
+   * The records' server (core's redis-roles.ts): API keys, integrators, halts, the console's
+   * ledger and sign rate, with a subscriber for `access-updated` and `halts-updated`. Default:
+   * `redis` and `subscriber` (one server holds both roles).
+   */
+  records?: RedisClient;
+  recordsSubscriber?: RedisClient;
   logger: Logger;
   /** Defaults to a fresh per-app registry. */
   metrics?: Metrics;
@@ -112,16 +119,18 @@ const HEALTHY = Buffer.from(JSON.stringify({ status: 'ok' }));
 /** Builds the gateway (see the module comment). */
 export function createApp(deps: GatewayDeps): Gateway {
   const { config, redis, logger } = deps;
+  const records = deps.records ?? redis;
+  const recordsSubscriber = deps.records ? deps.recordsSubscriber : deps.subscriber;
   const metrics = deps.metrics ?? createMetrics('gateway');
   const gauges = gatewayMetrics(metrics);
   // Redis's persistence and memory, for the alert rules: the gateway's operator port is the one
   // scrape every deployment has (deploy/prometheus/alerts.yml).
-  redisHealthMetrics(metrics, redis, 'gateway');
-  const keys = new ApiKeyStore(redis, config.redisKeyPrefix);
+  redisHealthMetrics(metrics, [...new Set([records, redis])], 'gateway');
+  const keys = new ApiKeyStore(records, config.redisKeyPrefix);
   const keyCache = new ApiKeyCache({
     store: keys,
     ttlMs: config.keyCacheMs,
-    subscriber: deps.subscriber,
+    subscriber: recordsSubscriber,
     keys: redisKeys(config.redisKeyPrefix),
   });
   const books = new BookCache({
@@ -133,7 +142,12 @@ export function createApp(deps: GatewayDeps): Gateway {
     logger,
   });
   // The operator's halts: what /v2/price and its stream may offer (the signer is the gate of signing).
-  const halts = new HaltView({ redis, subscriber: deps.subscriber, keys: redisKeys(config.redisKeyPrefix), logger });
+  const halts = new HaltView({
+    redis: records,
+    subscriber: recordsSubscriber,
+    keys: redisKeys(config.redisKeyPrefix),
+    logger,
+  });
   const agent = signerAgent(config.signerUrl);
   const openapi = deps.openapiDocument ?? loadOpenApiDocument();
   const v1 = config.servedChains.includes(DEFAULT_CHAIN_ID);
@@ -205,6 +219,7 @@ export function createApp(deps: GatewayDeps): Gateway {
     metrics,
     gauges,
     redis,
+    records,
     redisKeyPrefix: config.redisKeyPrefix,
     books,
     hub,

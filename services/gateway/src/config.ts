@@ -8,7 +8,7 @@ import {
   describeConfig,
   loadConfig,
   OPERATOR_ENDPOINT_SETTINGS,
-  redisConnectionUrl,
+  redisConnectionUrls,
   settings,
   type ConfigSources,
   type HttpTimeouts,
@@ -130,7 +130,7 @@ export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
 /** Loads and validates the gateway's settings; throws ConfigError naming the bad setting. */
 export function loadGatewayConfig(sources: ConfigSources = {}) {
   const c = loadConfig(GATEWAY_SETTINGS, sources);
-  return { ...c, redisUrl: redisConnectionUrl(c) };
+  return { ...c, ...redisConnectionUrls(c) };
 }
 
 /** One line per setting, for `--help` and the README. */

@@ -6,8 +6,9 @@
  */
 import {
   checkRedisDurabilityWhenReady,
-  closeRedis,
+  closeRedisConnections,
   createRedis,
+  recordsConnection,
   listen,
   redisReady,
   runService,
@@ -21,15 +22,20 @@ import { keepDevKeySeeded } from './keys/dev-key';
 const DEV_KEY_CHECK_MS = 2_000;
 
 async function start(config: GatewayConfig, logger: Logger) {
+  // Two roles (core's redis-roles.ts): books, rate limits and stream slots on REDIS_URL; keys,
+  // integrators and halts on the records' server (the same connections when one server holds both).
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'gateway', logger });
   const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'gateway-sub', logger });
+  const records = recordsConnection(config, redis, { role: 'command', name: 'gateway', logger });
+  const recordsSubscriber = recordsConnection(config, subscriber, { role: 'subscriber', name: 'gateway-sub', logger });
+  const connections = [redis, subscriber, records, recordsSubscriber];
   try {
-    await redisReady(redis, 30_000);
+    await Promise.all([...new Set([redis, records])].map((client) => redisReady(client, 30_000)));
   } catch {
     logger.warn('redis not reachable at start; serving 503 until it is');
   }
-  checkRedisDurabilityWhenReady(redis, logger);
-  const gateway = createApp({ config, redis, subscriber, logger });
+  for (const client of new Set([redis, records])) checkRedisDurabilityWhenReady(client, logger);
+  const gateway = createApp({ config, redis, subscriber, records, recordsSubscriber, logger });
   await gateway.start().catch((err: unknown) => logger.warn('book updates not subscribed yet', { error: err }));
   let devKey: ReturnType<typeof keepDevKeySeeded> | undefined;
   if (config.devApiKey) {
@@ -62,7 +68,7 @@ async function start(config: GatewayConfig, logger: Logger) {
       devKey?.stop();
       await gateway.close();
       // As the signer and the indexer close theirs: what was sent last (a stream's slot release) is answered first.
-      await Promise.all([redis, subscriber].map((client) => closeRedis(client)));
+      await closeRedisConnections(connections);
     },
   };
 }

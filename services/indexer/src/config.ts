@@ -10,7 +10,7 @@ import {
   ConfigError,
   chainsSetting,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   settings,
   type ChainDeployment,
   type ConfigSources,
@@ -212,5 +212,5 @@ export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
       'BOOK_TTL_MS (bookTtlMs): must exceed HEARTBEAT_MS + RPC_TIMEOUT_MS, or a live node could look lost',
     );
   }
-  return { ...c, redisUrl: redisConnectionUrl(c), quoter, deployment };
+  return { ...c, ...redisConnectionUrls(c), quoter, deployment };
 }

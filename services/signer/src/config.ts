@@ -17,7 +17,7 @@ import {
   chainsSetting,
   ConfigError,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   settings,
   type ConfigSources,
   SHARED_SETTINGS,
@@ -36,6 +36,7 @@ import {
   type QuoterKeySource,
   type Pkcs11KeyRef,
   type DurableWriteConfig,
+  type RedisRoleUrls,
   type Setting,
 } from '@pmm/core';
 import { DEFAULT_MAX_FEE, UINT256_MAX } from '@pmm/protocol';
@@ -223,13 +224,12 @@ export interface ChainSignerConfig {
 }
 
 /** The Redis durability settings (DURABLE_WRITE_SETTINGS) decide when an audit record is stored. */
-export interface SignerConfig extends DurableWriteConfig {
+export interface SignerConfig extends DurableWriteConfig, RedisRoleUrls {
   port: number;
   host: string;
   /** Host names /healthz, /readyz and /metrics answer (besides IPs and localhost); optional bearer token. */
   opsAllowedHosts: string[];
   opsToken: string | undefined;
-  redisUrl: string;
   redisKeyPrefix: string;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   internalToken: string;
@@ -305,7 +305,7 @@ export function loadSignerConfig(sources: ConfigSources = {}): SignerConfig {
   }
   throwConfigErrors(problems);
   const { chains: deployments, ...fixed } = base!;
-  return { ...fixed, redisUrl: redisConnectionUrl(fixed), chains, deployments };
+  return { ...fixed, ...redisConnectionUrls(fixed), chains, deployments };
 }
 
 function loadChainSigner(chainId: number, sources: ConfigSources, signTimeoutMs: number): ChainSignerConfig {

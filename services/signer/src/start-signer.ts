@@ -7,8 +7,9 @@ import {
   checkRedisDurabilityWhenReady,
   createMetrics,
   DAY_MS,
-  closeRedis,
+  closeRedisConnections,
   createRedis,
+  recordsConnection,
   DurableWrites,
   durableCommandTimeoutMs,
   durabilityPolicy,
@@ -66,16 +67,21 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     logger.info('signing key loaded', { chainId, address: signer.address, backend: signer.backend });
   }
   const keys = redisKeys(config.redisKeyPrefix);
+  // Two roles (core's redis-roles.ts): the pair registries and book heads on REDIS_URL; the
+  // integrators, halts and audit trail on the records' server (the same connections when one
+  // server holds both).
   const redis = createRedis(config.redisUrl, { role: 'command', name: 'signer', logger });
   const subscriber = createRedis(config.redisUrl, { role: 'subscriber', name: 'signer-sub', logger });
+  const records = recordsConnection(config, redis, { role: 'command', name: 'signer', logger });
+  const recordsSubscriber = recordsConnection(config, subscriber, { role: 'subscriber', name: 'signer-sub', logger });
   // Connections of its own. No auto-pipelining: RedisAuditTrail already sends the records of
   // one turn as one script call, and ioredis built a Pipeline object per call on top of it (seen
   // in a CPU profile; npm run bench gateway showed no difference either way within its noise).
   // In replica mode, AUDIT_LANES of them: each WAIT holds its connection for a replica round
   // trip, and may take up to its timeout (the connection's own limit is set past it).
-  const policy = durabilityPolicy(config, config.redisUrl);
+  const policy = durabilityPolicy(config, config.redisRecordsUrl);
   const auditLanes = Array.from({ length: policy.mode === 'replica' ? AUDIT_LANES : 1 }, (_, i) =>
-    createRedis(config.redisUrl, {
+    createRedis(config.redisRecordsUrl, {
       role: 'command',
       name: i === 0 ? 'signer-audit' : `signer-audit-${i}`,
       logger,
@@ -84,20 +90,24 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   );
   // Normally Redis answers at once and the registries are loaded before the port opens. If it
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
-  await redisReady(redis).catch(() => logger.warn('redis not reachable at start-up; continuing'));
-  checkRedisDurabilityWhenReady(redis, logger);
+  await Promise.all(
+    [...new Set([redis, records])].map((client) =>
+      redisReady(client).catch(() => logger.warn('redis not reachable at start-up; continuing')),
+    ),
+  );
+  for (const client of new Set([redis, records])) checkRedisDurabilityWhenReady(client, logger);
   const durability = new DurableWrites(auditLanes, policy);
   logDurability(durability, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
   await pairs.start();
   // The same subscriber connection carries the integrator invalidations.
-  const integrators = new IntegratorStore({ redis, keys, subscriber });
+  const integrators = new IntegratorStore({ redis: records, keys, subscriber: recordsSubscriber });
   await integrators.start();
   // The halts, on the same subscriber: re-read at each notice and five times a second.
-  const halts = new HaltView({ redis, subscriber, keys, logger });
+  const halts = new HaltView({ redis: records, subscriber: recordsSubscriber, keys, logger });
   await halts.start();
   // On the command connection: an audit connection may be held by a WAIT.
-  auditTrailSizeMetric(metrics, redis, keys, config.servedChains);
+  auditTrailSizeMetric(metrics, records, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
   const quoteValiditySeconds = new Map(config.servedChains.map((id) => [id, config.chains[id]!.quoteValiditySeconds]));
   const app = createApp({
@@ -132,7 +142,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       redis: async () => {
         const down = auditLanes.filter((lane) => lane.status !== 'ready').length;
         if (down > 0) throw new Error(`${down} of ${auditLanes.length} audit connections not ready`);
-        await redis.ping();
+        await Promise.all([...new Set([redis, records])].map((client) => client.ping()));
       },
       // Not ready while the halts cannot be read: every sign would be refused (fail closed).
       halts: async () => {
@@ -165,7 +175,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await pairs.close();
         await integrators.stop();
         await halts.stop();
-        await Promise.all([redis, subscriber, ...auditLanes].map((client) => closeRedis(client)));
+        await closeRedisConnections([redis, subscriber, records, recordsSubscriber, ...auditLanes]);
         await closeFirmQuoteChains(firmChains);
         await closeSigningKeys(signers);
       })()),

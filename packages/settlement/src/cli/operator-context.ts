@@ -9,8 +9,9 @@ import {
   createRedis,
   describeRedis,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   operatorEnv,
+  rebuildableConnection,
   redisKeys,
   redisReady,
   REDIS_CONNECTION_SETTINGS,
@@ -48,18 +49,27 @@ export async function openOperatorContext(
 ): Promise<OperatorContext> {
   const { env, redisFrom } = operatorEnv('operator', processEnv);
   const loaded = loadConfig(OPERATOR_SETTINGS, { env });
-  const config = { ...loaded, redisUrl: redisConnectionUrl(loaded) };
+  const config = { ...loaded, ...redisConnectionUrls(loaded) };
   let deployments: ChainDeployments | undefined;
   const chainsConfig = (): ChainDeployments => (deployments ??= loadConfig({ chains: CHAINS }, { env }).chains);
-  const redis: RedisClient = createRedis(config.redisUrl, { role: 'command', name });
-  try {
-    await redisReady(redis, 5_000);
-  } catch (err) {
-    redis.disconnect();
-    const hint = redisFrom === 'REDIS_URL' || redisFrom === 'default' ? '' : ' (is `npm start` still running?)';
-    throw new Error(
-      `${describeRedis(config.redisUrl, redisFrom)} is not reachable${hint}: ${err instanceof Error ? err.message : String(err)}`,
-    );
+  // The audit trail and the ledger are records; the mid history (`markouts`) is on REDIS_URL.
+  const redis: RedisClient = createRedis(config.redisRecordsUrl, { role: 'command', name });
+  const rebuildable = rebuildableConnection(config, redis, { role: 'command', name: `${name}-mids` });
+  const connections = [...new Set([redis, rebuildable])];
+  const disconnect = () => connections.forEach((client) => client.disconnect());
+  for (const [client, url] of [
+    [redis, config.redisRecordsUrl],
+    [rebuildable, config.redisUrl],
+  ] as const) {
+    try {
+      await redisReady(client, 5_000);
+    } catch (err) {
+      disconnect();
+      const hint = redisFrom === 'REDIS_URL' || redisFrom === 'default' ? '' : ' (is `npm start` still running?)';
+      throw new Error(
+        `${describeRedis(url, redisFrom)} is not reachable${hint}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
   }
   const readers = new Map<number, ChainReader>();
   let chainIds: number[] = [];
@@ -70,7 +80,7 @@ export async function openOperatorContext(
   }
   return {
     trail: new AuditReader(redis, redisKeys(config.redisKeyPrefix)),
-    ledger: new LedgerReader(redis, redisKeys(config.redisKeyPrefix)),
+    ledger: new LedgerReader(redis, rebuildable, redisKeys(config.redisKeyPrefix)),
     chainIds,
     chain(chainId) {
       const d = chainsConfig()[chainId];
@@ -81,7 +91,7 @@ export async function openOperatorContext(
     },
     close() {
       for (const r of readers.values()) r.close();
-      redis.disconnect();
+      disconnect();
     },
   };
 }

@@ -17,7 +17,7 @@ import {
   exitWhenWritten,
   loadConfig,
   operatorEnv,
-  redisConnectionUrl,
+  redisConnectionUrls,
   redisKeys,
   redisReady,
 } from '@pmm/core';
@@ -40,7 +40,8 @@ async function main(): Promise<number> {
       { ...REDIS_CONNECTION_SETTINGS, redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix, ...DURABLE_WRITE_SETTINGS },
       { env },
     );
-    const redisUrl = redisConnectionUrl(loaded);
+    // Halts are records: the records role's server (REDIS_URL when one server holds both).
+    const { redisRecordsUrl: redisUrl } = redisConnectionUrls(loaded);
     const policy = durabilityPolicy(loaded, redisUrl);
     const redis = createRedis(redisUrl, {
       role: 'command',

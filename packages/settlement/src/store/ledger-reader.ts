@@ -14,14 +14,16 @@ import {
 const PAGE = 1_000;
 
 export class LedgerReader {
+  /** `records`: the ledger's server; `rebuildable`: REDIS_URL's, the mid history's (the same connection on one server). */
   constructor(
-    private readonly redis: RedisClient,
+    private readonly records: RedisClient,
+    private readonly rebuildable: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 
-  private async *range(key: string, from: number, to: number): AsyncGenerator<string> {
+  private async *range(redis: RedisClient, key: string, from: number, to: number): AsyncGenerator<string> {
     for (let offset = 0; ; offset += PAGE) {
-      const page = await this.redis.zrangebyscore(key, from, to, 'LIMIT', offset, PAGE);
+      const page = await redis.zrangebyscore(key, from, to, 'LIMIT', offset, PAGE);
       yield* page;
       if (page.length < PAGE) return;
     }
@@ -31,7 +33,7 @@ export class LedgerReader {
   async entries(chainId: number, fromSeconds: number, toSeconds: number): Promise<LedgerEntry[]> {
     const out: LedgerEntry[] = [];
     // Scored by block number, which the period does not name: the times are in the entries.
-    for await (const json of this.range(this.keys.ledger(chainId), 0, Number.MAX_SAFE_INTEGER)) {
+    for await (const json of this.range(this.records, this.keys.ledger(chainId), 0, Number.MAX_SAFE_INTEGER)) {
       const e = parseLedgerEntry(json);
       if (e.blockTime >= fromSeconds && e.blockTime < toSeconds) out.push(e);
     }
@@ -41,7 +43,8 @@ export class LedgerReader {
   /** The chain's mid records of blocks [fromBlock, toBlock], in block order. */
   async mids(chainId: number, fromBlock: number, toBlock: number): Promise<MidRecord[]> {
     const out: MidRecord[] = [];
-    for await (const json of this.range(this.keys.mids(chainId), fromBlock, toBlock)) out.push(parseMidRecord(json));
+    for await (const json of this.range(this.rebuildable, this.keys.mids(chainId), fromBlock, toBlock))
+      out.push(parseMidRecord(json));
     return out;
   }
 }

@@ -18,7 +18,7 @@ import {
   durabilityPolicy,
   exitWhenWritten,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   operatorEnv,
   REDIS_CONNECTION_SETTINGS,
   redisReady,
@@ -45,7 +45,8 @@ async function main(): Promise<number> {
     },
     { env },
   );
-  const config = { ...loaded, redisUrl: redisConnectionUrl(loaded) };
+  // Integrators and keys are records: the records role's server (REDIS_URL when one server holds both).
+  const config = { ...loaded, redisUrl: redisConnectionUrls(loaded).redisRecordsUrl };
   const where = describeRedis(config.redisUrl, redisFrom);
   const policy = durabilityPolicy(config, config.redisUrl);
   const redis = createRedis(config.redisUrl, {

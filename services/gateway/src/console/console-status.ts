@@ -58,7 +58,10 @@ export interface ConsoleStatus {
 }
 
 export interface ConsoleStatusOptions {
+  /** REDIS_URL: the indexers' presence, the pair registries. */
   redis: RedisClient;
+  /** The records' server (the same connection when one server holds both): the audit trail, the ledger. */
+  records: RedisClient;
   keys: RedisKeys;
   chains: readonly number[];
   readiness: Record<string, ReadinessCheck>;
@@ -87,14 +90,14 @@ function registryTokens(text: string | null): { symbols: Record<string, string>;
 
 /** Returns the function that takes one snapshot (it samples the sign rates: call it at a steady pace). */
 export function consoleStatus(opts: ConsoleStatusOptions): () => Promise<ConsoleStatus> {
-  const { redis, keys } = opts;
-  const rates = new Map(opts.chains.map((chainId) => [chainId, new SignRate(redis, keys.audit(chainId))]));
+  const { redis, records, keys } = opts;
+  const rates = new Map(opts.chains.map((chainId) => [chainId, new SignRate(records, keys.audit(chainId))]));
   const chainStatus = async (chainId: number): Promise<ConsoleChainStatus> => {
     const [indexers, signRate, registry, ledger] = await Promise.allSettled([
       readPresence(redis, keys, chainId),
       rates.get(chainId)!.sample(),
       redis.get(keys.pairs(chainId)),
-      readConsoleLedger(redis, keys, chainId),
+      readConsoleLedger(records, keys, chainId),
     ]);
     return {
       chainId,

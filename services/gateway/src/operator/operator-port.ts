@@ -30,7 +30,10 @@ export interface OperatorPortOptions {
   logger: Logger;
   metrics: Metrics;
   gauges: ReturnType<typeof gatewayMetrics>;
+  /** REDIS_URL (books, registries, presence). */
   redis: RedisClient;
+  /** The records' server: the same connection when one server holds both roles. */
+  records: RedisClient;
   redisKeyPrefix: string;
   books: BookCache;
   hub: StreamHub;
@@ -51,10 +54,10 @@ export interface OperatorPort {
 }
 
 export function operatorPort(opts: OperatorPortOptions): OperatorPort {
-  const { redis } = opts;
+  const { redis, records } = opts;
   const readiness: Record<string, ReadinessCheck> = {
     redis: async () => {
-      await redis.ping();
+      await Promise.all([...new Set([redis, records])].map((client) => client.ping()));
     },
     signer: signerReadiness(opts.signerUrl, opts.internalToken),
     // Not ready while the halts cannot be read: no book would be offered (fail closed).
@@ -68,6 +71,7 @@ export function operatorPort(opts: OperatorPortOptions): OperatorPort {
     chains: opts.chains,
     status: consoleStatus({
       redis,
+      records,
       keys: redisKeys(opts.redisKeyPrefix),
       chains: opts.chains,
       readiness,

@@ -11,11 +11,12 @@ import {
   OPERATOR_ENDPOINT_SETTINGS,
   SHARED_SETTINGS,
   loadConfig,
-  redisConnectionUrl,
+  redisConnectionUrls,
   settings,
   type ChainDeployment,
   type ConfigSources,
   type DurableWriteConfig,
+  type RedisRoleUrls,
 } from '@pmm/core';
 import { findChain } from '@pmm/protocol';
 import { INDEXER_SETTINGS } from '../config';
@@ -72,10 +73,9 @@ export const LEDGER_SETTINGS = {
   ...DURABLE_WRITE_SETTINGS,
 };
 
-export interface LedgerConfig extends DurableWriteConfig {
+export interface LedgerConfig extends DurableWriteConfig, RedisRoleUrls {
   chainId: number;
   deployment: ChainDeployment;
-  redisUrl: string;
   redisKeyPrefix: string;
   maxHeadLagMs: number;
   maxHeadLeadMs: number;
@@ -106,5 +106,5 @@ export function loadLedgerConfig(sources: ConfigSources = {}): LedgerConfig {
   if (!deployment) throw new ConfigError(`CHAINS (chains): no deployment for CHAIN_ID ${c.chainId}`);
   if (!deployment.wsUrl && !deployment.rpcUrl)
     throw new ConfigError(`CHAINS (chains): chains.${c.chainId} needs wsUrl or rpcUrl`);
-  return { ...c, redisUrl: redisConnectionUrl(c), deployment, limits: limitConfigOf(c) };
+  return { ...c, ...redisConnectionUrls(c), deployment, limits: limitConfigOf(c) };
 }

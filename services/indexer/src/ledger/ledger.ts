@@ -9,7 +9,8 @@ import {
   DurableWrites,
   durableCommandTimeoutMs,
   LEDGER_MARKOUT_HORIZON_SECONDS,
-  closeRedis,
+  closeRedisConnections,
+  rebuildableConnection,
   createLogger,
   createRedis,
   durabilityPolicy,
@@ -56,9 +57,16 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   });
   const metrics = createLedgerMetrics({ chainId: config.chainId, defaultMetrics: deps.defaultMetrics ?? true });
   const keys = redisKeys(config.redisKeyPrefix);
-  const redis: RedisClient = createRedis(config.redisUrl, {
+  // Mostly records (its ledger, the audit trail it attributes from, the halts its limits write);
+  // the mid history it reads is the indexer's, rebuildable, on REDIS_URL.
+  const redis: RedisClient = createRedis(config.redisRecordsUrl, {
     role: 'command',
     name: `ledger-${config.chainId}`,
+    logger: log,
+  });
+  const midsRedis = rebuildableConnection(config, redis, {
+    role: 'command',
+    name: `ledger-${config.chainId}-mids`,
     logger: log,
   });
   // The first block otherwise races the connection and is logged as failed (a warning on every
@@ -99,7 +107,10 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
 
   // The 60 s markout per integrator: each swap waits until the indexer's mid history is 60 s
   // past it, then reads the mid in force then.
-  const history = redisMidHistory(redis, { mids: keys.mids(config.chainId), midTimes: keys.midTimes(config.chainId) });
+  const history = redisMidHistory(midsRedis, {
+    mids: keys.mids(config.chainId),
+    midTimes: keys.midTimes(config.chainId),
+  });
   const rolling = new RollingMarkouts(redis, keys.ledgerMarkouts(config.chainId), metrics, log);
   // In the background: a Redis not up yet must not hold the start; what is recorded meanwhile comes after.
   rolling.load().catch((err: unknown) =>
@@ -120,9 +131,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   };
   // A trip's halt is a durable write: its WAIT may take up to its own timeout, past the default
   // command limit of the ledger's connection, so it gets one of its own (only when limits are on).
-  const policy = durabilityPolicy(config, config.redisUrl);
+  const policy = durabilityPolicy(config, config.redisRecordsUrl);
   const haltWriter = anyLimit(config.limits)
-    ? createRedis(config.redisUrl, {
+    ? createRedis(config.redisRecordsUrl, {
         role: 'command',
         name: `ledger-${config.chainId}-halts`,
         logger: log,
@@ -207,8 +218,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       await executedLimits?.idle();
       await source.close();
       await served.close();
-      await closeRedis(redis);
-      if (haltWriter) await closeRedis(haltWriter);
+      await closeRedisConnections([redis, midsRedis, ...(haltWriter ? [haltWriter] : [])]);
       log.info('ledger stopped');
     })());
   return { served, metrics, stop };
