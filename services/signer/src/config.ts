@@ -77,6 +77,14 @@ export const SIGNER_SETTINGS = {
   ...SIGN_PATH_SETTINGS,
   ...DURABLE_WRITE_SETTINGS,
   ...OPERATOR_ENDPOINT_SETTINGS,
+  // Replica mode only: each WAIT holds its connection for a replica round trip
+  // (docs/decisions.md#replica-mode-lanes-one-flight-each).
+  redisAuditLanes: settings.int(
+    'REDIS_AUDIT_LANES',
+    'Audit connections of the signer in replica mode, each with one WAIT out at a time (records that find every one busy share the next WAIT): more shorten the wait for a connection when replicas are far, not the throughput. Each is a connection per signer replica to count in the records server’s maxclients. Fsync and none modes use one. Default 4.',
+    4,
+    [1, 64],
+  ),
   port: settings.int(
     'PORT',
     'HTTP port of the signer (internal; only the gateway calls it). Default 8081.',
@@ -249,6 +257,8 @@ export interface SignerConfig extends DurableWriteConfig, RedisRoleUrls {
   auditRetentionDays: number;
   /** Default signatures per integrator, chain and UTC day (0: none). */
   dailySignatureQuota: number;
+  /** Audit connections in replica mode. */
+  redisAuditLanes: number;
   chains: Record<number, ChainSignerConfig>;
   /** Where the served chains live (only rpcUrl and router are used: check-quote-validity.ts). */
   deployments: ChainDeployments;

@@ -12,7 +12,7 @@ export type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 export { loadSigningKeys } from './load-signing-keys';
 export type { ChainSigners } from './load-signing-keys';
 export { checkQuoteValidity } from './check-quote-validity';
-export { AUDIT_LANES, startSigner } from './start-signer';
+export { startSigner } from './start-signer';
 export type { RunningSigner } from './start-signer';
 export { PairRegistryCache } from './store/pair-registry-cache';
 export type { PairRegistryCacheOptions } from './store/pair-registry-cache';

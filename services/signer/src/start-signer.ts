@@ -33,13 +33,6 @@ import { bookHeadReader } from './store/book-head';
 import { createFirmQuotes } from './chain/firm-quotes';
 import { closeFirmQuoteChains, firmQuoteChains, firmQuoteMetric } from './chain/firm-quote-chains';
 
-/**
- * Audit connections in replica mode: flights (records, then one WAIT) out at once. A record
- * waits for a connection only while this many WAITs are out; those that wait share the next
- * one, so more connections shorten the wait, not the throughput (docs/decisions.md#durable-writes).
- */
-export const AUDIT_LANES = 4;
-
 export interface RunningSigner {
   served: Served;
   signers: ChainSigners;
@@ -77,10 +70,12 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // Connections of its own. No auto-pipelining: RedisAuditTrail already sends the records of
   // one turn as one script call, and ioredis built a Pipeline object per call on top of it (seen
   // in a CPU profile; npm run bench gateway showed no difference either way within its noise).
-  // In replica mode, AUDIT_LANES of them: each WAIT holds its connection for a replica round
-  // trip, and may take up to its timeout (the connection's own limit is set past it).
+  // In replica mode, REDIS_AUDIT_LANES of them (docs/decisions.md#replica-mode-lanes-one-flight-each):
+  // each WAIT holds its connection for a replica round trip, and may take up to its timeout (the
+  // connection's own limit is set past it). A record waits for a connection only while every one
+  // has a WAIT out; those that wait share the next one.
   const policy = durabilityPolicy(config, config.redisRecordsUrl);
-  const auditLanes = Array.from({ length: policy.mode === 'replica' ? AUDIT_LANES : 1 }, (_, i) =>
+  const auditLanes = Array.from({ length: policy.mode === 'replica' ? config.redisAuditLanes : 1 }, (_, i) =>
     createRedis(config.redisRecordsUrl, {
       role: 'command',
       name: i === 0 ? 'signer-audit' : `signer-audit-${i}`,

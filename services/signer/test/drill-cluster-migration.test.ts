@@ -9,7 +9,7 @@
  */
 import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { loadReport, privateRedisCluster, type PrivateRedisCluster } from '@pmm/testkit';
-import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { DRILL_SIGNS_PER_SECOND, lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 let cluster: PrivateRedisCluster;
 let signer: DrillSigner | undefined;
@@ -51,7 +51,7 @@ it('drill: moving the audit slot to another master during a paced sign load lose
     throw new Error(`no node owns slot ${slot}`);
   };
 
-  const load = signerLoad(signer.url, 100);
+  const load = signerLoad(signer.url, DRILL_SIGNS_PER_SECOND);
   await sleep(1_500);
   const from = await owner();
   const to = (from + 1) % nodes.length;

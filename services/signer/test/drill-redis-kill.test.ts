@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadReport, privateRedis, type PrivateRedis } from '@pmm/testkit';
-import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { DRILL_SIGNS_PER_SECOND, lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 /** The shipped single-node settings (scripts/lib/redis.mjs, docker-compose.yml). */
 const SHIPPED = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction'];
@@ -38,7 +38,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 it('drill: kill -9 of Redis during a paced sign load, then a restart: every answered signature has its record', async () => {
   const redis = await redisWith(SHIPPED);
   signer = await startDrillSigner(redis.url);
-  const load = signerLoad(signer.url, 100);
+  const load = signerLoad(signer.url, DRILL_SIGNS_PER_SECOND);
   await sleep(2_000);
   await redis.stop('SIGKILL');
   const killedAt = Date.now() - load.started;

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { REPO_ROOT, freePort, loadReport, stopAll, until, waitForPort } from '@pmm/testkit';
-import { lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { DRILL_SIGNS_PER_SECOND, lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 const SHIPPED_CONF = path.join(REPO_ROOT, 'deploy/redis/replicated.conf');
 /**
@@ -70,7 +70,7 @@ interface FailoverDrill {
   sentinelPassword?: string;
 }
 
-/** One primary, one replica, one sentinel; SENTINEL FAILOVER under 100 signs/s. */
+/** One primary, one replica, one sentinel; SENTINEL FAILOVER under DRILL_SIGNS_PER_SECOND signs/s. */
 async function failoverDrill(name: string, opts: FailoverDrill) {
   dir = mkdtempSync(path.join(tmpdir(), 'drill-sentinel-'));
   dirs.push(dir);
@@ -133,7 +133,7 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
     `redis-sentinel://127.0.0.1:${sentinelPort}/pmm`,
     opts.sentinelPassword === undefined ? {} : { REDIS_SENTINEL_PASSWORD: opts.sentinelPassword },
   );
-  const load = signerLoad(signer.url, 100);
+  const load = signerLoad(signer.url, DRILL_SIGNS_PER_SECOND);
   await sleep(2_000);
   const failoverAt = Date.now() - load.started;
   await sentinel.call('SENTINEL', 'FAILOVER', 'pmm');

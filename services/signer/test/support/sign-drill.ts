@@ -54,6 +54,13 @@ export async function startDrillSigner(redisUrl: string, env: Record<string, str
   return { signer, prefix, url: `http://127.0.0.1:${signer.served.port}/v2/swap/sign`, close: () => signer.close() };
 }
 
+/**
+ * The rate of the fault drills (Redis `kill -9`, Sentinel fail-over, Cluster slot migration):
+ * the paced rate the durable-signing goal names, so that the drills prove the promise (no
+ * answered signature without its record) at the speed production is sized for.
+ */
+export const DRILL_SIGNS_PER_SECOND = 500;
+
 /** A paced sign load straight to the signer (the gateway's headers: its internal token and the integrator). */
 export function signerLoad(url: string, perSecond: number): SignLoad {
   const registry = testRegistry(CHAIN);
