@@ -131,6 +131,7 @@ export { SERVICE_NODE_FLAGS } from './node-runtime';
 export {
   SERVICE_MAIN,
   STACK_LOG_LEVEL,
+  STACK_REBUILDABLE_REDIS_PERSISTENCE,
   STACK_REDIS_PERSISTENCE,
   gatewayEnv,
   indexerEnv,

@@ -90,6 +90,11 @@ export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit' 
    * keeps the append-only file as shipped, or on one given as REDIS_URL.
    */
   redisUrl?: string;
+  /**
+   * The records' server (REDIS_RECORDS_URL, core's redis-roles.ts), with `redisUrl`: a system
+   * on two servers as `npm start` runs it. Absent: one server holds both roles.
+   */
+  redisRecordsUrl?: string;
   /** Settings over the stack's, per service (faster liveness, lower limits…). */
   env?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
 }
@@ -286,7 +291,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // and the file appears whole (written aside, then renamed) once the chains are up. Their
     // keys are the devnet's, derived from public labels; checked against the devnet below.
     const configFile = path.join(dir, 'chains.json');
-    const common: StackCommon = { redisUrl, configFile, chainIds };
+    const common: StackCommon = { redisUrl, redisRecordsUrl: opts.redisRecordsUrl, configFile, chainIds };
     // As `npm start` runs them: its log level, and waiting for the chains file (above).
     const waitForChains = { LOG_LEVEL: STACK_LOG_LEVEL, CONFIG_WAIT_SECONDS: '120' };
     const key = (role: 'apiSigner' | 'quoter' | 'testUser', id: number) => devnetKey(role, id);

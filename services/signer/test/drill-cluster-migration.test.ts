@@ -9,7 +9,13 @@
  */
 import { createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { loadReport, privateRedisCluster, type PrivateRedisCluster } from '@pmm/testkit';
-import { DRILL_SIGNS_PER_SECOND, lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import {
+  DRILL_SIGNS_PER_SECOND,
+  lostRecords,
+  signerLoad,
+  startDrillSigner,
+  type DrillSigner,
+} from './support/sign-drill';
 
 let cluster: PrivateRedisCluster;
 let signer: DrillSigner | undefined;

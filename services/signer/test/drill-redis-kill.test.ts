@@ -9,7 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadReport, privateRedis, type PrivateRedis } from '@pmm/testkit';
-import { DRILL_SIGNS_PER_SECOND, lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import {
+  DRILL_SIGNS_PER_SECOND,
+  lostRecords,
+  signerLoad,
+  startDrillSigner,
+  type DrillSigner,
+} from './support/sign-drill';
 
 /** The shipped single-node settings (scripts/lib/redis.mjs, docker-compose.yml). */
 const SHIPPED = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction'];

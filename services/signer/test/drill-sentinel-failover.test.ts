@@ -13,7 +13,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { REPO_ROOT, freePort, loadReport, stopAll, until, waitForPort } from '@pmm/testkit';
-import { DRILL_SIGNS_PER_SECOND, lostRecords, signerLoad, startDrillSigner, type DrillSigner } from './support/sign-drill';
+import {
+  DRILL_SIGNS_PER_SECOND,
+  lostRecords,
+  signerLoad,
+  startDrillSigner,
+  type DrillSigner,
+} from './support/sign-drill';
 
 const SHIPPED_CONF = path.join(REPO_ROOT, 'deploy/redis/replicated.conf');
 /**
