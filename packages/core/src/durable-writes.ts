@@ -62,9 +62,20 @@ export function resolveDurabilityMode(setting: DurabilitySetting, redisUrl: stri
   return /^rediss?-(sentinel|cluster):/.test(redisUrl) ? 'replica' : 'fsync';
 }
 
+/** Commands DurableWrites sends itself on a master connection: nothing they do needs a confirmation. */
+const OWN_COMMANDS: ReadonlySet<string> = new Set(['wait', 'info']);
+
 /** One master connection's state: a new generation at each close. */
 interface NodeState {
   generation: number;
+  /**
+   * A command other than our own went out on it since its last WAIT (replica mode). On a
+   * Cluster a flight writes to the masters of its keys' slots, or wherever a redirect sends
+   * them; only those need a WAIT. A WAIT on another master answers for that master's replicas
+   * alone, and one whose replica is gone answered 0: every sign failed for a replica that held
+   * none of its records.
+   */
+  sent: boolean;
   /** The generation and time the fsync settings were last seen right. */
   verified?: { generation: number; at: number };
   checking?: Promise<void>;
@@ -118,6 +129,7 @@ export class DurableWrites {
    * every master is seen to fsync each write.
    */
   async begin(lane: RedisClient = this.redis): Promise<WriteSession> {
+    this.watchNewNodes(lane);
     const masters = masterConnections(lane);
     // A Cluster client lists no master before its first slot map: nothing to vouch for yet.
     if (masters.length === 0 && this.policy.mode !== 'none') throw new DurabilityError('no Redis master connected');
@@ -136,7 +148,8 @@ export class DurableWrites {
     const masters = masterConnections(session.lane);
     if (this.policy.mode === 'replica') {
       const { replicas, waitTimeoutMs } = this.policy;
-      const acks = await Promise.all(masters.map((node) => this.wait(node)));
+      const written = masters.filter((node) => this.state(node).sent);
+      const acks = await Promise.all(written.map((node) => this.wait(node)));
       const short = acks.find((n) => n < replicas);
       if (short !== undefined)
         throw new DurabilityError(`${short} of ${replicas} replica acknowledgements within ${waitTimeoutMs} ms`);
@@ -215,6 +228,8 @@ export class DurableWrites {
   /** WAIT on one master connection: the replica acknowledgements of its writes so far. */
   private wait(node: Redis): Promise<number> {
     const { replicas, waitTimeoutMs } = this.policy;
+    // What went out before this WAIT is what it covers.
+    this.state(node).sent = false;
     return node.call('WAIT', String(replicas), String(waitTimeoutMs)).then(Number, (err: unknown) => {
       throw new DurabilityError(`WAIT failed: ${err instanceof Error ? err.message : String(err)}`);
     });
@@ -223,14 +238,29 @@ export class DurableWrites {
   private state(node: Redis): NodeState {
     let state = this.nodes.get(node);
     if (!state) {
-      const created: NodeState = { generation: 0 };
+      const created: NodeState = { generation: 0, sent: false };
       node.on('close', () => {
         created.generation++;
         created.verified = undefined;
       });
+      // Every command routed to this connection passes here: a Cluster client sends each one,
+      // redirected ones (MOVED, ASK) included, with the node connection's sendCommand.
+      const send = node.sendCommand.bind(node);
+      node.sendCommand = (command, stream) => {
+        if (!OWN_COMMANDS.has(command.name.toLowerCase())) created.sent = true;
+        return send(command, stream);
+      };
       this.nodes.set(node, (state = created));
     }
     return state;
+  }
+
+  /** A Cluster's master connections are watched from their creation, before any write is routed to them. */
+  private readonly watched = new WeakSet<RedisClient>();
+  private watchNewNodes(lane: RedisClient): void {
+    if (!isCluster(lane) || this.watched.has(lane)) return;
+    this.watched.add(lane);
+    lane.on('+node', (node: Redis) => this.state(node));
   }
 
   private async verifyFsync(node: Redis): Promise<void> {

@@ -75,7 +75,7 @@ export const REDIS_CONNECTION_SETTINGS = {
   ),
   redisSentinelPassword: settings.optionalSecret(
     'REDIS_SENTINEL_PASSWORD',
-    "Password of the sentinels themselves (Sentinel's requirepass), when they ask for one (or REDIS_SENTINEL_PASSWORD_FILE, or redis_sentinel_password in SECRETS_DIR); only with a redis-sentinel:// or rediss-sentinel:// REDIS_URL. The data nodes' password stays REDIS_PASSWORD. The Helm chart reads it from the key redis.sentinelPasswordKey of redis.existingSecret.",
+    "Password of the sentinels themselves (Sentinel's requirepass), when they ask for one (or REDIS_SENTINEL_PASSWORD_FILE, or redis_sentinel_password in SECRETS_DIR); only with a redis-sentinel:// or rediss-sentinel:// REDIS_URL or REDIS_RECORDS_URL. The data nodes' password stays REDIS_PASSWORD. The Helm chart reads it from the key redis.sentinelPasswordKey of redis.existingSecret.",
   ),
 };
 

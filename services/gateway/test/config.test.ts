@@ -18,6 +18,8 @@ describe('gateway config', () => {
       opsToken: undefined,
       consoleMaxViewers: 20,
       redisUrl: 'redis://127.0.0.1:6379',
+      // Empty REDIS_RECORDS_URL: one server holds both roles.
+      redisRecordsUrl: 'redis://127.0.0.1:6379',
       redisUsername: '',
       redisPassword: undefined,
       redisSentinelUsername: '',
@@ -108,6 +110,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(33);
+    expect(lines).toHaveLength(34);
   });
 });
