@@ -8,14 +8,21 @@
 //      Compose v2; v1 has no `--wait`, so the health states are polled); checks every container's
 //      hardening (read-only root, no capabilities, no new privileges, limits); then reads, in each
 //      running service, its environment and its secrets folder: only its own secrets;
-//   4. Redis users: with each process's own credentials, each is refused (NOPERM) outside its
-//      role (e.g. the indexer cannot write an API key), the default user may only PING, and the
-//      key CLI run inside the gateway's container (the gateway's user) cannot create a key;
+//   4. the two Redis roles: every service's REDIS_URL is `redis-rebuildable` and its
+//      REDIS_RECORDS_URL `redis`; `redis` fsyncs always, `redis-rebuildable` every second (their
+//      command lines: no user may CONFIG GET), both with the append-only file on (INFO); the
+//      `redis-acl` step refuses REDIS_URL set without REDIS_RECORDS_URL. Redis users,
+//      on each of the two servers: with each process's own credentials, each is refused (NOPERM)
+//      outside its role (e.g. the indexer cannot write an API key), the default user may only
+//      PING; and the key CLI run inside the gateway's container (the gateway's user) cannot
+//      create a key;
 //   5. waits for all three books, fetches the API reference page and its Redoc bundle (the image
 //      holds no redoc package nor React), then runs the SDK demo through the compose gateway: a
 //      signed swap executed on every devnet chain; lists their audit records with the `operator` tool;
-//   6. creates a key with the `keys` tool (its own Redis user), restarts Redis, checks the key
-//      signs; then `down` (volumes kept) and `up -d`, and checks it again;
+//      then each Redis holds only its role's keys (core's redisKeyRole);
+//   6. creates a key with the `keys` tool (its own Redis user), restarts both Redis servers, checks
+//      the key signs; then `down` (volumes kept), drops the rebuildable server's volume (a
+//      deployment from before the split meets an empty one), `up -d`, and checks it again;
 //   7. scales indexer-8453 to two replicas, kills one, checks the book still advances;
 //   8. a hostile client through the balancer: 40 wrong keys, each with a forged X-Forwarded-For,
 //      are counted as one client (the balancer replaces the header) and refused 429 past the
@@ -30,10 +37,19 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { root } from './lib/pnpm.mjs';
 import { freePort } from './lib/redis.mjs';
+
+// Which role each key has: core's own map (the build, `npm run test:compose` runs ensure first).
+const { redisKeyRole } = createRequire(import.meta.url)(path.join(root, 'packages/core/dist/redis-roles.js'));
+/** The two Redis servers of the compose file, by role, and the appendfsync each runs with. */
+const REDIS_SERVERS = [
+  { service: 'redis', role: 'records', appendfsync: 'always', url: 'redis://redis:6379' },
+  { service: 'redis-rebuildable', role: 'rebuildable', appendfsync: 'everysec', url: 'redis://redis-rebuildable:6379' },
+];
 
 const t0 = Date.now();
 const secs = (since) => ((Date.now() - since) / 1000).toFixed(1);
@@ -75,12 +91,17 @@ copyFileSync(path.join(root, '.env.example'), envFile);
 writeFileSync(envFile, `${readFileSync(envFile, 'utf8')}\nGATEWAY_PORT=${gatewayPort}\nENV_FILE=${envFile}\n`);
 /** The development API key: the devnet writes it into the gateway's secrets folder. */
 let devKey;
-const composeEnv = { ...process.env, ENV_FILE: envFile, GATEWAY_PORT: String(gatewayPort) };
+// Without the Redis URLs of this shell (a test Redis's): the services use the compose file's own two.
+const composeEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^REDIS_(RECORDS_)?URL$/.test(name))),
+  ENV_FILE: envFile,
+  GATEWAY_PORT: String(gatewayPort),
+};
 /** Compose v2 has `up --wait`; v1 (docker-compose 1.29) does not. */
 const hasWait = compose[0] === 'docker';
 
-/** Runs a compose command for this project; throws with its output when it fails. */
-function dc(args, { check = true, profile = true } = {}) {
+/** Runs a compose command for this project (`env`: more variables for its interpolation); throws with its output when it fails. */
+function dc(args, { check = true, profile = true, env = {} } = {}) {
   const full = [
     ...compose[1],
     '-p',
@@ -90,7 +111,7 @@ function dc(args, { check = true, profile = true } = {}) {
     ...(profile ? ['--profile', 'devnet'] : []),
     ...args,
   ];
-  const r = run(compose[0], full, { env: composeEnv });
+  const r = run(compose[0], full, { env: { ...composeEnv, ...env } });
   if (check && r.code !== 0) fail(`${compose[0]} ${full.join(' ')} exited ${r.code}:\n${r.out}`);
   return r;
 }
@@ -176,10 +197,10 @@ async function upAndWait(args, timeoutMs = 240_000) {
   );
 }
 
-/** What Redis answers `command` run as `user` (its password) inside the Redis container, or without login. */
-function asRedisUser(user, password, command) {
+/** What Redis answers `command` run as `user` (its password) inside the container of `server` (a compose service), or without login. */
+function asRedisUser(server, user, password, command) {
   const login = user ? ['--user', user, '--pass', password, '--no-auth-warning'] : [];
-  return dc(['exec', '-T', 'redis', 'redis-cli', ...login, ...command], { check: false }).out.trim();
+  return dc(['exec', '-T', server, 'redis-cli', ...login, ...command], { check: false }).out.trim();
 }
 
 // fetch's AbortSignal.timeout does not keep Node alive; this does, until the end.
@@ -263,7 +284,7 @@ try {
       JSON.stringify(h.CapDrop) !== '["ALL"]' && `capabilities not dropped (${JSON.stringify(h.CapDrop)})`,
       !(h.SecurityOpt ?? []).includes('no-new-privileges:true') && 'no no-new-privileges',
       !(h.PidsLimit > 0) && 'no process limit',
-      name !== 'redis' && !(h.Memory > 0) && 'no memory limit',
+      !name.startsWith('redis') && !(h.Memory > 0) && 'no memory limit',
     ].filter(Boolean);
     if (problems.length > 0) fail(`${name} runs with ${problems.join(', ')}`);
   }
@@ -319,7 +340,52 @@ try {
   devKey = dc(['exec', '-T', 'gateway', 'cat', '/run/secrets/pmm/dev_api_key']).stdout.trim();
   log('each service holds only its own secrets (its folder; none in its environment)');
 
-  // 4. Redis users: each process's credentials, from its own container, refused outside its role.
+  // 4. The two Redis roles: each service's URLs, each server's fsync policy and append-only file.
+  const containers = dc(['ps', '-q'])
+    .stdout.trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((id) => JSON.parse(run('docker', ['inspect', id]).stdout)[0]);
+  const serviceOf = (c) => c.Config.Labels['com.docker.compose.service'];
+  const envOf = (c) =>
+    Object.fromEntries(c.Config.Env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  const redisUsers = Object.keys(expected);
+  for (const c of containers.filter((c) => redisUsers.includes(serviceOf(c)))) {
+    const env = envOf(c);
+    if (env.REDIS_URL !== REDIS_SERVERS[1].url || env.REDIS_RECORDS_URL !== REDIS_SERVERS[0].url)
+      fail(`${serviceOf(c)} has REDIS_URL=${env.REDIS_URL} REDIS_RECORDS_URL=${env.REDIS_RECORDS_URL}`);
+  }
+  for (const { service, appendfsync } of REDIS_SERVERS) {
+    // No Redis user may read the configuration (CONFIG GET): the server's command line says it.
+    const args = containers.find((c) => serviceOf(c) === service).Args;
+    const option = (name) => args[args.indexOf(`--${name}`) + 1];
+    if (
+      option('appendfsync') !== appendfsync ||
+      option('appendonly') !== 'yes' ||
+      option('maxmemory-policy') !== 'noeviction'
+    )
+      fail(`${service} runs ${JSON.stringify(args)}, expected appendonly yes, appendfsync ${appendfsync}, noeviction`);
+  }
+  log(
+    `two Redis roles: ${redisUsers.length} services with REDIS_URL=${REDIS_SERVERS[1].url} and REDIS_RECORDS_URL=${REDIS_SERVERS[0].url}; ` +
+      REDIS_SERVERS.map(({ service, appendfsync }) => `${service} appendfsync ${appendfsync}`).join(', '),
+  );
+  // REDIS_URL set without REDIS_RECORDS_URL (a deployment from before the two roles): refused before any Redis starts.
+  const ownRedis = dc(['run', '--rm', '-T', 'redis-acl'], {
+    check: false,
+    env: { REDIS_URL: 'redis://someone:password-in-url@elsewhere:6379' },
+  });
+  if (
+    ownRedis.code === 0 ||
+    !/REDIS_URL is set but REDIS_RECORDS_URL is not/.test(ownRedis.out) ||
+    ownRedis.out.includes('password-in-url')
+  )
+    fail(
+      `redis-acl with REDIS_URL alone should refuse, naming REDIS_RECORDS_URL, not the URL (exit ${ownRedis.code}):\n${ownRedis.out}`,
+    );
+  log('the redis-acl step refuses REDIS_URL set without REDIS_RECORDS_URL, naming it');
+
+  // Redis users: each process's credentials, from its own container, refused outside its role.
   const passwordOf = (service) => dc(['exec', '-T', service, 'cat', '/run/secrets/pmm/redis_password']).stdout.trim();
   // The tools run only on demand: their passwords, from the folder the ACL file was rendered from.
   const toolPassword = (user) =>
@@ -351,12 +417,19 @@ try {
     [undefined, undefined, ['SCARD', 'pmm:apikeys'], /NOPERM/],
     [undefined, undefined, ['PING'], /^PONG$/],
   ];
-  for (const [user, password, command, expected] of matrix) {
-    const answer = asRedisUser(user, password, command);
-    if (!expected.test(answer))
-      fail(
-        `Redis as ${user ?? 'the default user'}: ${command.join(' ')} answered ${JSON.stringify(answer)}, expected ${expected}`,
-      );
+  // The same users on both servers (one ACL file): the same answers from each.
+  for (const { service } of REDIS_SERVERS)
+    for (const [user, password, command, answerLike] of matrix) {
+      const answer = asRedisUser(service, user, password, command);
+      if (!answerLike.test(answer))
+        fail(
+          `Redis ${service} as ${user ?? 'the default user'}: ${command.join(' ')} answered ${JSON.stringify(answer)}, expected ${answerLike}`,
+        );
+    }
+  // Each server's append-only file on, as a service user sees it (INFO, which the durability checks read).
+  for (const { service } of REDIS_SERVERS) {
+    const persistence = asRedisUser(service, 'signer', passwordOf('signer'), ['INFO', 'persistence']);
+    if (!/^aof_enabled:1\r?$/m.test(persistence)) fail(`${service}: INFO persistence says\n${persistence}`);
   }
   // A compromised gateway cannot mint a key: the key CLI inside its container runs as its user.
   const minted = dc(
@@ -366,7 +439,8 @@ try {
   if (minted.code === 0 || !/NOPERM/.test(minted.out))
     fail(`the key CLI in the gateway's container should be refused (NOPERM):\n${minted.out}`);
   log(
-    `Redis users: ${matrix.length} checks (each refused outside its role, default user PING only), key CLI refused as the gateway`,
+    `Redis users: ${matrix.length} checks on each of ${REDIS_SERVERS.map((s) => s.service).join(' and ')} (each refused outside its role, default user PING only), ` +
+      'both with aof_enabled:1, key CLI refused as the gateway',
   );
 
   // 5. Books on every chain, then the demo (sign, approve, swap on-chain) through the gateway.
@@ -424,6 +498,25 @@ try {
   if (audit.code !== 0 || records < 3)
     fail(`\`run operator audit.js list\` exited ${audit.code} with ${records} lines:\n${audit.out}`);
   log(`the operator tool lists ${records} audit records as the \`operator\` Redis user`);
+  // Each server holds only its role's keys (listed by SCAN, which any service user may run).
+  const operatorPassword = toolPassword('operator');
+  const held = {};
+  for (const { service, role } of REDIS_SERVERS) {
+    const keys = asRedisUser(service, 'operator', operatorPassword, ['--scan']).split('\n').filter(Boolean).sort();
+    const misplaced = keys.filter((key) => redisKeyRole(key, 'pmm') !== role);
+    if (misplaced.length > 0) fail(`${service} (${role}) holds ${misplaced.join(', ')}`);
+    held[role] = keys;
+  }
+  const missing = [
+    ...['pmm:{8453}:audit', 'pmm:{56}:ledger:cursor', 'pmm:integrator:dev', 'pmm:apikeys'].filter(
+      (k) => !held.records.includes(k),
+    ),
+    ...['pmm:{4663}:book', 'pmm:{8453}:pairs', 'pmm:{56}:mids'].filter((k) => !held.rebuildable.includes(k)),
+  ];
+  if (missing.length > 0) fail(`expected on their servers, missing: ${missing.join(', ')}`);
+  log(
+    `each Redis holds only its role's keys: redis ${held.records.length} records, redis-rebuildable ${held.rebuildable.length} rebuildable`,
+  );
 
   // 6. A key created with the key CLI (the `keys` tool, its own Redis user) survives a Redis restart.
   const user = stack.chains['8453'].testUser.address;
@@ -441,14 +534,26 @@ try {
   const signs = async () => (await api('/v2/swap/sign', key, signBody)).status === 200;
   await until('the new key signs', signs, 10_000);
   step = Date.now();
-  dc(['restart', 'redis']);
-  await until('the key signs after `restart redis`', signs, 60_000);
-  log(`after \`restart redis\` the CLI-made key signs again (${secs(step)} s)`);
+  dc(['restart', 'redis', 'redis-rebuildable']);
+  await until('the key signs after `restart redis redis-rebuildable`', signs, 60_000);
+  log(`after \`restart redis redis-rebuildable\` the CLI-made key signs again (${secs(step)} s)`);
+  // Down, and the rebuildable server's volume gone (what a deployment from before the split
+  // starts with, or a lost server): the records alone bring the service back.
   step = Date.now();
   dc(['down']);
+  const dropped = run('docker', ['volume', 'rm', `${project}_redis-rebuildable-data`]);
+  if (dropped.code !== 0) fail(`docker volume rm ${project}_redis-rebuildable-data:\n${dropped.out}`);
   await upAndWait(['--no-build']);
-  await until('the key signs after `down` and `up`', signs, 180_000);
-  log(`after \`down\` and \`up -d\` the CLI-made key signs again (${secs(step)} s)`);
+  await until('the key signs after `down`, the rebuildable volume dropped, and `up`', signs, 180_000);
+  for (const chainId of [8453, 56, 4663])
+    await until(
+      `book of chain ${chainId} rebuilt`,
+      async () => (await api(`/v2/price?chainId=${chainId}`, devKey)).status === 200,
+      120_000,
+    );
+  log(
+    `after \`down\`, the rebuildable volume dropped, and \`up -d\`: the CLI-made key signs again, all three books served (${secs(step)} s)`,
+  );
 
   // 7. Two indexers for 8453; kill one; the book keeps advancing.
   dc(['up', '-d', '--no-build', '--scale', 'indexer-8453=2']);

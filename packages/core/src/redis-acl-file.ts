@@ -12,6 +12,9 @@
  *   REDIS_ACL_DEV_KEY    true: the gateway's user may seed the development key (devnet trial)
  *   CONFIG_WAIT_SECONDS  wait up to this long for the password files (the devnet profile writes
  *                        them as it starts); then a missing one fails the step, naming it
+ *   REDIS_URL_GIVEN, REDIS_RECORDS_URL_GIVEN
+ *                        the REDIS_URL and REDIS_RECORDS_URL compose was given (empty: unset); the
+ *                        first without the second fails the step (below)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +22,19 @@ import { redisStackUsers, stackAclFile } from './redis-acl';
 import { replaceFile } from './replace-file';
 
 async function main(): Promise<number> {
+  // The records default to compose's own `redis`, whatever REDIS_URL says (Compose v1 cannot make
+  // that default follow REDIS_URL: no nested interpolation). So a REDIS_URL of one's own without
+  // REDIS_RECORDS_URL (a deployment from before the two roles) would send the records to a Redis
+  // nobody named: refused here, before either Redis starts, and so before any service. The URLs
+  // are never printed (one may carry a password).
+  if (process.env.REDIS_URL_GIVEN && !process.env.REDIS_RECORDS_URL_GIVEN) {
+    process.stderr.write(
+      'redis-acl: REDIS_URL is set but REDIS_RECORDS_URL is not: the records (API keys, integrators, halts, the audit trail, the ledgers) ' +
+        "would go to compose's own `redis` service, not to that Redis. Set REDIS_RECORDS_URL in .env: to the same URL to keep " +
+        'everything on that Redis, as before the two Redis roles, or to the Redis that keeps the records (docs/operations.md#redis).\n',
+    );
+    return 1;
+  }
   const dir = process.env.REDIS_USERS_DIR || '/run/secrets/redis-users';
   const out = process.env.REDIS_ACL_FILE || '/run/redis-acl/users.acl';
   const waitSeconds = Number(process.env.CONFIG_WAIT_SECONDS || 0);

@@ -112,7 +112,7 @@ function sourceOf(distFile: string): string {
 describe('docker-compose.yml', () => {
   const entries = Object.entries(compose.services);
 
-  it('default: defines redis, signer, gateway, one indexer and one ledger per chain and the devnet under a profile', () => {
+  it('default: defines the two Redis servers, signer, gateway, one indexer and one ledger per chain and the devnet under a profile', () => {
     const names = entries.map(([name]) => name).sort();
     expect(names).toEqual(
       [
@@ -129,6 +129,7 @@ describe('docker-compose.yml', () => {
         'operator',
         'redis',
         'redis-acl',
+        'redis-rebuildable',
         'risk',
         'signer',
       ].sort(),
@@ -140,7 +141,7 @@ describe('docker-compose.yml', () => {
     expect(compose.services.risk!.profiles).toEqual(['tools']);
   });
 
-  it.each(entries.filter(([name]) => !['redis', 'lb'].includes(name)))(
+  it.each(entries.filter(([name]) => !['redis', 'redis-rebuildable', 'lb'].includes(name)))(
     'behavior: %s runs a built entry point and sets only variables it reads',
     (_name, svc) => {
       const program = programOf(svc);
@@ -222,17 +223,52 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes ?? {})).toContain('redis-data');
   });
 
+  it('behavior: two Redis roles: `redis` (the records, as before the split) is every REDIS_RECORDS_URL, `redis-rebuildable` (fsync once a second, its own volume, never evicts) every REDIS_URL; every Redis user waits for both', () => {
+    const rebuildable = compose.services['redis-rebuildable']!;
+    // The same server as the records' but for the fsync and the volume.
+    const withoutFsync = (args: string[]) => args.join(' ').replace(/--appendfsync \S+/, '');
+    expect(withoutFsync(rebuildable.command!)).toBe(withoutFsync(compose.services.redis!.command!));
+    expect(rebuildable.command!.join(' ')).toContain('--appendfsync everysec');
+    expect(rebuildable.volumes).toEqual(['redis-rebuildable-data:/data', 'redis-acl:/run/redis-acl:ro']);
+    expect(Object.keys(compose.volumes ?? {})).toContain('redis-rebuildable-data');
+    const { command: _records, volumes: _recordsVolumes, ...recordsRest } = compose.services.redis!;
+    const { command: _rebuildable, volumes: _rebuildableVolumes, ...rebuildableRest } = rebuildable;
+    expect(rebuildableRest).toEqual(recordsRest);
+    const users = entries.filter(([, svc]) => svc.environment?.REDIS_USERNAME);
+    expect(users.length).toBe(redisStackUsers().length);
+    for (const [name, svc] of users) {
+      expect([name, svc.environment!.REDIS_URL, svc.environment!.REDIS_RECORDS_URL]).toEqual([
+        name,
+        '${REDIS_URL:-redis://redis-rebuildable:6379}',
+        '${REDIS_RECORDS_URL:-redis://redis:6379}',
+      ]);
+      expect([name, svc.depends_on?.redis, svc.depends_on?.['redis-rebuildable']]).toEqual([
+        name,
+        { condition: 'service_healthy' },
+        { condition: 'service_healthy' },
+      ]);
+    }
+    // REDIS_URL without REDIS_RECORDS_URL is refused by the redis-acl step (redis-acl-file.test.ts), given both as set.
+    expect(compose.services['redis-acl']!.environment).toEqual(
+      expect.objectContaining({
+        REDIS_URL_GIVEN: '${REDIS_URL:-}',
+        REDIS_RECORDS_URL_GIVEN: '${REDIS_RECORDS_URL:-}',
+      }),
+    );
+  });
+
   it('behavior: indexers publish no port (replicas can scale) and every service reads the .env file', () => {
     for (const [name, svc] of entries.filter(([n]) => n.startsWith('indexer-'))) {
       expect([name, svc.ports]).toEqual([name, undefined]);
     }
-    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'lb'].includes(n)))
+    for (const [name, svc] of entries.filter(([n]) => !['redis', 'redis-rebuildable', 'devnet', 'lb'].includes(n)))
       expect([name, svc.env_file]).toEqual([name, '${ENV_FILE:-.env}']);
     // `up -d --wait` waits for health checks: every long-running service has one (the images'
     // HEALTHCHECK for ours, redis-cli for Redis); only the one-shot and the tools turn it off.
     for (const [name, svc] of entries)
       expect([name, svc.healthcheck?.disable === true]).toEqual([name, ['redis-acl', 'keys'].includes(name)]);
-    expect(compose.services.redis!.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+    for (const name of ['redis', 'redis-rebuildable'])
+      expect([name, compose.services[name]!.healthcheck?.test]).toEqual([name, ['CMD', 'redis-cli', 'ping']]);
   });
 
   it('security: each service is handed only its own secrets folder; no secret in .env or in any environment', () => {
@@ -257,7 +293,9 @@ describe('docker-compose.yml', () => {
         ]),
       ),
     };
-    for (const [name, svc] of entries.filter(([n]) => !['redis', 'devnet', 'redis-acl', 'lb'].includes(n))) {
+    for (const [name, svc] of entries.filter(
+      ([n]) => !['redis', 'redis-rebuildable', 'devnet', 'redis-acl', 'lb'].includes(n),
+    )) {
       expect([name, secretFolder(svc)]).toEqual([name, [owners[name]]]);
       expect([name, svc.environment?.SECRETS_DIR]).toEqual([name, '/run/secrets/pmm']);
       // No secret setting (nor a pointer to one) in the environment compose gives the service.
@@ -316,15 +354,16 @@ describe('docker-compose.yml', () => {
     expect(readFileSync(path.join(root, '.dockerignore'), 'utf8')).toMatch(/^!deploy\/compose$/m);
   });
 
-  it('security: Redis loads its users from the ACL file the redis-acl step renders; each process connects as its own user', () => {
-    const redis = compose.services.redis!;
-    const args = redis.command ?? [];
-    expect(args.slice(args.indexOf('--aclfile'), args.indexOf('--aclfile') + 2)).toEqual([
-      '--aclfile',
-      '/run/redis-acl/users.acl',
-    ]);
-    expect(redis.volumes).toContain('redis-acl:/run/redis-acl:ro');
-    expect(redis.depends_on).toEqual({ 'redis-acl': { condition: 'service_completed_successfully' } });
+  it('security: both Redis servers load their users from the ACL file the redis-acl step renders; each process connects as its own user', () => {
+    for (const redis of [compose.services.redis!, compose.services['redis-rebuildable']!]) {
+      const args = redis.command ?? [];
+      expect(args.slice(args.indexOf('--aclfile'), args.indexOf('--aclfile') + 2)).toEqual([
+        '--aclfile',
+        '/run/redis-acl/users.acl',
+      ]);
+      expect(redis.volumes).toContain('redis-acl:/run/redis-acl:ro');
+      expect(redis.depends_on).toEqual({ 'redis-acl': { condition: 'service_completed_successfully' } });
+    }
     const acl = compose.services['redis-acl']!;
     expect(acl.command).toEqual(['node', 'packages/core/dist/redis-acl-file.js']);
     // It reads password files and writes one file: no network, and the passwords read-only.
@@ -358,13 +397,15 @@ describe('docker-compose.yml', () => {
       expect([name, svc.cap_drop]).toEqual([name, ['ALL']]);
       expect([name, svc.security_opt]).toEqual([name, ['no-new-privileges:true']]);
       expect([name, typeof svc.pids_limit]).toEqual([name, 'number']);
+      const redis = ['redis', 'redis-rebuildable'].includes(name);
       // Redis alone has no memory limit: `maxmemory` bounds it (a container limit would kill it).
-      if (name !== 'redis') expect([name, svc.mem_limit]).toEqual([name, expect.stringMatching(/^\d+[mg]$/)]);
+      if (!redis) expect([name, svc.mem_limit]).toEqual([name, expect.stringMatching(/^\d+[mg]$/)]);
       // Where a Node process or Hardhat may write besides its volumes.
-      if (name !== 'redis') expect([name, svc.tmpfs?.some((t) => t.startsWith('/tmp:'))]).toEqual([name, true]);
+      if (!redis) expect([name, svc.tmpfs?.some((t) => t.startsWith('/tmp:'))]).toEqual([name, true]);
     }
     // Without capabilities the image's entrypoint cannot chown /data and switch users: Redis runs as its own.
     expect(compose.services.redis!.user).toBe('redis');
+    expect(compose.services['redis-rebuildable']!.user).toBe('redis');
   });
 
   it('behavior: NODE_IMAGE passes from the environment to every build (a registry mirror with `up --build`)', () => {
@@ -400,8 +441,8 @@ describe('docker-compose.yml', () => {
       const image = (svc as { image?: string }).image;
       return image ? [image] : [];
     });
-    const external = images.filter((i) => !/^pmm-(quote-[a-z]+|operator):local$/.test(i));
-    expect(external).toHaveLength(1); // Redis: its tag beside its digest, overridable by REDIS_IMAGE
+    const external = [...new Set(images.filter((i) => !/^pmm-(quote-[a-z]+|operator):local$/.test(i)))];
+    expect(external).toHaveLength(1); // Redis (both servers): its tag beside its digest, overridable by REDIS_IMAGE
     expect(external[0]).toMatch(/^\$\{REDIS_IMAGE:-redis:7-alpine@sha256:[0-9a-f]{64}\}$/);
   });
 

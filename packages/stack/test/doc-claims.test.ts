@@ -1,13 +1,13 @@
 /**
  * What the documents claim, read against the code (the settings tables are generated and checked
  * by config-docs.test.ts; references by doc-references.test.ts): the Redis keys the operations
- * guide lists (the durable data among them), the settings `.env.example` and the service READMEs
+ * guide lists (the durable data among them) and their Redis roles, the settings `.env.example` and the service READMEs
  * name, the flags of the operator commands, the error codes of the API, and who the rate limit
  * counts.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SHARED_SETTINGS, redisKeys, type Setting } from '@pmm/core';
+import { SHARED_SETTINGS, redisKeyRole, redisKeys, type Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { ERROR_CODES, KNOWN_CHAIN_IDS } from '@pmm/protocol';
@@ -61,6 +61,18 @@ describe('the operations guide against the code', () => {
       .filter(({ sample }) => !patterns.some((p) => p.test(sample)))
       .map(({ name, sample }) => `${name} (${sample})`);
     expect(missing).toEqual([]);
+  });
+
+  it("behavior: the key table's role of each key is core's (redis-roles.ts): the server it is on", () => {
+    const guide = read('docs/operations.md');
+    const table = guide.slice(guide.indexOf('| key '), guide.indexOf('\n\n', guide.indexOf('| key ')));
+    const rows = [...table.matchAll(/^\| `([^`]+)` *\|[^|]*\| *(records|rebuildable) *\|/gm)];
+    expect(rows.length).toBe(table.split('\n').length - 2);
+    // A sample of each pattern: each placeholder and wildcard stands for one name.
+    const wrong = rows
+      .map(([, key, role]) => ({ key: key!, role, actual: redisKeyRole(key!.replace(/<[^>]+>|\*/g, 'x'), 'pmm') }))
+      .filter(({ role, actual }) => role !== actual);
+    expect(wrong).toEqual([]);
   });
 
   it('behavior: every flag the guide gives the operator commands is one they accept', () => {

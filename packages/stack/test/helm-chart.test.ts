@@ -33,6 +33,7 @@ import {
   parseMultiHostUrl,
   REDIS_CONNECTION_SETTINGS,
   SHARED_SETTINGS,
+  type RedisRoleUrls,
   type Setting,
 } from '@pmm/core';
 import { GATEWAY_SETTINGS, loadGatewayConfig } from '@pmm/gateway';
@@ -444,6 +445,99 @@ describe('the Helm chart', () => {
     expect(refusal('--set', 'redis.sentinelUsername=watcher')).toMatch(
       /redis.sentinelUsername needs redis.sentinelPasswordKey/,
     );
+    // A Sentinel records URL beside a single-node redis.url (or the other way round) takes it too.
+    const recordsOnSentinel = [
+      '--set',
+      'redis.url=redis://redis-cache.data.svc:6379',
+      '--set',
+      'redis.recordsUrl=redis-sentinel://s1:26379\\,s2:26379/pmm',
+      '--set',
+      'redis.sentinelPasswordKey=sentinel-password',
+    ];
+    expect(refusal(...recordsOnSentinel)).toBe('');
+    for (const pod of podsOf(render('minimal-values.yaml', ...recordsOnSentinel)))
+      expect(pod.spec.containers[0]!.env).toContainEqual({
+        name: 'REDIS_SENTINEL_PASSWORD_FILE',
+        value: '/run/secrets/redis/sentinel-password',
+      });
+    expect(
+      refusal(
+        '--set',
+        'redis.recordsUrl=redis://records.data.svc:6379',
+        '--set',
+        'redis.sentinelPasswordKey=sentinel-password',
+      ),
+    ).toMatch(/redis.sentinelPasswordKey is for a Sentinel redis.url or redis.recordsUrl/);
+  });
+
+  it('behavior: redis.recordsUrl is the REDIS_RECORDS_URL of every pod that gets redis.url, none when empty; nothing else changes, the durability rule included', () => {
+    const records = 'redis-sentinel://records-0.data.svc:26379,records-1.data.svc:26379/records';
+    const withRecords = render(
+      'production-sentinel-values.yaml',
+      '--set',
+      `redis.recordsUrl=${records.replace(/,/g, '\\,')}`,
+    );
+    const envOf = (pod: ReturnType<typeof podsOf>[number]) => pod.spec.containers[0]!.env ?? [];
+    const component = (pod: ReturnType<typeof podsOf>[number]) => pod.labels['app.kubernetes.io/component'];
+    const redisPods = podsOf(withRecords).filter((pod) => envOf(pod).some((e) => e.name === 'REDIS_URL'));
+    expect(redisPods.map(component).sort()).toEqual([
+      'gateway',
+      'indexer-4663',
+      'indexer-56',
+      'indexer-8453',
+      'ledger-4663',
+      'ledger-56',
+      'ledger-8453',
+      'risk',
+      'settlement',
+      'signer',
+    ]);
+    for (const pod of redisPods)
+      expect([component(pod), envOf(pod).filter((e) => e.name === 'REDIS_RECORDS_URL')]).toEqual([
+        component(pod),
+        [{ name: 'REDIS_RECORDS_URL', value: records }],
+      ]);
+    // Empty (every value set but every-option's): no REDIS_RECORDS_URL, redis.url holds the records.
+    for (const set of ['minimal-values.yaml', 'production-sentinel-values.yaml'])
+      for (const pod of podsOf(rendered.get(set)!))
+        expect(envOf(pod).map((e) => e.name)).not.toContain('REDIS_RECORDS_URL');
+    expect(
+      podsOf(render('minimal-values.yaml', '--set', 'redis.recordsUrl=')).flatMap((pod) =>
+        envOf(pod).map((e) => e.name),
+      ),
+    ).not.toContain('REDIS_RECORDS_URL');
+    // Every other variable as without it: REDIS_DURABILITY and REDIS_DURABLE_REPLICAS (the records'
+    // rule, which the processes apply to REDIS_RECORDS_URL) of the signer, the ledgers and the risk pod.
+    const without = new Map(
+      podsOf(rendered.get('production-sentinel-values.yaml')!).map((pod) => [component(pod), pod]),
+    );
+    for (const pod of redisPods)
+      expect([component(pod), envOf(pod).filter((e) => e.name !== 'REDIS_RECORDS_URL')]).toEqual([
+        component(pod),
+        envOf(without.get(component(pod))!),
+      ]);
+    for (const part of ['signer', 'ledger-8453', 'risk']) {
+      const env = envOf(redisPods.find((pod) => component(pod) === part)!);
+      expect([part, env.filter((e) => e.name.startsWith('REDIS_DURAB'))]).toEqual([
+        part,
+        [
+          { name: 'REDIS_DURABILITY', value: 'replica' },
+          { name: 'REDIS_DURABLE_REPLICAS', value: '2' },
+        ],
+      ]);
+    }
+    // Each process loads it as its records' URL, as its own user, with the sentinels' password.
+    for (const pod of redisPods) {
+      const c = pod.spec.containers[0]!;
+      const user = envOf(pod).find((e) => e.name === 'REDIS_USERNAME')!.value!;
+      const urls = loadRendered(withRecords, c as never);
+      expect([component(pod), urls.redisRecordsUrl]).toEqual([
+        component(pod),
+        expect.stringMatching(new RegExp(`^redis-sentinel://${user}:a-password@records-0\\.data\\.svc:26379,`)),
+      ]);
+      expect(parseMultiHostUrl(urls.redisRecordsUrl)?.sentinelPassword).toBe('a-sentinel-password');
+      expect(urls.redisUrl).not.toContain('records-0');
+    }
   });
 
   it("behavior: each part connects as its role's Redis user (redisStackUsers' names), its password the key <user>-password", () => {
@@ -482,6 +576,20 @@ describe('the Helm chart', () => {
       /redis.url must carry no sentinel password/,
     );
     expect(refusal('--set', 'redis.url=')).toMatch(/redis.url is required/);
+    // redis.recordsUrl likewise, never echoing what it carries.
+    expect(refusal('--set', 'redis.recordsUrl=redis://signer:hunter22@records:6379')).toMatch(
+      /redis.recordsUrl must carry no user or password/,
+    );
+    expect(refusal('--set', 'redis.recordsUrl=redis://signer@records:6379')).toMatch(
+      /redis.recordsUrl must carry no user or password/,
+    );
+    expect(refusal('--set', 'redis.recordsUrl=redis-sentinel://:hunter22@s1:26379\\,s2:26379/pmm')).toMatch(
+      /redis.recordsUrl must carry no user or password/,
+    );
+    expect(refusal('--set', 'redis.recordsUrl=redis-sentinel://s1:26379/pmm?sentinelPassword=hunter22')).toMatch(
+      /redis.recordsUrl must carry no sentinel password/,
+    );
+    expect(refusal('--set', 'redis.recordsUrl=redis://signer:hunter22@records:6379')).not.toMatch(/hunter22/);
     // The password is no part of the message.
     expect(refusal('--set', 'redis.url=redis://gateway:hunter22@redis:6379')).not.toMatch(/hunter22/);
   });
@@ -718,12 +826,12 @@ function declaredEnv(kind: string, chainIds: number[]): Set<string> {
 /**
  * Loads a rendered container's environment as its process would: the mounted files (its
  * Secret's keys, its Redis password, the chains ConfigMap) stood in for by files of a temporary
- * folder. Returns the Redis URL it would connect with.
+ * folder. Returns the Redis URLs it would connect with.
  */
 function loadRendered(
   objects: K8sObject[],
   container: { name: string; command?: string[]; env?: { name: string; value?: string }[] },
-): string {
+): RedisRoleUrls {
   const dir = mkdtempSync(path.join(tmpdir(), 'helm-env-'));
   const at = (mount: string) => path.join(dir, mount);
   for (const folder of ['/run/secrets/pmm', '/run/secrets/redis', '/config'])
@@ -746,13 +854,19 @@ function loadRendered(
     ]),
   );
   const kind = processOf(container);
-  if (kind === 'services/gateway') return loadGatewayConfig({ env }).redisUrl;
-  if (kind === 'services/signer') return loadSignerConfig({ env }).redisUrl;
-  if (kind === 'ledger-main') return loadLedgerConfig({ env }).redisUrl;
-  if (kind === 'services/indexer') return loadIndexerConfig({ env }).redisUrl;
-  if (kind === 'risk') return redisConnectionUrls(loadConfig(RISK_SETTINGS, { env })).redisUrl;
+  const roles = ({ redisUrl, redisRecordsUrl }: RedisRoleUrls): RedisRoleUrls => ({ redisUrl, redisRecordsUrl });
+  if (kind === 'services/gateway') return roles(loadGatewayConfig({ env }));
+  if (kind === 'services/signer') return roles(loadSignerConfig({ env }));
+  if (kind === 'ledger-main') return roles(loadLedgerConfig({ env }));
+  // An indexer connects to REDIS_URL only (nothing it writes is a record): its records' URL as the shared settings read it.
+  if (kind === 'services/indexer')
+    return {
+      redisUrl: loadIndexerConfig({ env }).redisUrl,
+      redisRecordsUrl: redisConnectionUrls(loadConfig(REDIS_CONNECTION_SETTINGS, { env })).redisRecordsUrl,
+    };
+  if (kind === 'risk') return redisConnectionUrls(loadConfig(RISK_SETTINGS, { env }));
   loadConfig({ chains: chainsSetting('chains') }, { env });
-  return redisConnectionUrls(loadConfig(OPERATOR_SETTINGS, { env })).redisUrl;
+  return redisConnectionUrls(loadConfig(OPERATOR_SETTINGS, { env }));
 }
 
 describe('the rendered environment of each process', () => {
@@ -777,8 +891,10 @@ describe('the rendered environment of each process', () => {
           });
           // It connects as its own user, with the password of its mounted file.
           const user = (c.env ?? []).find((e) => e.name === 'REDIS_USERNAME')?.value;
-          const url = loadRendered(objects, c as never);
+          const { redisUrl: url, redisRecordsUrl } = loadRendered(objects, c as never);
           expect(url).toMatch(new RegExp(`^[a-z-]+://${user}:a-password@`));
+          // No redis.recordsUrl in these sets: the one URL holds the records too.
+          expect(redisRecordsUrl).toBe(url);
           // And the sentinels' own password, where the values name its key.
           expect(parseMultiHostUrl(url)?.sentinelPassword).toBe(
             set === 'production-sentinel-values.yaml' ? 'a-sentinel-password' : undefined,
@@ -867,6 +983,14 @@ describe('each policy fails on a rendering that breaks it', () => {
     );
     expect(checkRedisCredentials(userOnly)).toEqual([
       expect.stringMatching(/indexer-8453, .*REDIS_URL carries a user/),
+    ]);
+    const recordsWithPassword = render(
+      'minimal-values.yaml',
+      '--set-string',
+      'signer.env.REDIS_RECORDS_URL=redis://signer:pw@records:6379',
+    );
+    expect(checkRedisCredentials(recordsWithPassword)).toEqual([
+      expect.stringMatching(/signer, container signer: REDIS_RECORDS_URL carries a user or password/),
     ]);
     const objects = structuredClone(rendered.get('minimal-values.yaml')!);
     const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!.spec.containers[0]!;

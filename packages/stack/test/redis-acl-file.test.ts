@@ -6,7 +6,7 @@
  * compose gives them) connect it as its own user, refused outside its role.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -102,6 +102,24 @@ describe("compose's Redis users (redis-acl-file.js)", () => {
     const plainFile = path.join(work, 'acl', 'plain.acl');
     expect(render({ REDIS_ACL_FILE: plainFile }).status).toBe(0);
     expect(gatewayLine(readFileSync(plainFile, 'utf8'))).not.toContain('~pmm:integrator:dev');
+  });
+
+  it("error: REDIS_URL given without REDIS_RECORDS_URL fails the step before any file is written (the records would go to compose's own `redis`), never printing the URL", () => {
+    const file = (name: string) => path.join(work, 'acl', name);
+    const alone = render({ REDIS_ACL_FILE: file('alone.acl'), REDIS_URL_GIVEN: 'redis://u:url-password@mine:6379' });
+    expect(alone.status).toBe(1);
+    expect(alone.stderr).toMatch(/REDIS_URL is set but REDIS_RECORDS_URL is not: .*Set REDIS_RECORDS_URL in \.env/);
+    expect(`${alone.stdout}${alone.stderr}`).not.toContain('url-password');
+    expect(existsSync(file('alone.acl'))).toBe(false);
+    // Both given, either alone but REDIS_URL, or neither (compose's two servers): the file is written.
+    for (const [name, env] of [
+      ['both.acl', { REDIS_URL_GIVEN: 'redis://mine:6379', REDIS_RECORDS_URL_GIVEN: 'redis://mine:6379' }],
+      ['records.acl', { REDIS_RECORDS_URL_GIVEN: 'redis://records:6379' }],
+      ['neither.acl', { REDIS_URL_GIVEN: '', REDIS_RECORDS_URL_GIVEN: '' }],
+    ] as const) {
+      const r = render({ REDIS_ACL_FILE: file(name), ...env });
+      expect([name, r.status, r.stderr]).toEqual([name, 0, '']);
+    }
   });
 
   it('behavior: a missing or short password file fails the step, naming the user', () => {

@@ -93,28 +93,42 @@ topologySpreadConstraints:
 {{- end -}}
 
 {{/*
-The Redis URL every process shares, `redis.url`: it must carry no user or password (they would be
-a secret in a value); each process's own come as REDIS_USERNAME and REDIS_PASSWORD_FILE.
+A Redis URL of the values, checked: it must carry no user or password (they would be a secret in a
+value); each process's own come as REDIS_USERNAME and REDIS_PASSWORD_FILE, for both URLs:
+(dict "name" "redis.url" "url" …).
 */}}
+{{- define "pmm.checkedRedisUrl" -}}
+{{- if regexMatch "^[^/]*//[^/]*@" .url -}}
+{{- fail (printf "%s must carry no user or password: each process connects as its own user (REDIS_USERNAME) with its password from redis.existingSecret" .name) -}}
+{{- end -}}
+{{- if regexMatch "(?i)[?&]sentinelPassword=" .url -}}
+{{- fail (printf "%s must carry no sentinel password: name its key of redis.existingSecret in redis.sentinelPasswordKey" .name) -}}
+{{- end -}}
+{{- .url -}}
+{{- end -}}
+
+{{/* The Redis URL every process shares, `redis.url` (REDIS_URL): what can be rebuilt, and everything without redis.recordsUrl. */}}
 {{- define "pmm.redisUrl" -}}
 {{- $url := include "pmm.required" (dict "name" "redis.url" "value" .Values.redis.url) -}}
-{{- if regexMatch "^[^/]*//[^/]*@" $url -}}
-{{- fail "redis.url must carry no user or password: each process connects as its own user (REDIS_USERNAME) with its password from redis.existingSecret" -}}
+{{- include "pmm.checkedRedisUrl" (dict "name" "redis.url" "url" $url) -}}
 {{- end -}}
-{{- if regexMatch "(?i)[?&]sentinelPassword=" $url -}}
-{{- fail "redis.url must carry no sentinel password: name its key of redis.existingSecret in redis.sentinelPasswordKey" -}}
+
+{{/* The records' Redis, `redis.recordsUrl` (REDIS_RECORDS_URL), or nothing: redis.url holds them too. */}}
+{{- define "pmm.redisRecordsUrl" -}}
+{{- with .Values.redis.recordsUrl -}}
+{{- include "pmm.checkedRedisUrl" (dict "name" "redis.recordsUrl" "url" .) -}}
 {{- end -}}
-{{- $url -}}
 {{- end -}}
 
 {{/*
 The key of redis.existingSecret holding the sentinels' own password (redis.sentinelPasswordKey),
-or nothing: only for a Sentinel redis.url, and a sentinel user needs it.
+or nothing: only when redis.url or redis.recordsUrl is a Sentinel one, and a sentinel user needs it.
 */}}
 {{- define "pmm.sentinelPasswordKey" -}}
 {{- $key := .Values.redis.sentinelPasswordKey | default "" -}}
-{{- if and $key (not (regexMatch "^rediss?-sentinel://" .Values.redis.url)) -}}
-{{- fail "redis.sentinelPasswordKey is for a Sentinel redis.url (redis-sentinel:// or rediss-sentinel://)" -}}
+{{- $sentinel := or (regexMatch "^rediss?-sentinel://" .Values.redis.url) (regexMatch "^rediss?-sentinel://" (.Values.redis.recordsUrl | default "")) -}}
+{{- if and $key (not $sentinel) -}}
+{{- fail "redis.sentinelPasswordKey is for a Sentinel redis.url or redis.recordsUrl (redis-sentinel:// or rediss-sentinel://)" -}}
 {{- end -}}
 {{- if and .Values.redis.sentinelUsername (not $key) -}}
 {{- fail "redis.sentinelUsername needs redis.sentinelPasswordKey" -}}
@@ -123,13 +137,18 @@ or nothing: only for a Sentinel redis.url, and a sentinel user needs it.
 {{- end -}}
 
 {{/*
-How a process reaches Redis: the shared URL, its role's ACL user (redis-acl.ts redisStackUsers'
-names: gateway, signer, indexer-<chain id>, ledger-<chain id>, operator, risk) and that user's
-password as the file the redis volume mounts: (dict "ctx" $ "user" "gateway").
+How a process reaches Redis: the shared URL (and the records' one, when set), its role's ACL user
+(redis-acl.ts redisStackUsers' names: gateway, signer, indexer-<chain id>, ledger-<chain id>,
+operator, risk) and that user's password as the file the redis volume mounts, the same user and
+password on both servers: (dict "ctx" $ "user" "gateway").
 */}}
 {{- define "pmm.redisEnv" -}}
 - name: REDIS_URL
   value: {{ include "pmm.redisUrl" .ctx | quote }}
+{{- with include "pmm.redisRecordsUrl" .ctx }}
+- name: REDIS_RECORDS_URL
+  value: {{ . | quote }}
+{{- end }}
 - name: REDIS_USERNAME
   value: {{ .user | quote }}
 - name: REDIS_PASSWORD_FILE
@@ -196,7 +215,8 @@ rule, which a halt is confirmed under (docs/operations.md#halts), then risk.env 
 {{/*
 The durability rule of the writes that are the service's own records (the signer's audit
 records, a halt by the risk command or by a ledger's limit): redis.durability and
-redis.durableReplicas (docs/operations.md#durable-writes).
+redis.durableReplicas (docs/operations.md#durable-writes), applied to the records' server
+(redis.recordsUrl, else redis.url).
 */}}
 {{- define "pmm.durabilityEnv" -}}
 - name: REDIS_DURABILITY

@@ -190,18 +190,24 @@ export function checkNoSecretValues(objects: K8sObject[]): string[] {
 const URL_USER_INFO = /^[^/]*\/\/[^/]*@/;
 
 /**
- * Every container that reaches Redis connects as its own user: REDIS_URL a value without a user
- * or password in it, REDIS_USERNAME set, and the password from a mounted file (REDIS_PASSWORD_FILE).
+ * Every container that reaches Redis connects as its own user: REDIS_URL (and REDIS_RECORDS_URL,
+ * where set) a value without a user or password in it, REDIS_USERNAME set, and the password from
+ * a mounted file (REDIS_PASSWORD_FILE).
  */
 export function checkRedisCredentials(objects: K8sObject[]): string[] {
   const problems: string[] = [];
   for (const pod of podsOf(objects))
     for (const c of containersOf(pod)) {
       const env = new Map((c.env ?? []).map((e) => [e.name, e]));
-      const url = env.get('REDIS_URL');
-      if (!url) continue;
-      if (url.value === undefined || URL_USER_INFO.test(url.value) || /[?&]sentinelPassword=/i.test(url.value))
-        problems.push(`${where(pod, c)}: REDIS_URL carries a user or password (or is no plain value)`);
+      if (!env.get('REDIS_URL')) continue;
+      for (const name of ['REDIS_URL', 'REDIS_RECORDS_URL']) {
+        const url = env.get(name);
+        if (
+          url &&
+          (url.value === undefined || URL_USER_INFO.test(url.value) || /[?&]sentinelPassword=/i.test(url.value))
+        )
+          problems.push(`${where(pod, c)}: ${name} carries a user or password (or is no plain value)`);
+      }
       if (!env.get('REDIS_USERNAME')?.value) problems.push(`${where(pod, c)}: no REDIS_USERNAME`);
       if (!env.get('REDIS_PASSWORD_FILE')?.value) problems.push(`${where(pod, c)}: no REDIS_PASSWORD_FILE`);
     }
