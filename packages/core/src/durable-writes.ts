@@ -187,11 +187,17 @@ export class DurableWrites {
     return result;
   }
 
-  /** Starts a flight of every waiting run on each free lane (a connected one first). */
+  /**
+   * Starts a flight of every waiting run on a free lane. Only connected lanes take flights while
+   * any lane is connected: a run would fail at once on a lane that is down (its connection has
+   * no offline queue), where a connected lane coming back from its WAIT would carry it. With
+   * every lane down, a run fails fast on one (the caller answers 503) rather than wait.
+   */
   private dispatch(): void {
     while (this.waiting.length > 0) {
       const free = this.lanes.filter((lane) => !this.flying.has(lane));
-      const lane = free.find((l) => l.status === 'ready') ?? free[0];
+      const anyReady = this.lanes.some((l) => l.status === 'ready');
+      const lane = anyReady ? free.find((l) => l.status === 'ready') : free[0];
       if (!lane) return;
       const flight = this.waiting;
       this.waiting = [];

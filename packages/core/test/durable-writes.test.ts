@@ -78,6 +78,37 @@ describe('DurableWrites in replica mode', () => {
     expect(used).toHaveLength(1);
   });
 
+  it('behavior: a lane that is down takes no flight while a connected one can carry it later', async () => {
+    // A lane whose Redis is gone (nothing listens there), and one connected lane.
+    const down = createRedis('redis://127.0.0.1:1', { role: 'command', name: 'durable-writes-down' });
+    open.push(down);
+    down.on('error', () => undefined);
+    const [up] = await lanes(1);
+    const durable = new DurableWrites([down, up!], { mode: 'replica', replicas: 1, waitTimeoutMs: 5_000 });
+    const key = `dw-${randomUUID()}`;
+    const used: RedisClient[] = [];
+    // Two at once: the second finds the connected lane flying, and waits for it.
+    const both = await Promise.allSettled(
+      [0, 1].map((i) =>
+        durable.run(async (redis) => {
+          used.push(redis);
+          return redis.rpush(key, String(i));
+        }),
+      ),
+    );
+    expect(both.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(used).toEqual([up, up]);
+    expect(await replica.llen(key)).toBe(2);
+  });
+
+  it('error: with every lane down, a run fails at once', async () => {
+    const down = createRedis('redis://127.0.0.1:1', { role: 'command', name: 'durable-writes-down' });
+    open.push(down);
+    down.on('error', () => undefined);
+    const durable = new DurableWrites([down], { mode: 'replica', replicas: 1, waitTimeoutMs: 5_000 });
+    await expect(durable.run((redis) => redis.set(`dw-${randomUUID()}`, 1))).rejects.toThrow();
+  });
+
   it('behavior: writes made while every lane waits for the replica share the next WAIT (group commit); each is on the replica when answered', async () => {
     const durable = new DurableWrites(await lanes(2), { mode: 'replica', replicas: 1, waitTimeoutMs: 20_000 });
     const key = `dw-${randomUUID()}`;
