@@ -182,8 +182,9 @@ async function measure(configuration: Configuration): Promise<Record<RowName, Ro
     await until(
       async () => {
         const { url, method, headers, body: text } = sign(keys.batched);
-        const res = await fetch(url, { method, headers, body: text });
-        if (res.status !== 200) return false;
+        // Not up yet, or not signing yet (no registry): asked again.
+        const res = await fetch(url, { method, headers, body: text }).catch(() => undefined);
+        if (res?.status !== 200) return false;
         signed = Buffer.from(await res.arrayBuffer());
         return true;
       },
