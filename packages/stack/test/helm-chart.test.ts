@@ -153,6 +153,20 @@ function admissionOf(set: string): NetworkAdmission {
   };
 }
 
+/** Every component of the chart with every option on (three chains, ledgers, the risk pod), sorted: each reaches Redis and has its own policy. */
+const COMPONENTS = [
+  'gateway',
+  'indexer-4663',
+  'indexer-56',
+  'indexer-8453',
+  'ledger-4663',
+  'ledger-56',
+  'ledger-8453',
+  'risk',
+  'settlement',
+  'signer',
+];
+
 describe('the Helm chart', () => {
   it('behavior: three value sets at least: minimal, production on Sentinel, every option on', () => {
     expect(VALUE_SETS).toEqual(
@@ -480,18 +494,7 @@ describe('the Helm chart', () => {
     const envOf = (pod: ReturnType<typeof podsOf>[number]) => pod.spec.containers[0]!.env ?? [];
     const component = (pod: ReturnType<typeof podsOf>[number]) => pod.labels['app.kubernetes.io/component'];
     const redisPods = podsOf(withRecords).filter((pod) => envOf(pod).some((e) => e.name === 'REDIS_URL'));
-    expect(redisPods.map(component).sort()).toEqual([
-      'gateway',
-      'indexer-4663',
-      'indexer-56',
-      'indexer-8453',
-      'ledger-4663',
-      'ledger-56',
-      'ledger-8453',
-      'risk',
-      'settlement',
-      'signer',
-    ]);
+    expect(redisPods.map(component).sort()).toEqual(COMPONENTS);
     for (const pod of redisPods)
       expect([component(pod), envOf(pod).filter((e) => e.name === 'REDIS_RECORDS_URL')]).toEqual([
         component(pod),
@@ -597,18 +600,7 @@ describe('the Helm chart', () => {
   it('behavior: one NetworkPolicy per part: the public port from the Ingress controller, each operator port from Prometheus only, the signer from the gateway, the settlement and the risk pod from nothing', () => {
     const objects = rendered.get('production-sentinel-values.yaml')!;
     const policies = byKind(objects, 'NetworkPolicy');
-    expect(policies.map((p) => p.metadata.name.replace(/^pmm-pmm-quote-service-/, '')).sort()).toEqual([
-      'gateway',
-      'indexer-4663',
-      'indexer-56',
-      'indexer-8453',
-      'ledger-4663',
-      'ledger-56',
-      'ledger-8453',
-      'risk',
-      'settlement',
-      'signer',
-    ]);
+    expect(policies.map((p) => p.metadata.name.replace(/^pmm-pmm-quote-service-/, '')).sort()).toEqual(COMPONENTS);
     const prometheus = {
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
       podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },

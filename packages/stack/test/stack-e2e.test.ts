@@ -96,6 +96,29 @@ function withoutPassword(url: string, command: string): Promise<string> {
   });
 }
 
+/** A sign on chain 8453 and a price of any chain, through the stack's gateway with its development key. */
+function gatewayRequests(
+  gateway: { url: string; apiKey: string },
+  chain: { quoteToken: { address: string }; baseTokens: { address: string }[]; testUser: { address: string } },
+) {
+  const headers = { 'X-API-KEY': gateway.apiKey, 'Content-Type': 'application/json' };
+  return {
+    sign: () =>
+      fetch(`${gateway.url}/v2/swap/sign`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          chainId: 8453,
+          tokenIn: chain.quoteToken.address,
+          tokenOut: chain.baseTokens[0]!.address,
+          fee: '10',
+          userAddress: chain.testUser.address,
+        }),
+      }),
+    price: (chainId = 8453) => fetch(`${gateway.url}/v2/price?chainId=${chainId}`, { headers }),
+  };
+}
+
 const INTERNAL_TOKEN = 'stack-e2e-internal-token-0123456789';
 /**
  * The start script's environment holds every secret setting any service declares (X and X_FILE),
@@ -335,21 +358,7 @@ describe('the stack started as the README says', () => {
 
       // Everything that can be rebuilt is gone at once (a lost or replaced server).
       await servers.rebuildable.flushall();
-      const chain = chains['8453'];
-      const headers = { 'X-API-KEY': gateway.apiKey, 'Content-Type': 'application/json' };
-      const sign = () =>
-        fetch(`${gateway.url}/v2/swap/sign`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({
-            chainId: 8453,
-            tokenIn: chain.quoteToken.address,
-            tokenOut: chain.baseTokens[0].address,
-            fee: '10',
-            userAddress: chain.testUser.address,
-          }),
-        });
-      const price = (chainId: number) => fetch(`${gateway.url}/v2/price?chainId=${chainId}`, { headers });
+      const { sign, price } = gatewayRequests(gateway, chains['8453']);
       // The indexers write the books at their next block and the registries within their refresh.
       const deadline = Date.now() + 90_000;
       let last = '';
@@ -378,21 +387,7 @@ describe('the stack started as the README says', () => {
     expect(redisServers).toHaveLength(2);
     for (const pid of redisServers) process.kill(pid, 'SIGKILL');
 
-    const chain = chains['8453'];
-    const headers = { 'X-API-KEY': gateway.apiKey, 'Content-Type': 'application/json' };
-    const sign = () =>
-      fetch(`${gateway.url}/v2/swap/sign`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          chainId: 8453,
-          tokenIn: chain.quoteToken.address,
-          tokenOut: chain.baseTokens[0].address,
-          fee: '10',
-          userAddress: chain.testUser.address,
-        }),
-      });
-    const price = () => fetch(`${gateway.url}/v2/price?chainId=8453`, { headers });
+    const { sign, price } = gatewayRequests(gateway, chains['8453']);
     const deadline = Date.now() + 30_000;
     let last = '';
     for (;;) {

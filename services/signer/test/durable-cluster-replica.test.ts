@@ -4,18 +4,9 @@
  * connection the writes went through (core's durable-writes.ts). The real signer (startSigner)
  * over HTTP; the replicas stalled (SIGSTOP) or killed one at a time.
  */
-import {
-  AUDIT_ENTRY_FIELD,
-  closeRedis,
-  createRedis,
-  parseAuditRecord,
-  redisKeys,
-  redisReady,
-  type RedisClient,
-} from '@pmm/core';
+import { closeRedis, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { privateRedisCluster, until, type PrivateRedisCluster } from '@pmm/testkit';
-import { INTERNAL_TOKEN, USER, testRegistry } from './support/fixture';
-import { startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { auditRequestIdsOn, signOnce, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 let cluster: PrivateRedisCluster;
 let signer: DrillSigner | undefined;
@@ -34,29 +25,13 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-const registry = testRegistry(8453);
 let counter = 0;
 
 /** One sign straight to the signer (the gateway's headers): its status and request id. */
 async function sign(url: string): Promise<{ status: number; requestId: string }> {
   const requestId = `cluster-${++counter}`;
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-internal-token': INTERNAL_TOKEN,
-      'x-integrator-id': 'acme',
-      'x-request-id': requestId,
-    },
-    body: JSON.stringify({
-      tokenIn: registry.baseTokens[0]!.address,
-      tokenOut: registry.quoteToken.address,
-      fee: String(1 + (counter % 5_000)),
-      userAddress: USER,
-    }),
-  });
-  await res.arrayBuffer();
-  return { status: res.status, requestId };
+  const { status } = await signOnce(url, requestId, 1 + (counter % 5_000));
+  return { status, requestId };
 }
 
 /** A plain connection to one node (a replica reads its master's slots after READONLY). */
@@ -82,18 +57,8 @@ async function auditShard(prefix: string): Promise<{ master: number; replicas: n
 }
 
 /** The request ids of chain 8453's audit records as the replica at `port` holds them. */
-async function requestIdsOnReplica(port: number, prefix: string): Promise<Set<string>> {
-  const replica = await nodeClient(port);
-  try {
-    await replica.call('READONLY');
-    const entries = (await replica.xrange(redisKeys(prefix).audit(8453), '-', '+')) as [string, string[]][];
-    return new Set(
-      entries.map(([, fields]) => parseAuditRecord(fields[fields.indexOf(AUDIT_ENTRY_FIELD) + 1]!).requestId),
-    );
-  } finally {
-    await closeRedis(replica);
-  }
-}
+const requestIdsOnReplica = (port: number, prefix: string) =>
+  auditRequestIdsOn(`redis://127.0.0.1:${port}`, prefix, { clusterReplica: true });
 
 const REPLICA_MODE = { REDIS_DURABILITY: 'replica', REDIS_DURABLE_REPLICAS: '1', REDIS_DURABLE_WAIT_MS: '300' };
 

@@ -6,19 +6,10 @@
  * them: INFO commandstats), and a sign is answered only once WAIT counted every replica asked
  * for: short, it is a 503 and no signature leaves.
  */
-import {
-  AUDIT_ENTRY_FIELD,
-  closeRedis,
-  createRedis,
-  parseAuditRecord,
-  redisKeys,
-  redisReady,
-  type RedisClient,
-} from '@pmm/core';
+import { createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { privateReplicatedRedis, until, type PrivateReplicatedRedis } from '@pmm/testkit';
 import { RedisAuditTrail } from '../src';
-import { INTERNAL_TOKEN, USER, testRegistry } from './support/fixture';
-import { startDrillSigner, type DrillSigner } from './support/sign-drill';
+import { auditRequestIdsOn, signOnce, startDrillSigner, type DrillSigner } from './support/sign-drill';
 
 let nodes: PrivateReplicatedRedis;
 let admin: RedisClient;
@@ -50,42 +41,8 @@ async function waitsRun(): Promise<number> {
   return Number(/^cmdstat_wait:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
 }
 
-/** The request ids of the chain's audit records on the node at `url`. */
-async function requestIdsOn(url: string, prefix: string): Promise<Set<string>> {
-  const node = createRedis(url, { name: 'durable-replica-reader' });
-  try {
-    await redisReady(node, 15_000);
-    const entries = (await node.xrange(redisKeys(prefix).audit(8453), '-', '+')) as [string, string[]][];
-    return new Set(
-      entries.map(([, fields]) => parseAuditRecord(fields[fields.indexOf(AUDIT_ENTRY_FIELD) + 1]!).requestId),
-    );
-  } finally {
-    await closeRedis(node);
-  }
-}
-
-const registry = testRegistry(8453);
-
 /** One sign straight to the signer (the gateway's headers): its status and body. */
-async function sign(url: string, i: number): Promise<{ status: number; body: string }> {
-  const requestId = `durable-${i}`;
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-internal-token': INTERNAL_TOKEN,
-      'x-integrator-id': 'acme',
-      'x-request-id': requestId,
-    },
-    body: JSON.stringify({
-      tokenIn: registry.baseTokens[0]!.address,
-      tokenOut: registry.quoteToken.address,
-      fee: String(1 + i),
-      userAddress: USER,
-    }),
-  });
-  return { status: res.status, body: await res.text() };
-}
+const sign = (url: string, i: number) => signOnce(url, `durable-${i}`, 1 + i);
 
 /** REDIS_AUDIT_LANES of the first case: not the default (4), so that the bound below follows the setting. */
 const LANES = 3;
@@ -122,7 +79,7 @@ it('behavior: signs that arrive while every audit connection waits for the repli
   // The first flight of each audit connection, then one for all that waited: at most one more
   // per connection, whichever lands first (one WAIT per record without it).
   expect((await waitsRun()) - before).toBeLessThanOrEqual(2 * LANES);
-  expect(await requestIdsOn(nodes.replicas[0]!.url, signer.prefix)).toEqual(
+  expect(await auditRequestIdsOn(nodes.replicas[0]!.url, signer.prefix)).toEqual(
     new Set(Array.from({ length: 40 }, (_, i) => `durable-${i}`)),
   );
 }, 60_000);

@@ -4,7 +4,15 @@
  * every signature a client received has its audit record afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { closeRedis, createLogger, createRedis, redisKeys, redisReady } from '@pmm/core';
+import {
+  AUDIT_ENTRY_FIELD,
+  closeRedis,
+  createLogger,
+  createRedis,
+  parseAuditRecord,
+  redisKeys,
+  redisReady,
+} from '@pmm/core';
 import { missingRecords, pacedSigns, type Answered, type SignLoad } from '@pmm/testkit';
 import { loadSignerConfig, startSigner, type RunningSigner } from '../../src';
 import { INTERNAL_TOKEN, USER, integrator, testKey, testRegistry } from './fixture';
@@ -81,4 +89,47 @@ export function signerLoad(url: string, perSecond: number): SignLoad {
 /** The answered signatures whose audit record (with the same request id) is not in `redisUrl`'s Redis. */
 export function lostRecords(redisUrl: string, prefix: string, ok: readonly Answered[]): Promise<Answered[]> {
   return missingRecords({ redisUrl, prefix, chainId: CHAIN }, ok, 'requestId');
+}
+
+/** One sign straight to the signer (the gateway's headers, `requestId`, a fee of `fee`): its status and body. */
+export async function signOnce(url: string, requestId: string, fee: number): Promise<{ status: number; body: string }> {
+  const registry = testRegistry(CHAIN);
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-internal-token': INTERNAL_TOKEN,
+      'x-integrator-id': 'acme',
+      'x-request-id': requestId,
+    },
+    body: JSON.stringify({
+      tokenIn: registry.baseTokens[0]!.address,
+      tokenOut: registry.quoteToken.address,
+      fee: String(fee),
+      userAddress: USER,
+    }),
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+/**
+ * The request ids of the chain's audit records on the one node at `url`, as it holds them (a
+ * replica of a Cluster master reads its master's slots after READONLY: `clusterReplica`).
+ */
+export async function auditRequestIdsOn(
+  url: string,
+  prefix: string,
+  { clusterReplica = false }: { clusterReplica?: boolean } = {},
+): Promise<Set<string>> {
+  const node = createRedis(url, { name: 'drill-audit-reader' });
+  try {
+    await redisReady(node, 15_000);
+    if (clusterReplica) await node.call('READONLY');
+    const entries = (await node.xrange(redisKeys(prefix).audit(CHAIN), '-', '+')) as [string, string[]][];
+    return new Set(
+      entries.map(([, fields]) => parseAuditRecord(fields[fields.indexOf(AUDIT_ENTRY_FIELD) + 1]!).requestId),
+    );
+  } finally {
+    await closeRedis(node);
+  }
 }
