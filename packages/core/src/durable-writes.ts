@@ -62,14 +62,27 @@ export function resolveDurabilityMode(setting: DurabilitySetting, redisUrl: stri
   return /^rediss?-(sentinel|cluster):/.test(redisUrl) ? 'replica' : 'fsync';
 }
 
-/** Commands DurableWrites sends itself on a master connection: nothing they do needs a confirmation. */
-const OWN_COMMANDS: ReadonlySet<string> = new Set(['wait', 'info']);
+/**
+ * Commands that write nothing a WAIT would confirm: ours (WAIT, INFO) and what ioredis sends on
+ * its own when it (re)connects a node connection. Any other command marks its connection.
+ */
+const WRITES_NOTHING: ReadonlySet<string> = new Set([
+  'wait',
+  'info',
+  'auth',
+  'hello',
+  'client',
+  'select',
+  'readonly',
+  'ping',
+  'cluster',
+]);
 
 /** One master connection's state: a new generation at each close. */
 interface NodeState {
   generation: number;
   /**
-   * A command other than our own went out on it since its last WAIT (replica mode). On a
+   * A command that may write went out on it since its last WAIT (replica mode). On a
    * Cluster a flight writes to the masters of its keys' slots, or wherever a redirect sends
    * them; only those need a WAIT. A WAIT on another master answers for that master's replicas
    * alone, and one whose replica is gone answered 0: every sign failed for a replica that held
@@ -253,7 +266,7 @@ export class DurableWrites {
       // redirected ones (MOVED, ASK) included, with the node connection's sendCommand.
       const send = node.sendCommand.bind(node);
       node.sendCommand = (command, stream) => {
-        if (!OWN_COMMANDS.has(command.name.toLowerCase())) created.sent = true;
+        if (!WRITES_NOTHING.has(command.name.toLowerCase())) created.sent = true;
         return send(command, stream);
       };
       this.nodes.set(node, (state = created));
