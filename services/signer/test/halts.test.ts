@@ -33,8 +33,10 @@ const QUOTE = (c: number) => testRegistry(c).quoteToken.address;
 beforeAll(async () => {
   f = await startFixture({ whitelist: [USER, OTHER_USER] });
   await f.putIntegrator(integrator('other', { whitelist: [USER.toLowerCase(), OTHER_USER.toLowerCase()] }));
-  // No periodic re-read and the test's clock: each halt is read by refresh(), so the test waits for nothing.
-  view = new HaltView({ redis: f.redis, subscriber: f.subscriber, keys: f.keys, refreshMs: 3_600_000, now: () => now });
+  // No periodic re-read, no notices and the test's clock: each halt is read by refresh(), so the
+  // test waits for nothing (a notice of one case's resume, delivered late, re-read the halts in
+  // the next case and made them fresh where that case needs them stale).
+  view = new HaltView({ redis: f.redis, keys: f.keys, refreshMs: 3_600_000, now: () => now });
   await view.start();
   store = new HaltStore(f.redis, f.keys);
   app = createApp({ ...f.deps, halts: view, metrics });
