@@ -182,7 +182,7 @@ export {
   rebuildableConnection,
   recordsConnection,
   redisKeyRole,
-  type RedisRole as RedisKeyRole,
+  type RedisKeyRole,
 } from './redis-roles';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export {

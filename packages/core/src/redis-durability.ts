@@ -10,6 +10,7 @@
  * no service user may send it (redis-acl.ts). When INFO is refused too, one line says the
  * check could not run.
  */
+import type { RedisKeyRole } from './redis-roles';
 import type { Logger } from './logger';
 import { redisReady, type RedisClient } from './redis-client';
 import { infoField } from './redis-info';
@@ -21,17 +22,21 @@ export interface RedisDurability {
 }
 
 /** The warnings for one node's settings; empty when integrator data is safe. */
-export function durabilityWarnings(d: RedisDurability): string[] {
+export function durabilityWarnings(d: RedisDurability, role: RedisKeyRole = 'records'): string[] {
   const warnings: string[] = [];
   // INFO shows no save points: whether RDB snapshots are scheduled cannot be told, and they
   // lose every key created since the last one anyway.
   if (!d.aof)
     warnings.push(
-      'Redis writes no append-only file (appendonly no): integrators and API keys created since the last RDB snapshot, if any, are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync always: the signer requires it on a single node).',
+      role === 'records'
+        ? 'Redis writes no append-only file (appendonly no): integrators and API keys created since the last RDB snapshot, if any, are lost when Redis restarts. Enable AOF (appendonly yes, appendfsync always: the signer requires it on a single node).'
+        : 'The Redis of the rebuildable data (REDIS_URL) writes no append-only file (appendonly no): a restart loses the mid history (the markouts of its period) and the books until the indexers write them again. Enable AOF (appendonly yes; appendfsync everysec is enough there).',
     );
   if (d.maxmemoryPolicy !== 'noeviction')
     warnings.push(
-      `Redis maxmemory-policy is ${d.maxmemoryPolicy}: under memory pressure Redis may evict integrators, API keys and queue state. Set maxmemory-policy noeviction.`,
+      role === 'records'
+        ? `Redis maxmemory-policy is ${d.maxmemoryPolicy}: under memory pressure Redis may evict integrators, API keys and queue state. Set maxmemory-policy noeviction.`
+        : `The Redis of the rebuildable data (REDIS_URL) has maxmemory-policy ${d.maxmemoryPolicy}: under memory pressure it may evict queue state, rate-limit windows and the mid history. Set maxmemory-policy noeviction.`,
     );
   return warnings;
 }
@@ -74,14 +79,18 @@ export async function readInfoHealth(node: Node): Promise<RedisInfoHealth | unde
  * Logs a warning for each durability problem of the Redis behind `redis` (every master of a
  * Cluster). Resolves to the warnings; never throws.
  */
-export async function checkRedisDurability(redis: RedisClient, logger: Logger): Promise<string[]> {
+export async function checkRedisDurability(
+  redis: RedisClient,
+  logger: Logger,
+  role: RedisKeyRole = 'records',
+): Promise<string[]> {
   const nodes: Node[] = 'nodes' in redis && typeof redis.nodes === 'function' ? redis.nodes('master') : [redis];
   const warnings = new Set<string>();
   let unknown = 0;
   for (const node of nodes) {
     const durability = await readDurability(node).catch(() => undefined);
     if (!durability) unknown++;
-    else for (const w of durabilityWarnings(durability)) warnings.add(w);
+    else for (const w of durabilityWarnings(durability, role)) warnings.add(w);
   }
   for (const w of warnings) logger.warn(w, { check: 'redis-durability' });
   if (unknown > 0)
@@ -93,9 +102,13 @@ export async function checkRedisDurability(redis: RedisClient, logger: Logger): 
 }
 
 /** Runs {@link checkRedisDurability} once the client is connected (in the background). */
-export function checkRedisDurabilityWhenReady(redis: RedisClient, logger: Logger): void {
+export function checkRedisDurabilityWhenReady(
+  redis: RedisClient,
+  logger: Logger,
+  role: RedisKeyRole = 'records',
+): void {
   redisReady(redis, 60_000).then(
-    () => checkRedisDurability(redis, logger),
+    () => checkRedisDurability(redis, logger, role),
     () => undefined,
   );
 }

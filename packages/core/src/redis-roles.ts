@@ -15,10 +15,10 @@ import { closeRedis, createRedis, type RedisClient } from './redis-client';
 import { redisKeys, type RedisKeys } from './redis-keys';
 import type { RedisRoleUrls } from './shared-settings';
 
-export type RedisRole = 'records' | 'rebuildable';
+export type RedisKeyRole = 'records' | 'rebuildable';
 
 /** Every key (and channel) of the key map, by the role whose server holds it. */
-export const REDIS_KEY_ROLES: Readonly<Record<keyof RedisKeys, RedisRole>> = {
+export const REDIS_KEY_ROLES: Readonly<Record<keyof RedisKeys, RedisKeyRole>> = {
   book: 'rebuildable',
   pairs: 'rebuildable',
   updates: 'rebuildable',
@@ -54,10 +54,10 @@ const ANY = '\u0000';
  * map does not name. A name's arguments match anything; side keys of a key (`…:book:block`) and
  * a queue's keys (`…:q:…`) take the role of the key they extend.
  */
-export function redisKeyRole(key: string, prefix: string): RedisRole | undefined {
+export function redisKeyRole(key: string, prefix: string): RedisKeyRole | undefined {
   const keys = redisKeys(prefix);
-  let best: { length: number; role: RedisRole } | undefined;
-  for (const [name, role] of Object.entries(REDIS_KEY_ROLES) as [keyof RedisKeys, RedisRole][]) {
+  let best: { length: number; role: RedisKeyRole } | undefined;
+  for (const [name, role] of Object.entries(REDIS_KEY_ROLES) as [keyof RedisKeys, RedisKeyRole][]) {
     const build = keys[name] as (...args: string[]) => string;
     const pattern = build(ANY, ANY)
       .split(ANY)

@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 /** Runs the check against a fresh redis-server started with `args`; returns the log lines. */
-async function checkWith(args: string[]) {
+async function checkWith(args: string[], role: 'records' | 'rebuildable' = 'records') {
   const dir = mkdtempSync(path.join(tmpdir(), 'redis-durability-'));
   dirs.push(dir);
   const server = await privateRedis({ dir, args });
@@ -37,7 +37,7 @@ async function checkWith(args: string[]) {
   try {
     await redisReady(redis);
     const { lines, logger } = capture();
-    const warnings = await checkRedisDurability(redis, logger);
+    const warnings = await checkRedisDurability(redis, logger, role);
     await new Promise((r) => setImmediate(r));
     return { warnings, lines };
   } finally {
@@ -51,6 +51,15 @@ describe('Redis durability check at start-up', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/no append-only file.*lost when Redis restarts/);
     expect(lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual(warnings);
+  });
+
+  it('behavior: the rebuildable data’s server (REDIS_URL beside a REDIS_RECORDS_URL) is warned about what it holds, not the records', async () => {
+    const { warnings } = await checkWith(['--maxmemory-policy', 'allkeys-lru'], 'rebuildable');
+    expect(warnings).toEqual([
+      expect.stringMatching(/rebuildable data.*no append-only file.*mid history/),
+      expect.stringMatching(/rebuildable data.*maxmemory-policy allkeys-lru.*noeviction/),
+    ]);
+    for (const w of warnings) expect(w).not.toMatch(/integrators|API keys/);
   });
 
   it('behavior: allkeys-lru is a warning even with AOF on', async () => {

@@ -34,7 +34,9 @@ async function start(config: GatewayConfig, logger: Logger) {
   } catch {
     logger.warn('redis not reachable at start; serving 503 until it is');
   }
-  for (const client of new Set([redis, records])) checkRedisDurabilityWhenReady(client, logger);
+  // Each server by its role: the rebuildable one is warned about what it would lose, not the records.
+  for (const client of new Set([redis, records]))
+    checkRedisDurabilityWhenReady(client, logger, client === records ? 'records' : 'rebuildable');
   const gateway = createApp({ config, redis, subscriber, records, recordsSubscriber, logger });
   await gateway.start().catch((err: unknown) => logger.warn('book updates not subscribed yet', { error: err }));
   let devKey: ReturnType<typeof keepDevKeySeeded> | undefined;

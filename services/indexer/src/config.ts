@@ -13,6 +13,7 @@ import {
   redisConnectionUrls,
   settings,
   type ChainDeployment,
+  type RedisRoleUrls,
   type ConfigSources,
   pkcs11SignTimeoutSetting,
   quoterKeySettings,
@@ -155,11 +156,10 @@ export const INDEXER_SETTINGS = {
   ),
 };
 
-export interface IndexerConfig {
+export interface IndexerConfig extends RedisRoleUrls {
   chainId: number;
   deployment: ChainDeployment;
   quoter: QuoterKeySource;
-  redisUrl: string;
   redisKeyPrefix: string;
   bookTtlMs: number;
   maxHeadLagMs: number;

@@ -17,6 +17,7 @@ import {
   checkRedisDurabilityWhenReady,
   closeRedis,
   createRedis,
+  oneRedisServer,
   redisKeys,
   type Logger,
   type RedisClient,
@@ -120,7 +121,8 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     name: `indexer-${config.chainId}-worker`,
     logger: log,
   });
-  checkRedisDurabilityWhenReady(redis, log);
+  // REDIS_URL: the records' server too unless REDIS_RECORDS_URL names another.
+  checkRedisDurabilityWhenReady(redis, log, oneRedisServer(config) ? 'records' : 'rebuildable');
   const books = createBookStore(redis, {
     keys: { book: keys.book(config.chainId), updates: keys.updates(config.chainId) },
     chainId: config.chainId,

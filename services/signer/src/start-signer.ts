@@ -90,7 +90,9 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       redisReady(client).catch(() => logger.warn('redis not reachable at start-up; continuing')),
     ),
   );
-  for (const client of new Set([redis, records])) checkRedisDurabilityWhenReady(client, logger);
+  // Each server by its role: the rebuildable one is warned about what it would lose, not the records.
+  for (const client of new Set([redis, records]))
+    checkRedisDurabilityWhenReady(client, logger, client === records ? 'records' : 'rebuildable');
   const durability = new DurableWrites(auditLanes, policy);
   logDurability(durability, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
