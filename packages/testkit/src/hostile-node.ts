@@ -41,8 +41,16 @@ export const CONTRACTS = {
   verifier: '0x0000000000000000000000000000000000000E05',
 };
 
+/**
+ * The fake router's depth: a quote() of this amount or more reverts `DepthExceeded()`, as a
+ * router does for a size its curve cannot fill (far above any amount a test quotes otherwise).
+ */
+export const DEPTH_LIMIT = 2n ** 200n;
+
 const helper = new Interface(PmmHelperArtifact.abi);
 const router = new Interface(PmmRouterArtifact.abi);
+/** The revert data of `DepthExceeded()`: its selector. */
+const DEPTH_EXCEEDED = new Interface(['error DepthExceeded()']).getError('DepthExceeded')!.selector;
 const multicall = new Interface(Multicall3Artifact.abi);
 const erc20 = new Interface(['function decimals() view returns (uint256)', 'function symbol() view returns (string)']);
 const hex = (n: number | bigint) => '0x' + n.toString(16);
@@ -169,6 +177,7 @@ export async function startHostileNode(opts: {
       const fn = router.parseTransaction({ data });
       if (fn?.name === 'quote') {
         const [tokenIn, amountIn] = fn.args as unknown as [string, bigint];
+        if (amountIn >= DEPTH_LIMIT) throw Object.assign(new Error('execution reverted'), { data: DEPTH_EXCEEDED });
         // price quote units per base unit, in integers: price × 10^qd per 10^bd.
         const num = BigInt(block.price) * 10n ** BigInt(quote.decimals);
         const den = 10n ** BigInt(base.decimals);
@@ -227,8 +236,9 @@ export async function startHostileNode(opts: {
           return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'method not found' } };
       }
     } catch (err) {
-      const e = err as Error & { code?: number };
-      return { jsonrpc: '2.0', id: req.id, error: { code: e.code ?? 3, message: e.message } };
+      const e = err as Error & { code?: number; data?: string };
+      const error = { code: e.code ?? 3, message: e.message, ...(e.data ? { data: e.data } : {}) };
+      return { jsonrpc: '2.0', id: req.id, error };
     }
   };
   const answerAll = (body: unknown) =>

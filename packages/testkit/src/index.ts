@@ -2,6 +2,7 @@
 export { sampleAuditRecord } from './audit-record-sample';
 export {
   CONTRACTS as HOSTILE_NODE_CONTRACTS,
+  DEPTH_LIMIT as HOSTILE_NODE_DEPTH_LIMIT,
   TOKENS as HOSTILE_NODE_TOKENS,
   startHostileNode,
   type FakeBlock,

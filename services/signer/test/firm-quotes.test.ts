@@ -17,6 +17,7 @@ import {
 import { ApiError, ammVerificationDigest } from '@pmm/protocol';
 import {
   HOSTILE_NODE_CONTRACTS,
+  HOSTILE_NODE_DEPTH_LIMIT,
   HOSTILE_NODE_TOKENS,
   freePort,
   startHostileNode,
@@ -210,5 +211,25 @@ describe('firm quotes: no live state → 503 within the deadline', () => {
     const err = await refusal(firm({ ...request(QUOTE.address, BASE.address, 1n), chainId: 56 }));
     expect(err.code).toBe('SERVICE_UNAVAILABLE');
     expect(err.message).toContain('chain 56: no firm amount for amountIn right now (firm quotes are not configured');
+  });
+});
+
+describe('firm quotes: an amount the router cannot fill', () => {
+  it('error: 422 VALIDATION_ERROR naming the amount and block, counted once as unfillable', async () => {
+    const err = await refusal(firm(request(QUOTE.address, BASE.address, HOSTILE_NODE_DEPTH_LIMIT)));
+    expect(err.code).toBe('VALIDATION_ERROR');
+    expect(err.status).toBe(422);
+    expect(err.message).toMatch(/^amountIn: the router cannot fill \d+ at block \d+ \(DepthExceeded\)$/);
+    expect(outcomes).toEqual(['unfillable']);
+  });
+
+  it('error: the refusal arriving after the deadline is the timeout alone, counted once', async () => {
+    const late = DEADLINE_MS * 3;
+    node.stallMs = late;
+    const err = await refusal(firm(request(QUOTE.address, BASE.address, HOSTILE_NODE_DEPTH_LIMIT)));
+    expect(err.code).toBe('SERVICE_UNAVAILABLE');
+    // The node's late answer (the revert) arrives meanwhile: nothing more is counted.
+    await new Promise((r) => setTimeout(r, late + 300));
+    expect(outcomes).toEqual(['timeout']);
   });
 });
