@@ -6,7 +6,9 @@
  * The system under test is the one `npm start` runs: the gateway and the signer as processes
  * from their builds, with the stack's settings (testkit's startSystem), on `npm run bench`'s
  * Redis (REDIS_URL: the append-only file fsynced as shipped; the signer's REDIS_DURABILITY is
- * npm start's, auto, unless REDIS_DURABILITY says otherwise) under a random key prefix. No
+ * npm start's, auto, unless REDIS_DURABILITY says otherwise) under a random key prefix: one
+ * server for both Redis roles, where `npm start` runs two (the records apart; `npm run bench
+ * redis-roles` compares one and two, and found no latency a client feels between them). No
  * indexer: the book and the registries are seeded; one devnet chain, mining only on a
  * transaction (none is sent), is what the signer checks its quote validity against at start.
  * The bare twins run in a process of their own (a child of this file), as does the in-process
