@@ -96,6 +96,19 @@ describe('the notional caps', () => {
     ]);
   });
 
+  it('behavior: swaps given out of block order (a restart reloading its ledger after new blocks) are summed in order after a resume', () => {
+    const w = new LimitWindow(config({ integratorNotional: '2500' }), 8453);
+    // Blocks 5 and 6 come first, then the reload of 1 to 4: the sums are rebuilt in block order.
+    w.add([entry({ integratorId: 'acme', blockNumber: 5 }), entry({ integratorId: 'acme', blockNumber: 6 })]);
+    w.add([1, 2, 3, 4].map((blockNumber) => entry({ integratorId: 'acme', blockNumber, quoteAmount: '0.5' })));
+    // Resumed at 1002.5 s: blocks 3 to 6 count, 0.5 + 0.5 + 1000 + 1000.
+    const resumed = () => 1_002_500;
+    expect(w.breaches(1_006, resumed)).toEqual([]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 7, quoteAmount: '499.5' })]);
+    const [breach] = w.breaches(1_007, resumed);
+    expect([breach!.value, breach!.reason]).toEqual(['2500.5', expect.stringContaining('(5 swaps)')]);
+  });
+
   it('behavior: only scopes touched since the last evaluation are evaluated; touch() asks for one again', () => {
     const w = new LimitWindow(config({ integratorNotional: '500' }), 8453);
     w.add([entry({ integratorId: 'acme', blockNumber: 1 })]);

@@ -63,29 +63,91 @@ interface Markout {
 
 const idOf = (e: Pick<LedgerEntry, 'txHash' | 'callIndex'>) => `${e.txHash}:${e.callIndex}`;
 
-/** Swaps or markouts of one scope, in block order. */
+/** What a scope's limits add up over its swaps (or markouts): exact, markouts in millionths of a bp. */
+interface Sums {
+  count: number;
+  quote: bigint;
+  /** Swaps with a firm quote, and those of them executed below it. */
+  quoted: number;
+  below: number;
+  microBps: bigint;
+}
+const NONE: Sums = { count: 0, quote: 0n, quoted: 0, below: 0, microBps: 0n };
+const plus = (a: Sums, b: Sums): Sums => ({
+  count: a.count + b.count,
+  quote: a.quote + b.quote,
+  quoted: a.quoted + b.quoted,
+  below: a.below + b.below,
+  microBps: a.microBps + b.microBps,
+});
+const minus = (a: Sums, b: Sums): Sums => ({
+  count: a.count - b.count,
+  quote: a.quote - b.quote,
+  quoted: a.quoted - b.quoted,
+  below: a.below - b.below,
+  microBps: a.microBps - b.microBps,
+});
+const swapSums = (s: Swap): Sums => ({
+  ...NONE,
+  count: 1,
+  quote: s.quote,
+  quoted: s.belowQuote === undefined ? 0 : 1,
+  below: s.belowQuote ? 1 : 0,
+});
+const markoutSums = (m: Markout): Sums => ({ ...NONE, count: 1, microBps: BigInt(Math.round(m.bps * 1e6)) });
+
+/**
+ * Swaps or markouts of one scope, in block order, each with the running sums up to it: what a
+ * limit needs of a window is the sums of a suffix (the items since the resume; the older ones
+ * expire from the front), a difference of two running sums found by binary search. So each block
+ * evaluates a scope in O(log n), not by summing its whole window again.
+ */
 class Series<T extends { id: string; blockNumber: number; blockTime: number }> {
-  readonly items: T[] = [];
-  add(item: T): void {
-    const last = this.items[this.items.length - 1];
-    this.items.push(item);
-    // Loaded at a restart after a few blocks already came: put back in block order.
-    if (last && last.blockNumber > item.blockNumber) this.items.sort((a, b) => a.blockNumber - b.blockNumber);
+  private readonly entries: { item: T; upTo: Sums }[] = [];
+  constructor(private readonly own: (item: T) => Sums) {}
+
+  get size(): number {
+    return this.entries.length;
   }
-  /** Drops what blocks above `block` held; true when something went. */
-  rollback(block: number): boolean {
-    const before = this.items.length;
-    while (this.items.length > 0 && this.items[this.items.length - 1]!.blockNumber > block) this.items.pop();
-    return this.items.length !== before;
+  last(): T | undefined {
+    return this.entries[this.entries.length - 1]?.item;
+  }
+  add(item: T): void {
+    const last = this.entries[this.entries.length - 1];
+    this.entries.push({ item, upTo: plus(last?.upTo ?? NONE, this.own(item)) });
+    // Loaded at a restart after a few blocks already came: put back in block order.
+    if (last && last.item.blockNumber > item.blockNumber) {
+      this.entries.sort((a, b) => a.item.blockNumber - b.item.blockNumber);
+      let upTo = NONE;
+      for (const entry of this.entries) entry.upTo = upTo = plus(upTo, this.own(entry.item));
+    }
+  }
+  /** Drops what blocks above `block` held; returns it. */
+  rollback(block: number): T[] {
+    const gone: T[] = [];
+    while (this.entries.length > 0 && this.entries[this.entries.length - 1]!.item.blockNumber > block)
+      gone.push(this.entries.pop()!.item);
+    return gone;
   }
   /** Drops what executed at or before `cutoff` (the front: block order is time order); returns it. */
   expire(cutoff: number): T[] {
     let n = 0;
-    while (n < this.items.length && this.items[n]!.blockTime <= cutoff) n++;
-    return n > 0 ? this.items.splice(0, n) : [];
+    while (n < this.entries.length && this.entries[n]!.item.blockTime <= cutoff) n++;
+    return n > 0 ? this.entries.splice(0, n).map((e) => e.item) : [];
   }
-  since(cutoff: number, resumedAtMs: number): T[] {
-    return this.items.filter((i) => i.blockTime > cutoff && i.blockTime * 1000 > resumedAtMs);
+  /** The sums of what executed after the resume at `resumedAtMs` (after expire(): all are in the window). */
+  since(resumedAtMs: number): Sums {
+    // Block times never fall along the chain: the items after the resume are a suffix.
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.entries[mid]!.item.blockTime * 1000 > resumedAtMs) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo === this.entries.length) return NONE;
+    const first = this.entries[lo]!;
+    return minus(this.entries[this.entries.length - 1]!.upTo, minus(first.upTo, this.own(first.item)));
   }
 }
 
@@ -135,7 +197,7 @@ export class LimitWindow {
     if (!e.integratorId || this.markoutIds.has(id)) return;
     this.markoutIds.add(id);
     let series = this.markouts.get(e.integratorId);
-    if (!series) this.markouts.set(e.integratorId, (series = new Series<Markout>()));
+    if (!series) this.markouts.set(e.integratorId, (series = new Series<Markout>(markoutSums)));
     series.add({ id, blockNumber: e.blockNumber, blockTime: e.blockTime, bps });
     this.dirty.add(`integrator ${e.integratorId}`);
   }
@@ -143,14 +205,11 @@ export class LimitWindow {
   /** A reorg: what the orphaned blocks above `block` held is forgotten. */
   rollback(block: number): void {
     for (const [key, series] of this.swaps) {
-      const gone = series.items.filter((s) => s.blockNumber > block);
-      if (series.rollback(block)) this.dirty.add(key);
+      const gone = series.rollback(block);
+      if (gone.length > 0) this.dirty.add(key);
       for (const s of gone) this.ids.delete(s.id);
     }
-    for (const series of this.markouts.values()) {
-      for (const m of series.items) if (m.blockNumber > block) this.markoutIds.delete(m.id);
-      series.rollback(block);
-    }
+    for (const series of this.markouts.values()) for (const m of series.rollback(block)) this.markoutIds.delete(m.id);
   }
 
   /** Evaluate `scope` again at the next {@link breaches} (a trip that could not be written). */
@@ -171,16 +230,19 @@ export class LimitWindow {
       const [kind, id] = key.split(' ', 2) as ['integrator' | 'pair', string];
       const scope: HaltScope = kind === 'integrator' ? { integratorId: id } : { chainId: this.chainId, pair: id };
       const since = resumedAt(scope);
-      const swaps = this.swaps.get(key)?.since(cutoff, since) ?? [];
+      const series = this.swaps.get(key);
+      const swaps = series?.since(since) ?? NONE;
+      // The quote token's symbol and the pair's name: the same for every swap of the scope's chain and pair.
+      const pair = series?.last()?.pair;
       const during = this.during(since, cutoff);
       if (kind === 'pair') {
-        const breach = this.notional('pair-notional', this.pairCap, swaps, scope, `${swaps[0]?.pair ?? id}`, during);
+        const breach = this.notional('pair-notional', this.pairCap, swaps, pair, scope, pair ?? id, during);
         if (breach) out.push(breach);
         continue;
       }
-      const notional = this.notional('integrator-notional', this.integratorCap, swaps, scope, id, during);
+      const notional = this.notional('integrator-notional', this.integratorCap, swaps, pair, scope, id, during);
       if (notional) out.push(notional);
-      const markout = this.markout(id, scope, this.markouts.get(id)?.since(cutoff, since) ?? [], during);
+      const markout = this.markout(id, scope, this.markouts.get(id)?.since(since) ?? NONE, during);
       if (markout) out.push(markout);
       const below = this.belowQuote(id, scope, swaps, during);
       if (below) out.push(below);
@@ -191,7 +253,7 @@ export class LimitWindow {
 
   private series(key: Key): Series<Swap> {
     let series = this.swaps.get(key);
-    if (!series) this.swaps.set(key, (series = new Series<Swap>()));
+    if (!series) this.swaps.set(key, (series = new Series<Swap>(swapSums)));
     this.dirty.add(key);
     return series;
   }
@@ -199,11 +261,11 @@ export class LimitWindow {
   private expire(cutoff: number): void {
     for (const [key, series] of this.swaps) {
       for (const s of series.expire(cutoff)) this.ids.delete(s.id);
-      if (series.items.length === 0) this.swaps.delete(key);
+      if (series.size === 0) this.swaps.delete(key);
     }
     for (const [integrator, series] of this.markouts) {
       for (const m of series.expire(cutoff)) this.markoutIds.delete(m.id);
-      if (series.items.length === 0) this.markouts.delete(integrator);
+      if (series.size === 0) this.markouts.delete(integrator);
     }
   }
 
@@ -217,17 +279,16 @@ export class LimitWindow {
   private notional(
     limit: 'integrator-notional' | 'pair-notional',
     cap: bigint | undefined,
-    swaps: readonly Swap[],
+    swaps: Sums,
+    pair: string | undefined,
     scope: HaltScope,
     who: string,
     during: string,
   ): Breach | undefined {
-    if (cap === undefined) return undefined;
-    const sum = swaps.reduce((total, s) => total + s.quote, 0n);
-    if (sum <= cap) return undefined;
-    const value = formatUnits(sum, SUM_DECIMALS);
+    if (cap === undefined || swaps.quote <= cap) return undefined;
+    const value = formatUnits(swaps.quote, SUM_DECIMALS);
     const threshold = formatUnits(cap, SUM_DECIMALS);
-    const symbol = swaps[0]!.pair.split('/')[1];
+    const symbol = pair?.split('/')[1];
     return {
       limit,
       scope,
@@ -235,19 +296,14 @@ export class LimitWindow {
       threshold,
       reason:
         `limit ${limit}: ${who} executed ${value} ${symbol} on chain ${this.chainId} ${during} ` +
-        `(${swaps.length} swaps), above the cap of ${threshold}`,
+        `(${swaps.count} swaps), above the cap of ${threshold}`,
     };
   }
 
-  private markout(
-    integrator: string,
-    scope: HaltScope,
-    markouts: readonly Markout[],
-    during: string,
-  ): Breach | undefined {
+  private markout(integrator: string, scope: HaltScope, markouts: Sums, during: string): Breach | undefined {
     const limit = this.config.markout;
-    if (!limit || markouts.length < limit.minSwaps) return undefined;
-    const mean = markouts.reduce((total, m) => total + m.bps, 0) / markouts.length;
+    if (!limit || markouts.count === 0 || markouts.count < limit.minSwaps) return undefined;
+    const mean = Number(markouts.microBps) / 1e6 / markouts.count;
     if (!(mean < limit.floorBps)) return undefined;
     const value = mean.toFixed(2);
     const threshold = String(limit.floorBps);
@@ -258,17 +314,14 @@ export class LimitWindow {
       threshold,
       reason:
         `limit integrator-markout: ${integrator}'s mean ${limit.horizon} markout on chain ${this.chainId} ` +
-        `${during} is ${value} bps over ${markouts.length} swaps, below the floor of ${threshold} bps`,
+        `${during} is ${value} bps over ${markouts.count} swaps, below the floor of ${threshold} bps`,
     };
   }
 
-  private belowQuote(integrator: string, scope: HaltScope, swaps: readonly Swap[], during: string): Breach | undefined {
+  private belowQuote(integrator: string, scope: HaltScope, swaps: Sums, during: string): Breach | undefined {
     const limit = this.config.belowQuote;
-    if (!limit) return undefined;
-    const quoted = swaps.filter((s) => s.belowQuote !== undefined);
-    if (quoted.length < limit.minSwaps) return undefined;
-    const below = quoted.filter((s) => s.belowQuote).length;
-    const shareBps = (below * 10_000) / quoted.length;
+    if (!limit || swaps.quoted === 0 || swaps.quoted < limit.minSwaps) return undefined;
+    const shareBps = (swaps.below * 10_000) / swaps.quoted;
     if (!(shareBps > limit.shareBps)) return undefined;
     const value = String(Number(shareBps.toFixed(2)));
     const threshold = String(limit.shareBps);
@@ -278,7 +331,7 @@ export class LimitWindow {
       value,
       threshold,
       reason:
-        `limit integrator-below-quote: ${below} of ${integrator}'s ${quoted.length} swaps with a firm quote on chain ` +
+        `limit integrator-below-quote: ${swaps.below} of ${integrator}'s ${swaps.quoted} swaps with a firm quote on chain ` +
         `${this.chainId} ${during} executed below it (${value} bps), above the cap of ${threshold} bps`,
     };
   }
