@@ -29,14 +29,14 @@ import path from 'node:path';
 import {
   STACK_REBUILDABLE_REDIS_PERSISTENCE,
   STACK_REDIS_PERSISTENCE,
+  DEFAULT_KEY_PREFIX,
   closeRedis,
   createRedis,
-  redisKeys,
   redisReady,
   type RedisClient,
 } from '@pmm/core';
 import { DEFAULT_MARKET } from '@pmm/devnet';
-import { generateApiKey, hashApiKey } from '@pmm/gateway';
+import { ApiKeyStore } from '@pmm/gateway';
 import { privateRedis, startSystem, until, type PrivateRedis, type System } from '@pmm/testkit';
 import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from '../../../services/gateway/bench/open-loop';
 
@@ -104,10 +104,9 @@ async function startConfiguration(configuration: Configuration): Promise<Started
       : [await server(STACK_REDIS_PERSISTENCE), await server(STACK_REBUILDABLE_REDIS_PERSISTENCE)];
   const admins = servers.map((s) => createRedis(s.url, { name: 'bench-roles' }));
   await Promise.all(admins.map((a) => redisReady(a)));
-  const records = admins[0]!;
-  const keys = { batched: generateApiKey(), exact: generateApiKey() };
-  const names = redisKeys();
-  const user = { address: '' };
+  // The integrators and their keys, written as the key CLI writes them (the records' server).
+  const store = new ApiKeyStore(admins[0]!, DEFAULT_KEY_PREFIX);
+  const keys = { batched: '', exact: '' };
   const system = await startSystem({
     chains: [8453, 56, 4663],
     services: ['indexer', 'ledger', 'signer', 'gateway'],
@@ -115,27 +114,21 @@ async function startConfiguration(configuration: Configuration): Promise<Started
     redisUrl: servers[servers.length - 1]!.url,
     ...(servers.length === 2 ? { redisRecordsUrl: servers[0]!.url } : {}),
     beforeServices: async ({ chains }) => {
-      user.address = chains[String(CHAIN)]!.testUser.address;
-      for (const [id, key, rateLimit] of [
-        ['batched', keys.batched, { requests: 1_000_000_000, windowSeconds: 60 }],
-        ['exact', keys.exact, { requests: 90, windowSeconds: 1 }],
+      const whitelist = [chains[String(CHAIN)]!.testUser.address.toLowerCase()];
+      for (const [id, rateLimit] of [
+        ['batched', { requests: 1_000_000_000, windowSeconds: 60 }],
+        ['exact', { requests: 90, windowSeconds: 1 }],
       ] as const) {
-        await records.set(
-          names.integrator(id),
-          JSON.stringify({
-            id,
-            name: id,
-            whitelist: [user.address],
-            chains: [],
-            rateLimit,
-            dailySignatureQuota: 1_000_000_000,
-            disabled: false,
-          }),
-        );
-        await records.set(
-          names.apiKey(hashApiKey(key)),
-          JSON.stringify({ integratorId: id, keyId: key.slice(0, 12), createdAt: Date.now(), disabled: false }),
-        );
+        await store.putIntegrator({
+          id,
+          name: id,
+          whitelist,
+          chains: [],
+          rateLimit,
+          dailySignatureQuota: 1_000_000_000,
+          disabled: false,
+        });
+        keys[id] = (await store.issueKey(id)).apiKey;
       }
     },
     env: {
