@@ -356,6 +356,17 @@ describe('the stack started as the README says', () => {
         expect.arrayContaining([prefix.book(4663), prefix.pairs(8453), prefix.mids(56)]),
       );
 
+      // What the records hold, counted: every signature's audit record per chain, and the
+      // operator's data (integrators, keys, halts) byte for byte.
+      const operatorData = async () =>
+        Promise.all(
+          byServer.records
+            .filter((key) => !/:(audit|ledger)/.test(key))
+            .map(async (key) => [key, (await servers.records.dumpBuffer(key))?.toString('hex')]),
+        );
+      const auditLengths = () => Promise.all([8453, 56, 4663].map((id) => servers.records.xlen(prefix.audit(id))));
+      const [dataBefore, auditBefore] = [await operatorData(), await auditLengths()];
+      expect(auditBefore.every((n) => n > 0)).toBe(true);
       // Everything that can be rebuilt is gone at once (a lost or replaced server).
       await servers.rebuildable.flushall();
       const { sign, price } = gatewayRequests(gateway, chains['8453']);
@@ -372,7 +383,11 @@ describe('the stack started as the README says', () => {
       // The records were not touched: one more signature's record on top of what was there.
       const after = await keysOf(servers.records);
       expect(after).toEqual(expect.arrayContaining(byServer.records));
-      expect(await servers.records.xlen(prefix.audit(8453))).toBeGreaterThan(0);
+      expect(await operatorData()).toEqual(dataBefore);
+      // 8453 signed since (at least once: until every answer was 200); the others hold what they held.
+      const auditAfter = await auditLengths();
+      expect(auditAfter[0]).toBeGreaterThan(auditBefore[0]!);
+      expect(auditAfter.slice(1)).toEqual(auditBefore.slice(1));
     } finally {
       for (const client of Object.values(servers)) client.disconnect();
     }
