@@ -40,7 +40,7 @@ export function createApp(deps: SignerDeps): RequestListener {
     firmQuotes: deps.firmQuotes,
     dailySignatureQuota: deps.dailySignatureQuota,
     metrics: signMetrics(deps.metrics, deps.servedChains),
-    logSigned: deps.logger.isLevelEnabled('info'),
+    logSigned: deps.logger.isLevelEnabled('debug'),
     now: deps.now,
   });
   const token = internalTokenStep(deps.internalToken);

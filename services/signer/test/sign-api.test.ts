@@ -683,7 +683,8 @@ describe('routes, request id, operations', () => {
     expect(fresh.headers['x-request-id']).toBe(fresh.body.error.requestId);
   });
 
-  it('behavior: log lines of a request carry the gateway request id and the integrator; no secret', async () => {
+  /** A fixture whose log lines (at `level`) are collected. */
+  async function loggedFixture(level: string) {
     const lines: string[] = [];
     const stream = new Writable({
       write: (chunk: Buffer, _enc, cb) => {
@@ -691,7 +692,12 @@ describe('routes, request id, operations', () => {
         cb();
       },
     });
-    const g = await startFixture({ chains: [8453], logStream: stream });
+    const g = await startFixture({ chains: [8453], logStream: stream, logLevel: level });
+    return { g, lines };
+  }
+
+  it('behavior: log lines of a request carry the gateway request id and the integrator; no secret', async () => {
+    const { g, lines } = await loggedFixture('debug');
     try {
       await post(valid(), { app: g.app, requestId: 'gw-log-1' });
       await post(valid({ userAddress: OTHER_USER }), { app: g.app, requestId: 'gw-log-2' });
@@ -719,6 +725,23 @@ describe('routes, request id, operations', () => {
       expect(all).not.toContain(INTERNAL_TOKEN);
       expect(all).not.toContain('wrong-token-value');
       expect(all).not.toContain(testKey('api-signer-8453').slice(2));
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('behavior: at info a signature writes no log line (the audit trail holds it); a refusal does', async () => {
+    const { g, lines } = await loggedFixture('info');
+    try {
+      await post(valid(), { app: g.app, requestId: 'gw-info-1' });
+      await post(valid({ userAddress: OTHER_USER }), { app: g.app, requestId: 'gw-info-2' });
+      const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(parsed.filter((l) => l.requestId === 'gw-info-1')).toEqual([]);
+      expect(parsed.find((l) => l.requestId === 'gw-info-2')).toMatchObject({
+        message: 'request rejected',
+        code: 'ADDRESS_NOT_WHITELISTED',
+      });
+      expect(await g.redis.xlen(g.keys.audit(8453))).toBe(1);
     } finally {
       await g.close();
     }

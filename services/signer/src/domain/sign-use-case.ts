@@ -60,7 +60,11 @@ export type SignUseCaseDeps = Pick<
   | 'now'
 > & {
   metrics: SignMetrics;
-  /** Whether the quote-signed info line is written (checked once, not per request). */
+  /**
+   * Whether each signature gets a debug log line (checked once, not per request). Not at info:
+   * the audit trail is the record of every signature, and the line cost the signer about 100 µs
+   * of CPU per sign at 500/s (docs/decisions.md#the-shapes-floor-and-what-is-ours).
+   */
   logSigned: boolean;
 };
 
@@ -137,7 +141,7 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
     m.signed(signed.chainId, cmd.legacy, cmd.integrator.record.id);
     // Field names avoid "token": the logger redacts any field whose name contains it.
     if (deps.logSigned)
-      cmd.log()?.info('quote signed', {
+      cmd.log()?.debug('quote signed', {
         chainId: signed.chainId,
         assetIn: parsed.tokenIn,
         assetOut: parsed.tokenOut,

@@ -140,6 +140,8 @@ export interface FixtureOptions {
   whitelist?: string[];
   /** Where log lines go; default: silent. */
   logStream?: NodeJS.WritableStream;
+  /** The level of those lines; default info, as the service's default. */
+  logLevel?: string;
   /** Clock; default the fixed NOW_MS. */
   now?: () => number;
   /** Overrides applied to the deps before the app is built. */
@@ -151,7 +153,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
   const prefix = `pmm-test-${randomBytes(6).toString('hex')}`;
   const keys = redisKeys(prefix);
   const logger = opts.logStream
-    ? createLogger({ service: 'signer-test', stream: opts.logStream })
+    ? createLogger({ service: 'signer-test', stream: opts.logStream, level: opts.logLevel })
     : createLogger({ service: 'signer-test', silent: true });
   const redisUrl = opts.redisUrl ?? REDIS_URL;
   const redis = createRedis(redisUrl, { role: 'command', name: 'signer-test' });
