@@ -23,8 +23,16 @@ export type { SettlementReport, SwapLine, SummaryLine } from './settlement/settl
 export { csvLine } from './csv';
 export { ledgerEntryOf, executionPrice } from './ledger/swap-entry';
 export type { EntryTokens } from './ledger/swap-entry';
-export { HORIZONS, markoutBps, markoutQuote, recordAt, swapMarkouts } from './ledger/markouts';
-export type { HorizonKey, Markouts } from './ledger/markouts';
+export {
+  HORIZONS,
+  markoutBps,
+  markoutQuote,
+  markoutTarget,
+  recordAt,
+  swapMarkouts,
+  targetReached,
+} from './ledger/markouts';
+export type { Horizon, HorizonKey, MarkoutTarget, Markouts } from './ledger/markouts';
 export { buildMarkoutReport, statsOf } from './ledger/markout-report';
 export type { MarkoutReport, SwapMarkoutLine } from './ledger/markout-report';
 export { LedgerReader } from './store/ledger-reader';

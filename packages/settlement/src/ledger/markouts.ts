@@ -14,7 +14,13 @@ import { midOf, type LedgerEntry, type MidRecord } from '@pmm/core';
 
 export type HorizonKey = '1b' | '5b' | '25b' | '12s' | '60s' | '300s';
 
-export const HORIZONS: readonly { key: HorizonKey; blocks?: number; seconds?: number }[] = [
+export interface Horizon {
+  key: HorizonKey;
+  blocks?: number;
+  seconds?: number;
+}
+
+export const HORIZONS: readonly Horizon[] = [
   { key: '1b', blocks: 1 },
   { key: '5b', blocks: 5 },
   { key: '25b', blocks: 25 },
@@ -39,18 +45,26 @@ export function markoutQuote(entry: Pick<LedgerEntry, 'side' | 'executionPrice' 
   return sideSign(entry.side) * (mid - Number(entry.executionPrice)) * Number(entry.baseAmount);
 }
 
+/** Where a horizon's book is: a block, or a time (Unix s). */
+export type MarkoutTarget = { block: number } | { time: number };
+
+/** The block or the time whose book horizon `h` reads for a swap. */
+export function markoutTarget(entry: Pick<LedgerEntry, 'blockNumber' | 'blockTime'>, h: Horizon): MarkoutTarget {
+  return h.blocks !== undefined ? { block: entry.blockNumber + h.blocks } : { time: entry.blockTime + h.seconds! };
+}
+
+/** Whether a mid history whose newest record is `latest` has reached `target`. */
+export function targetReached(latest: Pick<MidRecord, 'block' | 'time'>, target: MarkoutTarget): boolean {
+  return 'block' in target ? latest.block >= target.block : latest.time >= target.time;
+}
+
 /**
  * The book a horizon reads, from a chain's mid history sorted by block: the last record at or
  * before the target block or time, once the history has reached the target; else undefined.
  */
-export function recordAt(
-  history: readonly MidRecord[],
-  target: { block: number } | { time: number },
-): MidRecord | undefined {
+export function recordAt(history: readonly MidRecord[], target: MarkoutTarget): MidRecord | undefined {
   const last = history[history.length - 1];
-  if (!last) return undefined;
-  const reached = 'block' in target ? last.block >= target.block : last.time >= target.time;
-  if (!reached) return undefined;
+  if (!last || !targetReached(last, target)) return undefined;
   const before = (r: MidRecord) => ('block' in target ? r.block <= target.block : r.time <= target.time);
   // Binary search for the last record at or before the target.
   let lo = 0;
@@ -71,9 +85,7 @@ export function swapMarkouts(entry: LedgerEntry, history: readonly MidRecord[]):
   const bps = {} as Markouts;
   const quote = {} as Markouts;
   for (const h of HORIZONS) {
-    const target =
-      h.blocks !== undefined ? { block: entry.blockNumber + h.blocks } : { time: entry.blockTime + h.seconds! };
-    const record = recordAt(history, target);
+    const record = recordAt(history, markoutTarget(entry, h));
     const mid = record ? midOf(record, entry.base) : undefined;
     bps[h.key] = mid === undefined ? null : markoutBps(entry, mid);
     quote[h.key] = mid === undefined ? null : markoutQuote(entry, mid);

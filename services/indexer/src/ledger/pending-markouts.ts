@@ -8,17 +8,22 @@
  * The ledger keeps two: the 60 s markout behind its metric, and the markout limit's horizon.
  */
 import { midOf, parseMidRecord, type LedgerEntry, type MidRecord, type RedisClient } from '@pmm/core';
-import { HORIZONS, markoutBps, type HorizonKey } from '@pmm/settlement';
-
-/** Where a horizon's book is: a block, or a time (Unix s). */
-type Target = { block: number } | { time: number };
+import {
+  HORIZONS,
+  markoutBps,
+  markoutTarget,
+  targetReached,
+  type Horizon,
+  type HorizonKey,
+  type MarkoutTarget,
+} from '@pmm/settlement';
 
 /** The mid history as the ledger reads it. */
 export interface MidHistory {
   /** The newest record's block and time; undefined while the history is empty. */
   latest(): Promise<{ block: number; time: number } | undefined>;
   /** The last record at or before the target. */
-  atOrBefore(target: Target): Promise<MidRecord | undefined>;
+  atOrBefore(target: MarkoutTarget): Promise<MidRecord | undefined>;
 }
 
 /** The chain's mid history in Redis (core redis-keys.ts `mids`, and `midTimes` to find a time). */
@@ -45,7 +50,7 @@ export function redisMidHistory(redis: RedisClient, keys: { mids: string; midTim
 
 export class PendingMarkouts {
   private pending: LedgerEntry[] = [];
-  private readonly horizon: (typeof HORIZONS)[number];
+  private readonly horizon: Horizon;
   private settling: Promise<void> | undefined;
   private again = false;
   /** The newest swap's block time: a swap that waited `maxWaitSeconds` behind it waits no more. */
@@ -100,23 +105,17 @@ export class PendingMarkouts {
     return this.settling;
   }
 
-  private target(e: LedgerEntry): Target {
-    const { blocks, seconds } = this.horizon;
-    return blocks !== undefined ? { block: e.blockNumber + blocks } : { time: e.blockTime + seconds! };
-  }
-
   private async run(): Promise<void> {
     if (this.pending.length === 0) return;
     const latest = await this.history.latest();
     if (!latest) return;
-    const reached = (t: Target) => ('block' in t ? latest.block >= t.block : latest.time >= t.time);
-    const due = this.pending.filter((e) => reached(this.target(e)));
+    const due = this.pending.filter((e) => targetReached(latest, markoutTarget(e, this.horizon)));
     if (due.length === 0) return;
     // Swaps of one block share their target: one read each.
     const records = new Map<string, Promise<MidRecord | undefined>>();
     const resolved: { entry: LedgerEntry; record: MidRecord | undefined }[] = [];
     for (const entry of due) {
-      const target = this.target(entry);
+      const target = markoutTarget(entry, this.horizon);
       const key = JSON.stringify(target);
       if (!records.has(key)) records.set(key, this.history.atOrBefore(target));
       resolved.push({ entry, record: await records.get(key)! });
