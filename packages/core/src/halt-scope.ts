@@ -95,7 +95,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** A stored halt from its JSON; throws on anything else (a reader then fails closed). */
 export function parseHaltRecord(json: string): HaltRecord {
-  const v: unknown = JSON.parse(json);
+  return haltRecordOf(JSON.parse(json));
+}
+
+/** A halt from a parsed value (a stored record, or a log entry carrying one); throws on anything else. */
+export function haltRecordOf(v: unknown): HaltRecord {
   if (!isObject(v) || !isObject(v.scope)) throw new Error('a halt record is not an object with a scope');
   const s = v.scope;
   const scope: HaltScope = {

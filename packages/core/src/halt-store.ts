@@ -15,6 +15,7 @@
 import { commandsDir, luaCommand, type LuaCommand } from './lua-command';
 import {
   haltScopeName,
+  haltRecordOf,
   parseActiveHalts,
   parseHaltRecord,
   type HaltRecord,
@@ -93,9 +94,8 @@ export class HaltStore {
     const from = afterId === undefined ? '-' : `(${afterId}`;
     const page = (await this.redis.xrange(this.keys.haltLog(), from, '+')) as [string, string[]][];
     return page.map(([id, fields]) => {
-      const v = JSON.parse(fields[1] ?? '{}') as Omit<HaltEvent, 'id'>;
-      const record = parseHaltRecord(JSON.stringify(v));
-      return { id, action: v.action === 'resume' ? 'resume' : 'halt', ...record };
+      const v = JSON.parse(fields[1] ?? '{}') as { action?: unknown };
+      return { id, action: v.action === 'resume' ? 'resume' : 'halt', ...haltRecordOf(v) };
     });
   }
 }
