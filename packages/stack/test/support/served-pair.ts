@@ -57,17 +57,24 @@ export interface ServedPairOptions {
   relay?: { url: string; to(signerUrl: string): void };
   /** A Redis to use instead of startSystem's private one (kept by the caller). */
   redisUrl?: string;
+  /** The records' own server (REDIS_RECORDS_URL, kept by the caller); default: `redisUrl` holds them. */
+  redisRecordsUrl?: string;
 }
 
-/** Writes the registries, books, integrator and key; resolves with the key. */
+/**
+ * Writes the registries and books (on `redisUrl`), the integrator and its key (on the records'
+ * server); resolves with the key.
+ */
 async function seed(
   redisUrl: string,
+  recordsUrl: string,
   chains: Readonly<Record<string, { chainId: number; rpcUrl: string }>>,
 ): Promise<{ apiKey: string; keyId: string }> {
   const keys = redisKeys(DEFAULT_KEY_PREFIX);
   const redis = createRedis(redisUrl, { name: 'served-pair-seed' });
+  const records = recordsUrl === redisUrl ? redis : createRedis(recordsUrl, { name: 'served-pair-seed-records' });
   try {
-    await redisReady(redis);
+    await Promise.all([redisReady(redis), redisReady(records)]);
     for (const chainId of CHAINS) {
       const { quote, bases } = tokensOf(chainId);
       await redis.set(
@@ -84,7 +91,7 @@ async function seed(
       // (these tokens are not the router's: PAIR_NOT_FOUND, a 4xx).
       await publishBookHead(redis, keys, chains[String(chainId)]!);
     }
-    const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
+    const store = new ApiKeyStore(records, DEFAULT_KEY_PREFIX);
     await store.putIntegrator({
       id: INTEGRATOR,
       name: INTEGRATOR,
@@ -97,6 +104,7 @@ async function seed(
     return { apiKey, keyId: record.keyId };
   } finally {
     redis.disconnect();
+    records.disconnect();
   }
 }
 
@@ -113,9 +121,10 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     chains: CHAINS,
     services: ['signer', 'gateway'],
     ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}),
+    ...(opts.redisRecordsUrl ? { redisRecordsUrl: opts.redisRecordsUrl } : {}),
     beforeServices: async ({ redisUrl, signerUrl, chains }) => {
       opts.relay?.to(signerUrl);
-      issued = await seed(redisUrl, chains);
+      issued = await seed(redisUrl, opts.redisRecordsUrl ?? redisUrl, chains);
     },
     env: { gateway: gatewaySettings(opts.relay) },
   });
@@ -135,7 +144,12 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
       const [gatewayPort, opsPort] = [await freePort(), await freePort()];
       const env = {
         ...gatewayEnv(
-          { redisUrl: system.redisUrl, configFile: system.configFile, chainIds: [...CHAINS] },
+          {
+            redisUrl: system.redisUrl,
+            redisRecordsUrl: opts.redisRecordsUrl,
+            configFile: system.configFile,
+            chainIds: [...CHAINS],
+          },
           {
             port: gatewayPort,
             opsPort,
