@@ -72,7 +72,7 @@ import {
   redisReady,
   type RedisClient,
 } from '@pmm/core';
-import { generateApiKey, hashApiKey } from '@pmm/gateway';
+import { ApiKeyStore } from '@pmm/gateway';
 import { devnetRegistry, processCpuSeconds, publishBookHead, startSystem } from '@pmm/testkit';
 import { devnetKey, type ChainStack } from '@pmm/devnet';
 import { quoteCalldataBuilder, signAmmVerification } from '@pmm/protocol';
@@ -418,32 +418,27 @@ interface BenchKeys {
   limitedKey: string;
 }
 
-async function seed(redis: RedisClient, prefix: string, { apiKey, limitedKey }: BenchKeys): Promise<void> {
-  const keys = redisKeys(prefix);
-  const integrators = [
-    { id: 'bench', key: apiKey, rateLimit: { requests: 1_000_000_000, windowSeconds: 60 } },
-    { id: 'limited', key: limitedKey, rateLimit: { requests: 1_000, windowSeconds: 1 } },
-  ];
-  for (const { id, key, rateLimit } of integrators) {
-    await redis.set(
-      keys.integrator(id),
-      JSON.stringify({
-        id,
-        name: id,
-        whitelist: [USER],
-        chains: [],
-        rateLimit,
-        // Counted as every integrator's signatures are (the signer's default quota applies to
-        // all), but never reached, however long BENCH_SECONDS makes the rows.
-        dailySignatureQuota: 1_000_000_000,
-        disabled: false,
-      }),
-    );
-    await redis.set(
-      keys.apiKey(hashApiKey(key)),
-      JSON.stringify({ integratorId: id, keyId: key.slice(0, 12), createdAt: Date.now(), disabled: false }),
-    );
-  }
+/** The bench's integrators and their keys, written as the key CLI writes them (the gateway's ApiKeyStore). */
+async function seed(redis: RedisClient, prefix: string): Promise<BenchKeys> {
+  const store = new ApiKeyStore(redis, prefix);
+  const issue = async (id: string, rateLimit: { requests: number; windowSeconds: number }) => {
+    await store.putIntegrator({
+      id,
+      name: id,
+      whitelist: [USER],
+      chains: [],
+      rateLimit,
+      // Counted as every integrator's signatures are (the signer's default quota applies to
+      // all), but never reached, however long BENCH_SECONDS makes the rows.
+      dailySignatureQuota: 1_000_000_000,
+      disabled: false,
+    });
+    return (await store.issueKey(id)).apiKey;
+  };
+  return {
+    apiKey: await issue('bench', { requests: 1_000_000_000, windowSeconds: 60 }),
+    limitedKey: await issue('limited', { requests: 1_000, windowSeconds: 1 }),
+  };
 }
 
 /**
@@ -476,19 +471,21 @@ async function stopEverything(): Promise<void> {
 
 /**
  * The gateway and the signer of one compared durability mode (durability-modes.ts), on the
- * mode's own Redis, seeded as the main system's: the same requests, answered the same way.
+ * mode's own Redis, seeded as the main system's (with keys of its own): the same requests,
+ * answered the same way.
  */
-async function startModeSystem(mode: ComparedMode, prefix: string, benchKeys: BenchKeys) {
+async function startModeSystem(mode: ComparedMode, prefix: string) {
   const redis = await startModeRedis(mode);
   stops.push(redis.stop);
   const seedClient = redis.nodes[0]!;
+  let keys: BenchKeys | undefined;
   const sys = await startSystem({
     chains: [8453],
     blockIntervalMs: 0,
     services: ['signer', 'gateway'],
     redisUrl: redis.url,
     beforeServices: async ({ chains }) => {
-      await seed(seedClient, prefix, benchKeys);
+      keys = await seed(seedClient, prefix);
       await seedChain(seedClient, prefix, chains['8453']!);
     },
     env: {
@@ -498,7 +495,7 @@ async function startModeSystem(mode: ComparedMode, prefix: string, benchKeys: Be
   });
   stops.push(() => sys.stop());
   const pid = (service: 'gateway' | 'signer') => sys.processesOf(service)[0]!.child.pid!;
-  return { redis, port: Number(new URL(sys.gateway.url).port), pair: [pid('gateway'), pid('signer')] };
+  return { redis, keys: keys!, port: Number(new URL(sys.gateway.url).port), pair: [pid('gateway'), pid('signer')] };
 }
 
 async function main(): Promise<void> {
@@ -507,16 +504,12 @@ async function main(): Promise<void> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
   await redisReady(redis);
-  const benchKeys: BenchKeys = { apiKey: generateApiKey(), limitedKey: generateApiKey() };
+  const benchKeys = await seed(redis, prefix);
   const { apiKey } = benchKeys;
-  await seed(redis, prefix, benchKeys);
   let head: { number: number; hash: string; timestamp: number } | undefined;
 
   // The other durability modes' systems start meanwhile (each has its own devnet and Redis).
-  const modesStarting = Promise.all([
-    startModeSystem('none', prefix, benchKeys),
-    startModeSystem('replica', prefix, benchKeys),
-  ]);
+  const modesStarting = Promise.all([startModeSystem('none', prefix), startModeSystem('replica', prefix)]);
   modesStarting.catch(() => undefined);
   // As `npm start` runs them, on this Redis under this run's prefix (the header says what differs).
   const sys = await startSystem({
@@ -583,17 +576,21 @@ async function main(): Promise<void> {
     barePost: { request: post(bp.barePost), servers: [barePid] },
     sign: { request: post(gatewayPort), servers: pair },
     // The same sign through the other modes' gateway and signer (durability-modes.ts).
-    signNone: { request: post(none.port), servers: none.pair, redis: none.redis.nodes },
-    signReplica: { request: post(replica.port), servers: replica.pair, redis: replica.redis.nodes },
+    signNone: { request: post(none.port, none.keys.apiKey), servers: none.pair, redis: none.redis.nodes },
+    signReplica: {
+      request: post(replica.port, replica.keys.apiKey),
+      servers: replica.pair,
+      redis: replica.redis.nodes,
+    },
     // The same three with the exact rate limit: a Redis write (the reservation) before the signer's.
     signLimited: { request: post(gatewayPort, benchKeys.limitedKey), servers: pair },
     signNoneLimited: {
-      request: post(none.port, benchKeys.limitedKey),
+      request: post(none.port, none.keys.limitedKey),
       servers: none.pair,
       redis: none.redis.nodes,
     },
     signReplicaLimited: {
-      request: post(replica.port, benchKeys.limitedKey),
+      request: post(replica.port, replica.keys.limitedKey),
       servers: replica.pair,
       redis: replica.redis.nodes,
     },
