@@ -830,13 +830,15 @@ async function main(): Promise<void> {
   // The floor: what a signed quote costs at the least, step by step (saturated rows: CPU per
   // request is lowest there, where each wake-up serves several requests).
   const barePost = row('saturated barePost');
+  // The signature, the digest and the record's client side: what a signed quote adds to any hop.
+  const signingSteps = await measureSignFloor(REDIS_URL, prefix);
   const steps = [
     { name: 'bare node:http POST answer (saturated row)', cpuUs: barePost.cpuUs },
     {
       name: 'one keep-alive HTTP hop (bareHop − barePost, saturated)',
       cpuUs: row('saturated bareHop').cpuUs - barePost.cpuUs,
     },
-    ...(await measureSignFloor(REDIS_URL, prefix)),
+    ...signingSteps,
   ];
   const floor = steps.reduce((a, s) => a + s.cpuUs, 0);
   console.log('\ncost floor of one signed quote through gateway and signer (CPU µs):');
@@ -873,15 +875,21 @@ async function main(): Promise<void> {
         `CPU ${sign.cpuUs.toFixed(0)} µs, floor ${floorRow.cpuUs.toFixed(0)} µs (${(sign.cpuUs / floorRow.cpuUs).toFixed(2)}×)`,
     );
   }
-  const floorNote = (value: number, limit: number, atMost: boolean, unit: string) =>
-    (atMost ? value <= limit : value >= limit)
+  /** What no implementation of the shape goes below, beside a goal line: `value`, named `what`. */
+  interface Floor {
+    what: string;
+    value: number;
+  }
+  const floorNote = (floor: Floor, limit: number, atMost: boolean, unit: string) =>
+    (atMost ? floor.value <= limit : floor.value >= limit)
       ? ''
-      : `; the shape's floor: ${value.toFixed(unit === '%' ? 1 : 2)}${unit}, ${atMost ? 'above' : 'below'} the goal too`;
-  const goal = (text: string, value: number, limit: number, atMost: boolean, unit: string, floor?: number) =>
+      : `; ${floor.what}: ${floor.value.toFixed(unit === '%' ? 1 : 2)}${unit}, ${atMost ? 'above' : 'below'} the goal too`;
+  const goal = (text: string, value: number, limit: number, atMost: boolean, unit: string, floor?: Floor) =>
     console.log(
       `goal ${text}: ${(atMost ? value <= limit : value >= limit) ? 'met' : 'NOT met'} (${value.toFixed(unit === '%' ? 1 : 2)}${unit}` +
         `${floor === undefined ? '' : floorNote(floor, limit, atMost, unit)})`,
     );
+  const shapeFloor = (value: number): Floor => ({ what: "the shape's floor", value });
   const ratio = (key: string, q: 'p50' | 'p99') => row(key).latency[q] / row(twinKey(key)).latency[q];
   const share = (key: string) => (100 * row(key).latency.rate) / row(twinKey(key)).latency.rate;
   console.log();
@@ -893,7 +901,7 @@ async function main(): Promise<void> {
     4 * bareOf('one-client').p50 + fsync.p50,
     true,
     ' ms',
-    floorOf('one-client').latency.p50,
+    shapeFloor(floorOf('one-client').latency.p50),
   );
   goal(
     `sign p99 (fsync), paced 500/s, ≤ 5× bare + one fsync (${ms(5 * bareOf('paced-500').p99 + fsync.p50)} ms)`,
@@ -901,7 +909,7 @@ async function main(): Promise<void> {
     5 * bareOf('paced-500').p99 + fsync.p50,
     true,
     ' ms',
-    floorOf('paced-500').latency.p99,
+    shapeFloor(floorOf('paced-500').latency.p99),
   );
   goal('sign p50 (none), one keep-alive client, ≤ 4× bare', ratio('one-client signNone', 'p50'), 4, true, '×');
   goal(
@@ -919,14 +927,10 @@ async function main(): Promise<void> {
     true,
     ' ms',
   );
-  goal(
-    'gateway + signer CPU per sign at 500/s ≤ 700 µs',
-    row('paced-500 sign').cpuUs,
-    700,
-    true,
-    ' µs',
-    floorOf('paced-500').cpuUs,
-  );
+  goal('gateway + signer CPU per sign at 500/s ≤ 700 µs', row('paced-500 sign').cpuUs, 700, true, ' µs', {
+    what: "the shape's floor with the signature, the digest and the record's client side",
+    value: floorOf('paced-500').cpuUs + signingSteps.reduce((a, st) => a + st.cpuUs, 0),
+  });
   // A firm quote adds one node round trip (the eth_call) and little else.
   const firmExtra = row('one-client signFirm').latency.p50 - row('one-client sign').latency.p50;
   const nodeTrip = row('one-client nodeQuote').latency.p50;
