@@ -182,6 +182,7 @@ export {
   rebuildableConnection,
   recordsConnection,
   redisKeyRole,
+  roleServers,
   type RedisKeyRole,
 } from './redis-roles';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';

@@ -99,6 +99,17 @@ export function rebuildableConnection(
   return oneRedisServer(urls) ? records : createRedis(urls.redisUrl, options);
 }
 
+/**
+ * A process's connections to each distinct server, by the role it holds: the records' server
+ * first; one entry (the records) when one server holds both roles. For what a process does once
+ * per server: wait for it at start, check its durability, ping it for readiness.
+ */
+export function roleServers(redis: RedisClient, records: RedisClient): { client: RedisClient; role: RedisKeyRole }[] {
+  const servers: { client: RedisClient; role: RedisKeyRole }[] = [{ client: records, role: 'records' }];
+  if (redis !== records) servers.push({ client: redis, role: 'rebuildable' });
+  return servers;
+}
+
 /** Closes each distinct connection once (a records connection may be the other role's). */
 export async function closeRedisConnections(clients: readonly RedisClient[]): Promise<void> {
   await Promise.all([...new Set(clients)].map((client) => closeRedis(client)));

@@ -1,4 +1,4 @@
-import { REDIS_KEY_ROLES, oneRedisServer, redisKeyRole, redisKeys } from '../src';
+import { REDIS_KEY_ROLES, oneRedisServer, redisKeyRole, redisKeys, roleServers, type RedisClient } from '../src';
 
 describe('the two Redis roles: which key lives where', () => {
   const keys = redisKeys('pmm');
@@ -67,5 +67,16 @@ describe('the two Redis roles: which key lives where', () => {
   it('one server holds both roles when the URLs are the same', () => {
     expect(oneRedisServer({ redisUrl: 'redis://a:1', redisRecordsUrl: 'redis://a:1' })).toBe(true);
     expect(oneRedisServer({ redisUrl: 'redis://a:1', redisRecordsUrl: 'redis://b:1' })).toBe(false);
+  });
+
+  it('a process acts once per distinct server, by the role it holds: the records first', () => {
+    // Connections stand in as opaque objects: roleServers only compares them.
+    const [rebuildable, records] = [{ name: 'rebuildable' }, { name: 'records' }] as unknown as RedisClient[];
+    expect(roleServers(rebuildable!, records!)).toEqual([
+      { client: records, role: 'records' },
+      { client: rebuildable, role: 'rebuildable' },
+    ]);
+    // One server holds both: it is checked as the records' (the stricter role), once.
+    expect(roleServers(records!, records!)).toEqual([{ client: records, role: 'records' }]);
   });
 });

@@ -18,6 +18,7 @@ import {
   createMetrics,
   redisHealthMetrics,
   redisKeys,
+  roleServers,
   requestFrame,
   routeTable,
   sendJson,
@@ -125,7 +126,11 @@ export function createApp(deps: GatewayDeps): Gateway {
   const gauges = gatewayMetrics(metrics);
   // Redis's persistence and memory, for the alert rules: the gateway's operator port is the one
   // scrape every deployment has (deploy/prometheus/alerts.yml).
-  redisHealthMetrics(metrics, [...new Set([records, redis])], 'gateway');
+  redisHealthMetrics(
+    metrics,
+    roleServers(redis, records).map(({ client }) => client),
+    'gateway',
+  );
   const keys = new ApiKeyStore(records, config.redisKeyPrefix);
   const keyCache = new ApiKeyCache({
     store: keys,

@@ -10,6 +10,7 @@ import {
   createRedis,
   recordsConnection,
   listen,
+  roleServers,
   redisReady,
   runService,
   type Logger,
@@ -29,14 +30,14 @@ async function start(config: GatewayConfig, logger: Logger) {
   const records = recordsConnection(config, redis, { role: 'command', name: 'gateway', logger });
   const recordsSubscriber = recordsConnection(config, subscriber, { role: 'subscriber', name: 'gateway-sub', logger });
   const connections = [redis, subscriber, records, recordsSubscriber];
+  const servers = roleServers(redis, records);
   try {
-    await Promise.all([...new Set([redis, records])].map((client) => redisReady(client, 30_000)));
+    await Promise.all(servers.map(({ client }) => redisReady(client, 30_000)));
   } catch {
     logger.warn('redis not reachable at start; serving 503 until it is');
   }
   // Each server by its role: the rebuildable one is warned about what it would lose, not the records.
-  for (const client of new Set([redis, records]))
-    checkRedisDurabilityWhenReady(client, logger, client === records ? 'records' : 'rebuildable');
+  for (const { client, role } of servers) checkRedisDurabilityWhenReady(client, logger, role);
   const gateway = createApp({ config, redis, subscriber, records, recordsSubscriber, logger });
   await gateway.start().catch((err: unknown) => logger.warn('book updates not subscribed yet', { error: err }));
   let devKey: ReturnType<typeof keepDevKeySeeded> | undefined;

@@ -10,6 +10,7 @@ import {
   closeRedisConnections,
   createRedis,
   recordsConnection,
+  roleServers,
   DurableWrites,
   durableCommandTimeoutMs,
   durabilityPolicy,
@@ -85,14 +86,14 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   );
   // Normally Redis answers at once and the registries are loaded before the port opens. If it
   // does not, start anyway: /readyz says not ready, and the cache loads once Redis is back.
+  const servers = roleServers(redis, records);
   await Promise.all(
-    [...new Set([redis, records])].map((client) =>
+    servers.map(({ client }) =>
       redisReady(client).catch(() => logger.warn('redis not reachable at start-up; continuing')),
     ),
   );
   // Each server by its role: the rebuildable one is warned about what it would lose, not the records.
-  for (const client of new Set([redis, records]))
-    checkRedisDurabilityWhenReady(client, logger, client === records ? 'records' : 'rebuildable');
+  for (const { client, role } of servers) checkRedisDurabilityWhenReady(client, logger, role);
   const durability = new DurableWrites(auditLanes, policy);
   logDurability(durability, logger);
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains: config.servedChains, logger });
@@ -139,7 +140,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       redis: async () => {
         const down = auditLanes.filter((lane) => lane.status !== 'ready').length;
         if (down > 0) throw new Error(`${down} of ${auditLanes.length} audit connections not ready`);
-        await Promise.all([...new Set([redis, records])].map((client) => client.ping()));
+        await Promise.all(servers.map(({ client }) => client.ping()));
       },
       // Not ready while the halts cannot be read: every sign would be refused (fail closed).
       halts: async () => {

@@ -10,6 +10,7 @@ import {
   operatorGuard,
   redisKeys,
   requestFrame,
+  roleServers,
   routeTable,
   type HaltView,
   type Logger,
@@ -57,7 +58,7 @@ export function operatorPort(opts: OperatorPortOptions): OperatorPort {
   const { redis, records } = opts;
   const readiness: Record<string, ReadinessCheck> = {
     redis: async () => {
-      await Promise.all([...new Set([redis, records])].map((client) => client.ping()));
+      await Promise.all(roleServers(redis, records).map(({ client }) => client.ping()));
     },
     signer: signerReadiness(opts.signerUrl, opts.internalToken),
     // Not ready while the halts cannot be read: no book would be offered (fail closed).
