@@ -169,7 +169,7 @@ async function markouts(argv: string[]): Promise<{ code: number; out: string; er
   let out = '';
   let err = '';
   const code = await runMarkoutsCommand(argv, {
-    ledger: new LedgerReader(redis, redis, keys),
+    ledger: new LedgerReader(redis, () => Promise.resolve(redis), keys),
     out: (t) => (out += t),
     err: (l) => (err += `${l}\n`),
   });

@@ -1,6 +1,6 @@
 /**
- * What the operator commands (`audit`, `settle`, `markouts`) connect to: the deployment's Redis (REDIS_URL,
- * REDIS_KEY_PREFIX, as the services) and, for on-chain reads, the chain deployments (CHAINS, or
+ * What the operator commands (`audit`, `settle`, `markouts`) connect to: the deployment's Redis
+ * (REDIS_RECORDS_URL, else REDIS_URL; the mid history on REDIS_URL; REDIS_KEY_PREFIX, as the services) and, for on-chain reads, the chain deployments (CHAINS, or
  * the `chains` key of CONFIG_FILE: the devnet's `.local/stack.json` works as it is). With none
  * of these set beside a running `npm start`, its Redis and chains (core's operator-stack.ts).
  */
@@ -52,25 +52,38 @@ export async function openOperatorContext(
   const config = { ...loaded, ...redisConnectionUrls(loaded) };
   let deployments: ChainDeployments | undefined;
   const chainsConfig = (): ChainDeployments => (deployments ??= loadConfig({ chains: CHAINS }, { env }).chains);
-  // The audit trail and the ledger are records; the mid history (`markouts`) is on REDIS_URL.
-  const redis: RedisClient = createRedis(config.redisRecordsUrl, { role: 'command', name });
-  const rebuildable = rebuildableConnection(config, redis, { role: 'command', name: `${name}-mids` });
-  const connections = [...new Set([redis, rebuildable])];
+  const connections: RedisClient[] = [];
   const disconnect = () => connections.forEach((client) => client.disconnect());
-  for (const [client, url] of [
-    [redis, config.redisRecordsUrl],
-    [rebuildable, config.redisUrl],
-  ] as const) {
+  const reachable = async (client: RedisClient, url: string) => {
     try {
       await redisReady(client, 5_000);
     } catch (err) {
-      disconnect();
       const hint = redisFrom === 'REDIS_URL' || redisFrom === 'default' ? '' : ' (is `npm start` still running?)';
       throw new Error(
         `${describeRedis(url, redisFrom)} is not reachable${hint}: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
+  };
+  // The audit trail and the ledger are records.
+  const redis: RedisClient = createRedis(config.redisRecordsUrl, { role: 'command', name });
+  connections.push(redis);
+  try {
+    await reachable(redis, config.redisRecordsUrl);
+  } catch (err) {
+    disconnect();
+    throw err;
   }
+  // The mid history, which `markouts` alone reads, is on REDIS_URL, reached on first use only:
+  // `audit` and `settle` need nothing of that server and keep working while it is down.
+  let mids: Promise<RedisClient> | undefined;
+  const midsConnection = () =>
+    (mids ??= (async () => {
+      const client = rebuildableConnection(config, redis, { role: 'command', name: `${name}-mids` });
+      if (client === redis) return client;
+      connections.push(client);
+      await reachable(client, config.redisUrl);
+      return client;
+    })());
   const readers = new Map<number, ChainReader>();
   let chainIds: number[] = [];
   try {
@@ -80,7 +93,7 @@ export async function openOperatorContext(
   }
   return {
     trail: new AuditReader(redis, redisKeys(config.redisKeyPrefix)),
-    ledger: new LedgerReader(redis, rebuildable, redisKeys(config.redisKeyPrefix)),
+    ledger: new LedgerReader(redis, midsConnection, redisKeys(config.redisKeyPrefix)),
     chainIds,
     chain(chainId) {
       const d = chainsConfig()[chainId];

@@ -14,10 +14,13 @@ import {
 const PAGE = 1_000;
 
 export class LedgerReader {
-  /** `records`: the ledger's server; `rebuildable`: REDIS_URL's, the mid history's (the same connection on one server). */
+  /**
+   * `records`: the ledger's server; `midsConnection`: REDIS_URL's, the mid history's (the same
+   * connection on one server), asked for only when mids are read.
+   */
   constructor(
     private readonly records: RedisClient,
-    private readonly rebuildable: RedisClient,
+    private readonly midsConnection: () => Promise<RedisClient>,
     private readonly keys: RedisKeys,
   ) {}
 
@@ -43,7 +46,8 @@ export class LedgerReader {
   /** The chain's mid records of blocks [fromBlock, toBlock], in block order. */
   async mids(chainId: number, fromBlock: number, toBlock: number): Promise<MidRecord[]> {
     const out: MidRecord[] = [];
-    for await (const json of this.range(this.rebuildable, this.keys.mids(chainId), fromBlock, toBlock))
+    const redis = await this.midsConnection();
+    for await (const json of this.range(redis, this.keys.mids(chainId), fromBlock, toBlock))
       out.push(parseMidRecord(json));
     return out;
   }
