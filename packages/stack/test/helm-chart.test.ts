@@ -947,30 +947,20 @@ describe('each policy fails on a rendering that breaks it', () => {
 
   it('error: a Redis URL with credentials, or a part without its Redis user or password file', () => {
     // redis.url with credentials the chart refuses (above); a part's `env` can still set REDIS_URL.
-    const withPassword = render(
-      'minimal-values.yaml',
-      '--set-string',
-      'gateway.env.REDIS_URL=redis://gateway:pw@redis:6379',
-    );
-    expect(checkRedisCredentials(withPassword)).toEqual([
-      expect.stringMatching(/gateway, container gateway: REDIS_URL carries a user or password/),
-    ]);
-    const userOnly = render(
-      'minimal-values.yaml',
-      '--set-string',
-      'indexers.8453.env.REDIS_URL=redis://gateway@redis:6379',
-    );
-    expect(checkRedisCredentials(userOnly)).toEqual([
-      expect.stringMatching(/indexer-8453, .*REDIS_URL carries a user/),
-    ]);
-    const recordsWithPassword = render(
-      'minimal-values.yaml',
-      '--set-string',
-      'signer.env.REDIS_RECORDS_URL=redis://signer:pw@records:6379',
-    );
-    expect(checkRedisCredentials(recordsWithPassword)).toEqual([
-      expect.stringMatching(/signer, container signer: REDIS_RECORDS_URL carries a user or password/),
-    ]);
+    for (const [setting, refusal] of [
+      [
+        'gateway.env.REDIS_URL=redis://gateway:pw@redis:6379',
+        /gateway, container gateway: REDIS_URL carries a user or password/,
+      ],
+      ['indexers.8453.env.REDIS_URL=redis://gateway@redis:6379', /indexer-8453, .*REDIS_URL carries a user/],
+      [
+        'signer.env.REDIS_RECORDS_URL=redis://signer:pw@records:6379',
+        /signer, container signer: REDIS_RECORDS_URL carries a user or password/,
+      ],
+    ] as const) {
+      const withCredentials = render('minimal-values.yaml', '--set-string', setting);
+      expect(checkRedisCredentials(withCredentials)).toEqual([expect.stringMatching(refusal)]);
+    }
     const objects = structuredClone(rendered.get('minimal-values.yaml')!);
     const signer = podsOf([named(objects, 'Deployment', '-signer')!])[0]!.spec.containers[0]!;
     signer.env = signer.env!.filter((e) => !['REDIS_USERNAME', 'REDIS_PASSWORD_FILE'].includes(e.name));
