@@ -262,13 +262,16 @@ export class DurableWrites {
         created.generation++;
         created.verified = undefined;
       });
-      // Every command routed to this connection passes here: a Cluster client sends each one,
-      // redirected ones (MOVED, ASK) included, with the node connection's sendCommand.
-      const send = node.sendCommand.bind(node);
-      node.sendCommand = (command, stream) => {
-        if (!WRITES_NOTHING.has(command.name.toLowerCase())) created.sent = true;
-        return send(command, stream);
-      };
+      // Only a WAIT reads the mark (replica mode). Every command routed to this connection passes
+      // here: a Cluster client sends each one, redirected ones (MOVED, ASK) included, with the
+      // node connection's sendCommand.
+      if (this.policy.mode === 'replica') {
+        const send = node.sendCommand.bind(node);
+        node.sendCommand = (command, stream) => {
+          if (!WRITES_NOTHING.has(command.name.toLowerCase())) created.sent = true;
+          return send(command, stream);
+        };
+      }
       this.nodes.set(node, (state = created));
     }
     return state;
