@@ -138,6 +138,71 @@ export function parseActiveHalts(fields: Record<string, string>): HaltRecord[] {
     .sort((a, b) => a.at - b.at);
 }
 
+/** Who a chain's ledger writes its trips as: its Redis user's name (redis-acl.ts). */
+export function ledgerAuthor(chainId: number): string {
+  return `ledger-${chainId}`;
+}
+
+/**
+ * The scopes a chain's ledger may trip (its limits, services/indexer/src/ledger/limit-window.ts):
+ * an integrator on every chain, or a pair of its own chain. Nothing wider: a ledger, which reads
+ * what a node sends, can never stop a whole chain or everything.
+ */
+export function ledgerMayTrip(chainId: number, scope: HaltScope): boolean {
+  const { chainId: chain, pair, integratorId, userAddress } = scope;
+  if (userAddress !== undefined) return false;
+  if (integratorId !== undefined) return chain === undefined && pair === undefined;
+  return pair !== undefined && chain === chainId;
+}
+
+/** A chain's ledger's trips as the readers take them (parseLedgerTrips). */
+export interface LedgerTrips {
+  /** Its trips, and one halt of its chain for each unreadable field (fail closed on its chain). */
+  halts: HaltRecord[];
+  /** The fields that did not hold a trip this ledger may make (counted; lifted with its chain's resume). */
+  unreadable: string[];
+}
+
+/**
+ * Chain `chainId`'s ledger's trips hash (`{halts}:trips:<id>`, field: scope name, value: its
+ * record). A field holds a trip only when its record parses, is filed under its own scope's
+ * name, was written by that ledger (`by`), names its limit (`trip`) and is a scope that ledger
+ * may trip. Any other field is unreadable: it neither throws (one ledger cannot blind every
+ * reader) nor is ignored (it may be a trip): it halts the ledger's own chain, until an operator
+ * resumes that chain, which clears it.
+ */
+export function parseLedgerTrips(chainId: number, fields: Record<string, string>): LedgerTrips {
+  const out: LedgerTrips = { halts: [], unreadable: [] };
+  const by = ledgerAuthor(chainId);
+  for (const [name, json] of Object.entries(fields)) {
+    let record: HaltRecord | undefined;
+    try {
+      record = parseHaltRecord(json);
+    } catch {
+      record = undefined;
+    }
+    if (
+      record &&
+      haltScopeName(record.scope) === name &&
+      record.by === by &&
+      record.trip !== undefined &&
+      ledgerMayTrip(chainId, record.scope)
+    ) {
+      out.halts.push(record);
+      continue;
+    }
+    out.unreadable.push(name);
+  }
+  if (out.unreadable.length > 0)
+    out.halts.push({
+      scope: { chainId },
+      reason: `${out.unreadable.length} unreadable trip record(s) of ${by}: its chain stays halted until an operator resumes chain ${chainId}`,
+      by,
+      at: 0,
+    });
+  return out;
+}
+
 /** What a sign request is, for the halts (addresses any case). */
 export interface SignSubject {
   chainId: number;

@@ -1,6 +1,6 @@
 /**
- * A process's view of the active halts (`<prefix>:{halts}:active`, halt-scope.ts), what the
- * signer checks before it signs and the gateway before it serves a book.
+ * A process's view of the active halts (the operator's and the ledgers' trips, halt-store.ts
+ * readActiveHalts), what the signer checks before it signs and the gateway before it serves a book.
  *
  * Freshness (the one-second promise of docs/operations.md#halts):
  * - the `halts-updated` channel: the risk command publishes after each change, and the view
@@ -13,7 +13,8 @@
  *   (Redis unreachable, a record that does not parse), {@link HaltView.current} throws
  *   HaltsUnreadable: the caller refuses (fail closed), it never assumes "no halt".
  */
-import { parseActiveHalts, type HaltRecord } from './halt-scope';
+import type { HaltRecord } from './halt-scope';
+import { readActiveHalts } from './halt-store';
 import type { Logger } from './logger';
 import type { RedisClient } from './redis-client';
 import type { RedisKeys } from './redis-keys';
@@ -22,7 +23,7 @@ import type { RedisKeys } from './redis-keys';
 export class HaltsUnreadable extends Error {}
 
 export interface HaltViewOptions {
-  /** Command connection (HGETALL). */
+  /** Command connection (HGETALL of the halts' hashes). */
   redis: RedisClient;
   /** A connection in subscriber mode (may be shared; the caller closes it); without it, the re-read alone. */
   subscriber?: RedisClient;
@@ -44,6 +45,8 @@ export class HaltView {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private failing = false;
+  /** The ledgers' unreadable trips last logged (each halts its ledger's chain), to log a change once. */
+  private unreadable = '';
   private readonly channel: string;
   private readonly now: () => number;
   private readonly maxAgeMs: number;
@@ -118,9 +121,18 @@ export class HaltView {
   private async read(): Promise<void> {
     const startedAt = this.now();
     try {
-      const fields = await this.opts.redis.hgetall(this.opts.keys.halts());
-      const halts = parseActiveHalts(fields);
+      const { halts, unreadableTrips } = await readActiveHalts(this.opts.redis, this.opts.keys);
       this.halts = halts;
+      const unreadable = JSON.stringify(unreadableTrips.map((t) => t.chainId));
+      if (unreadable !== this.unreadable && unreadableTrips.length > 0)
+        this.opts.logger?.error(
+          "a ledger's trip record is unreadable: its chain is halted until an operator resumes it",
+          {
+            chains: [...new Set(unreadableTrips.map((t) => t.chainId))],
+            records: unreadableTrips.length,
+          },
+        );
+      this.unreadable = unreadable;
       this.readAt = Math.max(this.readAt, startedAt);
       if (this.failing) this.opts.logger?.info('halts readable again', { halts: halts.length });
       this.failing = false;

@@ -90,7 +90,10 @@ export {
   haltScopeKind,
   haltScopeName,
   haltScopeProblem,
+  ledgerAuthor,
+  ledgerMayTrip,
   parseActiveHalts,
+  parseLedgerTrips,
   parseHaltRecord,
   scopeCoversSign,
   type BookHalt,
@@ -98,9 +101,17 @@ export {
   type HaltScope,
   type HaltScopeKind,
   type HaltTrip,
+  type LedgerTrips,
   type SignSubject,
 } from './halt-scope';
-export { HaltStore, type HaltEvent, type HaltOutcome } from './halt-store';
+export {
+  HaltStore,
+  readActiveHalts,
+  type ActiveHalts,
+  type HaltEvent,
+  type HaltHistory,
+  type HaltOutcome,
+} from './halt-store';
 export { HaltView, HaltsUnreadable, type HaltViewOptions } from './halt-view';
 export {
   RpcConnectionError,

@@ -33,7 +33,7 @@ export interface RedisRoleRule {
   /**
    * Further permissions each limited to its own keys, channels and commands (Redis 7 ACL
    * selectors): a right narrower than a key pattern's, such as the ledger's to add a halt but
-   * never lift one (HSET, not HDEL, on the halts).
+   * never lift one (HSETNX on its own trips, nothing else on the halts).
    */
   selectors?: RedisAclSelector[];
 }
@@ -84,6 +84,8 @@ export function redisRoleRule(
   const keyData = [`${p}:apikey:*`, `${p}:apikeys`, `${p}:apikeys:revoked`, `${p}:integrator:*`];
   const halts = `${p}:{halts}:active`;
   const haltLog = `${p}:{halts}:log`;
+  /** Every ledger's trips (halt-store.ts); a ledger writes its own chain's only. */
+  const trips = `${p}:{halts}:trips:*`;
   const haltsUpdated = `${p}:halts-updated`;
   switch (role) {
     case 'gateway':
@@ -108,6 +110,7 @@ export function redisRoleRule(
           `${p}:{*}:ledger:day:*`,
           `${p}:{*}:ledger:markout60s`,
           halts,
+          trips,
         ],
         channels: [`${p}:{*}:book-updated`, `${p}:access-updated`, haltsUpdated],
         writes: true,
@@ -116,7 +119,7 @@ export function redisRoleRule(
       return {
         // The audit trail, its signature index and the daily quota counts (one script writes all three).
         readWrite: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`, `${p}:{*}:audit-quota:*`],
-        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:book`, `${p}:{*}:book:*`, halts],
+        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:book`, `${p}:{*}:book:*`, halts, trips],
         channels: [`${p}:{*}:book-updated`, `${p}:access-updated`, haltsUpdated],
         writes: true,
       };
@@ -142,8 +145,9 @@ export function redisRoleRule(
     case 'ledger':
       return {
         // Its chain's ledger (swaps, cursor, block hashes, day totals, rolling markouts); the audit
-        // trail (who asked for each swap), the mids and their times (markouts), and the halts and
-        // their log (a scope already halted, the resumes a limit's window restarts at), read only.
+        // trail (who asked for each swap), the mids and their times (markouts), and the halts, the
+        // trips and their log (a scope already halted, the resumes a limit's window restarts at),
+        // read only.
         readWrite: [`${p}:{${chain}}:ledger`, `${p}:{${chain}}:ledger:*`],
         readOnly: [
           `${p}:{${chain}}:audit`,
@@ -152,17 +156,20 @@ export function redisRoleRule(
           `${p}:{${chain}}:mids:times`,
           halts,
           haltLog,
+          trips,
         ],
         channels: [],
         writes: true,
-        // A limit that trips adds a halt (HaltStore.halt: pmmHaltChange.lua's HGET, HSET, XADD
-        // and PUBLISH, sent as EVALSHA or EVAL). No HDEL, DEL or XTRIM: the ledger, which reads
-        // what a node sends, can stop signing but never lift a halt or erase the log.
+        // A limit that trips adds a field to its own chain's trips hash (HaltStore.trip: HSETNX,
+        // then PUBLISH). HSETNX only: the ledger, which reads what a node sends, can stop signing
+        // but never write over a trip, lift a halt, touch another ledger's trips, the operator's
+        // halts or the log (a forged resume, a trimmed log). What it writes counts only when it
+        // is a trip that ledger may make (halt-scope.ts parseLedgerTrips).
         selectors: [
           {
-            keys: [halts, haltLog],
+            keys: [`${p}:{halts}:trips:${chain}`],
             channels: [haltsUpdated],
-            commands: ['evalsha', 'eval', 'hget', 'hset', 'xadd', 'publish'],
+            commands: ['hsetnx', 'publish'],
           },
         ],
       };
@@ -177,10 +184,11 @@ export function redisRoleRule(
         writes: false,
       };
     case 'risk':
-      // `risk`: the halts and their log; reads what it checks a scope against (integrators, pair
-      // registries) and the audit trail (the signatures a halt cannot recall).
+      // `risk`: the halts, the ledgers' trips (a resume lifts them) and the log; reads what it
+      // checks a scope against (integrators, pair registries) and the audit trail (the signatures
+      // a halt cannot recall).
       return {
-        readWrite: [halts, haltLog],
+        readWrite: [halts, haltLog, trips],
         readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:audit`],
         channels: [haltsUpdated],
         writes: true,

@@ -76,14 +76,24 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     /** hash: integrator id → its rolling 60 s markout values (JSON, ledger-rolling-markout.ts). */
     ledgerMarkouts: (chainId: number) => `${prefix}:{${chainId}}:ledger:markout60s`,
     /**
-     * hash: the active halts, scope name (halt-scope.ts haltScopeName) → JSON HaltRecord; written
-     * by the risk command, and by the ledger when a limit trips (it may add a halt, never lift
-     * one). Hash tag `{halts}`: one slot with the log below (one atomic write).
+     * hash: the operator's active halts, scope name (halt-scope.ts haltScopeName) → JSON
+     * HaltRecord; written by the risk command only. Hash tag `{halts}`: one slot with the log and
+     * the ledgers' trips below (one atomic write).
      */
     halts: () => `${prefix}:{halts}:active`,
-    /** stream: every halt, resume and automatic trip, kept for `risk history` (and the ledger's limits read the resumes). */
+    /**
+     * stream: every operator's halt and resume, and each ledger's trip once an operator lifts it;
+     * kept for `risk history` (and the ledgers' limits read the resumes). Written by the risk
+     * command only: no ledger can shorten it or forge a resume.
+     */
     haltLog: () => `${prefix}:{halts}:log`,
-    /** pub/sub channel: announced after each change of the halts (the risk command, a limit's trip). */
+    /**
+     * hash: the halts chain `chainId`'s ledger tripped and no operator lifted yet, scope name →
+     * JSON HaltRecord with its trip. That ledger may only add a field (HSETNX), never change or
+     * remove one; the risk command removes it at the resume (halt-store.ts).
+     */
+    haltTrips: (chainId: number) => `${prefix}:{halts}:trips:${chainId}`,
+    /** pub/sub channel: announced after each change of the halts (the risk command, a ledger's trip). */
     haltsUpdated: () => `${prefix}:halts-updated`,
     /** BullMQ queue prefix for one chain's block jobs (hash tag keeps a queue in one slot). */
     queuePrefix: (chainId: number) => `${prefix}:{${chainId}}:q`,

@@ -43,6 +43,7 @@ export const REDIS_KEY_ROLES: Readonly<Record<keyof RedisKeys, RedisKeyRole>> = 
   ledgerMarkouts: 'records',
   halts: 'records',
   haltLog: 'records',
+  haltTrips: 'records',
   haltsUpdated: 'records',
   queuePrefix: 'rebuildable',
 };

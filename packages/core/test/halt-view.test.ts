@@ -126,7 +126,7 @@ describe('HaltStore', () => {
     expect(await store.halt({ ...halt, reason: 'other', by: 'bob', at: 9 })).toEqual({ made: false, existing: halt });
     expect(await store.resume({ chainId: 56 }, { reason: 'x', by: 'bob', at: 10 })).toBeUndefined();
     expect(await store.resume({ chainId: 8453 }, { reason: 'x', by: 'bob', at: 10 })).toEqual(halt);
-    expect((await store.history()).map((e) => [e.action, e.by, e.at])).toEqual([
+    expect((await store.history()).events.map((e) => [e.action, e.by, e.at])).toEqual([
       ['halt', 'alice', 1],
       ['resume', 'bob', 10],
     ]);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import {
   HaltStore,
   aclUserLine,
+  haltScopeName,
   DurableWrites,
   createLogger,
   createRedis,
@@ -344,7 +345,7 @@ describe('Redis users, one per role', () => {
     expect(await commandOutcome(() => gateway.set(keys.ledgerCursor(8453), '{}'))).toBe('NOPERM');
   });
 
-  it('security: a ledger whose limit trips adds a halt durably and reads the halts and their log; it can never lift a halt or erase the log', async () => {
+  it("security: a ledger whose limit trips adds a trip to its own chain's trips, durably; it can never write over one, lift a halt, touch the operator's halts, another ledger's trips or the log", async () => {
     const ledger = await connect('ledger-8453');
     const store = new HaltStore(ledger, keys);
     const durability = new DurableWrites(ledger, { mode: 'fsync', replicas: 1, waitTimeoutMs: 500 });
@@ -355,36 +356,70 @@ describe('Redis users, one per role', () => {
       at: 2,
       trip: { limit: 'integrator-notional', value: '3200', threshold: '3000' },
     };
-    expect(await durability.run(() => store.halt(trip))).toEqual({ made: true });
-    expect(await store.halt(trip)).toEqual({ made: false, existing: trip });
+    expect(await durability.run(() => store.trip(8453, trip))).toEqual({ made: true });
+    expect(await store.trip(8453, { ...trip, reason: 'again' })).toEqual({ made: false, existing: trip });
     expect((await store.active()).map((h) => h.trip)).toContainEqual(trip.trip);
-    expect((await store.history()).at(-1)).toMatchObject({ action: 'halt', ...trip });
-    // The mid history's times, for a markout at a time horizon.
+    // The mid history's times, for a markout at a time horizon; the halts, the trips and the log, read.
     expect(await commandOutcome(() => ledger.zrange(keys.midTimes(8453), 0, 0))).toBe('ok');
-    // The same script a resume runs: refused at its HDEL, and nothing changed.
-    expect(
-      await commandOutcome(() => store.resume({ integratorId: 'acme' }, { reason: 'x', by: 'ledger', at: 3 })),
-    ).toBe('ERR');
-    expect(await commandOutcome(() => ledger.hdel(keys.halts(), 'integrator=acme'))).toBe('NOPERM');
-    expect(await commandOutcome(() => ledger.del(keys.halts()))).toBe('NOPERM');
+    expect(await commandOutcome(() => store.history())).toBe('ok');
+    // Its own trip: no write over it, no removal.
+    const name = 'integrator=acme';
+    expect(await commandOutcome(() => ledger.hset(keys.haltTrips(8453), name, '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.hdel(keys.haltTrips(8453), name))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.del(keys.haltTrips(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.expire(keys.haltTrips(8453), 1))).toBe('NOPERM');
+    // Another ledger's trips, the operator's halts, the log: nothing.
+    expect(await commandOutcome(() => ledger.hsetnx(keys.haltTrips(56), name, '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.hsetnx(keys.halts(), 'chain=56', '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.hset(keys.halts(), 'chain=56', '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.hdel(keys.halts(), 'chain=56'))).toBe('NOPERM');
+    expect(await commandOutcome(() => ledger.xadd(keys.haltLog(), 'MAXLEN', '0', '*', 'event', '{}'))).toBe('NOPERM');
+    const forgedResume = JSON.stringify({
+      action: 'resume',
+      scope: { integratorId: 'acme' },
+      reason: 'x',
+      by: 'x',
+      at: 9e12,
+    });
+    expect(await commandOutcome(() => ledger.xadd(keys.haltLog(), '*', 'event', forgedResume))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.xtrim(keys.haltLog(), 'MAXLEN', 0))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.xdel(keys.haltLog(), '0-1'))).toBe('NOPERM');
-    expect(await commandOutcome(() => ledger.set(keys.halts(), 'x'))).toBe('NOPERM');
+    expect(
+      await commandOutcome(() => store.resume({ integratorId: 'acme' }, { reason: 'x', by: 'ledger', at: 3 })),
+    ).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.publish(keys.accessUpdated(), 'x'))).toBe('NOPERM');
-    // A script of its own on the halts runs only the commands a halt needs.
-    expect(await commandOutcome(() => ledger.eval("return redis.call('DEL', KEYS[1])", 1, keys.halts()))).toBe('ERR');
-    expect(await admin.hexists(keys.halts(), 'integrator=acme')).toBe(1);
-    // HSET is its to add a halt, so it can write over one: a narrower record filed under the
-    // integrator's name. The readers refuse a record filed under another scope's name (fail closed):
-    // it stops signing, as a halt would, and lifts nothing.
-    const narrower = JSON.stringify({ ...trip, scope: { userAddress: `0x${'cc'.repeat(20)}` } });
-    expect(await commandOutcome(() => ledger.hset(keys.halts(), 'integrator=acme', narrower))).toBe('ok');
-    await expect(store.active()).rejects.toThrow(/filed as "integrator=acme" is a halt of "user=/);
-    await admin.hset(keys.halts(), 'integrator=acme', JSON.stringify(trip));
+    // A script of its own runs only what its user may: no HSET on its trips by EVAL either.
+    expect(
+      await commandOutcome(() => ledger.eval("return redis.call('HSET', KEYS[1], 'x', 'y')", 1, keys.haltTrips(8453))),
+    ).toBe('NOPERM');
+    expect(await admin.hget(keys.haltTrips(8453), name)).toBe(JSON.stringify(trip));
+    // What it may add counts only as the trips it may make: a trip of another chain filed by it
+    // halts its own chain instead (fail closed in its own domain), and never throws.
+    const wider = { ...trip, scope: { chainId: 56 } };
+    expect(await store.trip(8453, wider)).toEqual({ made: true });
+    const { halts, unreadableTrips } = await store.read();
+    expect(unreadableTrips).toEqual([{ chainId: 8453, field: 'chain=56' }]);
+    expect(halts.map((h) => [haltScopeName(h.scope), h.by])).toEqual(
+      expect.arrayContaining([
+        ['chain=8453', 'ledger-8453'],
+        [name, 'ledger-8453'],
+      ]),
+    );
+    expect(halts.some((h) => haltScopeName(h.scope) === 'chain=56')).toBe(false);
+    // Only the risk user lifts them: the trip goes to the log, the unreadable field with its chain's resume.
     const risk = new HaltStore(await connect('risk'), keys);
     expect(await risk.resume({ integratorId: 'acme' }, { reason: 'reviewed', by: 'test', at: 4 })).toMatchObject({
       trip: trip.trip,
     });
+    expect(await risk.resume({ chainId: 8453 }, { reason: 'cleared', by: 'test', at: 5 })).toMatchObject({
+      scope: { chainId: 8453 },
+    });
+    expect(await admin.exists(keys.haltTrips(8453))).toBe(0);
+    expect((await risk.history()).events.map((e) => [e.action, e.by])).toEqual([
+      ['halt', 'ledger-8453'],
+      ['resume', 'test'],
+      ['resume', 'test'],
+    ]);
     await admin.del(keys.haltLog());
   });
 
@@ -408,7 +443,7 @@ describe('Redis users, one per role', () => {
     const store = new HaltStore(risk, keys);
     const halt = { scope: { chainId: 8453 }, reason: 'acl', by: 'test', at: 1 };
     expect(await store.halt(halt)).toEqual({ made: true });
-    expect(await store.history()).toHaveLength(1);
+    expect((await store.history()).events).toHaveLength(1);
     expect(await commandOutcome(() => risk.get(keys.integrator('acme')))).toBe('ok');
     expect(await commandOutcome(() => risk.get(keys.pairs(8453)))).toBe('ok');
     expect(await commandOutcome(() => risk.xrange(keys.audit(8453), '-', '+'))).toBe('ok');

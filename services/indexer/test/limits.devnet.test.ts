@@ -268,7 +268,15 @@ async function risk(argv: string[]): Promise<{ code: number; out: string }> {
   let out = '';
   const code = await runRiskCommand(
     argv,
-    { redis, keys, durability: DurableWrites.unconfirmed(redis), login: () => 'operator' },
+    {
+      redis,
+      registries: async () => redis,
+      keys,
+      durability: DurableWrites.unconfirmed(redis),
+      exposureSettleMs: 0,
+      sleep: async () => undefined,
+      login: () => 'operator',
+    },
     { out: (line) => (out += `${line}\n`), err: (line) => (out += `${line}\n`) },
   );
   return { code, out };

@@ -167,7 +167,11 @@ it('behavior: in replica mode a trip counts only once its halt is on the replica
     const replica = createRedis(nodes.replicas[0]!.url, { name: 'limits-replica' });
     try {
       await redisReady(replica);
-      await until(async () => (await replica.hlen(keys.halts())) === 1, 10_000, 'the halt on the replica');
+      await until(
+        async () => (await replica.hlen(keys.haltTrips(8453))) === 1,
+        10_000,
+        "the ledger's trip on the replica",
+      );
     } finally {
       replica.disconnect();
     }

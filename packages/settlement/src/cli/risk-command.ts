@@ -4,9 +4,15 @@
  *
  * Every input is checked before anything is written: a scope part that is malformed, a chain
  * this deployment does not serve, a pair that is not one of its pairs, an integrator that does
- * not exist, a reason that is missing, too long or carries control characters: a usage error
- * (exit 2) naming it, and nothing changes. A halt is reported only once it is durable (the
+ * not exist, a reason that is missing, too long or carries control or format characters: a usage
+ * error (exit 2) naming it, and nothing changes. A halt is reported only once it is durable (the
  * durable-write rule, core durable-writes.ts): unconfirmed, exit 1.
+ *
+ * Where things live (the two Redis roles, core's redis-roles.ts): the halts, the ledgers' trips,
+ * their log, the integrators and the audit trail on the records' server (`redis`); the pair
+ * registries, which the indexers rebuild, on the other (`registries`), reached only when a chain
+ * or a pair is checked or a token named. A halt never waits on that server: when it cannot be
+ * read, the scope is halted as given and the command says what it could not check.
  */
 import { userInfo } from 'node:os';
 import {
@@ -33,23 +39,44 @@ export const RISK_USAGE = `usage: risk <command> [options]
           --reason <text> [--by <name>]
           Stops signing in the scope on every gateway and signer within 1 s. A scope is every
           part given: --pair needs its --chain; --integrator with --chain halts that integrator
-          on that chain only. No scope at all is refused: everything is --all.
-  resume  the same scope, exactly as halted; --reason <text> [--by <name>]
+          on that chain only. No scope at all is refused: everything is --all. Prints the
+          signatures still valid on-chain at once (provisional) and after 1 s, and when the
+          figure is final (signatures in flight at the halt recorded).
+  resume  the same scope, exactly as halted (an operator's halt or a ledger's trip);
+          --reason <text> [--by <name>]
   status  [--format text|json]   The active halts, each with the signatures issued in its scope
                                  that the router still accepts (a halt cannot recall them).
   history [--format text|json]   Every halt, resume and trip, oldest first.
 
 --by defaults to the operator's login name. --reason: at most ${MAX_HALT_REASON} characters.`;
 
-/** What the command needs: Redis as the risk user, how writes are confirmed, the clock and the login. */
+/**
+ * What the command needs: Redis as the risk user (the records' server, and the rebuildable one's
+ * pair registries), how writes are confirmed, the clock and the login.
+ */
 export interface RiskContext {
+  /** The records' server: halts, trips, their log, integrators, the audit trail. */
   redis: RedisClient;
+  /** The server of the pair registries (the same connection when one server holds both roles), connected on first use. */
+  registries: () => Promise<RedisClient>;
   keys: RedisKeys;
   durability: DurableWrites;
+  /**
+   * How long after a halt a signature already past the halt check may still be recorded: the
+   * services obey a halt within 1 s, and a signature answered at all is recorded within the
+   * request timeout of its request (REQUEST_TIMEOUT_MS). The exposure printed at the halt is
+   * provisional until then.
+   */
+  exposureSettleMs: number;
   now?: () => number;
+  /** Waits `ms` (the exposure's second reading); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
   /** The operator's name when --by is not given; default the OS login. */
   login?: () => string;
 }
+
+/** The services obey a halt within this (core's halt-view.ts): the exposure is read again then. */
+const HALT_OBEYED_MS = 1_000;
 
 export interface RiskIo {
   out(line: string): void;
@@ -58,9 +85,13 @@ export interface RiskIo {
 
 const SCOPE_OPTIONS = ['chain', 'pair', 'integrator', 'user'] as const;
 const MAX_BY = 100;
-/** Control characters (C0, DEL, C1) would rewrite an operator's terminal when printed. */
+/**
+ * Control characters (C0, DEL, C1) would rewrite an operator's terminal when printed; format
+ * characters (\p{Cf}: bidirectional overrides such as U+202E, zero-width ones) and the line and
+ * paragraph separators would make what `status` prints read otherwise than it is.
+ */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/u;
 
 /** Runs one command; returns the exit code (0, 1 failure, 2 usage or refused input). Throws only UsageError. */
 export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, io: RiskIo): Promise<number> {
@@ -76,7 +107,7 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
       const reason = textArg('reason', opts.values.reason, MAX_HALT_REASON);
       const by = textArg('by', opts.values.by ?? (ctx.login ?? defaultLogin)(), MAX_BY);
       // A halt must name what exists here; a resume only what is halted (a since deleted integrator's halt can still be lifted).
-      if (command === 'halt') await assertExists(ctx, scope);
+      if (command === 'halt') await assertExists(ctx, scope, io);
       const at = now();
       const name = haltScopeName(scope);
       if (command === 'halt') {
@@ -88,32 +119,44 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
           return 0;
         }
         io.out(`halted ${name} at ${iso(at)} by ${by}: signing in it stops on every replica within 1 s`);
-        const exposure = await exposureOf(ctx, [{ scope, reason, by, at }], at);
-        io.out(`  ${describeExposure(exposure[0]!)}`);
+        // Signatures past the halt check but not yet recorded (a slow key, a durable write) are
+        // not in the trail yet: the first figure is provisional, read again once every replica
+        // obeys the halt, and final once the last of them is recorded (see RiskContext).
+        const halt = [{ scope, reason, by, at }];
+        io.out(`  provisional: ${describeExposure((await exposureOf(ctx, halt, now()))[0]!)}`);
+        await (ctx.sleep ?? sleep)(Math.max(0, at + HALT_OBEYED_MS - now()));
+        io.out(`  after 1 s: ${describeExposure((await exposureOf(ctx, halt, now()))[0]!)}`);
+        io.out(
+          `  final from ${iso(at + ctx.exposureSettleMs)} (signatures in flight at the halt are recorded by then): \`risk status\``,
+        );
         return 0;
       }
       const lifted = await ctx.durability.run((lane) =>
         new HaltStore(lane, ctx.keys).resume(scope, { reason, by, at }),
       );
       if (!lifted) {
-        const active = await store.active();
+        const active = await store.active().catch(() => []);
         io.err(
           `risk: ${name} is not halted; halted now: ${active.map((h) => haltScopeName(h.scope)).join(', ') || 'nothing'}`,
         );
         return 1;
       }
-      io.out(`resumed ${name} at ${iso(at)} by ${by} (halted since ${iso(lifted.at)} by ${lifted.by})`);
+      io.out(`resumed ${name} at ${iso(at)} by ${by} (${sinceText(lifted)} by ${lifted.by})`);
       return 0;
     }
     case 'status': {
       const format = formatArg(rest);
       const at = now();
-      const halts = await store.active();
+      const { halts, unreadableTrips } = await store.read();
       const exposure = await exposureOf(ctx, halts, at);
       if (format === 'json') {
         io.out(
           JSON.stringify(
-            { at: iso(at), halts: halts.map((h, i) => ({ ...haltJson(h), exposure: exposure[i] })) },
+            {
+              at: iso(at),
+              halts: halts.map((h, i) => ({ ...haltJson(h), exposure: exposure[i] })),
+              unreadableTrips,
+            },
             null,
             2,
           ),
@@ -129,7 +172,17 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
     }
     case 'history': {
       const format = formatArg(rest);
-      const events = await store.history();
+      // The log, in its order, and the trips no operator has lifted yet (a lifted trip is in the log), each at its time.
+      const [history, active] = await Promise.all([store.history(), store.read()]);
+      const events: HaltEvent[] = [...history.events];
+      for (const trip of active.halts.filter((h) => h.trip !== undefined)) {
+        const after = events.findIndex((e) => e.at > trip.at);
+        events.splice(after === -1 ? events.length : after, 0, { id: 'trip', action: 'halt', ...trip });
+      }
+      if (history.malformed > 0)
+        io.err(
+          `risk: ${history.malformed} entr${history.malformed === 1 ? 'y' : 'ies'} of the halts' log do not parse: skipped`,
+        );
       if (format === 'json') {
         io.out(JSON.stringify(events.map(eventJson), null, 2));
         return 0;
@@ -189,7 +242,7 @@ function textArg(name: string, text: string | undefined, max: number): string {
   const value = text?.trim() ?? '';
   if (value === '') throw new UsageError(`--${name} is required`);
   if (value.length > max) throw new UsageError(`--${name} is ${value.length} characters; at most ${max}`);
-  if (CONTROL.test(value)) throw new UsageError(`--${name} has a control character`);
+  if (CONTROL.test(value)) throw new UsageError(`--${name} has a control or format character`);
   return value;
 }
 
@@ -201,27 +254,35 @@ function formatArg(argv: readonly string[]): 'text' | 'json' {
   return format;
 }
 
-/** A chain's pair registry as the indexer stored it, or undefined when the chain has none here. */
-async function registryOf(ctx: RiskContext, chainId: number): Promise<PairRegistry | undefined> {
-  const text = await ctx.redis.get(ctx.keys.pairs(chainId));
-  return text === null ? undefined : (JSON.parse(text) as PairRegistry);
+/** A chain's pair registry as the indexer stored it (undefined: none here), or the error that kept it from being read. */
+async function registryOf(ctx: RiskContext, chainId: number): Promise<PairRegistry | undefined | Error> {
+  try {
+    const text = await (await ctx.registries()).get(ctx.keys.pairs(chainId));
+    return text === null ? undefined : (JSON.parse(text) as PairRegistry);
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
 }
 
-/** Chains served here: those with a pair registry (the indexer writes it; nothing is signed without it). */
-async function servedChains(ctx: RiskContext): Promise<number[]> {
-  const found = await Promise.all(KNOWN_CHAIN_IDS.map((id) => ctx.redis.exists(ctx.keys.pairs(id))));
-  return KNOWN_CHAIN_IDS.filter((_, i) => found[i] === 1);
-}
-
-/** Refuses (UsageError) a chain not served, a pair not of its registry, an integrator that does not exist. */
-async function assertExists(ctx: RiskContext, scope: HaltScope): Promise<void> {
+/**
+ * Refuses (UsageError) a chain not served (no pair registry: the indexer writes it, nothing is
+ * signed without it), a pair not of its registry, an integrator that does not exist. A registry
+ * that cannot be read (its server down) refuses nothing: the halt goes on, and says so.
+ */
+async function assertExists(ctx: RiskContext, scope: HaltScope, io: RiskIo): Promise<void> {
   if (scope.chainId !== undefined) {
     const registry = await registryOf(ctx, scope.chainId);
-    if (!registry)
-      throw new UsageError(
-        `--chain: ${scope.chainId} is not served here (no pair registry; served: ${(await servedChains(ctx)).join(', ') || 'none'})`,
+    if (registry instanceof Error) {
+      io.err(
+        `risk: the pair registries cannot be read (${registry.message}): --chain${scope.pair === undefined ? '' : ' and --pair'} not checked, halting as given`,
       );
-    if (scope.pair !== undefined) {
+    } else if (!registry) {
+      const found = await Promise.all(KNOWN_CHAIN_IDS.map((id) => registryOf(ctx, id)));
+      const served = KNOWN_CHAIN_IDS.filter((_, i) => found[i] !== undefined && !(found[i] instanceof Error));
+      throw new UsageError(
+        `--chain: ${scope.chainId} is not served here (no pair registry; served: ${served.join(', ') || 'none'})`,
+      );
+    } else if (scope.pair !== undefined) {
       const bases = registry.baseTokens.map((t) => t.address.toLowerCase());
       if (registry.quoteToken.address.toLowerCase() === scope.pair)
         throw new UsageError(
@@ -244,21 +305,27 @@ export interface Exposure {
   validUntil: number;
 }
 
-/** Per halt, in order: its exposure at `at`, from the audit trail of every served chain. */
+/**
+ * Per halt, in order: its exposure at `at`, from the audit trail of every chain of the registry
+ * (a record, on the records' server: whatever the other server holds). The pair registries only
+ * name the tokens, when they can be read.
+ */
 async function exposureOf(ctx: RiskContext, halts: readonly HaltRecord[], at: number): Promise<Exposure[]> {
   const out = halts.map(() => ({ signatures: 0, sums: new Map<string, bigint>(), validUntil: 0 }));
   if (halts.length === 0) return [];
   const reader = new AuditReader(ctx.redis, ctx.keys);
-  const chains = await servedChains(ctx);
   const registries = new Map<number, PairRegistry | undefined>();
-  for (const chainId of chains) {
-    registries.set(chainId, await registryOf(ctx, chainId));
+  for (const chainId of KNOWN_CHAIN_IDS) {
     for await (const { record } of reader.live(chainId, Math.floor(at / 1000))) {
       halts.forEach((h, i) => {
         if (!scopeCoversSign(h.scope, record)) return;
         add(out[i]!, record);
       });
     }
+  }
+  for (const chainId of new Set(out.flatMap((o) => [...o.sums.keys()].map((key) => Number(key.split(' ')[0]))))) {
+    const registry = await registryOf(ctx, chainId);
+    registries.set(chainId, registry instanceof Error ? undefined : registry);
   }
   return out.map((o) => ({
     signatures: o.signatures,
@@ -305,6 +372,10 @@ function describeExposure(e: Exposure): string {
   );
 }
 
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 function iso(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -318,8 +389,14 @@ function tripText(h: Pick<HaltRecord, 'trip'>): string {
   return h.trip ? ` [limit ${h.trip.limit} tripped: value ${h.trip.value}, threshold ${h.trip.threshold}]` : '';
 }
 
+/** "halted since <time>", or "halted" for an unreadable trip (core's parseLedgerTrips), which has no time to trust. */
+function sinceText(h: HaltRecord, at?: number): string {
+  if (h.at === 0) return 'halted';
+  return `halted since ${iso(h.at)}${at === undefined ? '' : ` (${age(at - h.at)})`}`;
+}
+
 function describeHalt(h: HaltRecord, at: number): string {
-  return `${haltScopeName(h.scope)}  halted since ${iso(h.at)} (${age(at - h.at)}) by ${h.by}: ${h.reason}${tripText(h)}`;
+  return `${haltScopeName(h.scope)}  ${sinceText(h, at)} by ${h.by}: ${h.reason}${tripText(h)}`;
 }
 
 function haltJson(h: HaltRecord) {

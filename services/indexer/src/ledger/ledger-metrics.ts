@@ -35,6 +35,8 @@ export interface LedgerMetrics {
   /** label limit: halts written by a limit on executed swaps */
   limitTrips: Counter;
   limitTripFailures: Counter;
+  /** Entries of the halts' log that did not parse (skipped by the limits, never thrown on). */
+  haltLogMalformed: Counter;
   limitsBlock: Gauge;
 }
 
@@ -102,11 +104,17 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
       'Limits broken whose halt could not be written or confirmed durable (tried again at the next block)',
       [],
     ),
+    haltLogMalformed: metrics.counter(
+      'ledger_halt_log_malformed_total',
+      "Entries of the halts' log that did not parse, skipped by the limits (only the risk command writes the log)",
+      [],
+    ),
   };
   // Counted failures and trips exist from the start at 0 (an alert's increase() sees the first one).
   out.blockErrors.inc(0);
   out.reorgs.inc(0);
   for (const limit of LIMIT_NAMES) out.limitTrips.inc({ limit }, 0);
   out.limitTripFailures.inc(0);
+  out.haltLogMalformed.inc(0);
   return out;
 }

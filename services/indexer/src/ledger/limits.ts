@@ -2,9 +2,10 @@
  * The limits that trip on what executes, run by each chain's ledger (docs/decisions.md, limits on
  * executed swaps): after each committed block, the window (limit-window.ts) takes the block's
  * swaps and the markouts whose horizon has passed (pending-markouts.ts), and each limit broken in
- * a scope not halted yet halts exactly that scope through the halt store, under the durable-write
- * rule, with the trip (limit, value, threshold) in the record: `risk status` and `risk history`
- * show it, every gateway and signer obeys it within a second. Only an operator resumes.
+ * a scope not halted yet halts exactly that scope: a trip in the ledger's own trips hash (core's
+ * halt-store.ts HaltStore.trip), under the durable-write rule, with the trip (limit, value,
+ * threshold) in the record: `risk status` and `risk history` show it, every gateway and signer
+ * obeys it within a second. Only an operator resumes.
  *
  * The window restarts at a scope's resume: the resumes come from the halts' log (read whole at the
  * first evaluation, then only what is new), so a ledger restarted after a resume does not trip
@@ -18,6 +19,7 @@ import {
   DurableWrites,
   HaltStore,
   haltScopeName,
+  ledgerAuthor,
   parseLedgerEntry,
   type HaltScope,
   type LedgerEntry,
@@ -103,8 +105,13 @@ export function startLimits(deps: LimitsDeps): Limits {
   };
 
   const readResumes = async () => {
-    for (const event of await store.history(logCursor)) {
-      logCursor = event.id;
+    const { events, malformed, lastId } = await store.history(logCursor);
+    logCursor = lastId ?? logCursor;
+    if (malformed > 0) {
+      metrics.haltLogMalformed.inc(malformed);
+      log.error("entries of the halts' log do not parse: skipped", { malformed });
+    }
+    for (const event of events) {
       if (event.action !== 'resume') continue;
       const name = haltScopeName(event.scope);
       resumes.set(name, Math.max(resumes.get(name) ?? -Infinity, event.at));
@@ -115,10 +122,10 @@ export function startLimits(deps: LimitsDeps): Limits {
     // The halt goes on the connection the durability confirms (its WAIT counts that connection's
     // writes), which is not the ledger's own.
     const outcome = await deps.durability.run((lane) =>
-      new HaltStore(lane, keys).halt({
+      new HaltStore(lane, keys).trip(chainId, {
         scope: breach.scope,
         reason: breach.reason,
-        by: `ledger-${chainId}`,
+        by: ledgerAuthor(chainId),
         at,
         trip: { limit: breach.limit, value: breach.value, threshold: breach.threshold },
       }),
