@@ -4,7 +4,7 @@
  * indexer per chain, the signer and the gateway; the demo flow then runs on every chain
  * through the SDK (book → sign → approve → swap); SIGINT must stop every process it started.
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -21,7 +21,7 @@ import {
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
-import { startStack, type StartedStack } from '@pmm/testkit';
+import { REPO_ROOT, startStack, type StartedStack } from '@pmm/testkit';
 
 function descendants(pid: number): number[] {
   let out: string;
@@ -222,6 +222,105 @@ describe('the stack started as the README says', () => {
       expect(r.received).toBeGreaterThan(0n);
       expect(r.received).toBeGreaterThanOrEqual(r.estimated);
     }
+  }, 120_000);
+
+  it('behavior: beside it, `npm run risk` (its own Redis user, the stack file alone) halts each scope within a second, prints the signature given just before, and history lists every lever', async () => {
+    const { gateway, chains } = JSON.parse(readFileSync(stackFile, 'utf8'));
+    const headers = { 'X-API-KEY': gateway.apiKey, 'Content-Type': 'application/json' };
+    const sign = (chainId: number, base = 0, amountIn?: string) => {
+      const chain = chains[String(chainId)];
+      return fetch(`${gateway.url}/v2/swap/sign`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          chainId,
+          tokenIn: chain.quoteToken.address,
+          tokenOut: chain.baseTokens[base].address,
+          fee: '10',
+          userAddress: chain.testUser.address,
+          ...(amountIn ? { amountIn } : {}),
+        }),
+      });
+    };
+    const codeOf = async (res: Response) =>
+      res.status === 200 ? 200 : ((await res.json()) as { error: { code: string } }).error.code;
+    const riskCommand = [path.join(REPO_ROOT, 'packages/settlement/dist/cli/risk.js')];
+    const riskEnv = { PATH: process.env.PATH ?? '', STACK_FILE: stackFile };
+    const risk = (argv: string[]) => {
+      try {
+        return {
+          stdout: execFileSync(process.execPath, [...riskCommand, ...argv], { env: riskEnv, encoding: 'utf8' }),
+        };
+      } catch (err) {
+        const e = err as { status: number; stdout: string; stderr: string };
+        throw new Error(`risk ${argv.join(' ')} exited ${e.status}: ${e.stdout}${e.stderr}`);
+      }
+    };
+    /** `risk halt`, and when it said the halt was made (it then reads the exposure for a second more). */
+    const riskHalt = (argv: string[]) =>
+      new Promise<{ stdout: string; haltedAt: number }>((resolve, reject) => {
+        const child = spawn(process.execPath, [...riskCommand, 'halt', ...argv], { env: riskEnv });
+        let stdout = '';
+        let haltedAt = 0;
+        child.stdout.on('data', (d: Buffer) => {
+          stdout += d.toString();
+          if (!haltedAt && stdout.startsWith('halted ')) haltedAt = Date.now();
+        });
+        child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.on('error', reject);
+        child.on('close', (code) =>
+          code === 0 && haltedAt
+            ? resolve({ stdout, haltedAt })
+            : reject(new Error(`risk halt exited ${code}: ${stdout}`)),
+        );
+      });
+    // A firm quote just before the halts: every halt covering it must count it.
+    const firm = await sign(8453, 0, '1000000');
+    expect(firm.status).toBe(200);
+    const base8453 = chains['8453'].baseTokens[0].address.toLowerCase();
+    const levers: { argv: string[]; covered: () => Promise<Response>; outside?: () => Promise<Response> }[] = [
+      { argv: ['--chain', '8453'], covered: () => sign(8453), outside: () => sign(56) },
+      { argv: ['--chain', '8453', '--pair', base8453], covered: () => sign(8453, 0), outside: () => sign(8453, 1) },
+      { argv: ['--integrator', 'dev'], covered: () => sign(4663) },
+      { argv: ['--user', chains['8453'].testUser.address.toLowerCase()], covered: () => sign(8453) },
+      { argv: ['--all'], covered: () => sign(56) },
+    ];
+    // A lever left on by a failed step would fail the tests after this one: lifted in the end whatever happens.
+    const halted: string[][] = [];
+    try {
+      for (const lever of levers) {
+        halted.push(lever.argv);
+        const halt = await riskHalt([...lever.argv, '--reason', 'e2e drill', '--by', 'e2e']);
+        expect(halt.stdout).toMatch(/^halted .* by e2e: signing in it stops on every replica within 1 s/);
+        // Every lever covers the firm quote (chain 8453, its first pair, the dev integrator, the test user).
+        expect(halt.stdout).toMatch(
+          /\n {2}provisional: still valid on-chain: [1-9][0-9]* signatures?, amountIn [0-9.]+ USDC/,
+        );
+        // The halt was made before it said so: a sign a second after that must be refused.
+        await new Promise((r) => setTimeout(r, Math.max(0, halt.haltedAt + 1_000 - Date.now())));
+        expect([lever.argv.join(' '), await codeOf(await lever.covered())]).toEqual([lever.argv.join(' '), 'HALTED']);
+        if (lever.outside)
+          expect([lever.argv.join(' '), await codeOf(await lever.outside())]).toEqual([lever.argv.join(' '), 200]);
+        risk(['resume', ...lever.argv, '--reason', 'e2e drill over', '--by', 'e2e']);
+        halted.pop();
+      }
+    } finally {
+      for (const argv of halted) {
+        try {
+          risk(['resume', ...argv, '--reason', 'e2e drill failed', '--by', 'e2e-cleanup']);
+        } catch {
+          // Not halted after all: nothing to lift.
+        }
+      }
+    }
+    const history = risk(['history', '--format', 'json']);
+    const events = (JSON.parse(history.stdout) as { action: string; name: string; by: string }[]).filter(
+      (e) => e.by === 'e2e',
+    );
+    expect(events.map((e) => e.action)).toEqual(levers.flatMap(() => ['halt', 'resume']));
+    expect(new Set(events.map((e) => e.name)).size).toBe(levers.length);
+    // Signing again everywhere.
+    expect(await codeOf(await sign(8453))).toBe(200);
   }, 120_000);
 
   it('security: each process is handed only its own secrets; no file it reads holds another key; Redis needs its password', async () => {
