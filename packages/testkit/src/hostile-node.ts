@@ -1,7 +1,8 @@
 /**
  * A fake EVM JSON-RPC node (HTTP POST and WebSocket on one port) that mines an honest chain of
  * its own and can be told to lie: lag, stamp heads in the future, redirect elsewhere, stall, send `null` and malformed messages, flood, answer with
- * more bytes than any real answer, jump far ahead, reorg, and report other decimals.
+ * more bytes than any real answer, jump far ahead, reorg, report other decimals, and stamp an
+ * honest block's header (read by number) with another time.
  *
  * Its chain: one pair, a base token (18 decimals) against the quote token (6 decimals), whose
  * price is a property of each BLOCK (block n of the honest chain: 2000 + n % 7 × 100; a reorged
@@ -10,12 +11,15 @@
  * level of a correct book has exactly the block's price. Calls are answered for the block the
  * request names: by hash (EIP-1898), by number (the canonical block), or "latest".
  *
+ * Its router executes the swaps it is told to ({@link HostileNode.swapInNextBlock}): direct calls
+ * of `swap`, with the two Transfer logs and the transaction a scan reads (the ledger finds them).
+ *
  * `POST /confirm` is a second, honest node of the same chain: the lies below (decimals, raw
  * answers) are not told there.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { Interface } from 'ethers';
+import { Interface, id } from 'ethers';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { Multicall3Artifact, PmmHelperArtifact, PmmRouterArtifact } from '@pmm/contracts';
 import { DECIMALS_CALLDATA, SYMBOL_CALLDATA } from '@pmm/core';
@@ -54,6 +58,11 @@ const DEPTH_EXCEEDED = new Interface(['error DepthExceeded()']).getError('DepthE
 const multicall = new Interface(Multicall3Artifact.abi);
 const erc20 = new Interface(['function decimals() view returns (uint256)', 'function symbol() view returns (string)']);
 const hex = (n: number | bigint) => '0x' + n.toString(16);
+const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
+const word = (v: string | bigint) =>
+  '0x' + (typeof v === 'bigint' ? v.toString(16) : v.toLowerCase().slice(2)).padStart(64, '0');
+/** Who sends the swaps of the fake router. */
+const SWAPPER = '0x00000000000000000000000000000000000000F6';
 const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
 
 export interface HostileNode {
@@ -81,6 +90,17 @@ export interface HostileNode {
   redirectTo: string | undefined;
   /** HTTP answers (but `/confirm`) are held this many ms (a node that stalls); 0: at once. */
   stallMs: number;
+  /**
+   * The header of block `number` (eth_getBlockByNumber by number) answers `timestamp` (Unix s)
+   * instead of its own for the next `count` reads (Infinity: always), except on `/confirm`.
+   */
+  lieTimestamp(number: number, timestamp: number, count: number): void;
+  /**
+   * A swap in the next block mined: `amountIn` raw units of the quote token in, the base token
+   * out at the block's price, a direct call of the router without verification data (nobody's
+   * signature: unattributed).
+   */
+  swapInNextBlock(amountIn: bigint): void;
   /** Sends raw text to every WebSocket client. */
   sendRaw(text: string): void;
   /** A `newHeads` notification of `block` to every subscriber (without making it canonical). */
@@ -109,6 +129,11 @@ export async function startHostileNode(opts: {
   const sockets = new Set<WebSocket>();
   let salt = 0;
   let decimalsLie: { decimals: number; count: number } | undefined;
+  const timestampLies = new Map<number, { timestamp: number; count: number }>();
+  /** Swaps by transaction hash, and the transaction hashes of each block (by block hash). */
+  const swaps = new Map<string, { block: FakeBlock; amountIn: bigint; amountOut: bigint }>();
+  const swapsIn = new Map<string, string[]>();
+  let nextSwaps: bigint[] = [];
   /** True while an answer of the honest second node (`/confirm`) is computed (synchronously). */
   let honestView = false;
 
@@ -126,12 +151,71 @@ export async function startHostileNode(opts: {
   let head = makeBlock(1000, honestPrice(1000), 0);
   canonical.set(head.number, head);
 
-  const header = (b: FakeBlock) => ({
+  const header = (b: FakeBlock, timestamp = b.timestamp) => ({
     number: hex(b.number),
     hash: b.hash,
     parentHash: canonical.get(b.number - 1)?.hash ?? '0x' + '00'.repeat(32),
-    timestamp: hex(b.timestamp),
+    timestamp: hex(timestamp),
   });
+
+  /** A block's header read by number: the lie told about its time, while one is. */
+  const headerByNumber = (b: FakeBlock) => {
+    const lie = timestampLies.get(b.number);
+    if (honestView || !lie || lie.count <= 0) return header(b);
+    lie.count--;
+    return header(b, lie.timestamp);
+  };
+
+  /** The Transfer logs of the swaps in the canonical blocks of `filter`'s range that match its topics. */
+  const transferLogs = (filter: { fromBlock?: string; toBlock?: string; topics?: unknown[] }) => {
+    const [, fromTopic, toTopic] = filter.topics ?? [];
+    const matches = (topic: unknown, value: string) => typeof topic !== 'string' || topic.toLowerCase() === value;
+    const logs = [];
+    for (let n = Number(filter.fromBlock); n <= Number(filter.toBlock); n++) {
+      const block = canonical.get(n);
+      for (const [i, txHash] of (block ? (swapsIn.get(block.hash) ?? []) : []).entries()) {
+        const swap = swaps.get(txHash)!;
+        const moves: [string, string, string, bigint][] = [
+          [TOKENS.quote.address, SWAPPER, CONTRACTS.router, swap.amountIn],
+          [TOKENS.base.address, CONTRACTS.router, SWAPPER, swap.amountOut],
+        ];
+        for (const [k, [token, from, to, value]] of moves.entries()) {
+          if (!matches(fromTopic, word(from)) || !matches(toTopic, word(to))) continue;
+          logs.push({
+            address: token.toLowerCase(),
+            topics: [TRANSFER_TOPIC, word(from), word(to)],
+            data: word(value),
+            blockNumber: hex(n),
+            blockHash: block!.hash,
+            transactionHash: txHash,
+            logIndex: hex(2 * i + k),
+          });
+        }
+      }
+    }
+    return logs;
+  };
+
+  /** A swap's transaction: a direct call of the router's `swap`. */
+  const swapTransaction = (txHash: string) => {
+    const swap = swaps.get(txHash);
+    if (!swap || canonical.get(swap.block.number) !== swap.block) return null;
+    return {
+      hash: txHash,
+      blockNumber: hex(swap.block.number),
+      blockHash: swap.block.hash,
+      from: SWAPPER,
+      to: CONTRACTS.router,
+      input: router.encodeFunctionData('swap', [
+        TOKENS.quote.address,
+        swap.amountIn,
+        TOKENS.base.address,
+        0n,
+        BigInt(swap.block.timestamp),
+        '0x',
+      ]),
+    };
+  };
 
   /** The block an eth_call names: EIP-1898 object, number, or tag. */
   const blockOf = (param: unknown): FakeBlock | undefined => {
@@ -221,13 +305,15 @@ export async function startHostileNode(opts: {
           const which = req.params?.[0];
           if (typeof which === 'string' && /^0x[0-9a-f]+$/i.test(which)) {
             const block = canonical.get(Number.parseInt(which, 16));
-            return reply(block ? header(block) : null);
+            return reply(block ? headerByNumber(block) : null);
           }
           return reply(header(latest ?? head));
         }
         case 'eth_getLogs':
-          // Nothing but the pair lives on this chain: no token moves.
-          return reply([]);
+          // Only the swaps it was told to make move tokens on this chain.
+          return reply(transferLogs((req.params?.[0] ?? {}) as never));
+        case 'eth_getTransactionByHash':
+          return reply(swapTransaction(String(req.params?.[0]).toLowerCase()));
         case 'eth_subscribe':
           return reply('0x5ub');
         case 'eth_call':
@@ -268,6 +354,12 @@ export async function startHostileNode(opts: {
     lieDecimals(decimals, count) {
       decimalsLie = { decimals, count };
     },
+    lieTimestamp(number, timestamp, count) {
+      timestampLies.set(number, { timestamp, count });
+    },
+    swapInNextBlock(amountIn) {
+      nextSwaps.push(amountIn);
+    },
     sendRaw(text) {
       for (const ws of sockets) if (ws.readyState === ws.OPEN) ws.send(text);
     },
@@ -283,6 +375,23 @@ export async function startHostileNode(opts: {
     mine() {
       head = makeBlock(head.number + 1, honestPrice(head.number + 1), node.lagSeconds);
       canonical.set(head.number, head);
+      const block = head;
+      // Base out at the block's price: amountIn × 10^bd / (price × 10^qd).
+      const amountsOut = nextSwaps.map((amountIn) => ({
+        amountIn,
+        amountOut:
+          (amountIn * 10n ** BigInt(TOKENS.base.decimals)) /
+          (BigInt(block.price) * 10n ** BigInt(TOKENS.quote.decimals)),
+      }));
+      nextSwaps = [];
+      swapsIn.set(
+        block.hash,
+        amountsOut.map((amounts, i) => {
+          const txHash = '0x' + createHash('sha256').update(`${block.hash}:swap:${i}`).digest('hex');
+          swaps.set(txHash, { block, ...amounts });
+          return txHash;
+        }),
+      );
       node.announce(head);
       return head;
     },

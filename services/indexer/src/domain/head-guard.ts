@@ -14,7 +14,8 @@
  *   A real catch-up (after an outage) costs one block: the next head confirms it.
  * - Lower numbers are accepted: after a reorg or a node restart the chain really is there.
  *
- * Pure: the caller passes the clock.
+ * Pure: the caller passes the clock. The ledger holds the headers it reads behind the admitted
+ * head to the same `ahead` rule ({@link aheadOfClock}, ledger-follower.ts).
  */
 import type { HeadRefusal } from '../metrics';
 
@@ -30,13 +31,18 @@ export interface HeadGuard {
   check(head: { number: number; timestamp: number }, nowMs: number): HeadVerdict;
 }
 
+/** True when a block stamped `timestamp` (Unix s) is more than `maxLeadMs` ahead of the clock `nowMs`. */
+export function aheadOfClock(timestamp: number, nowMs: number, maxLeadMs: number): boolean {
+  return timestamp * 1000 - nowMs > maxLeadMs;
+}
+
 export function createHeadGuard(limits: HeadGuardLimits): HeadGuard {
   let accepted: number | undefined;
   let held: number | undefined;
   return {
     check(head, nowMs) {
       if (nowMs - head.timestamp * 1000 > limits.maxLagMs) return 'lagging';
-      if (head.timestamp * 1000 - nowMs > limits.maxLeadMs) return 'ahead';
+      if (aheadOfClock(head.timestamp, nowMs, limits.maxLeadMs)) return 'ahead';
       if (accepted !== undefined && head.number > accepted + limits.maxJump) {
         const confirmsHeld = held !== undefined && head.number > held && head.number <= held + limits.maxJump;
         if (!confirmsHeld) {

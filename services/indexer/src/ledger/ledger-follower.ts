@@ -7,9 +7,15 @@
  * hash (ledger-store.ts).
  *
  * Unlike the book, no block is skipped: a block that fails (a trace the node could not give, a
- * timeout) is read again until it passes, and the ledger waits meanwhile. A block whose parent is
- * not the one the ledger holds is a reorg: the ledger walks back to the last block it shares with
- * the chain, forgets what it held above it, and goes on from there.
+ * timeout) is read again until it passes, and the ledger waits meanwhile. So is a block whose
+ * time cannot be the chain's: stamped ahead of the clock by more than the head guard allows a
+ * head (its `aheadOfClock`, MAX_HEAD_LEAD_MS), before its parent, or with swaps the scan dates
+ * otherwise. The head guard sees only heads; the headers behind them come from the same node,
+ * and a block's time is the limits' clock (limits.ts): one block stamped in 2100 would expire
+ * every swap of the window as it arrives.
+ *
+ * A block whose parent is not the one the ledger holds is a reorg: the ledger walks back to the
+ * last block it shares with the chain, forgets what it held above it, and goes on from there.
  */
 import {
   hexToNumber,
@@ -32,6 +38,7 @@ import {
   type SignatureRecords,
 } from '@pmm/settlement';
 import type { BlockHead } from '../chain/block-source';
+import { aheadOfClock } from '../domain/head-guard';
 import { outageLog } from '../outage-log';
 import type { LedgerStore } from './ledger-store';
 
@@ -48,6 +55,8 @@ export interface LedgerFollowerDeps {
   /** The newest head the head guard admitted. */
   latestHead: () => BlockHead | undefined;
   timeoutMs: number;
+  /** The head guard's MAX_HEAD_LEAD_MS: a block stamped further ahead of the clock is not committed. */
+  maxLeadMs: number;
   /** How far back a reorg is followed (the block hashes the store keeps). */
   maxReorgDepth: number;
   /** Wait after a failed block before it is read again, ms. */
@@ -78,6 +87,8 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
   const router = deps.router.toLowerCase();
   const failures = outageLog(log, 'ledger block');
   let quote: EntryTokens['quote'] | undefined;
+  /** The last block committed: the parent of the next one, whose time is then not read again. */
+  let committed: Header | undefined;
 
   const header = async (number: number): Promise<Header> => {
     const raw = await deps.rpc.request('eth_getBlockByNumber', [numberToHex(number), false], deps.timeoutMs);
@@ -116,6 +127,27 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
     return { quote, base: (a) => metas.get(a)! };
   };
 
+  /**
+   * Throws (the block is read again) when `h`'s time is ahead of the clock past the head guard's
+   * margin or before its parent's: a node that lies about it now may answer honestly next time.
+   */
+  const checkTime = async (h: Header): Promise<void> => {
+    const now = Date.now();
+    if (aheadOfClock(h.timestamp, now, deps.maxLeadMs))
+      throw new RpcError(
+        `block ${h.number}: stamped ${Math.round(h.timestamp - now / 1000)} s ahead of the clock (MAX_HEAD_LEAD_MS)`,
+        -32603,
+      );
+    const parent = committed?.hash === h.parentHash ? committed : h.number > 0 ? await header(h.number - 1) : undefined;
+    if (parent && parent.hash !== h.parentHash)
+      throw new RpcError(`block ${h.number}: its parent changed while it was read`, -32603);
+    if (parent && h.timestamp < parent.timestamp)
+      throw new RpcError(
+        `block ${h.number}: stamped ${parent.timestamp - h.timestamp} s before its parent (block ${parent.number})`,
+        -32603,
+      );
+  };
+
   /** Reads and commits block `number` (after `cursor`); false when the block changed under it. */
   const readBlock = async (number: number, cursor: LedgerCursor | undefined, head: BlockHead): Promise<boolean> => {
     const h = await header(number);
@@ -123,6 +155,7 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
       await rollbackToFork(cursor.number);
       return false;
     }
+    await checkTime(h);
     const scan = await scanSwaps({
       reader: deps.reader,
       router,
@@ -138,6 +171,13 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
       throw new Error(
         `block ${number}: ${scan.unexamined.length} transactions not examined: ${scan.unexamined[0]!.reason}`,
       );
+    // The swaps' time is the header's (the scan reads it again, or takes it from the logs).
+    const other = scan.swaps.find((s) => s.blockTime !== h.timestamp);
+    if (other)
+      throw new RpcError(
+        `block ${number}: a swap's block time ${other.blockTime} is not its header's ${h.timestamp}`,
+        -32603,
+      );
     const tokens = await tokensFor(
       [...new Set(scan.swaps.flatMap((s) => [s.tokenIn, s.tokenOut]))].filter(
         (a) => a !== quote?.address && a !== undefined,
@@ -151,6 +191,7 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
     // The logs were read by number: the block must still be the one whose parent was checked.
     if ((await header(number)).hash !== h.hash) return false;
     await store.commit(number, h.hash, entries);
+    committed = h;
     deps.onCommit?.(number, entries, head, h.timestamp);
     return true;
   };

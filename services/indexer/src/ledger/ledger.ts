@@ -164,6 +164,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     audit: new AuditReader(redis, keys),
     latestHead: source.latest,
     timeoutMs: config.rpcTimeoutMs,
+    maxLeadMs: config.maxHeadLeadMs,
     maxReorgDepth: config.maxReorgDepth,
     retryMs: config.retryMs,
     logger: log,
