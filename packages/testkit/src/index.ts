@@ -11,6 +11,7 @@ export {
 export { freePort, waitForPort } from './ports';
 export { processCpuSeconds, stopAll, stopProcess } from './processes';
 export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
+export { privateStackRedis, type PrivateStackRedis } from './private-stack-redis';
 export { startSentinel } from './private-sentinel';
 export {
   REPLICATED_CONF,

@@ -1,7 +1,8 @@
 /**
  * A throw-away redis-server on a free port, for fault tests: stop it (even with SIGKILL) and
  * start it again on the same port. Without options it keeps nothing (it comes back empty);
- * `dir` + `args` (e.g. `--appendonly yes`) make it persist there across restarts.
+ * `dir` + `args` (e.g. `--appendonly yes`) make it persist there across restarts; `config`
+ * gives it configuration lines (its users, say) with no file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, waitForPort } from './ports';
@@ -25,6 +26,11 @@ export interface PrivateRedisOptions {
   dir?: string;
   /** Extra redis-server arguments, after the defaults (`--save '' --appendonly no`), so they win. */
   args?: string[];
+  /**
+   * redis.conf lines (`user …` lines of an ACL, say), read from standard input (`redis-server -`)
+   * at each start: nothing written to disk. The defaults and `args` are applied after them, so they win.
+   */
+  config?: string;
 }
 
 export async function privateRedis(opts: PrivateRedisOptions = {}): Promise<PrivateRedis> {
@@ -41,10 +47,13 @@ export async function privateRedis(opts: PrivateRedisOptions = {}): Promise<Priv
     'no',
     ...(opts.dir ? ['--dir', opts.dir] : []),
     ...(opts.args ?? []),
+    ...(opts.config === undefined ? [] : ['-']),
   ];
   const start = async () => {
     if (child && child.exitCode === null && child.signalCode === null) return;
-    child = spawn('redis-server', args, { stdio: 'ignore' });
+    child = spawn('redis-server', args, { stdio: [opts.config === undefined ? 'ignore' : 'pipe', 'ignore', 'ignore'] });
+    // A server that fails to start closes its input early: its exit is what waitForPort reports.
+    child.stdin?.on('error', () => undefined).end(opts.config);
     await waitForPort(port);
   };
   const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {
