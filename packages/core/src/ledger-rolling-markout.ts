@@ -12,22 +12,33 @@ export const LEDGER_MARKOUT_HORIZON_SECONDS = 60;
 /** How many of an integrator's latest swaps the rolling markout averages. */
 export const LEDGER_ROLLING_SWAPS = 100;
 
-/** The stored form of an integrator's values, oldest first (at most LEDGER_ROLLING_SWAPS). */
+const finite = (bps: readonly number[]): number[] => bps.filter((x) => Number.isFinite(x));
+
+/**
+ * The stored form of an integrator's values, oldest first (at most LEDGER_ROLLING_SWAPS). A value
+ * that is not a finite number is left out (JSON would write it as null).
+ */
 export function rollingMarkoutJson(bps: readonly number[]): string {
-  return JSON.stringify({ bps: bps.slice(-LEDGER_ROLLING_SWAPS) });
+  return JSON.stringify({ bps: finite(bps).slice(-LEDGER_ROLLING_SWAPS) });
 }
 
-/** Reads the stored values back; throws naming what is wrong. */
+/**
+ * Reads the stored values back; throws naming what is wrong. A null is left out: it is an
+ * infinite markout (a swap with a zero leg) that a ledger before this rule wrote, and the rest
+ * of the list still holds.
+ */
 export function parseRollingMarkout(json: string): number[] {
   const v = JSON.parse(json) as { bps?: unknown };
   if (typeof v !== 'object' || v === null || !Array.isArray(v.bps))
     throw new Error('rolling markout: bps is not a list');
-  if (!v.bps.every((x) => typeof x === 'number' && Number.isFinite(x)))
+  const values = v.bps.filter((x) => x !== null);
+  if (!values.every((x) => typeof x === 'number' && Number.isFinite(x)))
     throw new Error('rolling markout: a value is not a number');
-  return (v.bps as number[]).slice(-LEDGER_ROLLING_SWAPS);
+  return (values as number[]).slice(-LEDGER_ROLLING_SWAPS);
 }
 
-/** The mean of the values, or null when there is none. */
+/** The mean of the values (finite ones only), or null when there is none. */
 export function rollingMean(bps: readonly number[]): number | null {
-  return bps.length === 0 ? null : bps.reduce((a, b) => a + b, 0) / bps.length;
+  const values = finite(bps);
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }

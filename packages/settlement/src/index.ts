@@ -25,14 +25,16 @@ export { ledgerEntryOf, executionPrice } from './ledger/swap-entry';
 export type { EntryTokens } from './ledger/swap-entry';
 export {
   HORIZONS,
+  NO_MARKOUT_ZERO_LEG,
   markoutBps,
+  markoutPrice,
   markoutQuote,
   markoutTarget,
   recordAt,
   swapMarkouts,
   targetReached,
 } from './ledger/markouts';
-export type { Horizon, HorizonKey, MarkoutTarget, Markouts } from './ledger/markouts';
+export type { Horizon, HorizonKey, MarkoutTarget, Markouts, NoMarkout } from './ledger/markouts';
 export { buildMarkoutReport, statsOf } from './ledger/markout-report';
 export type { MarkoutReport, SwapMarkoutLine } from './ledger/markout-report';
 export { LedgerReader } from './store/ledger-reader';

@@ -1,9 +1,22 @@
 /**
  * Markouts and their aggregates (pure): the maker's sign, the horizon's book (the last block at
- * or before the target, null before the history reaches it), statistics with their interval.
+ * or before the target, null before the history reaches it), statistics with their interval; a
+ * swap with a zero leg has none, says so in `markouts`' JSON, CSV and table, and counts in no mean.
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
-import { buildMarkoutReport, markoutBps, recordAt, statsOf, swapMarkouts } from '../src';
+import {
+  HORIZONS,
+  NO_MARKOUT_ZERO_LEG,
+  buildMarkoutReport,
+  markoutBps,
+  markoutPrice,
+  markoutQuote,
+  recordAt,
+  runMarkoutsCommand,
+  statsOf,
+  swapMarkouts,
+  type MarkoutReport,
+} from '../src';
 
 const BASE = '0x' + 'aa'.repeat(20);
 const entry = (over: Partial<LedgerEntry> = {}): LedgerEntry => ({
@@ -90,5 +103,76 @@ describe('markouts', () => {
     ]);
     // The mid fell 1 % after the maker sold: +100 bps for the maker.
     expect(report.aggregates[2]!.markoutsBps['1b']!.mean).toBeCloseTo(100, 9);
+  });
+});
+
+describe('a swap with a zero leg (a dust amount in, nothing paid out)', () => {
+  // 1 wei of the base token in, 0 of the quote token out: the ledger's execution price is 0.
+  const dust = entry({
+    side: 'bid',
+    txHash: '0x' + '44'.repeat(32),
+    baseAmount: '0.000000000000000001',
+    quoteAmount: '0',
+    executionPrice: '0',
+    amountOut: '0',
+  });
+  const real = [1, 2, 3].map((i) => entry({ txHash: '0x' + `5${i}`.repeat(32), callIndex: 0 }));
+  // After block 100 the mid falls 1 % and stays: every horizon reached, +100 bps for the maker that sold.
+  const history = [mid(100, 1_000, '2999', '3001'), mid(101, 1_002, '2969', '2971'), mid(130, 1_400, '2969', '2971')];
+
+  it('behavior: has no price, so no markout at any horizon (the marker), never ±Infinity or NaN', () => {
+    expect(markoutPrice(dust)).toBeUndefined();
+    expect(markoutBps(dust, 2970)).toBeUndefined();
+    expect(markoutQuote(dust, 2970)).toBeUndefined();
+    // The other way round: a dust amount of the quote token in, no base token out.
+    const other = entry({ side: 'ask', baseAmount: '0', quoteAmount: '0.000001', executionPrice: '0' });
+    expect(markoutBps(other, 2970)).toBeUndefined();
+    // A mid that is not a number gives no markout either.
+    expect(markoutBps(real[0]!, NaN)).toBeUndefined();
+    const m = swapMarkouts(dust, history);
+    for (const h of HORIZONS)
+      expect([m.bps[h.key], m.quote[h.key]]).toEqual([NO_MARKOUT_ZERO_LEG, NO_MARKOUT_ZERO_LEG]);
+  });
+
+  it('behavior: `markouts` as JSON, CSV and table: the marker for it, no Infinity, NaN or null in its markouts, and the means are those of the real swaps', async () => {
+    const run = async (format: string) => {
+      let out = '';
+      const code = await runMarkoutsCommand(
+        ['--from', '1970-01-01', '--to', '1970-01-02', '--chain', '8453', '--format', format],
+        {
+          ledger: { entries: async () => [dust, ...real], mids: async () => history },
+          out: (t) => (out += t),
+          err: (l) => (out += l),
+        },
+      );
+      expect(code).toBe(0);
+      expect(out).not.toMatch(/Infinity|NaN/);
+      return out;
+    };
+
+    const report = JSON.parse(await run('json')) as MarkoutReport;
+    const line = report.swaps.find((s) => s.txHash === dust.txHash)!;
+    for (const h of HORIZONS) {
+      expect([line.markoutsBps[h.key], line.markoutsQuote[h.key]]).toEqual([NO_MARKOUT_ZERO_LEG, NO_MARKOUT_ZERO_LEG]);
+      // Every real swap has its markout at every horizon: +100 bps.
+      for (const s of report.swaps.filter((x) => x !== line)) expect(s.markoutsBps[h.key]).toBeCloseTo(100, 6);
+    }
+    const acme = report.aggregates.find((a) => a.by === 'integrator' && a.key === 'acme')!;
+    expect([acme.count, acme.zeroLeg]).toEqual([4, 1]);
+    for (const h of HORIZONS)
+      expect([acme.markoutsBps[h.key]!.count, acme.markoutsBps[h.key]!.mean]).toEqual([3, expect.closeTo(100, 6)]);
+
+    const csv = (await run('csv')).trim().split('\n');
+    const head = csv[0]!.split(',');
+    const row = csv.find((l) => l.includes(dust.txHash))!.split(',');
+    for (const h of HORIZONS) {
+      expect(row[head.indexOf(`markout_${h.key}_bps`)]).toBe(NO_MARKOUT_ZERO_LEG);
+      expect(row[head.indexOf(`markout_${h.key}_quote`)]).toBe(NO_MARKOUT_ZERO_LEG);
+    }
+
+    const table = (await run('table')).split('\n');
+    expect(table[1]).toMatch(new RegExp(`vs quote bps\\s+${NO_MARKOUT_ZERO_LEG}$`));
+    // acme: 4 swaps, 1 of them without a markout; its means over the other 3.
+    expect(table.find((l) => l.startsWith('integrator  acme'))).toMatch(/^integrator\s+acme\s+4\s.*\b100\.00 .*\s1$/);
   });
 });

@@ -159,4 +159,21 @@ describe('the rolling 60 s markout', () => {
     expect(await gauge(again, 'ledger_markout_60s_swaps', 'beta')).toBe(1);
     expect(await gauge(again, 'ledger_markout_60s_swaps', 'broken')).toBeUndefined();
   });
+
+  it('behavior: a markout that is not a finite number (a zero-leg swap) counts in no mean, is never stored, and a null an older ledger stored is skipped on load', async () => {
+    const key = keys.ledgerMarkouts(CHAIN);
+    // What a ledger before this rule left: an Infinity, written by JSON as null.
+    await redis.hset(key, 'dusty', JSON.stringify({ bps: [-30, Infinity, -10] }));
+    const metrics = createLedgerMetrics({ chainId: CHAIN, defaultMetrics: false });
+    const rolling = new RollingMarkouts(redis, key, metrics, logger);
+    await rolling.load();
+    await rolling.add([
+      { integratorId: 'dusty', bps: -Infinity },
+      { integratorId: 'dusty', bps: NaN },
+      { integratorId: 'dusty', bps: -20 },
+    ]);
+    expect(await gauge(metrics, 'ledger_markout_60s_bps', 'dusty')).toBe(-20);
+    expect(await gauge(metrics, 'ledger_markout_60s_swaps', 'dusty')).toBe(3);
+    expect(await redis.hget(key, 'dusty')).toBe('{"bps":[-30,-10,-20]}');
+  });
 });

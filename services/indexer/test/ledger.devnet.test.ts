@@ -25,14 +25,13 @@ import {
 } from '@pmm/core';
 import { deployerWallet, type ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
-import { LedgerReader, runMarkoutsCommand, type MarkoutReport } from '@pmm/settlement';
+import type { MarkoutReport } from '@pmm/settlement';
 import {
   chainClients,
   curveOf,
   freePort,
   moveCurveMid,
   spawnService,
-  startSystem,
   until,
   type ServiceProcess,
   type System,
@@ -48,6 +47,7 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
+import { dayFromNow as day, ledgerCursorOf, markoutsOf, startLedgerSystem } from './support/ledger-devnet';
 
 jest.setTimeout(300_000);
 
@@ -78,11 +78,7 @@ interface Made {
 const made: Made[] = [];
 
 beforeAll(async () => {
-  sys = await startSystem({
-    chains: [CHAIN],
-    blockIntervalMs: 1_000,
-    services: ['indexer', 'signer', 'gateway', 'ledger'],
-  });
+  sys = await startLedgerSystem(CHAIN);
   stack = sys.chain(CHAIN);
   ledgerProcess = sys.processesOf('ledger')[0]!;
   const clients = chainClients(stack);
@@ -157,26 +153,14 @@ const moveCurve = (factorPpm: bigint) => moveCurveMid(router(), weth, factorPpm)
 
 const ledgerEntries = async (): Promise<LedgerEntry[]> =>
   (await redis.zrange(keys.ledger(CHAIN), 0, -1)).map((json) => parseLedgerEntry(json));
-const ledgerCursor = async (): Promise<number> =>
-  Number(JSON.parse((await redis.get(keys.ledgerCursor(CHAIN))) ?? '{"number":-1}').number);
+const ledgerCursor = () => ledgerCursorOf(redis, keys, CHAIN);
 const waitForLedger = (block: bigint) => until(async () => (await ledgerCursor()) >= Number(block), 60_000);
 
 /** The human mid of a curve mid (quote per WETH). */
 const human = (midX18: bigint) =>
   (Number(midX18) * 10 ** stack.tokens.WETH!.decimals) / 10 ** stack.quoteToken.decimals / 1e18;
 
-async function markouts(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runMarkoutsCommand(argv, {
-    ledger: new LedgerReader(redis, () => Promise.resolve(redis), keys),
-    out: (t) => (out += t),
-    err: (l) => (err += `${l}\n`),
-  });
-  return { code, out, err };
-}
-
-const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+const markouts = (argv: string[]) => markoutsOf(redis, keys, argv);
 
 describe('the ledger and its markouts', () => {
   it('behavior: informed and random flow, attributed, with markouts equal to those of the curves at those blocks', async () => {
@@ -239,7 +223,7 @@ describe('the ledger and its markouts', () => {
     // The informed flow: the market rose 1 % after each of its buys, the maker lost about 1 %.
     for (const s of informed) expect(s.markoutsBps['5b']!).toBeLessThan(-50);
     // The random flow: the maker earns its half spread (5 bps on the first tier), nothing moved against it.
-    for (const s of random) expect(Math.abs(s.markoutsBps['1b']!)).toBeLessThan(10);
+    for (const s of random) expect(Math.abs(s.markoutsBps['1b'] as number)).toBeLessThan(10);
     const byIntegrator = report.aggregates.filter((a) => a.by === 'integrator');
     expect(byIntegrator.map((a) => [a.key, a.count])).toEqual([
       ['informed', 2],

@@ -4,11 +4,21 @@
  * horizon the mean and median markout with a 95 % confidence interval of the mean (normal
  * approximation, mean ± 1.96 × s/√n: with a handful of swaps the interval is wide, as it should
  * be; none with fewer than two), plus the executed-versus-quoted gap where swaps had a firm quote.
+ * A zero-leg swap (no price: markouts.ts) shows {@link NO_MARKOUT_ZERO_LEG} in place of its
+ * markouts, counts in no mean, and each aggregate says how many such swaps it holds.
  * Output is deterministic: the same ledger and history give the same bytes.
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
 import { csvLine } from '../csv';
-import { HORIZONS, quotedGapBps, swapMarkouts, type HorizonKey, type Markouts } from './markouts';
+import {
+  HORIZONS,
+  NO_MARKOUT_ZERO_LEG,
+  markoutPrice,
+  quotedGapBps,
+  swapMarkouts,
+  type HorizonKey,
+  type Markouts,
+} from './markouts';
 
 export interface SwapMarkoutLine {
   chainId: number;
@@ -23,7 +33,7 @@ export interface SwapMarkoutLine {
   baseAmount: string;
   quoteAmount: string;
   executionPrice: string;
-  /** Basis points by horizon; null until the horizon has passed. */
+  /** Basis points by horizon; null until the horizon has passed; NO_MARKOUT_ZERO_LEG for a zero-leg swap. */
   markoutsBps: Markouts;
   /** Quote-token units by horizon. */
   markoutsQuote: Markouts;
@@ -43,6 +53,8 @@ export interface MarkoutAggregate {
   by: 'integrator' | 'pair' | 'size';
   key: string;
   count: number;
+  /** Of `count`, the zero-leg swaps: no markout, in no mean. */
+  zeroLeg: number;
   /** Sum of the swaps' quote amounts. */
   notional: number;
   /** Basis points by horizon; null when no swap has reached it. */
@@ -69,7 +81,9 @@ export function sizeBucket(notional: number): string {
   return SIZE_BUCKETS.find(([upper]) => notional < upper)![1];
 }
 
-export function statsOf(values: readonly number[]): MarkoutStats | null {
+/** The statistics of the finite values among `all` (null when there is none). */
+export function statsOf(all: readonly number[]): MarkoutStats | null {
+  const values = all.filter((v) => Number.isFinite(v));
   const n = values.length;
   if (n === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
@@ -90,6 +104,9 @@ export interface MarkoutInput {
   /** Each chain's mid history around them, sorted by block. */
   history(chainId: number): readonly MidRecord[];
 }
+
+/** A markout as a list of the numbers it holds: none for null or the marker. */
+const numberOr = (v: Markouts[HorizonKey]): number[] => (typeof v === 'number' ? [v] : []);
 
 export function buildMarkoutReport(input: MarkoutInput): MarkoutReport {
   const ordered = [...input.entries].sort(
@@ -131,14 +148,12 @@ export function buildMarkoutReport(input: MarkoutInput): MarkoutReport {
     for (const key of [...groups.keys()].sort()) {
       const group = groups.get(key)!;
       const markoutsBps = {} as Record<HorizonKey, MarkoutStats | null>;
-      for (const h of HORIZONS)
-        markoutsBps[h.key] = statsOf(
-          group.flatMap((s) => (s.markoutsBps[h.key] === null ? [] : [s.markoutsBps[h.key]!])),
-        );
+      for (const h of HORIZONS) markoutsBps[h.key] = statsOf(group.flatMap((s) => numberOr(s.markoutsBps[h.key])));
       aggregates.push({
         by,
         key,
         count: group.length,
+        zeroLeg: group.filter((s) => markoutPrice(s) === undefined).length,
         notional: group.reduce((t, s) => t + Number(s.quoteAmount), 0),
         markoutsBps,
         quotedGapBps: statsOf(group.flatMap((s) => (s.quotedGapBps === null ? [] : [s.quotedGapBps]))),
@@ -161,8 +176,12 @@ export function markoutJson(report: MarkoutReport): string {
 }
 
 const fixed = (v: number | null | undefined, digits = 2) => (v === null || v === undefined ? '' : v.toFixed(digits));
-/** A number for csvLine (a negative number passes as it is; only text is guarded against formulas). */
-const rounded = (v: number | null, digits: number) => (v === null ? undefined : Number(v.toFixed(digits)));
+/**
+ * A number for csvLine (a negative number passes as it is; only text is guarded against formulas);
+ * the marker of a zero-leg swap as it is; empty for null.
+ */
+const rounded = (v: Markouts[HorizonKey], digits: number) =>
+  v === null ? undefined : typeof v === 'string' ? v : Number(v.toFixed(digits));
 
 /** One line per swap, a column per horizon (bps). */
 export function markoutCsv(report: MarkoutReport): string {
@@ -203,9 +222,20 @@ export function markoutCsv(report: MarkoutReport): string {
   return [csvLine(head), ...rows].join('\n') + '\n';
 }
 
-/** The aggregates as an aligned text table: mean [95 % interval] bps per horizon. */
+/**
+ * The aggregates as an aligned text table: mean [95 % interval] bps per horizon, and how many of
+ * the swaps had a zero leg (in no mean).
+ */
 export function markoutTable(report: MarkoutReport): string {
-  const head = ['by', 'key', 'swaps', 'notional', ...HORIZONS.map((h) => `${h.key} bps`), 'vs quote bps'];
+  const head = [
+    'by',
+    'key',
+    'swaps',
+    'notional',
+    ...HORIZONS.map((h) => `${h.key} bps`),
+    'vs quote bps',
+    NO_MARKOUT_ZERO_LEG,
+  ];
   const cell = (s: MarkoutStats | null) =>
     s === null
       ? '-'
@@ -217,6 +247,7 @@ export function markoutTable(report: MarkoutReport): string {
     fixed(a.notional),
     ...HORIZONS.map((h) => cell(a.markoutsBps[h.key])),
     cell(a.quotedGapBps),
+    String(a.zeroLeg),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) =>

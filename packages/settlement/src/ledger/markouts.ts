@@ -9,6 +9,10 @@
  * last block before it the indexer computed (it skips blocks when busy); at a time horizon (12,
  * 60, 300 s) the book in force at t+h: the last block at or before it. A horizon the history has
  * not reached yet is `null`, and so is one whose book had an empty side.
+ *
+ * A swap with a zero leg (the router paid nothing for a dust amount in, or took nothing) has no
+ * price, hence no markout, ever: each of its horizons holds {@link NO_MARKOUT_ZERO_LEG}, and it
+ * counts in no mean. No function here returns a markout that is not a finite number.
  */
 import { midOf, type LedgerEntry, type MidRecord } from '@pmm/core';
 
@@ -29,20 +33,40 @@ export const HORIZONS: readonly Horizon[] = [
   { key: '300s', seconds: 300 },
 ];
 
-export type Markouts = Record<HorizonKey, number | null>;
+/** What a zero-leg swap holds in place of each markout (the report's JSON, CSV and table say it). */
+export const NO_MARKOUT_ZERO_LEG = 'no markout: zero leg';
+export type NoMarkout = typeof NO_MARKOUT_ZERO_LEG;
+
+/** By horizon: the markout, null until it can be read, or the marker of a swap that has none. */
+export type Markouts = Record<HorizonKey, number | null | NoMarkout>;
 
 /** +1 when the maker bought the base token, −1 when it sold it. */
 export const sideSign = (side: LedgerEntry['side']): 1 | -1 => (side === 'bid' ? 1 : -1);
 
-/** The markout of a swap at `mid`, basis points. */
-export function markoutBps(entry: Pick<LedgerEntry, 'side' | 'executionPrice'>, mid: number): number {
+type PricedEntry = Pick<LedgerEntry, 'executionPrice' | 'baseAmount' | 'quoteAmount'>;
+
+/**
+ * The swap's execution price (quote per base) when it has one: both legs above zero and a price
+ * above zero. Undefined for a zero leg (a dust swap the router paid nothing for): no markout.
+ */
+export function markoutPrice(entry: PricedEntry): number | undefined {
   const price = Number(entry.executionPrice);
-  return (sideSign(entry.side) * (mid - price) * 10_000) / price;
+  const legs = Number(entry.baseAmount) > 0 && Number(entry.quoteAmount) > 0;
+  return legs && price > 0 && Number.isFinite(price) ? price : undefined;
 }
 
-/** The markout of a swap at `mid`, in quote-token units. */
-export function markoutQuote(entry: Pick<LedgerEntry, 'side' | 'executionPrice' | 'baseAmount'>, mid: number): number {
-  return sideSign(entry.side) * (mid - Number(entry.executionPrice)) * Number(entry.baseAmount);
+const finite = (v: number): number | undefined => (Number.isFinite(v) ? v : undefined);
+
+/** The markout of a swap at `mid`, basis points; undefined when the swap has no price (zero leg) or the mid is not a number. */
+export function markoutBps(entry: Pick<LedgerEntry, 'side'> & PricedEntry, mid: number): number | undefined {
+  const price = markoutPrice(entry);
+  return price === undefined ? undefined : finite((sideSign(entry.side) * (mid - price) * 10_000) / price);
+}
+
+/** The markout of a swap at `mid`, in quote-token units; undefined as {@link markoutBps}. */
+export function markoutQuote(entry: Pick<LedgerEntry, 'side'> & PricedEntry, mid: number): number | undefined {
+  const price = markoutPrice(entry);
+  return price === undefined ? undefined : finite(sideSign(entry.side) * (mid - price) * Number(entry.baseAmount));
 }
 
 /** Where a horizon's book is: a block, or a time (Unix s). */
@@ -80,15 +104,20 @@ export function recordAt(history: readonly MidRecord[], target: MarkoutTarget): 
   return found;
 }
 
-/** Every horizon's markout of one swap (bps, or null), and the same in quote units. */
+/** Every horizon's markout of one swap (bps, or null), and the same in quote units; the marker at every horizon for a zero leg. */
 export function swapMarkouts(entry: LedgerEntry, history: readonly MidRecord[]): { bps: Markouts; quote: Markouts } {
   const bps = {} as Markouts;
   const quote = {} as Markouts;
+  const priced = markoutPrice(entry) !== undefined;
   for (const h of HORIZONS) {
+    if (!priced) {
+      bps[h.key] = quote[h.key] = NO_MARKOUT_ZERO_LEG;
+      continue;
+    }
     const record = recordAt(history, markoutTarget(entry, h));
     const mid = record ? midOf(record, entry.base) : undefined;
-    bps[h.key] = mid === undefined ? null : markoutBps(entry, mid);
-    quote[h.key] = mid === undefined ? null : markoutQuote(entry, mid);
+    bps[h.key] = (mid === undefined ? undefined : markoutBps(entry, mid)) ?? null;
+    quote[h.key] = (mid === undefined ? undefined : markoutQuote(entry, mid)) ?? null;
   }
   return { bps, quote };
 }
@@ -97,5 +126,6 @@ export function swapMarkouts(entry: LedgerEntry, history: readonly MidRecord[]):
 export function quotedGapBps(entry: Pick<LedgerEntry, 'amountOut' | 'quotedAmountOut'>): number | null {
   if (entry.quotedAmountOut === undefined || entry.quotedAmountOut === '0') return null;
   const quoted = Number(entry.quotedAmountOut);
-  return ((Number(entry.amountOut) - quoted) * 10_000) / quoted;
+  const gap = ((Number(entry.amountOut) - quoted) * 10_000) / quoted;
+  return Number.isFinite(gap) ? gap : null;
 }

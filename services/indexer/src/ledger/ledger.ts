@@ -124,6 +124,15 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     history,
     (e, bps) => markouts60s.push({ integratorId: e.integratorId, bps }),
     MARKOUT_MAX_WAIT_SECONDS,
+    // A zero leg (a dust swap the router paid nothing for): no price, so no markout, in no mean.
+    (e, reason) =>
+      log.info(`swap without markout: ${reason}`, {
+        integratorId: e.integratorId,
+        txHash: e.txHash,
+        callIndex: e.callIndex,
+        baseAmount: e.baseAmount,
+        quoteAmount: e.quoteAmount,
+      }),
   );
   const settleMarkouts = async () => {
     await waiting.settle();

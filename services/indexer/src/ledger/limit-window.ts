@@ -191,10 +191,13 @@ export class LimitWindow {
     }
   }
 
-  /** A swap's markout at the limit's horizon, once it has passed (ignored for a swap already counted). */
+  /**
+   * A swap's markout at the limit's horizon, once it has passed (ignored for a swap already
+   * counted, and for a value that is not a finite number: it counts in no mean).
+   */
   addMarkout(e: LedgerEntry, bps: number): void {
     const id = idOf(e);
-    if (!e.integratorId || this.markoutIds.has(id)) return;
+    if (!e.integratorId || !Number.isFinite(bps) || this.markoutIds.has(id)) return;
     this.markoutIds.add(id);
     let series = this.markouts.get(e.integratorId);
     if (!series) this.markouts.set(e.integratorId, (series = new Series<Markout>(markoutSums)));

@@ -3,7 +3,12 @@
  * indexer's mid history as `npm run markouts` reads it (settlement markouts.ts `recordAt`): the
  * book of the last block at or before the target block or time, once the history has reached the
  * target. The history is the indexer's, so a markout waits for the indexer too, not only for the
- * chain. A swap whose book had an empty side (no mid) gets none.
+ * chain. A swap whose book had an empty side (no mid) gets none, and so does a swap with a zero leg
+ * (no price: settlement markouts.ts `markoutPrice`), reported at once and never waited for.
+ *
+ * Each swap is handled on its own: it leaves the list once it has been (its markout given, or
+ * none), and a failure of one (its book unreadable, the consumer throwing) never costs another
+ * its markout.
  *
  * The ledger keeps two: the 60 s markout behind its metric, and the markout limit's horizon.
  */
@@ -11,6 +16,7 @@ import { midOf, parseMidRecord, type LedgerEntry, type MidRecord, type RedisClie
 import {
   HORIZONS,
   markoutBps,
+  markoutPrice,
   markoutTarget,
   targetReached,
   type Horizon,
@@ -48,6 +54,9 @@ export function redisMidHistory(redis: RedisClient, keys: { mids: string; midTim
   };
 }
 
+/** Why a swap gets no markout (the ledger logs it). */
+export type NoMarkoutReason = 'zero leg';
+
 export class PendingMarkouts {
   private pending: LedgerEntry[] = [];
   private readonly horizon: Horizon;
@@ -59,17 +68,23 @@ export class PendingMarkouts {
   /**
    * `maxWaitSeconds`: how long a swap may wait for its horizon (an indexer that stopped writing
    * the mid history must not make the list grow without end); past it, it gets no markout.
+   * `onNoMarkout`: a swap that will never have one (a zero leg), when it is added.
    */
   constructor(
     horizon: HorizonKey,
     private readonly history: MidHistory,
     private readonly onMarkout: (entry: LedgerEntry, bps: number) => void,
     private readonly maxWaitSeconds: number,
+    private readonly onNoMarkout: (entry: LedgerEntry, reason: NoMarkoutReason) => void = () => undefined,
   ) {
     this.horizon = HORIZONS.find((h) => h.key === horizon)!;
   }
 
   add(entry: LedgerEntry): void {
+    if (markoutPrice(entry) === undefined) {
+      this.onNoMarkout(entry, 'zero leg');
+      return;
+    }
     this.newest = Math.max(this.newest, entry.blockTime);
     this.pending.push(entry);
     if (this.pending[0]!.blockTime < this.newest - this.maxWaitSeconds)
@@ -87,8 +102,9 @@ export class PendingMarkouts {
 
   /**
    * Gives every swap whose horizon the history has reached its markout (single flight: a call
-   * during a run runs once more after it). Rejects when the history cannot be read; the swaps
-   * then wait for the next call.
+   * during a run runs once more after it). Rejects when the history cannot be read (the swaps
+   * read before get their markouts; the others wait for the next call) or when the consumer threw
+   * for a swap (that one is done with; every other swap is handled all the same).
    */
   settle(): Promise<void> {
     if (this.settling) {
@@ -111,23 +127,41 @@ export class PendingMarkouts {
     if (!latest) return;
     const due = this.pending.filter((e) => targetReached(latest, markoutTarget(e, this.horizon)));
     if (due.length === 0) return;
-    // Swaps of one block share their target: one read each.
-    const records = new Map<string, Promise<MidRecord | undefined>>();
+    let failure: { err: unknown } | undefined;
+    // Swaps of one block share their target: one read each. The first read that fails ends the
+    // reading (the history is likely out of reach): the swaps not read yet wait for the next call.
+    const records = new Map<string, MidRecord | undefined>();
     const resolved: { entry: LedgerEntry; record: MidRecord | undefined }[] = [];
     for (const entry of due) {
       const target = markoutTarget(entry, this.horizon);
       const key = JSON.stringify(target);
-      if (!records.has(key)) records.set(key, this.history.atOrBefore(target));
-      resolved.push({ entry, record: await records.get(key)! });
+      if (!records.has(key)) {
+        try {
+          records.set(key, await this.history.atOrBefore(target));
+        } catch (err) {
+          failure = { err };
+          break;
+        }
+      }
+      resolved.push({ entry, record: records.get(key) });
     }
+    // From here on nothing awaits: no add() or rollback() runs between the checks and the removal.
     // A reorg while reading took its orphans out of `pending`: they get no markout.
     const still = new Set(this.pending);
-    const settled = new Set(due);
-    this.pending = this.pending.filter((e) => !settled.has(e));
+    const handled = new Set<LedgerEntry>();
     for (const { entry, record } of resolved) {
       if (!still.has(entry)) continue;
+      handled.add(entry);
       const mid = record ? midOf(record, entry.base) : undefined;
-      if (mid !== undefined) this.onMarkout(entry, markoutBps(entry, mid));
+      const bps = mid === undefined ? undefined : markoutBps(entry, mid);
+      if (bps === undefined) continue;
+      try {
+        this.onMarkout(entry, bps);
+      } catch (err) {
+        failure ??= { err };
+      }
     }
+    this.pending = this.pending.filter((e) => !handled.has(e));
+    if (failure) throw failure.err;
   }
 }

@@ -58,8 +58,12 @@ export class RollingMarkouts {
     this.export(integratorId);
   }
 
-  /** Adds markouts (basis points) whose horizon has passed; keeps the changed integrators' values in Redis. */
-  async add(markouts: readonly { integratorId: string; bps: number }[]): Promise<void> {
+  /**
+   * Adds markouts (basis points) whose horizon has passed; keeps the changed integrators' values in
+   * Redis. A value that is not a finite number is left out: it would make the mean one too.
+   */
+  async add(all: readonly { integratorId: string; bps: number }[]): Promise<void> {
+    const markouts = all.filter((m) => Number.isFinite(m.bps));
     if (markouts.length === 0) return;
     const changed = new Set<string>();
     for (const { integratorId, bps } of markouts) {
