@@ -1,38 +1,55 @@
 /**
- * `risk` (cli/risk-command.ts) in-process against a real Redis, under its own key prefix: each
+ * `risk` (cli/risk-command.ts) in-process on the deployment's shape: two Redis servers (the
+ * records, and the rebuildable data where the indexers keep the pair registries), the command as
+ * its own Redis user `risk` on each (testkit's privateStackRedis renders the stack's ACL). Each
  * scope halts, shows in status and history with who, when and why, and resumes; every hostile
  * input is refused with exit 2 and a message naming it, and changes nothing (the halts and their
- * log compared before and after); status counts the signatures of a scope the router still
- * accepts, from the audit trail.
+ * log compared before and after); a halt prints the signatures of its scope the router still
+ * accepts, from the audit trail, provisional and then after 1 s; a ledger's trip shows in status,
+ * is lifted by a resume and then kept in the log; a halt goes on while the registries' server is
+ * down.
  */
-import { randomBytes } from 'node:crypto';
 import {
   AUDIT_ENTRY_FIELD,
   DurableWrites,
+  HaltStore,
   auditRecordJson,
   createRedis,
   redisKeys,
   redisReady,
   type RedisClient,
 } from '@pmm/core';
-import { sampleAuditRecord } from '@pmm/testkit';
+import { privateStackRedis, sampleAuditRecord, type PrivateStackRedis } from '@pmm/testkit';
 import { RISK_USAGE, runRiskCommand } from '../src/cli/risk-command';
 import { reportErrors } from '../src/cli/run-operator-command';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `pmm-risk-${randomBytes(6).toString('hex')}`;
-const keys = redisKeys(prefix);
+const keys = redisKeys('pmm');
+let stackRedis: PrivateStackRedis;
+/** The administrator of each server: what the test writes as the indexers, the signer and the key CLI would. */
 let redis: RedisClient;
+let rebuildable: RedisClient;
+/** The command's own user on each server. */
+let riskRecords: RedisClient;
+let riskRebuildable: RedisClient;
 const NOW = Date.parse('2026-11-28T03:00:00Z');
 
 const QUOTE = `0x${'aa'.repeat(20)}`;
 const WETH = `0x${'bb'.repeat(20)}`;
 const USER = `0x${'cc'.repeat(20)}`;
 
+async function connect(url: string, name: string): Promise<RedisClient> {
+  const client = createRedis(url, { name });
+  await redisReady(client);
+  return client;
+}
+
 beforeAll(async () => {
-  redis = createRedis(REDIS_URL, { name: 'risk-command-test' });
-  await redisReady(redis);
-  await redis.set(
+  stackRedis = await privateStackRedis();
+  redis = await connect(stackRedis.recordsUrl, 'risk-test-records-admin');
+  rebuildable = await connect(stackRedis.rebuildableUrl, 'risk-test-rebuildable-admin');
+  riskRecords = await connect(stackRedis.urlOf('risk', 'records'), 'risk-test-risk');
+  riskRebuildable = await connect(stackRedis.urlOf('risk', 'rebuildable'), 'risk-test-risk-pairs');
+  await rebuildable.set(
     keys.pairs(8453),
     JSON.stringify({
       chainId: 8453,
@@ -42,31 +59,65 @@ beforeAll(async () => {
     }),
   );
   await redis.set(keys.integrator('acme'), '{}');
+  await redis.set(keys.integrator('beta'), '{}');
 });
 
 afterAll(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length > 0) await redis.del(...found);
-  redis.disconnect();
+  for (const client of [redis, rebuildable, riskRecords, riskRebuildable]) client?.disconnect();
+  await stackRedis?.stop();
 });
 
-/** Runs `risk <argv>` as the CLI does (usage errors: exit 2); its code and output. */
-async function risk(argv: string[], at = NOW): Promise<{ code: number; out: string; err: string }> {
+/**
+ * Runs `risk <argv>` as the CLI does (usage errors: exit 2); its code and output. The clock
+ * stands at `at` until the command waits (the exposure's second reading), then at `at` + 1 s.
+ */
+async function risk(
+  argv: string[],
+  at = NOW,
+  {
+    registries = async () => riskRebuildable,
+    whileWaiting = async () => undefined,
+  }: { registries?: () => Promise<RedisClient>; whileWaiting?: () => Promise<unknown> } = {},
+): Promise<{ code: number; out: string; err: string; waited: number[] }> {
   const out: string[] = [];
   const err: string[] = [];
+  const waited: number[] = [];
+  let clock = at;
   const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l) };
   const code = await reportErrors('risk', RISK_USAGE, io, () =>
     runRiskCommand(
       argv,
-      { redis, keys, durability: DurableWrites.unconfirmed(redis), now: () => at, login: () => 'alice' },
+      {
+        redis: riskRecords,
+        registries,
+        keys,
+        durability: DurableWrites.unconfirmed(riskRecords),
+        exposureSettleMs: 11_000,
+        now: () => clock,
+        sleep: async (ms) => {
+          waited.push(ms);
+          await whileWaiting();
+          clock += ms;
+        },
+        login: () => 'alice',
+      },
       io,
     ),
   );
-  return { code, out: out.join('\n'), err: err.join('\n') };
+  return { code, out: out.join('\n'), err: err.join('\n'), waited };
 }
 
 async function snapshot() {
-  return { active: await redis.hgetall(keys.halts()), log: await redis.xlen(keys.haltLog()) };
+  return {
+    active: await redis.hgetall(keys.halts()),
+    trips: await redis.hgetall(keys.haltTrips(8453)),
+    log: await redis.xlen(keys.haltLog()),
+  };
+}
+
+/** Records a signature in the audit trail as the signer does (its record, on the records' server). */
+async function recordSignature(record: ReturnType<typeof sampleAuditRecord>): Promise<void> {
+  await redis.xadd(keys.audit(record.chainId), '*', AUDIT_ENTRY_FIELD, auditRecordJson(record));
 }
 
 describe('risk halt, resume, status, history', () => {
@@ -188,7 +239,17 @@ describe('risk halt, resume, status, history', () => {
     [
       'a reason with a control character',
       ['halt', '--chain', '8453', '--reason', 'ok\u001b[2Jgone'],
-      /--reason has a control character/,
+      /--reason has a control or format character/,
+    ],
+    [
+      'a reason with a right-to-left override',
+      ['halt', '--chain', '8453', '--reason', 'ok \u202edelah'],
+      /--reason has a control or format character/,
+    ],
+    [
+      'a name with a zero-width joiner',
+      ['halt', '--chain', '8453', '--reason', 'r', '--by', 'al\u200dice'],
+      /--by has a control or format character/,
     ],
     ['an unknown command', ['stop', '--all'], /unknown command "stop"/],
     ['an unknown format', ['status', '--format', 'yaml'], /--format: "yaml" is not text or json/],
@@ -269,5 +330,109 @@ describe('risk halt, resume, status, history', () => {
       'still valid on-chain: 3 signatures, amountIn 4 USDC, the last until 2026-11-28T03:00:55Z (a halt cannot recall them',
     );
     await risk(['resume', '--integrator', 'acme', '--reason', 'r']);
+  });
+
+  it('behavior: a halt prints the exposure at once (provisional), again once every replica obeys it (a signature in flight then recorded), and when it is final', async () => {
+    const nowS = Math.floor(NOW / 1000);
+    const signed = (n: number) =>
+      sampleAuditRecord(n, {
+        chainId: 56,
+        integratorId: 'beta',
+        tokenIn: QUOTE,
+        tokenOut: WETH,
+        amountIn: '7000000',
+        timestamp: nowS - 2,
+        deadline: nowS + 58,
+      });
+    await recordSignature(signed(100));
+    const r = await risk(['halt', '--integrator', 'beta', '--reason', 'exposure'], NOW, {
+      // A signature past the halt check when the halt was made, recorded while the command waits.
+      whileWaiting: () => recordSignature(signed(101)),
+    });
+    expect(r.code).toBe(0);
+    expect(r.waited).toEqual([1_000]);
+    const lines = r.out.split('\n');
+    expect(lines[1]).toMatch(/^ {2}provisional: still valid on-chain: 1 signature, amountIn 7000000 of 0xaa/);
+    expect(lines[2]).toMatch(/^ {2}after 1 s: still valid on-chain: 2 signatures, amountIn 14000000 of 0xaa/);
+    expect(lines[3]).toBe(
+      '  final from 2026-11-28T03:00:11Z (signatures in flight at the halt are recorded by then): `risk status`',
+    );
+    await risk(['resume', '--integrator', 'beta', '--reason', 'r']);
+  });
+
+  it("security: a ledger's trip shows in status and history, makes a halt of its scope a no-op, and only an operator's resume lifts it, into the log", async () => {
+    const ledger = await connect(stackRedis.urlOf('ledger-8453', 'records'), 'risk-test-ledger');
+    try {
+      const trip = {
+        scope: { integratorId: 'acme' },
+        reason: 'limit integrator-notional: 1200 USDC in 60 s',
+        by: 'ledger-8453',
+        at: NOW - 5_000,
+        trip: { limit: 'integrator-notional', value: '1200', threshold: '1000' },
+      };
+      expect(await new HaltStore(ledger, keys).trip(8453, trip)).toEqual({ made: true });
+      const status = await risk(['status']);
+      expect(status.out).toContain(
+        'integrator=acme  halted since 2026-11-28T02:59:55Z (0 min) by ledger-8453: limit integrator-notional: 1200 USDC in 60 s [limit integrator-notional tripped: value 1200, threshold 1000]',
+      );
+      const again = await risk(['halt', '--integrator', 'acme', '--reason', 'me too']);
+      expect(again.out).toMatch(/^already halted: integrator=acme .* by ledger-8453/);
+      const history = await risk(['history']);
+      expect(history.out).toContain('2026-11-28T02:59:55Z  halt    integrator=acme  by ledger-8453');
+      const resumed = await risk(['resume', '--integrator', 'acme', '--reason', 'reviewed'], NOW + 1_000);
+      expect(resumed.out).toBe(
+        'resumed integrator=acme at 2026-11-28T03:00:01Z by alice (halted since 2026-11-28T02:59:55Z by ledger-8453)',
+      );
+      expect(await redis.hgetall(keys.haltTrips(8453))).toEqual({});
+      const events = JSON.parse((await risk(['history', '--format', 'json'])).out) as { action: string; by: string }[];
+      expect(events.slice(-2).map((e) => [e.action, e.by])).toEqual([
+        ['halt', 'ledger-8453'],
+        ['resume', 'alice'],
+      ]);
+    } finally {
+      ledger.disconnect();
+    }
+  });
+
+  it("security: an unreadable trip of a ledger halts that ledger's chain, never throws, and a resume of the chain clears it", async () => {
+    await redis.hset(keys.haltTrips(56), 'all', JSON.stringify({ scope: {}, reason: 'x', by: 'ledger-56', at: 1 }));
+    await redis.hset(keys.haltTrips(56), 'chain=56 pair=0x01', 'not json');
+    const status = JSON.parse((await risk(['status', '--format', 'json'])).out) as {
+      halts: { name: string; by: string }[];
+      unreadableTrips: unknown[];
+    };
+    expect(status.halts.filter((h) => h.name.startsWith('chain=')).map((h) => [h.name, h.by])).toEqual([
+      ['chain=56', 'ledger-56'],
+    ]);
+    expect(status.unreadableTrips).toHaveLength(2);
+    expect(await risk(['resume', '--chain', '56', '--reason', 'cleared'])).toMatchObject({ code: 0, err: '' });
+    expect(await redis.hgetall(keys.haltTrips(56))).toEqual({});
+  });
+
+  it("security: an entry of the halts' log that does not parse is skipped and counted; history lists the rest", async () => {
+    await risk(['halt', '--chain', '8453', '--reason', 'before']);
+    await redis.xadd(keys.haltLog(), '*', 'event', JSON.stringify({ action: 'resume', reason: 'no scope' }));
+    await risk(['resume', '--chain', '8453', '--reason', 'after'], NOW + 1_000);
+    const history = await risk(['history']);
+    expect(history.code).toBe(0);
+    expect(history.err).toBe("risk: 1 entry of the halts' log do not parse: skipped");
+    expect(history.out.split('\n').slice(-2)).toEqual([
+      '2026-11-28T03:00:00Z  halt    chain=8453  by alice: before',
+      '2026-11-28T03:00:01Z  resume  chain=8453  by alice: after',
+    ]);
+  });
+
+  it("behavior: a halt of a chain or a pair goes on while the pair registries' server is down, and says what it could not check", async () => {
+    const down = async (): Promise<RedisClient> => {
+      throw new Error('connect ECONNREFUSED');
+    };
+    const r = await risk(['halt', '--chain', '8453', '--pair', WETH, '--reason', 'crisis'], NOW, { registries: down });
+    expect(r.code).toBe(0);
+    expect(r.err).toBe(
+      'risk: the pair registries cannot be read (connect ECONNREFUSED): --chain and --pair not checked, halting as given',
+    );
+    expect(r.out).toMatch(new RegExp(`^halted chain=8453 pair=${WETH} at`));
+    expect(await redis.hexists(keys.halts(), `chain=8453 pair=${WETH}`)).toBe(1);
+    await risk(['resume', '--chain', '8453', '--pair', WETH, '--reason', 'r']);
   });
 });
