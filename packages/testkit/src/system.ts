@@ -4,20 +4,31 @@
  *
  * `startSystem()` starts, on free ports and in a temporary folder removed at `stop()`:
  * - devnet chains (anvil with the reference contracts, packages/devnet), fast blocks by default;
- * - a private Redis that keeps nothing on disk: the one setting that differs from `npm start`,
- *   whose Redis fsyncs each write (the signer here runs with REDIS_DURABILITY=none; measured,
- *   fsync cost these tests about a second of CPU each, and durable writes have their own
- *   drills and stack-e2e, which runs `npm start` itself; the ledgers, whose limits write halts,
- *   likewise); or the Redis `redisUrl` names;
+ * - the deployment's Redis as `npm start` starts it (testkit's privateStackRedis): two private
+ *   servers, the records (REDIS_RECORDS_URL: keys, integrators, halts, the audit trail, the
+ *   ledger) and what can be rebuilt (REDIS_URL: books, registries, mids, rate limits, queues;
+ *   core's redis-roles.ts says which key is which), both with `npm start`'s Redis users, so that
+ *   a key looked for on the wrong server, or outside a process's rights, fails here as it would
+ *   deployed. The one setting that differs from `npm start`: they keep nothing on disk, where
+ *   `npm start`'s records fsync each write (the signer here runs with REDIS_DURABILITY=none;
+ *   measured, fsync cost these tests about a second of CPU each, and durable writes have their
+ *   own drills and stack-e2e, which runs `npm start` itself; the ledgers, whose limits write
+ *   halts, likewise). Or the Redis `redisUrl` (and `redisRecordsUrl`) names, users and all;
  * - the services as processes from their builds (`services/<service>/dist/main.js`), with
  *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one
- *   definition both use): one indexer per chain (more with `indexerReplicas`), the signer, the
- *   gateway with a development API key whitelisted for every chain's test user. They load
- *   while the devnet deploys; each is ready (its `/readyz` answers 200) when the promise
- *   resolves.
+ *   definition both use), each connected as its own Redis user on each server (`indexer-<id>`,
+ *   `ledger-<id>`, `signer`, `gateway`: System.redisEnvOf): one indexer per chain (more with
+ *   `indexerReplicas`), the signer, the gateway with a development API key whitelisted for every
+ *   chain's test user. They load while the devnet deploys; each is ready (its `/readyz` answers
+ *   200) when the promise resolves.
+ *
+ * A test reads and writes through the administrators' URLs: the records on `redisRecordsUrl`,
+ * the rest on `redisUrl`. An operator command it runs (`keys`, `audit`, `settle`, `markouts`,
+ * `risk`) gets its own user's URLs, as `npm start` gives them: `redisEnvOf('keys' | 'operator' |
+ * 'risk')`.
  *
  * Tests and benchmarks of in-process code against the chains ask for no service (`services:
- * []`): the chains and a private Redis (started while the chains deploy, so it costs a test
+ * []`): the chains and the private Redis (started while the chains deploy, so it costs a test
  * that needs none about 25 ms), or with `redisUrl` the Redis `npm run bench` gives a benchmark,
  * persistent as shipped.
  *
@@ -28,7 +39,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,7 +47,8 @@ import type * as Core from '@pmm/core';
 import type { StackCommon, StackService } from '@pmm/core';
 import type { ChainStack, Devnet, StartDevnetOptions } from '@pmm/devnet';
 import { freePort } from './ports';
-import { privateRedis, type PrivateRedis } from './private-redis';
+import type { PrivateRedis } from './private-redis';
+import { privateStackRedis, type PrivateStackRedis } from './private-stack-redis';
 import { stopProcess } from './processes';
 import { REPO_ROOT } from './repo-root';
 
@@ -80,14 +92,18 @@ export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit' 
    * check reaches the signer through it.
    */
   beforeServices?: (ready: {
+    /** The administrator of what can be rebuilt (books, registries, mids): System.redisUrl. */
     redisUrl: string;
+    /** The administrator of the records (keys, integrators, halts, the audit trail, the ledger): System.redisRecordsUrl. */
+    redisRecordsUrl: string;
     chains: Readonly<Record<string, ChainStack>>;
     signerUrl: string;
   }) => Promise<void>;
   /**
-   * A Redis to use instead of a private one (left running, its data left to the caller: set
-   * REDIS_KEY_PREFIX in `env`): the gateway benchmark measures on `npm run bench`'s Redis, which
-   * keeps the append-only file as shipped, or on one given as REDIS_URL.
+   * A Redis to use instead of the private ones (left running, its data left to the caller: set
+   * REDIS_KEY_PREFIX in `env`), every process connecting with this URL as it is (no user of its
+   * own): the gateway benchmark measures on `npm run bench`'s Redis, which keeps the append-only
+   * file as shipped, or on one given as REDIS_URL.
    */
   redisUrl?: string;
   /**
@@ -95,6 +111,12 @@ export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit' 
    * on two servers as `npm start` runs it. Absent: one server holds both roles.
    */
   redisRecordsUrl?: string;
+  /**
+   * The private Redis to use, started by the caller (testkit's privateStackRedis, with the
+   * persistence a drill needs, say) and left running: every process connects as its own user, as
+   * on the one startSystem starts itself.
+   */
+  stackRedis?: PrivateStackRedis;
   /** Settings over the stack's, per service (faster liveness, lower limits…). */
   env?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
 }
@@ -122,10 +144,32 @@ export interface System {
   readonly devnet: Devnet;
   /** The devnet chain `chainId` (addresses, tokens, test user). */
   chain(chainId: number): ChainStack;
-  /** The private Redis (none when `redisUrl` was given). */
+  /**
+   * The private server of what can be rebuilt (stackRedis.rebuildable: books, registries, mids;
+   * none when `redisUrl` was given), for fault tests.
+   */
   readonly redis: PrivateRedis | undefined;
-  /** The Redis every service uses (key prefix: the default, `pmm`, unless `env` sets one). */
+  /**
+   * The private Redis, both servers with `npm start`'s users (none when `redisUrl` was given):
+   * its `records` server, and the URLs of users the services do not run as (`keys`, `operator`, `risk`).
+   */
+  readonly stackRedis: PrivateStackRedis | undefined;
+  /**
+   * The administrator (every right) of the server of what can be rebuilt: books, pair registries,
+   * mids, rate limits, queues (key prefix: the default, `pmm`, unless `env` sets one).
+   */
   readonly redisUrl: string;
+  /**
+   * The administrator of the records' server: API keys, integrators, halts, the audit trail,
+   * the ledger (core's redis-roles.ts). `redisUrl` when one server holds both.
+   */
+  readonly redisRecordsUrl: string;
+  /**
+   * What a process running as Redis user `user` gets (`gateway`, `signer`, `indexer-<id>`,
+   * `ledger-<id>`, `keys`, `operator`, `risk`), as `npm start` gives it: that user's URLs on the
+   * private servers; with `redisUrl` given, that Redis's URLs, whoever asks.
+   */
+  redisEnvOf(user: string): { REDIS_URL: string; REDIS_RECORDS_URL: string };
   /** The chains file the services read (CONFIG_FILE). */
   readonly configFile: string;
   /** The gateway's public URL, operator URL and development key (when the gateway runs). */
@@ -251,6 +295,7 @@ export async function startService(service: StackService, opts: ServiceOptions):
 
 /** Starts what `opts` asks for and resolves once every part is ready. */
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
+  if (opts.redisUrl !== undefined && opts.stackRedis) throw new Error('startSystem: redisUrl or stackRedis, not both');
   const chainIds = [...(opts.chains ?? ALL_CHAINS)];
   const services = opts.services ?? ALL_SERVICES;
   // Loaded here, not at the top: every test imports @pmm/testkit, few start a devnet (ethers and the contracts).
@@ -260,12 +305,12 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const processes: ServiceProcess[] = [];
   let devnetStarting: Promise<Devnet> | undefined;
   let devnet: Devnet | undefined;
-  let redis: PrivateRedis | undefined;
+  let stackRedis: PrivateStackRedis | undefined;
   const stop = async () => {
     await Promise.all(processes.map((p) => p.stop()));
     // Redis keeps nothing on disk: killed, it loses nothing (SIGTERM would wait for its next
-    // 100 ms tick).
-    await Promise.all([devnet?.stop(), redis?.stop('SIGKILL')]);
+    // 100 ms tick). One the caller gave is the caller's.
+    await Promise.all([devnet?.stop(), stackRedis === opts.stackRedis ? undefined : stackRedis?.stop('SIGKILL')]);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -280,18 +325,20 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       market: opts.market,
     });
     devnetStarting.catch(() => undefined);
-    if (opts.redisUrl === undefined) {
-      const redisDir = path.join(dir, 'redis');
-      mkdirSync(redisDir);
-      redis = await privateRedis({ dir: redisDir });
-    }
-    const redisUrl = opts.redisUrl ?? redis!.url;
+    stackRedis =
+      opts.stackRedis ??
+      (opts.redisUrl === undefined ? await privateStackRedis({ dir: path.join(dir, 'redis') }) : undefined);
+    const redisUrl = stackRedis?.rebuildableUrl ?? opts.redisUrl!;
+    const redisRecordsUrl = stackRedis?.recordsUrl ?? opts.redisRecordsUrl ?? redisUrl;
+    /** As scripts/start.mjs's redisOf: process `user`'s own URLs on the private servers, else the given Redis's. */
+    const redisEnvOf = (user: string) =>
+      stackRedis?.envOf(user) ?? { REDIS_URL: redisUrl, REDIS_RECORDS_URL: redisRecordsUrl };
     // The services too start while the devnet deploys (loading their code is most of their start):
     // each waits for the chains file, as in the compose devnet profile (CONFIG_WAIT_SECONDS),
     // and the file appears whole (written aside, then renamed) once the chains are up. Their
     // keys are the devnet's, derived from public labels; checked against the devnet below.
     const configFile = path.join(dir, 'chains.json');
-    const common: StackCommon = { redisUrl, redisRecordsUrl: opts.redisRecordsUrl, configFile, chainIds };
+    const common: StackCommon = { redisUrl, redisRecordsUrl, configFile, chainIds };
     // As `npm start` runs them: its log level, and waiting for the chains file (above).
     const waitForChains = { LOG_LEVEL: STACK_LOG_LEVEL, CONFIG_WAIT_SECONDS: '120' };
     const key = (role: 'apiSigner' | 'quoter' | 'testUser', id: number) => devnetKey(role, id);
@@ -302,6 +349,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
           const port = await freePort();
           const env = {
             ...indexerEnv(common, { chainId: id, port, quoterKey: key('quoter', id).privateKey }),
+            ...redisEnvOf(`indexer-${id}`),
             ...waitForChains,
             ...opts.env?.indexer,
           };
@@ -316,6 +364,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         const port = await freePort();
         const env = {
           ...ledgerEnv(common, { chainId: id, port }),
+          ...redisEnvOf(`ledger-${id}`),
           ...waitForChains,
           // The halts its limits trip: nothing fsyncs here (see the top of this file).
           REDIS_DURABILITY: 'none',
@@ -339,6 +388,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       );
       const env = {
         ...signerEnv(common, { port: signerPort, internalToken, signerKeys }),
+        ...redisEnvOf('signer'),
         ...waitForChains,
         // Nothing fsyncs here (see the top of this file).
         REDIS_DURABILITY: 'none',
@@ -353,6 +403,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       const whitelist = chainIds.map((id) => key('testUser', id).address);
       const env = {
         ...gatewayEnv(common, { port: gatewayPort, opsPort, signerPort, internalToken, devApiKey: apiKey, whitelist }),
+        ...redisEnvOf('gateway'),
         ...waitForChains,
         ...opts.env?.gateway,
       };
@@ -366,7 +417,12 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       for (const role of ['apiSigner', 'quoter', 'testUser'] as const)
         if (stack.chains[String(id)]?.[role].privateKey !== key(role, id).privateKey)
           throw new Error(`startSystem: the devnet's ${role} of chain ${id} is not the one the services were given`);
-    await opts.beforeServices?.({ redisUrl, chains: stack.chains, signerUrl: `http://127.0.0.1:${signerPort}` });
+    await opts.beforeServices?.({
+      redisUrl,
+      redisRecordsUrl,
+      chains: stack.chains,
+      signerUrl: `http://127.0.0.1:${signerPort}`,
+    });
     // The chains file as `npm start` writes it: no service's key in it.
     // Whole or not at all: the services are already waiting for it.
     writeFileSync(`${configFile}.tmp`, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, {
@@ -384,8 +440,11 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     return {
       devnet,
       chain,
-      redis,
+      redis: stackRedis?.rebuildable,
+      stackRedis,
       redisUrl,
+      redisRecordsUrl,
+      redisEnvOf,
       configFile,
       gateway: { url: `http://127.0.0.1:${gatewayPort}`, opsUrl: `http://127.0.0.1:${opsPort}`, apiKey },
       signer: { url: `http://127.0.0.1:${signerPort}`, internalToken },
