@@ -41,6 +41,7 @@ export {
   type ChainUpdate,
   type ChainUpdatesOptions,
 } from './chain-updates';
+export { CommandLineError, parseCommandLine, type CommandLine, type CommandLineSpec } from './command-line';
 export {
   ConfigError,
   defaultText,

@@ -1,8 +1,9 @@
 /**
- * Option parsing shared by the operator's `audit` and `settle` commands: node:util's parseArgs,
- * plus the few value types they take (chain lists, UTC times, months).
+ * Option parsing shared by the operator's `audit`, `settle`, `markouts` and `risk` commands:
+ * core's strict command line (command-line.ts: an option given twice is refused, not its last
+ * value kept), plus the few value types they take (chain lists, UTC times, months).
  */
-import { parseArgs } from 'node:util';
+import { CommandLineError, parseCommandLine } from '@pmm/core';
 import { KNOWN_CHAIN_IDS, findChain, isAddress } from '@pmm/protocol';
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
@@ -16,28 +17,22 @@ export interface ParsedOptions {
   positionals: string[];
 }
 
-/** Parses `argv` strictly: an unknown option or a missing value is a UsageError. */
+/**
+ * Parses `argv` strictly: an unknown option, a missing value, or an option given more than once
+ * is a UsageError (none of these commands takes an option twice: a list is comma-separated).
+ */
 export function parseOptions(
   argv: readonly string[],
   strings: readonly string[],
   flags: readonly string[] = [],
 ): ParsedOptions {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const name of strings) options[name] = { type: 'string' };
-  for (const name of flags) options[name] = { type: 'boolean' };
-  let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+    const { values, flags: given, positionals } = parseCommandLine(argv, { values: strings, flags });
+    return { values, flags: given, positionals };
   } catch (err) {
-    // node:util's own TypeError (ERR_PARSE_ARGS_*), from another realm under jest: its message says what was wrong.
-    throw new UsageError(String((err as { message?: unknown }).message ?? 'bad arguments'));
+    if (err instanceof CommandLineError) throw new UsageError(err.message);
+    throw err;
   }
-  const out: ParsedOptions = { values: {}, flags: new Set(), positionals: parsed.positionals };
-  for (const [name, value] of Object.entries(parsed.values)) {
-    if (typeof value === 'string') out.values[name] = value;
-    else if (value === true) out.flags.add(name);
-  }
-  return out;
 }
 
 /** `--chain 8453,56` (default: every chain of the registry). */

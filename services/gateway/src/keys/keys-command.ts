@@ -5,8 +5,7 @@
  * A key is printed exactly once, by `create` and `rotate`; nothing can show it again (only
  * its SHA-256 is stored). `list` shows the public keyId, never the key.
  */
-import { parseArgs } from 'node:util';
-import { ConfigError, replaceFile, type RedisClient } from '@pmm/core';
+import { CommandLineError, ConfigError, parseCommandLine, replaceFile, type RedisClient } from '@pmm/core';
 import { INTEGRATOR_ID_PATTERN, isIntegratorId } from '@pmm/protocol';
 import { readFileSync } from 'node:fs';
 import { InvalidRecordError, type ApiKeyStore, type IntegratorUpdate } from './api-key-store';
@@ -47,11 +46,13 @@ class UsageError extends Error {}
 
 interface Args {
   command: string;
-  values: Map<string, string[]>;
+  values: Record<string, string>;
+  /** `--origin-rate`, the one option the usage lets repeat (`...`): every value given. */
+  originRates: string[];
   flags: Set<string>;
 }
 
-/** The options with a value; each may be given more than once where the command allows it (one()). */
+/** The options with a value, each at most once. */
 const VALUES = [
   'chains',
   'daily-quota',
@@ -59,7 +60,6 @@ const VALUES = [
   'integrator',
   'key',
   'name',
-  'origin-rate',
   'rate',
   'whitelist',
   'whitelist-add',
@@ -67,33 +67,19 @@ const VALUES = [
 ] as const;
 const FLAGS = ['json', 'revoke-old', 'disable', 'enable', 'restore-revoked'] as const;
 
-/** The command line, strictly (node:util parseArgs, as the other operator commands): an unknown option is a usage error. */
+/**
+ * The command line, strictly (core's parseCommandLine, as the other operator commands): an
+ * unknown option, or one given twice but `--origin-rate` (once per chain), is a usage error.
+ */
 function parseKeysArgs(argv: readonly string[]): Args {
-  const options: Record<string, { type: 'string'; multiple: true } | { type: 'boolean' }> = {};
-  for (const name of VALUES) options[name] = { type: 'string', multiple: true };
-  for (const name of FLAGS) options[name] = { type: 'boolean' };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
-  } catch (err) {
-    // node:util's own TypeError (ERR_PARSE_ARGS_*): its message says what was wrong.
-    throw new UsageError(String((err as { message?: unknown }).message ?? 'bad arguments'));
-  }
+  const parsed = parseCommandLine(argv, { values: VALUES, lists: ['origin-rate'], flags: FLAGS });
   const [command = 'help', ...extra] = parsed.positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-  const values = new Map<string, string[]>();
-  const flags = new Set<string>();
-  for (const [name, value] of Object.entries(parsed.values)) {
-    if (Array.isArray(value)) values.set(name, value);
-    else if (value === true) flags.add(name);
-  }
-  return { command, values, flags };
+  return { command, values: parsed.values, originRates: parsed.lists['origin-rate'] ?? [], flags: parsed.flags };
 }
 
 function one(args: Args, name: string): string | undefined {
-  const v = args.values.get(name);
-  if (v && v.length > 1) throw new UsageError(`--${name} given twice`);
-  return v?.[0];
+  return args.values[name];
 }
 
 function required(args: Args, name: string): string {
@@ -137,11 +123,13 @@ function dailyQuota(text: string): number {
   return Number(text);
 }
 
-function originRates(list: readonly string[] | undefined, allowRemove: boolean): Record<string, string | null> {
+function originRates(list: readonly string[], allowRemove: boolean): Record<string, string | null> {
   const out: Record<string, string | null> = {};
-  for (const item of list ?? []) {
+  for (const item of list) {
     const [chain = '', value = ''] = item.split('=');
     chainId(chain);
+    // Once per chain: the last of two would be kept silently.
+    if (chain in out) throw new UsageError(`--origin-rate: chain ${chain} given more than once`);
     if (value === '' && !allowRemove) throw new UsageError(`--origin-rate ${chain}= needs a uint256 decimal value`);
     out[chain] = value === '' ? null : value;
   }
@@ -168,7 +156,7 @@ export async function runKeysCommand(
     args = parseKeysArgs(argv);
     return await dispatch(args, store, print, backend);
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
+    if (err instanceof UsageError || err instanceof CommandLineError || err instanceof ConfigError) {
       print(`error: ${err.message}`);
       print(KEYS_USAGE);
       return 2;
@@ -231,7 +219,7 @@ async function dispatch(
       if (!isIntegratorId(id)) throw new UsageError(`integrator id must match ${INTEGRATOR_ID_PATTERN}`);
       if (await store.getIntegrator(id))
         throw new Error(`integrator "${id}" exists: use "update", or "rotate" for a new key`);
-      const origin = originRates(args.values.get('origin-rate'), false);
+      const origin = originRates(args.originRates, false);
       const quotaText = one(args, 'daily-quota');
       await store.putIntegrator({
         id,
@@ -281,7 +269,7 @@ async function dispatch(
       const update: IntegratorUpdate = {
         whitelistAdd: addresses(one(args, 'whitelist-add')),
         whitelistRemove: addresses(one(args, 'whitelist-remove')),
-        originRate: originRates(args.values.get('origin-rate'), true),
+        originRate: originRates(args.originRates, true),
       };
       const name = one(args, 'name');
       if (name !== undefined) update.name = name;
