@@ -76,8 +76,12 @@ interface ChainCtx {
 let sys: System;
 /** The gateway's public URL. */
 let gw: string;
-/** The system's Redis, read as the operator's commands read it. */
+/** The server of what can be rebuilt (registries, books), as its administrator. */
 let redis: RedisClient;
+/** The records' server as the key CLI's user (`keys`) reaches it: integrators and their keys. */
+let keysUser: RedisClient;
+/** The records' server as the operator's commands (`audit`, `settle`: user `operator`) read it. */
+let operator: RedisClient;
 const keys = redisKeys(DEFAULT_KEY_PREFIX);
 const ctx = new Map<number, ChainCtx>();
 const apiKeys = new Map<string, string>();
@@ -136,8 +140,11 @@ beforeAll(async () => {
       reader: createChainReader(id, stack.rpcUrl),
     });
   }
+  keysUser = createRedis(sys.redisEnvOf('keys').REDIS_RECORDS_URL, { name: 'settle-e2e-keys' });
+  operator = createRedis(sys.redisEnvOf('operator').REDIS_RECORDS_URL, { name: 'settle-e2e-operator' });
+  await Promise.all([redisReady(keysUser), redisReady(operator)]);
   // One integrator each, with its own key, as the key CLI creates them.
-  const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
+  const store = new ApiKeyStore(keysUser, DEFAULT_KEY_PREFIX);
   const whitelist = CHAINS.map((id) => c(id).stack.testUser.address.toLowerCase());
   const apiKey = async (id: string, list: string[]) => {
     await store.putIntegrator({
@@ -173,7 +180,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const x of ctx.values()) x.reader.close();
-  redis?.disconnect();
+  for (const client of [redis, keysUser, operator]) client?.disconnect();
   await sys?.stop();
 });
 
@@ -389,7 +396,7 @@ async function moved(d: Done): Promise<{ amountIn: bigint; amountOut: bigint; bl
 
 function settleDeps(out: string[], err: string[], readers: Map<number, ChainReader> = new Map()) {
   return {
-    lookup: new AuditReader(redis, keys),
+    lookup: new AuditReader(operator, keys),
     chains: [...CHAINS],
     chain: (id: number) => ({
       reader: readers.get(id) ?? c(id).reader,
@@ -415,7 +422,7 @@ async function auditTx(chainId: number, hash: string, json = false) {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runAuditCommand(['tx', String(chainId), hash, ...(json ? ['--json'] : [])], {
-    trail: new AuditReader(redis, keys),
+    trail: new AuditReader(operator, keys),
     chain: (id) => ({ reader: c(id).reader, router: c(id).stack.contracts.router }),
     out: (l) => out.push(l),
     err: (l) => err.push(l),
@@ -788,7 +795,7 @@ describe('settlement and audit on the devnet', () => {
       expect(csv.out.trimEnd().split('\n')).toHaveLength(1 + report.totals.swaps + executorTxs.length);
       // audit tx says why it cannot answer.
       const audit = await runAuditCommand(['tx', '8453', executorTxs[0]!], {
-        trail: new AuditReader(redis, keys),
+        trail: new AuditReader(operator, keys),
         chain: () => ({ reader, router: c(8453).stack.contracts.router }),
         out: () => undefined,
         err: (l) => expect(l).toMatch(/does not call the router itself and needs a node with debug_traceTransaction/),

@@ -33,7 +33,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * answer the signer gave before it exited reaches this process after the exit was seen.
  */
 async function signedTimes(answers: readonly { signature: string; timestamp: number; requestId: string }[]) {
-  const redis = createRedis(pair!.redisUrl, { name: 'drill-times' });
+  const redis = createRedis(pair!.redisRecordsUrl, { name: 'drill-times' });
   try {
     await redisReady(redis, 15_000);
     const reader = new AuditReader(redis, redisKeys(pair!.prefix));
@@ -80,7 +80,7 @@ it("drill: the signer's SIGTERM under load through the gateway: every 200 has it
   load = undefined;
 
   const missing = await missingRecords(
-    { redisUrl: pair.redisUrl, prefix: pair.prefix, chainId: CHAIN },
+    { redisUrl: pair.redisRecordsUrl, prefix: pair.prefix, chainId: CHAIN },
     result.ok,
     'clientRequestId',
   );

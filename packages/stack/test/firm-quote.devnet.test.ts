@@ -40,7 +40,8 @@ const CHAINS = [8453, 56, 4663] as const;
 const FEE = 30n;
 
 let sys: System;
-let redis: RedisClient;
+/** The records' server as the operator's `audit` and `settle` read it (Redis user `operator`). */
+let operator: RedisClient;
 const keys = redisKeys(DEFAULT_KEY_PREFIX);
 /** Unix seconds before the first swap: the start of the settlement period. */
 let startedSeconds = 0;
@@ -58,7 +59,7 @@ beforeAll(async () => {
     blockIntervalMs: 0,
     env: { signer: { FIRM_QUOTE_DEADLINE_MS: '2000' } },
   });
-  redis = createRedis(sys.redisUrl, { name: 'firm-quote-test' });
+  operator = createRedis(sys.redisEnvOf('operator').REDIS_RECORDS_URL, { name: 'firm-quote-test' });
   startedSeconds = Math.floor(Date.now() / 1000) - 1;
   for (const id of CHAINS) {
     ctx.set(id, swapChain(sys, id));
@@ -68,7 +69,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const reader of readers.values()) reader.close();
-  redis?.disconnect();
+  operator?.disconnect();
   await sys?.stop();
 });
 
@@ -144,7 +145,7 @@ describe('the curve moves between quote and swap', () => {
     // `audit tx` shows the quote beside what executed, and the gap.
     const out: string[] = [];
     const code = await runAuditCommand(['tx', '56', done.hash], {
-      trail: new AuditReader(redis, keys),
+      trail: new AuditReader(operator, keys),
       chain: () => ({ reader: readers.get(56)!, router: x.c.contracts.router }),
       out: (l) => out.push(l),
       err: (l) => out.push(l),
@@ -170,7 +171,7 @@ describe('the curve moves between quote and swap', () => {
     const settled = await runSettleCommand(
       ['--from', new Date(startedSeconds * 1000).toISOString(), '--to', new Date(to * 1000).toISOString()],
       {
-        lookup: new AuditReader(redis, keys),
+        lookup: new AuditReader(operator, keys),
         chains: [...CHAINS],
         chain: (id: number) => ({
           reader: readers.get(id)!,

@@ -90,7 +90,8 @@ beforeAll(async () => {
     relay: { url: relay.url, to: (signerUrl) => (signerPort = Number(new URL(signerUrl).port)) },
   });
   startupConnections = relay.streams().length;
-  redis = createRedis(pair.redisUrl, { name: 'hop-test' });
+  // The records' server: integrators, their keys and the audit trail.
+  redis = createRedis(pair.redisRecordsUrl, { name: 'hop-test' });
   await redisReady(redis);
   const store = new ApiKeyStore(redis, pair.prefix);
   await store.putIntegrator({

@@ -139,6 +139,7 @@ export function pacedSigns(opts: SignLoadOptions): SignLoad {
 
 /** Where a drill's signer keeps its audit trail. */
 export interface AuditTrailAt {
+  /** The server of the audit trail: the records' (REDIS_RECORDS_URL). */
   redisUrl: string;
   prefix: string;
   chainId: number;

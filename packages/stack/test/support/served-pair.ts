@@ -1,6 +1,7 @@
 /**
  * A signer and a gateway as `npm start` runs them: processes from their builds with the stack's
- * settings, started by testkit's startSystem on its private Redis (no indexer: the chains' devnet
+ * settings, started by testkit's startSystem on its private Redis, each as its own Redis user on
+ * the records' server and the rebuildable one, as `npm start` runs them (no indexer: the chains' devnet
  * is only what the signer checks its quote validity against at start). Redis is seeded before
  * they start so that no answer has a legitimate reason to be a 5xx: a book and a pair registry
  * on every chain, one integrator with a huge rate limit, its API key, and a whitelisted user.
@@ -30,8 +31,13 @@ export interface ServedPair {
   /** The public id of `apiKey` (what the audit trail records). */
   keyId: string;
   internalToken: string;
-  /** The Redis the pair uses, and its key prefix (the stack's). */
+  /**
+   * The administrator's URLs of the Redis the pair uses (the records' server: integrators, keys,
+   * the audit trail; the other: registries, books, rate limits; one URL when one server holds
+   * both), and its key prefix (the stack's).
+   */
   redisUrl: string;
+  redisRecordsUrl: string;
   prefix: string;
   /** The signer's process (a drill stops it under load). */
   signer: ServiceProcess;
@@ -122,9 +128,9 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     services: ['signer', 'gateway'],
     ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}),
     ...(opts.redisRecordsUrl ? { redisRecordsUrl: opts.redisRecordsUrl } : {}),
-    beforeServices: async ({ redisUrl, signerUrl, chains }) => {
+    beforeServices: async ({ redisUrl, redisRecordsUrl, signerUrl, chains }) => {
       opts.relay?.to(signerUrl);
-      issued = await seed(redisUrl, opts.redisRecordsUrl ?? redisUrl, chains);
+      issued = await seed(redisUrl, redisRecordsUrl, chains);
     },
     env: { gateway: gatewaySettings(opts.relay) },
   });
@@ -136,6 +142,7 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     ...issued!,
     internalToken: system.signer.internalToken,
     redisUrl: system.redisUrl,
+    redisRecordsUrl: system.redisRecordsUrl,
     prefix: DEFAULT_KEY_PREFIX,
     signer: system.processesOf('signer')[0]!,
     gateway: system.processesOf('gateway')[0]!,
@@ -146,7 +153,7 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
         ...gatewayEnv(
           {
             redisUrl: system.redisUrl,
-            redisRecordsUrl: opts.redisRecordsUrl,
+            redisRecordsUrl: system.redisRecordsUrl,
             configFile: system.configFile,
             chainIds: [...CHAINS],
           },
@@ -159,6 +166,8 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
             whitelist: [],
           },
         ),
+        // Its own Redis user, as the first gateway's.
+        ...system.redisEnvOf('gateway'),
         LOG_LEVEL: STACK_LOG_LEVEL,
         ...gatewaySettings(opts.relay),
       };
