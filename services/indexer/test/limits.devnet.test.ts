@@ -67,7 +67,13 @@ const LIMITS = {
 const INTEGRATORS = ['whale', 'informed', 'slipped', 'pair-a', 'pair-b', 'bystander'];
 
 let sys: System;
+/** The records' server (halts, integrators and keys, the ledger), as its administrator. */
 let redis: RedisClient;
+/** The rebuildable server (the book), as its administrator. */
+let rebuildable: RedisClient;
+/** `npm run risk`'s connections, as its Redis user: the records' server and the rebuildable one (the pair registries). */
+let riskRecords: RedisClient;
+let riskRegistries: RedisClient;
 let halts: HaltStore;
 let stack: ChainStack;
 let pub: PublicClient;
@@ -97,8 +103,12 @@ beforeAll(async () => {
   wbtc = stack.tokens.WBTC!.address as Hex;
   quote = stack.quoteToken.address as Hex;
   usdc = (whole) => BigInt(whole) * 10n ** BigInt(stack.quoteToken.decimals);
-  redis = createRedis(sys.redisUrl, { name: 'limits-e2e' });
-  await redisReady(redis);
+  redis = createRedis(sys.redisRecordsUrl, { name: 'limits-e2e' });
+  rebuildable = createRedis(sys.redisUrl, { name: 'limits-e2e-rebuildable' });
+  const riskEnv = sys.redisEnvOf('risk');
+  riskRecords = createRedis(riskEnv.REDIS_RECORDS_URL, { name: 'limits-e2e-risk' });
+  riskRegistries = createRedis(riskEnv.REDIS_URL, { name: 'limits-e2e-risk-pairs' });
+  await Promise.all([redis, rebuildable, riskRecords, riskRegistries].map((client) => redisReady(client)));
   halts = new HaltStore(redis, keys);
   const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
   for (const id of INTEGRATORS) {
@@ -126,7 +136,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  redis?.disconnect();
+  for (const client of [redis, rebuildable, riskRecords, riskRegistries]) client?.disconnect();
   await ledger?.stop();
   await sys?.stop();
 });
@@ -189,7 +199,7 @@ async function moveCurve(base: Hex, factorPpm: bigint): Promise<void> {
   // The next firm quote is made at the book's block: one from before the move would make the
   // next swap execute below its quote, which is another limit's business.
   await until(
-    async () => Number((await redis.get(bookBlockKey(keys.book(CHAIN)))) ?? 0) >= Number(block),
+    async () => Number((await rebuildable.get(bookBlockKey(keys.book(CHAIN)))) ?? 0) >= Number(block),
     30_000,
     'the book past the move',
     100,
@@ -256,6 +266,8 @@ async function restartLedger(): Promise<void> {
     name: 'ledger again',
     env: {
       ...ledgerEnv({ redisUrl: sys.redisUrl, configFile: sys.configFile, chainIds: [CHAIN] }, { chainId: CHAIN, port }),
+      // Its own Redis user on each server, as startSystem's ledger.
+      ...sys.redisEnvOf(`ledger-${CHAIN}`),
       REDIS_DURABILITY: 'none',
       LOG_LEVEL: 'warn',
       ...LIMITS,
@@ -269,10 +281,10 @@ async function risk(argv: string[]): Promise<{ code: number; out: string }> {
   const code = await runRiskCommand(
     argv,
     {
-      redis,
-      registries: async () => redis,
+      redis: riskRecords,
+      registries: async () => riskRegistries,
       keys,
-      durability: DurableWrites.unconfirmed(redis),
+      durability: DurableWrites.unconfirmed(riskRecords),
       exposureSettleMs: 0,
       sleep: async () => undefined,
       login: () => 'operator',

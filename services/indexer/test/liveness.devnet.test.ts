@@ -18,7 +18,8 @@ let redis: Redis;
 const running: RunningIndexer[] = [];
 
 beforeAll(async () => {
-  // The chain and a private Redis (the second test restarts it); the indexer runs in this process.
+  // The chain and the private Redis (the second test restarts its rebuildable server, sys.redis,
+  // which holds all an indexer writes); the indexer runs in this process.
   sys = await startSystem({ chains: [4663], blockIntervalMs: 400, services: [] });
   // Rides out the Redis restart of the second test like the indexer.
   redis = new Redis(sys.redisUrl, { retryStrategy: () => 100 });
