@@ -34,12 +34,13 @@ it('drill: after a halt and the on-chain stop, a signature issued before both re
   f = await startFixture({
     chains: [CHAIN],
     redisUrl: sys.redisUrl,
+    redisRecordsUrl: sys.redisRecordsUrl,
     signerKeys: { [CHAIN]: stack.apiSigner.privateKey as Hex },
     registry: () => devnetRegistry(stack),
     whitelist: [stack.testUser.address],
     now: Date.now,
   });
-  view = new HaltView({ redis: f.redis, subscriber: f.subscriber, keys: f.keys });
+  view = new HaltView({ redis: f.records, subscriber: f.recordsSubscriber, keys: f.keys });
   await view.start();
   const app = createApp({ ...f.deps, halts: view, metrics: createMetrics('stop-drill', { defaultMetrics: false }) });
   const chain = defineChain({
@@ -83,7 +84,7 @@ it('drill: after a halt and the on-chain stop, a signature issued before both re
 
   // 1. The halt: no new signature.
   const halt = { scope: { chainId: CHAIN }, reason: 'drill', by: 'drill', at: Date.now() };
-  await DurableWrites.unconfirmed(f.redis).run(() => new HaltStore(f.redis, f.keys).halt(halt));
+  await DurableWrites.unconfirmed(f.records).run(() => new HaltStore(f.records, f.keys).halt(halt));
   await view.refresh();
   expect((await sign()).body.error.code).toBe('HALTED');
 

@@ -73,6 +73,7 @@ beforeAll(async () => {
   const stackOf = (id: number) => chainCtx(id).stack;
   f = await startFixture({
     redisUrl: sys.redisUrl,
+    redisRecordsUrl: sys.redisRecordsUrl,
     signerKeys: Object.fromEntries(CHAIN_IDS.map((id) => [id, stackOf(id).apiSigner.privateKey])),
     registry: (id) => devnetRegistry(stackOf(id)),
     whitelist: CHAIN_IDS.map((id) => stackOf(id).testUser.address),

@@ -45,6 +45,7 @@ beforeAll(async () => {
   expect((await cl.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
   f = await startFixture({
     redisUrl: sys.redisUrl,
+    redisRecordsUrl: sys.redisRecordsUrl,
     chains: [8453],
     registry: () => devnetRegistry(c),
     whitelist: [c.testUser.address],

@@ -47,7 +47,9 @@ let sys: System;
 let c: ChainStack;
 let hsm: SoftHsm;
 let token: string;
+/** The rebuildable server (pairs, book) and the records' one (the integrator), as their administrator. */
 let redis: RedisClient;
+let records: RedisClient;
 let secrets: string;
 let head: { number: number; hash: string; timestamp: number };
 const prefix = `pmm-quoter-${Date.now().toString(36)}`;
@@ -69,6 +71,7 @@ function signerEnv(quoter: Record<string, string>): Record<string, string> {
   return {
     PORT: '0',
     REDIS_URL: sys.redisUrl,
+    REDIS_RECORDS_URL: sys.redisRecordsUrl,
     REDIS_KEY_PREFIX: prefix,
     // The tests' Redis keeps nothing on disk: durable writes are the drills' subject.
     REDIS_DURABILITY: 'none',
@@ -135,9 +138,10 @@ beforeAll(async () => {
   await setQuoter(c.quoter.address, false);
   // What the gateway and the indexer would have written: the integrator, the pairs, the book's head.
   redis = createRedis(sys.redisUrl, { name: 'pkcs11-quoter-test' });
-  await redisReady(redis);
+  records = createRedis(sys.redisRecordsUrl, { name: 'pkcs11-quoter-test-records' });
+  await Promise.all([redisReady(redis), redisReady(records)]);
   const keys = redisKeys(prefix);
-  await redis.set(
+  await records.set(
     keys.integrator('acme'),
     JSON.stringify(integrator('acme', { whitelist: [c.testUser.address.toLowerCase()] })),
   );
@@ -148,6 +152,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(running.map((s) => s.close()));
   redis?.disconnect();
+  records?.disconnect();
   await sys?.stop();
   hsm?.remove();
   if (secrets) rmSync(secrets, { recursive: true, force: true });

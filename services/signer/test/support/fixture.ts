@@ -108,8 +108,12 @@ export const NOW_S = 1_700_000_000;
 export interface Fixture {
   prefix: string;
   keys: RedisKeys;
+  /** What can be rebuilt (the registries); everything when there is no records' server. */
   redis: RedisClient;
   subscriber: RedisClient;
+  /** The records' server (integrators, the audit trail, halts): `redis` and `subscriber` unless `redisRecordsUrl`. */
+  records: RedisClient;
+  recordsSubscriber: RedisClient;
   pairs: PairRegistryCache;
   integrators: IntegratorStore;
   signers: Map<number, DigestSigner>;
@@ -125,6 +129,8 @@ export interface Fixture {
 export interface FixtureOptions {
   /** The Redis; default the shared one (REDIS_URL). An on-chain test passes its system's private Redis. */
   redisUrl?: string;
+  /** The records' own server (integrators, the audit trail); default: `redisUrl` holds them. */
+  redisRecordsUrl?: string;
   chains?: number[];
   /** Chains whose registry is written at start; default all. */
   registries?: number[];
@@ -158,13 +164,22 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
   const redisUrl = opts.redisUrl ?? REDIS_URL;
   const redis = createRedis(redisUrl, { role: 'command', name: 'signer-test' });
   const subscriber = createRedis(redisUrl, { role: 'subscriber', name: 'signer-test-sub' });
-  await Promise.all([redisReady(redis), redisReady(subscriber)]);
+  const recordsUrl = opts.redisRecordsUrl ?? redisUrl;
+  const [records, recordsSubscriber] =
+    recordsUrl === redisUrl
+      ? [redis, subscriber]
+      : [
+          createRedis(recordsUrl, { role: 'command', name: 'signer-test-records' }),
+          createRedis(recordsUrl, { role: 'subscriber', name: 'signer-test-records-sub' }),
+        ];
+  const connections = [...new Set([redis, subscriber, records, recordsSubscriber])];
+  await Promise.all(connections.map((c) => redisReady(c)));
   for (const id of opts.registries ?? chains)
     await redis.set(keys.pairs(id), JSON.stringify((opts.registry ?? testRegistry)(id)));
   const pairs = new PairRegistryCache({ redis, subscriber, keys, chains, logger, refreshIntervalMs: 0 });
   await pairs.start();
   // ttl 0: every request reads Redis, so a test can change a record between requests.
-  const integrators = new IntegratorStore({ redis, keys, ttlMs: 0 });
+  const integrators = new IntegratorStore({ redis: records, keys, ttlMs: 0 });
   const signers = new Map(
     chains.map((id) => [id, createDigestSigner(opts.signerKeys?.[id] ?? testKey(`api-signer-${id}`))]),
   );
@@ -183,7 +198,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     audit: new RedisAuditTrail({
       keys,
       retentionMs: 180 * DAY_MS,
-      durability: DurableWrites.unconfirmed(redis),
+      durability: DurableWrites.unconfirmed(records),
     }),
     readiness: {
       redis: async () => {
@@ -200,6 +215,8 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     keys,
     redis,
     subscriber,
+    records,
+    recordsSubscriber,
     pairs,
     integrators,
     signers,
@@ -207,7 +224,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     app,
     async putIntegrator(record, id) {
       const key = keys.integrator(typeof record === 'string' ? (id ?? 'x') : record.id);
-      await redis.set(key, typeof record === 'string' ? record : JSON.stringify(record));
+      await records.set(key, typeof record === 'string' ? record : JSON.stringify(record));
     },
     async putRegistry(registry) {
       await redis.set(keys.pairs(registry.chainId), JSON.stringify(registry));
@@ -215,9 +232,11 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     },
     async close() {
       await pairs.close();
-      const found = await redis.keys(`${prefix}:*`);
-      if (found.length > 0) await redis.del(...found);
-      await Promise.allSettled([redis.quit(), subscriber.quit()]);
+      for (const client of new Set([redis, records])) {
+        const found = await client.keys(`${prefix}:*`);
+        if (found.length > 0) await client.del(...found);
+      }
+      await Promise.allSettled(connections.map((c) => c.quit()));
     },
   };
   await f.putIntegrator(
