@@ -1,4 +1,4 @@
-# Images of the service (see docker-compose.yml and docs/operations.md):
+# Images of the service (see docker-compose.yml and docs/operations/run-compose.md):
 #   runtime (last stage, the default target)  the gateway, the signer and the indexer: compiled JavaScript and
 #                             their production dependencies only; the command picks the service.
 #   devnet                    the three local devnet chains (anvil), for trying the stack.
@@ -12,7 +12,7 @@
 #   docker build --target operator -t pmm-operator .     # audit and settle
 
 # Base image, pinned by digest (the tag beside it is for readers): every build gets the same
-# bytes whatever the tag points to today. To update it, see docs/operations.md#base-images.
+# bytes whatever the tag points to today. To update it, see docs/operations/run-compose.md#base-images.
 # Override (e.g. a registry mirror, a local stand-in without a registry digest):
 # --build-arg NODE_IMAGE=<image>, or NODE_IMAGE in the environment of `docker compose build`.
 # An empty NODE_IMAGE (what Compose v1 passes when the variable is unset) keeps the pin.

@@ -2,7 +2,7 @@
  * A process's view of the active halts (the operator's and the ledgers' trips, halt-store.ts
  * readActiveHalts), what the signer checks before it signs and the gateway before it serves a book.
  *
- * Freshness (the one-second promise of docs/operations.md#halts):
+ * Freshness (the one-second promise of docs/operations/halts.md#halts):
  * - the `halts-updated` channel: the risk command publishes after each change, and the view
  *   re-reads at once (a read already under way is followed by another: it may predate the change);
  * - a re-read every `refreshMs` (default 200 ms), and after every (re)connection of either

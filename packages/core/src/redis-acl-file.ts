@@ -31,7 +31,7 @@ async function main(): Promise<number> {
     process.stderr.write(
       'redis-acl: REDIS_URL is set but REDIS_RECORDS_URL is not: the records (API keys, integrators, halts, the audit trail, the ledgers) ' +
         "would go to compose's own `redis` service, not to that Redis. Set REDIS_RECORDS_URL in .env: to the same URL to keep " +
-        'everything on that Redis, as before the two Redis roles, or to the Redis that keeps the records (docs/operations.md#redis).\n',
+        'everything on that Redis, as before the two Redis roles, or to the Redis that keeps the records (docs/operations/redis.md#redis).\n',
     );
     return 1;
   }

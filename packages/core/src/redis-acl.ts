@@ -3,7 +3,7 @@
  * needs: an indexer, which parses what RPC nodes send, cannot mint API keys or delete the audit
  * trail; the gateway cannot write integrators; the signer cannot touch keys. The rules are
  * declared here once and rendered as `user` lines for a Redis config or ACL file (`npm start`'s
- * private Redis; docs/operations.md#redis-users-one-per-role for other deployments).
+ * private Redis; docs/operations/redis.md#redis-users-one-per-role for other deployments).
  *
  * Keys and channels are what the rules restrict (every name below is a key of redis-keys.ts);
  * commands are granted by category, without the dangerous ones (FLUSHALL, KEYS, CONFIG, DEBUG,

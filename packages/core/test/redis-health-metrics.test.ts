@@ -42,7 +42,7 @@ async function scrapeWith(args: string[]) {
 }
 
 describe('Redis health metrics', () => {
-  it('behavior: a Redis as operations.md asks (AOF, noeviction, a maxmemory) reads up, AOF on, not evicting, its memory', async () => {
+  it('behavior: a Redis as operations/redis.md asks (AOF, noeviction, a maxmemory) reads up, AOF on, not evicting, its memory', async () => {
     const { value } = await scrapeWith([
       '--appendonly',
       'yes',

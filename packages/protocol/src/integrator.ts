@@ -29,7 +29,7 @@ export interface IntegratorRecord {
   originRate?: Record<string, string>;
   /**
    * Signatures per chain and UTC day; absent or 0 means the signer's DAILY_SIGNATURE_QUOTA.
-   * It bounds what one integrator adds to the audit trail (docs/operations.md#audit-trail).
+   * It bounds what one integrator adds to the audit trail (docs/operations/settlement.md#audit-trail).
    */
   dailySignatureQuota?: number;
 }

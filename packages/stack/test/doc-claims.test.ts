@@ -5,7 +5,7 @@
  * name, the flags of the operator commands, the error codes of the API, and who the rate limit
  * counts.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SHARED_SETTINGS, redisKeyRole, redisKeys, type Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
@@ -18,6 +18,13 @@ import { SETTLE_USAGE } from '../../settlement/src/cli/settle-command';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+/** The operations guide: every page of docs/operations, in name order. */
+const operationsGuide = () =>
+  readdirSync(path.join(root, 'docs', 'operations'))
+    .filter((file) => file.endsWith('.md'))
+    .sort()
+    .map((file) => read(`docs/operations/${file}`))
+    .join('\n');
 
 type Spec = Record<string, Setting<unknown>>;
 const specs: Spec[] = [
@@ -40,7 +47,7 @@ const declared = new Set(
 
 describe('the operations guide against the code', () => {
   it('behavior: the Redis key table lists every key the services use (the durable data included)', () => {
-    const guide = read('docs/operations.md');
+    const guide = operationsGuide();
     const table = guide.slice(guide.indexOf('| key '), guide.indexOf('\n\n', guide.indexOf('| key ')));
     const patterns = [...table.matchAll(/^\| `([^`]+)`/gm)].map(
       ([, key]) =>
@@ -64,7 +71,7 @@ describe('the operations guide against the code', () => {
   });
 
   it("behavior: the key table's role of each key is core's (redis-roles.ts): the server it is on", () => {
-    const guide = read('docs/operations.md');
+    const guide = operationsGuide();
     const table = guide.slice(guide.indexOf('| key '), guide.indexOf('\n\n', guide.indexOf('| key ')));
     const rows = [...table.matchAll(/^\| `([^`]+)` *\|[^|]*\| *(records|rebuildable) *\|/gm)];
     expect(rows.length).toBe(table.split('\n').length - 2);
@@ -77,8 +84,8 @@ describe('the operations guide against the code', () => {
 
   it('behavior: every flag the guide gives the operator commands is one they accept', () => {
     const usage = `${KEYS_USAGE}\n${AUDIT_USAGE}\n${SETTLE_USAGE}`;
-    const lines = ['docs/operations.md', 'README.md'].flatMap((f) =>
-      read(f)
+    const lines = [operationsGuide(), read('README.md')].flatMap((text) =>
+      text
         .split('\n')
         .filter((l) => /(npm run (keys|audit|settle) --|^\s*(\$ )?keys |(audit|settle|keys)\.js )/.test(l)),
     );

@@ -1,5 +1,5 @@
 /**
- * docs/operations.md's metrics table and alert examples name only metrics the services really
+ * docs/operations/monitoring.md's metrics table and alert examples name only metrics the services really
  * expose, and name every one of them: the names are read from each service's /metrics answer
  * (the gateway's operator app and a started signer over a real Redis; the indexer's and the
  * ledger's registries, which their operator servers serve as they are). Every indexer and ledger
@@ -73,7 +73,7 @@ afterAll(async () => {
 });
 
 function documented(): Set<string> {
-  const doc = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
+  const doc = readFileSync(path.join(root, 'docs', 'operations', 'monitoring.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Metrics and alerts'));
   const text = section.slice(0, section.indexOf('\n## ', 5));
   // Histogram series (_bucket/_sum/_count) in alert expressions name their family.
@@ -84,7 +84,7 @@ function documented(): Set<string> {
   );
 }
 
-describe('docs/operations.md metrics', () => {
+describe('docs/operations/monitoring.md metrics', () => {
   it('behavior: every metric the docs name is exposed by a service', () => {
     const unknown = [...documented()].filter((n) => !exposed.has(n));
     expect(unknown).toEqual([]);

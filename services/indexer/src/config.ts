@@ -86,7 +86,7 @@ export const INDEXER_SETTINGS = {
   midsRetentionSeconds: settings.int(
     'MIDS_RETENTION_SECONDS',
     "How long each block's best bid and ask of every pair are kept for markouts, s (default 604800, 7 days; the capacity plan " +
-      'in docs/operations.md sizes it). Markouts of swaps older than this are unavailable.',
+      'in docs/operations/capacity.md sizes it). Markouts of swaps older than this are unavailable.',
     604_800,
     [600, 31_536_000],
   ),

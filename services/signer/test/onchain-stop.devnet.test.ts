@@ -1,5 +1,5 @@
 /**
- * Drill on the devnet (docs/operations.md#the-on-chain-stop): a halt stops new signatures but
+ * Drill on the devnet (docs/operations/halts.md#the-on-chain-stop): a halt stops new signatures but
  * cannot recall those already given out; the router's owner switching its signer away does.
  * Two quotes are signed; the chain is halted (new signs: 503 HALTED); the first quote still
  * executes (the exposure a halt leaves); the owner calls setApiSigner to an address with no key;

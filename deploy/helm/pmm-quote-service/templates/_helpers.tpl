@@ -202,7 +202,7 @@ the `env` given, in name order (ledger.env with ledger.chains.<id>.env over it):
 
 {{/*
 The environment of the risk command's pod: its Redis user `risk`, and the signer's durability
-rule, which a halt is confirmed under (docs/operations.md#halts), then risk.env in name order.
+rule, which a halt is confirmed under (docs/operations/halts.md#halts), then risk.env in name order.
 */}}
 {{- define "pmm.riskEnv" -}}
 {{ include "pmm.redisEnv" (dict "ctx" . "user" "risk") }}
@@ -215,7 +215,7 @@ rule, which a halt is confirmed under (docs/operations.md#halts), then risk.env 
 {{/*
 The durability rule of the writes that are the service's own records (the signer's audit
 records, a halt by the risk command or by a ledger's limit): redis.durability and
-redis.durableReplicas (docs/operations.md#durable-writes), applied to the records' server
+redis.durableReplicas (docs/operations/redis.md#durable-writes), applied to the records' server
 (redis.recordsUrl, else redis.url).
 */}}
 {{- define "pmm.durabilityEnv" -}}

@@ -368,7 +368,7 @@ function describeExposure(e: Exposure): string {
   return (
     `still valid on-chain: ${e.signatures} signature${e.signatures === 1 ? '' : 's'}` +
     `${sums.length > 0 ? `, amountIn ${sums.join(' + ')}` : ''}, the last until ${iso(e.validUntil * 1000)}` +
-    ' (a halt cannot recall them: docs/operations.md#the-on-chain-stop)'
+    ' (a halt cannot recall them: docs/operations/halts.md#the-on-chain-stop)'
   );
 }
 

@@ -71,7 +71,7 @@ ${table(INDEXER_SETTINGS as Spec)}
 
 The maker's ledger reads the node as the indexer does (the same settings, the same meanings) and
 runs the limits on executed swaps (\`LIMIT_*\`, off unless set; amounts in the chain's quote token,
-docs/operations.md#limits-that-trip-on-what-executes). Its halts are confirmed durable like the
+docs/operations/halts.md#limits-that-trip-on-what-executes). Its halts are confirmed durable like the
 signer's audit records (\`REDIS_DURABILITY\`).
 
 ${table(LEDGER_SETTINGS as Spec)}

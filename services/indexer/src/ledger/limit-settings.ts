@@ -1,5 +1,5 @@
 /**
- * The limits on executed swaps (docs/operations.md#limits-that-trip-on-what-executes): their
+ * The limits on executed swaps (docs/operations/halts.md#limits-that-trip-on-what-executes): their
  * settings, each off until given, and what they load into. Amounts are in the chain's quote token
  * (human units: 5000 is 5,000 USDC), shares and markouts in basis points. A ledger process serves
  * one chain, so a setting applies to each chain's ledger it reaches.

@@ -2,7 +2,7 @@
  * The audit trail's size per chain as a metric, read at each scrape (XLEN, O(1)): the records
  * kept within the retention, about 0.9 KB of Redis memory each (measured with npm run bench
  * signer). Redis runs noeviction: an operator alerts on it before memory runs out, since a full
- * Redis stops every integrator's signing (docs/operations.md#audit-trail).
+ * Redis stops every integrator's signing (docs/operations/settlement.md#audit-trail).
  */
 import type { Metrics, RedisClient, RedisKeys } from '@pmm/core';
 

@@ -38,7 +38,7 @@ export function integratorView(integratorId: string, text: string): IntegratorVi
 /**
  * Lifetime of an entry, subscribed or not: an announcement drops it at once, and when one is
  * lost (pub/sub keeps no backlog) a disabled integrator or a narrowed whitelist still takes
- * effect within 1 s, as the gateway's key cache and docs/operations.md promise. The cost is
+ * effect within 1 s, as the gateway's key cache and docs/operations/keys.md#api-keys promise. The cost is
  * one Redis read per integrator and second per signer.
  */
 export const INTEGRATOR_TTL_MS = 1_000;
