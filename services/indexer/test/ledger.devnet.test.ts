@@ -47,7 +47,13 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { dayFromNow as day, ledgerCursorOf, markoutsOf, startLedgerSystem } from './support/ledger-devnet';
+import {
+  dayFromNow as day,
+  ledgerCursorOf,
+  markoutsCommand,
+  startLedgerSystem,
+  type MarkoutsCommand,
+} from './support/ledger-devnet';
 
 jest.setTimeout(300_000);
 
@@ -56,7 +62,10 @@ const keys = redisKeys(DEFAULT_KEY_PREFIX);
 const erc20Abi = TestTokenArtifact.abi as Abi;
 
 let sys: System;
+/** The records' server (integrators, keys, the ledger), as its administrator. */
 let redis: RedisClient;
+/** `npm run markouts`, as the operator's Redis user. */
+let markoutsCli: MarkoutsCommand;
 let stack: ChainStack;
 let pub: PublicClient;
 let user: WalletClient<Transport, Chain, Account>;
@@ -87,8 +96,9 @@ beforeAll(async () => {
   owner = clients.wallet(deployerWallet().privateKey);
   weth = stack.tokens.WETH!.address as Hex;
   quote = stack.quoteToken.address as Hex;
-  redis = createRedis(sys.redisUrl, { name: 'ledger-e2e' });
+  redis = createRedis(sys.redisRecordsUrl, { name: 'ledger-e2e' });
   await redisReady(redis);
+  markoutsCli = await markoutsCommand(sys, keys);
   const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
   const apiKey = async (id: string, whitelist: string[]) => {
     await store.putIntegrator({
@@ -107,6 +117,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   redis?.disconnect();
+  await markoutsCli?.close();
   await sys?.stop();
 });
 
@@ -160,7 +171,7 @@ const waitForLedger = (block: bigint) => until(async () => (await ledgerCursor()
 const human = (midX18: bigint) =>
   (Number(midX18) * 10 ** stack.tokens.WETH!.decimals) / 10 ** stack.quoteToken.decimals / 1e18;
 
-const markouts = (argv: string[]) => markoutsOf(redis, keys, argv);
+const markouts = (argv: string[]) => markoutsCli.run(argv);
 
 describe('the ledger and its markouts', () => {
   it('behavior: informed and random flow, attributed, with markouts equal to those of the curves at those blocks', async () => {
@@ -319,10 +330,14 @@ describe('the ledger and its markouts', () => {
     await until(async () => made.length >= before + 4, 60_000);
     ledgerProcess = spawnService('ledger', {
       name: 'ledger again',
-      env: ledgerEnv(
-        { redisUrl: sys.redisUrl, configFile: sys.configFile, chainIds: [CHAIN] },
-        { chainId: CHAIN, port },
-      ),
+      env: {
+        ...ledgerEnv(
+          { redisUrl: sys.redisUrl, configFile: sys.configFile, chainIds: [CHAIN] },
+          { chainId: CHAIN, port },
+        ),
+        // Its own Redis user on each server, as startSystem's ledger.
+        ...sys.redisEnvOf(`ledger-${CHAIN}`),
+      },
       metricsUrl: `http://127.0.0.1:${port}/metrics`,
     });
     await swaps;

@@ -28,7 +28,13 @@ import { moveCurveMid, until, type System } from '@pmm/testkit';
 import request from 'supertest';
 import { createTestClient, http, type Hex } from 'viem';
 import { approve, signFirm, swapChain, type SwapChain } from '../../../packages/stack/test/support/firm-swaps';
-import { dayFromNow, ledgerCursorOf, markoutsOf, startLedgerSystem } from './support/ledger-devnet';
+import {
+  dayFromNow,
+  ledgerCursorOf,
+  markoutsCommand,
+  startLedgerSystem,
+  type MarkoutsCommand,
+} from './support/ledger-devnet';
 
 jest.setTimeout(600_000);
 
@@ -39,7 +45,10 @@ const keys = redisKeys(DEFAULT_KEY_PREFIX);
 const LIMITS = { LIMIT_MARKOUT_FLOOR_BPS: '-20', LIMIT_MARKOUT_HORIZON: '25b', LIMIT_MARKOUT_MIN_SWAPS: '10' };
 
 let sys: System;
+/** The records' server (the ledger, its markouts, the halts), as its administrator. */
 let redis: RedisClient;
+/** `npm run markouts`, as the operator's Redis user. */
+let markoutsCli: MarkoutsCommand;
 let x: SwapChain;
 let weth: Hex;
 let quote: Hex;
@@ -49,8 +58,9 @@ beforeAll(async () => {
   x = swapChain(sys, CHAIN);
   weth = x.c.tokens.WETH!.address as Hex;
   quote = x.c.quoteToken.address as Hex;
-  redis = createRedis(sys.redisUrl, { name: 'markouts-dust-e2e' });
+  redis = createRedis(sys.redisRecordsUrl, { name: 'markouts-dust-e2e' });
   await redisReady(redis);
+  markoutsCli = await markoutsCommand(sys, keys);
   for (const token of [weth, quote]) await approve(x, token, 2n ** 255n);
   // The ledger starts at the head it first sees: the swaps below come after it.
   const head = Number(await x.pub.getBlockNumber());
@@ -59,6 +69,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   redis?.disconnect();
+  await markoutsCli?.close();
   await sys?.stop();
 });
 
@@ -84,16 +95,7 @@ async function inOneBlock(calldatas: Hex[]): Promise<Hex[]> {
 }
 
 const markouts = (format: 'json' | 'csv' | 'table') =>
-  markoutsOf(redis, keys, [
-    '--from',
-    dayFromNow(-1),
-    '--to',
-    dayFromNow(1),
-    '--chain',
-    String(CHAIN),
-    '--format',
-    format,
-  ]);
+  markoutsCli.run(['--from', dayFromNow(-1), '--to', dayFromNow(1), '--chain', String(CHAIN), '--format', format]);
 
 async function metric(name: string): Promise<string | undefined> {
   const text = await (await fetch(sys.processesOf('ledger')[0]!.metricsUrl!)).text();

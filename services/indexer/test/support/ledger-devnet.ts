@@ -1,9 +1,17 @@
 /**
  * For the ledger's devnet tests: the system they run (one chain mining a block a second, the
  * indexer, signer, gateway and the ledger, as `npm start` runs them), where the ledger is, and
- * `npm run markouts` in-process as the operator runs it beside that system.
+ * `npm run markouts` in-process as the operator runs it beside that system: as the operator's
+ * Redis user, the ledger on the records' server and the mids on the rebuildable one.
  */
-import { parseLedgerCursor, type RedisClient, type RedisKeys } from '@pmm/core';
+import {
+  closeRedisConnections,
+  createRedis,
+  parseLedgerCursor,
+  redisReady,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
 import { LedgerReader, runMarkoutsCommand } from '@pmm/settlement';
 import { startSystem, type System } from '@pmm/testkit';
 
@@ -22,20 +30,33 @@ export async function ledgerCursorOf(redis: RedisClient, keys: RedisKeys, chainI
   return cursor === null ? -1 : parseLedgerCursor(cursor).number;
 }
 
-/** `npm run markouts -- <argv>` (settlement markouts-command.ts) on the system's Redis: exit code and output. */
-export async function markoutsOf(
-  redis: RedisClient,
-  keys: RedisKeys,
-  argv: string[],
-): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runMarkoutsCommand(argv, {
-    ledger: new LedgerReader(redis, () => Promise.resolve(redis), keys),
-    out: (t) => (out += t),
-    err: (l) => (err += `${l}\n`),
-  });
-  return { code, out, err };
+/** `npm run markouts` beside the system, on its own connections: its Redis user (`operator`) on each server. */
+export interface MarkoutsCommand {
+  /** `npm run markouts -- <argv>` (settlement markouts-command.ts): exit code and output. */
+  run(argv: string[]): Promise<{ code: number; out: string; err: string }>;
+  close(): Promise<void>;
+}
+
+export async function markoutsCommand(sys: System, keys: RedisKeys): Promise<MarkoutsCommand> {
+  const env = sys.redisEnvOf('operator');
+  // The ledger on the records' server, the mids on the rebuildable one.
+  const records = createRedis(env.REDIS_RECORDS_URL, { name: 'markouts-test' });
+  const mids = createRedis(env.REDIS_URL, { name: 'markouts-test-mids' });
+  await Promise.all([redisReady(records), redisReady(mids)]);
+  const ledger = new LedgerReader(records, () => Promise.resolve(mids), keys);
+  return {
+    async run(argv) {
+      let out = '';
+      let err = '';
+      const code = await runMarkoutsCommand(argv, {
+        ledger,
+        out: (t) => (out += t),
+        err: (l) => (err += `${l}\n`),
+      });
+      return { code, out, err };
+    },
+    close: () => closeRedisConnections([records, mids]),
+  };
 }
 
 /** The UTC day `offsetDays` from today, `2026-11-05`: a `--from` or `--to` around now. */
