@@ -106,7 +106,7 @@ LABEL org.opencontainers.image.title="pmm-operator" \
 FROM base AS lb
 # Debian's HAProxy (bookworm: the 2.6 LTS series, with Debian's security updates), on the same
 # base as every image here: it builds wherever the services build (a registry mirror, a local
-# stand-in) and is updated with them (docs/decisions.md#scaling-the-gateway-under-compose-haproxy-in-front).
+# stand-in) and is updated with them (docs/decisions/0051-scaling-the-gateway-under-compose-haproxy-in-front.md).
 RUN apt-get update && apt-get install -y --no-install-recommends haproxy \
  && rm -rf /var/lib/apt/lists/*
 COPY deploy/compose/haproxy.cfg /etc/haproxy/haproxy.cfg

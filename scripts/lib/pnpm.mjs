@@ -1,6 +1,6 @@
 // Finds (or installs) the pnpm pinned in package.json's `packageManager`, so that the root
 // scripts work from a fresh clone with only Node and npm. corepack is not used: it fails on
-// these machines (see docs/decisions.md#pnpm-in-containers).
+// these machines (see docs/decisions/0066-pnpm-in-containers.md).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -16,7 +16,7 @@ const sourcesDir = path.join(pkgDir, 'contracts');
 const outFile = path.join(pkgDir, 'src', 'generated', 'artifacts.ts');
 const require = createRequire(path.join(pkgDir, 'package.json'));
 
-// INVARIANT: evmVersion stays at or below the devnet's pinned hardfork (cancun), see docs/decisions.md#the-devnet-runs-anvil.
+// INVARIANT: evmVersion stays at or below the devnet's pinned hardfork (cancun), see docs/decisions/0065-the-devnet-runs-anvil.md.
 const settings = {
   optimizer: { enabled: true, runs: 200 },
   evmVersion: 'cancun',

@@ -3,14 +3,14 @@
  * host, before the caller acts on them (the signer returns a signature only once its audit
  * record is durable; the key CLI reports a key only once it is durable).
  *
- * Modes (docs/decisions.md#durable-writes):
+ * Modes (docs/decisions/0020-durable-writes.md):
  * - `fsync`: every master writes its append-only file and fsyncs it before it answers
  *   (`appendonly yes`, `appendfsync always`). Redis 7.0 has no WAITAOF, and CONFIG GET would
  *   hand the service every secret of the server's configuration, so what a service user can
  *   see is checked, with INFO persistence: the append-only file is on and its last write
  *   succeeded, on each connection before its first write, again after each reconnect and at
  *   most `recheckMs` later, so a changed or restarted Redis is noticed. `appendfsync always`
- *   is the deployment's: INFO does not show it (docs/decisions.md#durable-writes).
+ *   is the deployment's: INFO does not show it (docs/decisions/0020-durable-writes.md).
  * - `replica`: once the writes are answered, `WAIT <replicas> <waitTimeoutMs>` on every master
  *   connection they were made on: fewer acknowledgements than `replicas` is a failure. A WAIT
  *   holds its connection until the replicas answer, so writes are spread over several

@@ -3,8 +3,8 @@
  * every block, the signer's firm quotes). The services speak JSON-RPC themselves instead of
  * through ethers' providers: they need per-request timeouts, a
  * batch pinned to one block, the `newHeads` header (with its timestamp) without a second
- * round trip, and full control of the socket's life: see docs/decisions.md#ethers-websocketprovider and
- * docs/decisions.md#viem-websocket-transport.
+ * round trip, and full control of the socket's life: see docs/decisions/0058-ethers-websocketprovider.md and
+ * docs/decisions/0059-viem-websocket-transport.md.
  */
 
 export interface RpcRequest {
@@ -75,7 +75,7 @@ export type DroppedReason = 'oversized' | 'malformed' | 'unexpected' | 'redirect
 
 /**
  * What a transport accepts from a node: the node is not trusted to be small or well formed
- * (docs/decisions.md#a-node-that-lags-lies-or-floods).
+ * (docs/decisions/0034-a-node-that-lags-lies-or-floods.md).
  */
 export interface TransportLimits {
   /** Largest answer or WebSocket message, bytes; a bigger one is refused before it is parsed. */

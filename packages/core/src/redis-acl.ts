@@ -11,7 +11,7 @@
  * version check, the gateway's Redis gauges, the durability checks) and WAIT (a write
  * acknowledged by replicas). Never CONFIG GET: it reads the whole server configuration,
  * `requirepass` and `masterauth` included, and Redis 7.0 cannot limit it to one parameter
- * (docs/decisions.md#no-redis-user-reads-the-servers-configuration). Of the scripting commands only EVAL and EVALSHA
+ * (docs/decisions/0053-no-redis-user-reads-the-servers-configuration.md). Of the scripting commands only EVAL and EVALSHA
  * (what ioredis's defineCommand sends, for our Lua commands and BullMQ's): never SCRIPT (FLUSH,
  * KILL) or FUNCTION (LOAD, FLUSH, ...), which change what other users' calls run.
  */

@@ -1,5 +1,5 @@
 /**
- * The two Redis roles (docs/decisions.md#only-the-records-pay-for-durability-two-redis-roles):
+ * The two Redis roles (docs/decisions/0026-only-the-records-pay-for-durability-two-redis-roles.md):
  * the **records**, which nothing can rebuild (the audit trail and its daily quota counts, the
  * operator's integrators, API keys and halts, the maker's ledger) and which durable writes
  * exist for, on REDIS_RECORDS_URL; and what can be **rebuilt** (books, pair registries, the mid

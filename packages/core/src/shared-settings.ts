@@ -44,7 +44,7 @@ function parseRedisUrl(raw: unknown): string {
 
 export const REDIS_CONNECTION_SETTINGS = {
   redisUrl: { ...redisUrlSetting, parse: parseRedisUrl } satisfies Setting<string>,
-  // The records apart from what can be rebuilt (docs/decisions.md#only-the-records-pay-for-durability-two-redis-roles):
+  // The records apart from what can be rebuilt (docs/decisions/0026-only-the-records-pay-for-durability-two-redis-roles.md):
   // the same forms as REDIS_URL, the same user and password on both servers.
   redisRecordsUrl: {
     ...settings.string(
@@ -210,7 +210,7 @@ function parseServedChains(raw: unknown): number[] {
 /**
  * Settings the gateway and the signer must agree on (the gateway checks what the signer
  * would refuse): both spread these into their settings, so the names, defaults, bounds and
- * validation are one (docs/decisions.md#body-size-and-time-limits).
+ * validation are one (docs/decisions/0010-body-size-and-time-limits.md).
  */
 export const SIGN_PATH_SETTINGS = {
   internalToken: settings.secret(
@@ -239,7 +239,7 @@ export const SIGN_PATH_SETTINGS = {
 
 /**
  * How writes that must not be lost are confirmed: the signer's audit records and the key
- * CLI's integrators, keys and whitelists (durable-writes.ts; docs/decisions.md#durable-writes).
+ * CLI's integrators, keys and whitelists (durable-writes.ts; docs/decisions/0020-durable-writes.md).
  */
 export const DURABLE_WRITE_SETTINGS = {
   redisDurability: settings.oneOf(

@@ -15,7 +15,8 @@ export const SERVICE_MAIN: Readonly<Record<StackService, string>> = {
   gateway: 'services/gateway/dist/main.js',
   signer: 'services/signer/dist/main.js',
   indexer: 'services/indexer/dist/main.js',
-  // Built with the indexer, whose node connection and head guard it shares (docs/decisions.md).
+  // Built with the indexer, whose node connection and head guard it shares
+  // (docs/decisions/0048-the-makers-ledger-its-own-process-built-with-the-indexer.md).
   ledger: 'services/indexer/dist/ledger-main.js',
 };
 

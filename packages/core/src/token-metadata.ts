@@ -2,7 +2,7 @@
  * The ERC-20 metadata calls (`decimals()`, `symbol()`) and how their answers are read, for
  * every service that asks a token about itself (the indexer's registry reads, the signer's
  * operator commands). Cold paths, so ethers' Interface does the ABI work
- * (docs/decisions.md#abi-codecs).
+ * (docs/decisions/0060-abi-codecs.md).
  */
 import { Interface } from 'ethers';
 

@@ -21,7 +21,7 @@ const READY_TIMEOUT_MS = 60_000;
 const OUTPUT_TAIL_BYTES = 4096;
 /**
  * The EVM rules every devnet chain runs. Pinned: anvil's default is the newest hardfork, newer
- * than the chains we serve, and the contracts are compiled for cancun (docs/decisions.md#the-devnet-runs-anvil).
+ * than the chains we serve, and the contracts are compiled for cancun (docs/decisions/0065-the-devnet-runs-anvil.md).
  */
 export const DEVNET_HARDFORK = 'cancun';
 

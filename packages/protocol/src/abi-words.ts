@@ -4,7 +4,7 @@
  * re-parses types on every call and is the bottleneck at ~2,800 digests/s; the layouts we
  * sign are fixed, so we write them word by word instead. Every encoder built on these is
  * checked byte for byte against ethers and viem in the tests. The indexer's per-block codec
- * (services/indexer/src/chain/call-codec.ts) is built on these words too: docs/decisions.md#abi-codecs.
+ * (services/indexer/src/chain/call-codec.ts) is built on these words too: docs/decisions/0060-abi-codecs.md.
  *
  * Errors are plain `Error`s whose messages never echo the input (callers map them to
  * `ENCODING_FAILED`; a bad value could be anything, including a mistyped secret).

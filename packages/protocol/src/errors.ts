@@ -1,5 +1,5 @@
 /**
- * Error codes of the spec (section 7) plus our documented extensions (docs/decisions.md#error-precedence),
+ * Error codes of the spec (section 7) plus our documented extensions (docs/decisions/0001-error-precedence.md),
  * each with its HTTP status, and the single error type every service throws.
  */
 

@@ -48,7 +48,7 @@ export function isRequestId(value: unknown): value is string {
   return isSafeToken(value, REQUEST_ID_MAX_LENGTH);
 }
 
-/** The headers of every legacy `/v1` response (docs/decisions.md#legacy-v1), pointing to the successor. */
+/** The headers of every legacy `/v1` response (docs/decisions/0030-legacy-v1.md), pointing to the successor. */
 export function v1DeprecationHeaders(successorPath: string): Record<'Deprecation' | 'Link', string> {
   return { Deprecation: 'true', Link: `<${successorPath}>; rel="successor-version"` };
 }

@@ -1,5 +1,5 @@
 /**
- * From `quote()` samples to orderbook levels (docs/decisions.md#orderbook-from-chain-state).
+ * From `quote()` samples to orderbook levels (docs/decisions/0033-orderbook-from-chain-state.md).
  *
  * The indexer samples the router's `quote()` at an increasing ladder of input amounts; each
  * level is one or more consecutive marginal steps of that ladder. All arithmetic is on bigints;

@@ -1,5 +1,5 @@
 /**
- * EVM address validation for request fields (docs/decisions.md#addresses).
+ * EVM address validation for request fields (docs/decisions/0004-addresses.md).
  */
 import { toChecksumAddress } from './eip55';
 import { validationError } from './errors';

@@ -1,5 +1,5 @@
 /**
- * `chainId` in a sign body and in the `/v2/price` query (docs/decisions.md#chainid).
+ * `chainId` in a sign body and in the `/v2/price` query (docs/decisions/0003-chainid.md).
  *
  * Parsing and serving are separate steps on purpose: a malformed id is 422 VALIDATION_ERROR,
  * a well-formed id that is not served (however large) is 400 UNSUPPORTED_CHAIN, and between

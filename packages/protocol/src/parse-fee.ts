@@ -1,5 +1,5 @@
 /**
- * The `fee` field of a sign request (spec 2.2, docs/decisions.md#fee).
+ * The `fee` field of a sign request (spec 2.2, docs/decisions/0005-fee.md).
  */
 import { parseUintString } from './parse-uint';
 

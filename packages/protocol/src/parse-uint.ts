@@ -1,6 +1,6 @@
 /**
- * Canonical unsigned integer strings for amounts and fees (docs/decisions.md#fee and
- * docs/decisions.md#amountin-and-minamountout).
+ * Canonical unsigned integer strings for amounts and fees (docs/decisions/0005-fee.md and
+ * docs/decisions/0006-amountin-and-minamountout.md).
  */
 import { validationError } from './errors';
 

@@ -2,7 +2,7 @@
  * Calldata of the router's on-chain quote,
  * `quote(address tokenIn, uint256 amountIn, address tokenOut, uint256 timestampInMilisec, bytes sig)`:
  * the indexer's per-block ladders and the signer's firm quotes. Written word by word as hex
- * (the indexer builds ~1,200 per block: docs/decisions.md#abi-codecs); checked byte for byte
+ * (the indexer builds ~1,200 per block: docs/decisions/0060-abi-codecs.md); checked byte for byte
  * against ethers and viem in the indexer's call-codec test.
  */
 import { addressWordHex, bareHex, functionSelector, padHexToWords, uint256WordHex } from './abi-words';

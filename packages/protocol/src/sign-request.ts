@@ -1,6 +1,6 @@
 /**
  * The SignQuoteRequest body of `POST /v2/swap/sign` (spec 2.1) and of legacy `/v1/swap/sign`,
- * and its validation in the precedence order of docs/decisions.md#error-precedence.
+ * and its validation in the precedence order of docs/decisions/0001-error-precedence.md.
  *
  * The JSON schema below is the one source of the body's shape: one validator per field is
  * compiled from it once, at module load, and parseSignRequest walks the fields in schema

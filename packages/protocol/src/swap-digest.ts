@@ -15,7 +15,7 @@ export interface SwapQuoteFields {
   timestamp: bigint;
   /** Fee in 1/100000 units (the router pays `out × (100000 − fee) / 100000`). */
   fee: bigint;
-  /** Opaque operator-configured value, signed and emitted by the router (docs/decisions.md#originrate). */
+  /** Opaque operator-configured value, signed and emitted by the router (docs/decisions/0009-originrate.md). */
   originRate: bigint;
   userAddress: string;
 }

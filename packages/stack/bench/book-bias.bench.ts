@@ -1,6 +1,6 @@
 /**
  * `npm run bench book-bias`: how far what the book shows is from what a sign quotes, per chain and
- * side, in bps of the sign's amountOut (docs/decisions.md#the-book-beside-the-firm-quote).
+ * side, in bps of the sign's amountOut (docs/decisions/0029-the-book-beside-the-firm-quote.md).
  *
  * The system as `npm start` runs it (testkit's startSystem: the three devnet chains, one indexer
  * each building `/v2/price` from on-chain state with its default ladder, the signer, the gateway)

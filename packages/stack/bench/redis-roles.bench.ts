@@ -1,6 +1,6 @@
 /**
  * `npm run bench redis-roles`: what the two Redis roles buy (core's redis-roles.ts;
- * docs/decisions.md#only-the-records-pay-for-durability-two-redis-roles), on the stack as
+ * docs/decisions/0026-only-the-records-pay-for-durability-two-redis-roles.md), on the stack as
  * `npm start` runs it: the three devnet chains at their block times with the market moving, an
  * indexer and a ledger per chain, the signer and the gateway (testkit's startSystem), the signer
  * and the ledgers confirming durable writes as shipped (REDIS_DURABILITY=auto: fsync on one node).

@@ -1,5 +1,5 @@
 /**
- * What the book shows is what a sign quotes (docs/decisions.md#the-book-beside-the-firm-quote),
+ * What the book shows is what a sign quotes (docs/decisions/0029-the-book-beside-the-firm-quote.md),
  * through the whole stack as `npm start` runs it (testkit's startSystem: one indexer per chain
  * building `/v2/price` from on-chain state, the signer, the gateway), on a still market: for every
  * pair of every chain (the 18-decimal USDT chain 56 included), both sides, every ladder size the

@@ -27,7 +27,7 @@ describe('documents cited in the repository', () => {
 });
 
 describe('the reference checker itself', () => {
-  const files = ['docs/decisions.md', 'docs/api.md', 'services/signer/src/main.ts', 'README.md'];
+  const files = ['docs/decisions/0001-error-precedence.md', 'docs/api.md', 'services/signer/src/main.ts', 'README.md'];
   const citing = (text: string) => ({
     scanned: ['services/x.ts'],
     read: (file: string) => (file === 'services/x.ts' ? text : readFileSync(path.join(root, file), 'utf8')),
@@ -39,8 +39,8 @@ describe('the reference checker itself', () => {
   });
 
   it('error: reports a docs anchor with no such heading', () => {
-    const found = findDanglingReferences(root, files, citing('// docs/decisions.md#no-such-section'));
-    expect(found.map((d) => d.target)).toEqual(['docs/decisions.md#no-such-section']);
+    const found = findDanglingReferences(root, files, citing('// docs/decisions/0001-error-precedence.md#no-such-section'));
+    expect(found.map((d) => d.target)).toEqual(['docs/decisions/0001-error-precedence.md#no-such-section']);
   });
 
   it('error: reports a source file named in a comment that no longer exists', () => {
@@ -54,7 +54,7 @@ describe('the reference checker itself', () => {
   });
 
   it('default: accepts references that resolve', () => {
-    const text = '// docs/decisions.md#error-precedence, main.ts and signer src/main.ts';
+    const text = '// docs/decisions/0001-error-precedence.md#decision, main.ts and signer src/main.ts';
     expect(findDanglingReferences(root, files, citing(text))).toEqual([]);
     const link = {
       scanned: ['docs/x.md'],

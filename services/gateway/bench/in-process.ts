@@ -3,7 +3,7 @@
  * process, no hop. One node:http server runs the gateway's steps (API key, rate limit, body
  * limit) and then the signer's (integrator, JSON body, sign use case with its audit record),
  * on the same Redis layout. gateway.bench.ts measures it beside the deployed pair, to put a
- * number on what the separate signer costs (docs/decisions.md#the-signer-is-its-own-process).
+ * number on what the separate signer costs (docs/decisions/0015-the-signer-is-its-own-process.md).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';

@@ -2,7 +2,7 @@
 // Redoc's standalone bundle, the one file the `/docs` page needs, out of the `redoc` development
 // dependency into services/gateway/assets/ (not committed; scripts/docker/assemble-image.sh puts the
 // folder in the runtime image). The `redoc` package itself, with React, MobX and core-js, stays out of
-// every image (docs/decisions.md#the-api-reference-page-redoc-served-by-the-gateway).
+// every image (docs/decisions/0017-the-api-reference-page-redoc-served-by-the-gateway.md).
 //
 // The bundle is a script every visitor's browser runs from our origin: the build accepts only the
 // bytes that were reviewed, pinned by SHA-256 below, and fails on anything else. Writes:

@@ -7,7 +7,7 @@
  * - `opsApp`, the operator port (operator/operator-port.ts): health, readiness, metrics and
  *   the operator console.
  *
- * Order of answers (docs/decisions.md#error-precedence): unknown route 404 → wrong method 405
+ * Order of answers (docs/decisions/0001-error-precedence.md): unknown route 404 → wrong method 405
  * (both from the table) → API key 401 → rate limit 429 → the route's own steps (body size
  * 413, validation...).
  */

@@ -8,7 +8,7 @@
  * Prints CPU µs per block (process.cpuUsage, less sensitive to the other engineers' load than
  * wall time) as the median of ROUNDS rounds with the min–max spread, and the ratio
  * ethers / ours. No node is needed: the answer is encoded once by ethers and decoded by both.
- * The choice this measures is written in docs/decisions.md#abi-codecs.
+ * The choice this measures is written in docs/decisions/0060-abi-codecs.md.
  */
 import { randomBytes } from 'node:crypto';
 import { Interface, getAddress } from 'ethers';

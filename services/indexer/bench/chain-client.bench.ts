@@ -6,7 +6,7 @@
  * and the ratio ours / viem.
  *
  * Speed is one half of the choice; the other is what each does when the node misbehaves, which
- * chain-client-choice.devnet.test.ts pins (docs/decisions.md#viem-websocket-transport).
+ * chain-client-choice.devnet.test.ts pins (docs/decisions/0059-viem-websocket-transport.md).
  */
 import { http, webSocket } from 'viem';
 import { startSystem } from '@pmm/testkit';

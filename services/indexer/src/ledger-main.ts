@@ -1,7 +1,7 @@
 /**
  * The ledger's entry point: `node services/indexer/dist/ledger-main.js` (one process per chain,
  * one replica: the ledger is a single writer). Built with the indexer, whose node connection and
- * head guard it uses (docs/decisions.md, the maker's ledger); its own settings, Redis user and
+ * head guard it uses (docs/decisions/0048-the-makers-ledger-its-own-process-built-with-the-indexer.md); its own settings, Redis user and
  * operator port (start-up, errors and exit codes: core's runService).
  */
 import { runService } from '@pmm/core';

@@ -2,7 +2,7 @@
  * Why the indexer keeps its own WebSocket JSON-RPC transport instead of viem's `webSocket`
  * (viem 2.57): two faults an indexer must survive, on a real devnet node, where viem's transport
  * stays broken and the block source recovers. If a viem upgrade makes these expectations fail,
- * viem has fixed them: reconsider replacing ws-transport.ts (docs/decisions.md#viem-websocket-transport).
+ * viem has fixed them: reconsider replacing ws-transport.ts (docs/decisions/0059-viem-websocket-transport.md).
  *
  * 1. A frozen node (SIGSTOP: the TCP connection stays open, nothing answers). viem's keep-alive
  *    sends `net_version` with no id and never waits for an answer, so the socket is never

@@ -1,5 +1,5 @@
 /**
- * A node that lags, lies or floods (docs/decisions.md#a-node-that-lags-lies-or-floods): the
+ * A node that lags, lies or floods (docs/decisions/0034-a-node-that-lags-lies-or-floods.md): the
  * real indexer (main.ts in a child process, configured from the environment) follows a fake
  * JSON-RPC node, one replica over WebSocket (chain 8453, Multicall3) and one polling over HTTP
  * (chain 4663, JSON-RPC batches), both against a real Redis. The nodes send `null` and

@@ -78,7 +78,7 @@ export const SIGNER_SETTINGS = {
   ...DURABLE_WRITE_SETTINGS,
   ...OPERATOR_ENDPOINT_SETTINGS,
   // Replica mode only: each WAIT holds its connection for a replica round trip
-  // (docs/decisions.md#replica-mode-lanes-one-flight-each).
+  // (docs/decisions/0022-replica-mode-lanes-one-flight-each.md).
   redisAuditLanes: settings.int(
     'REDIS_AUDIT_LANES',
     'Audit connections of the signer in replica mode, each with one WAIT out at a time (records that find every one busy share the next WAIT): more shorten the wait for a connection when replicas are far, not the throughput. Each is a connection per signer replica to count in the records server’s maxclients. Fsync and none modes use one. Default 4.',

@@ -71,7 +71,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // Connections of its own. No auto-pipelining: RedisAuditTrail already sends the records of
   // one turn as one script call, and ioredis built a Pipeline object per call on top of it (seen
   // in a CPU profile; npm run bench gateway showed no difference either way within its noise).
-  // In replica mode, REDIS_AUDIT_LANES of them (docs/decisions.md#replica-mode-lanes-one-flight-each):
+  // In replica mode, REDIS_AUDIT_LANES of them (docs/decisions/0022-replica-mode-lanes-one-flight-each.md):
   // each WAIT holds its connection for a replica round trip, and may take up to its timeout (the
   // connection's own limit is set past it). A record waits for a connection only while every one
   // has a WAIT out; those that wait share the next one.
@@ -157,7 +157,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     },
   });
   const served = await listen(app, config.port, config.host, {
-    // End-to-end limit of one request (docs/decisions.md#body-size-and-time-limits).
+    // End-to-end limit of one request (docs/decisions/0010-body-size-and-time-limits.md).
     timeouts: { headersMs: config.requestTimeoutMs, requestMs: config.requestTimeoutMs },
     logger,
   });

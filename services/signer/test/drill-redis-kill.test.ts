@@ -3,7 +3,7 @@
  * each answer) under a paced sign load, then a restart on the same data: every signature a
  * client received has its audit record. And a Redis that writes no append-only file: the
  * signer refuses to sign (503) rather than hand out signatures whose record a restart can take.
- * (`appendfsync` is the deployment's to set: no service user may read it, docs/decisions.md#durable-writes.)
+ * (`appendfsync` is the deployment's to set: no service user may read it, docs/decisions/0020-durable-writes.md.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * POST /v2/swap/sign and /v1/swap/sign over HTTP (supertest), real Redis: every error code,
- * every precedence rule of docs/decisions.md#error-precedence, the boundaries of issue 3, with envelopes pinned exactly.
+ * every precedence rule of docs/decisions/0001-error-precedence.md, the boundaries of issue 3, with envelopes pinned exactly.
  */
 import { Writable } from 'node:stream';
 import request from 'supertest';

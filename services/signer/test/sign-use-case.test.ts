@@ -221,7 +221,7 @@ describe('sign use case', () => {
   it('behavior: validation comes before authorization, and nothing refused is recorded', async () => {
     const { sink, writes } = heldAudit();
     const { sign } = useCase(sink);
-    // An unserved chain AND a bad fee: the field error wins (docs/decisions.md#error-precedence).
+    // An unserved chain AND a bad fee: the field error wins (docs/decisions/0001-error-precedence.md).
     expect(await codeOf(sign(command({ body: body({ chainId: 56, fee: '-1' }) })))).toBe('VALIDATION_ERROR');
     expect(await codeOf(sign(command({ body: body({ chainId: 56 }) })))).toBe('UNSUPPORTED_CHAIN');
     expect(await codeOf(sign(command({ body: body({ tokenOut: OTHER_USER }) })))).toBe('PAIR_NOT_FOUND');

@@ -8,7 +8,7 @@
  * route's GET steps (Node sends no body). Each route is defined once: there is no second way
  * to a route, and the OpenAPI document reads the same declarations.
  *
- * Why the Router and not an Express app: measured (docs/decisions.md#one-http-shell-per-service),
+ * Why the Router and not an Express app: measured (docs/decisions/0013-one-http-shell-per-service.md),
  * the app layer (its request/response prototypes, query parser and per-request set-up) costs
  * about five times the CPU of a bare node:http answer, the Router alone (with the request frame) about 1.5 times. Steps
  * therefore use node's request and response (`res.statusCode`, `res.setHeader`, `res.end`), not

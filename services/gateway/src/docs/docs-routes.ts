@@ -1,6 +1,6 @@
 /**
  * `GET /docs`: the API reference as a page, the OpenAPI document rendered by Redoc's standalone
- * bundle (docs/decisions.md#the-api-reference-page-redoc-served-by-the-gateway). No API key: the
+ * bundle (docs/decisions/0017-the-api-reference-page-redoc-served-by-the-gateway.md). No API key: the
  * page, its script and the document it renders (`/docs/openapi.json`, the same bytes as
  * `/v2/openapi.json`) hold nothing secret, and an integrator reads them before having a key.
  *

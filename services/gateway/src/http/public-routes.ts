@@ -2,7 +2,7 @@
  * The API's routes: paths and methods. The public port's route table is built from this
  * declaration (app.ts binds each name to its feature's last step; every route here takes the
  * CORS, key and rate-limit steps first), and the OpenAPI generator documents the same
- * declaration. `legacy` paths exist only when chain 8453 is served (docs/decisions.md#legacy-v1).
+ * declaration. `legacy` paths exist only when chain 8453 is served (docs/decisions/0030-legacy-v1.md).
  * The keyless routes (`/healthz`, `/docs`) are declared by their features.
  */
 import type { RouteMethod } from '@pmm/core';

@@ -1,5 +1,5 @@
 /**
- * Headers of every legacy `/v1` response (docs/decisions.md#legacy-v1): `Deprecation: true`
+ * Headers of every legacy `/v1` response (docs/decisions/0030-legacy-v1.md): `Deprecation: true`
  * and a `Link` to the successor route. Mounted on the `/v1` prefix of the route table, before
  * anything can answer, so that 401, 404, 405, 413 and 429 answers carry them too.
  */

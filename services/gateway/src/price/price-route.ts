@@ -3,7 +3,7 @@
  *
  * v2 (after auth and rate limit): any query parameter but `chainId` is 400 UNSUPPORTED_FIELD
  * naming it (a misspelt `chainid` must not silently get chain 8453's book); chainId per
- * docs/decisions.md#chainid (422 malformed, 400 UNSUPPORTED_CHAIN for a well-formed id that is not served
+ * docs/decisions/0003-chainid.md (422 malformed, 400 UNSUPPORTED_CHAIN for a well-formed id that is not served
  * or not enabled for the key, omitted/0 → 8453); the stored bytes, untouched; 503 when the
  * chain has no book.
  * v1: chain 8453 only, any query ignored (as documented for the earlier form), the same book without `chainId`, and before the

@@ -1,6 +1,6 @@
 /**
  * A sign request → the signer: the gateway's one way to it, one HTTP/1.1 request over a
- * keep-alive pool (docs/decisions.md#gateway-to-signer-a-request-built-not-copied).
+ * keep-alive pool (docs/decisions/0014-gateway-to-signer-a-request-built-not-copied.md).
  * The sign route's steps run first (key, limit, body) and hand over what they found.
  *
  * INVARIANT: the upstream request is BUILT from what the gateway decided, never copied from the

@@ -1,6 +1,6 @@
 /**
  * `POST /v2/swap/sign` and `POST /v1/swap/sign`: the gateway's one sign route. Its steps, in
- * the order of docs/decisions.md#error-precedence, after the route table's own (frame, 404,
+ * the order of docs/decisions/0001-error-precedence.md, after the route table's own (frame, 404,
  * 405, CORS): API key 401 · rate limit 429 · body 413 · body encoding 400 · the signer, one
  * request built by sign-forward.ts. What the signer answers is the client's answer.
  *

@@ -7,7 +7,7 @@
  * words: @pmm/protocol's abi-words). Every function here is checked byte for byte against
  * ethers and viem in test/call-codec.test.ts. The registry reads (once per registry change,
  * dynamic strings and arrays) use ethers' Interface (contract-abis.ts): see
- * docs/decisions.md#abi-codecs.
+ * docs/decisions/0060-abi-codecs.md.
  *
  * Hex strings here are lowercase, `0x`-prefixed at the boundaries, bare inside.
  */

@@ -3,7 +3,7 @@
  * when the registry changes, not per block): built once from the compiled reference artifact,
  * which implements the documented interface. The tokens' own metadata calls are core's
  * (token-metadata.ts). Everything in the per-block call is encoded by call-codec.ts
- * (docs/decisions.md#abi-codecs).
+ * (docs/decisions/0060-abi-codecs.md).
  */
 import { Interface } from 'ethers';
 import { PmmHelperArtifact } from '@pmm/contracts';

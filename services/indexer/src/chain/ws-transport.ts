@@ -54,7 +54,7 @@ export function openWsTransport(url: string, timeoutMs: number, limits: Transpor
       // A zero masking key, which `ws` then skips applying: masking every byte of a block call
       // (2.3 MB of JSON at 100 pairs) took 8-14 ms per block in JS. Masking guards proxies
       // against payloads a hostile page chooses; ours are our own calls to our own node
-      // (docs/decisions.md#indexer-freshness).
+      // (docs/decisions/0035-indexer-freshness.md).
       generateMask: (mask: Buffer) => mask.fill(0),
     });
     const pending = new Map<number, Pending>();

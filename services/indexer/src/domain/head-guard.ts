@@ -1,5 +1,5 @@
 /**
- * Which heads from the node may become books (docs/decisions.md#a-node-that-lags-lies-or-floods).
+ * Which heads from the node may become books (docs/decisions/0034-a-node-that-lags-lies-or-floods.md).
  *
  * - A head older than `maxLagMs` by this machine's clock is refused (`lagging`): a node behind
  *   a load balancer can serve an old state for minutes, and a book of it would be served as

@@ -1,6 +1,6 @@
 /**
  * One pair's book from the raw `quote()` results of one block (see
- * docs/decisions.md#orderbook-from-chain-state). Pure: the chain layer supplies the results, this decides which
+ * docs/decisions/0033-orderbook-from-chain-state.md). Pure: the chain layer supplies the results, this decides which
  * samples count and turns them into levels with the protocol's `levelsFromSamples`.
  */
 import { levelsFromSamples, type BookSide, type PairOrderbook, type QuoteSample, type TokenInfo } from '@pmm/protocol';

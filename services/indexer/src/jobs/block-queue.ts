@@ -5,7 +5,7 @@
  * - Every replica that sees a new head adds a job with jobId `block-<n>-<hash prefix>`:
  *   BullMQ keeps one job per id, so N replicas produce ONE job per block. (The hash part
  *   tells apart a block of a restarted chain or of a reorg; ids contain no ':' and are never
- *   plain integers, see docs/decisions.md#bullmq.) Finished jobs are kept for a while so that a late
+ *   plain integers, see docs/decisions/0061-bullmq.md.) Finished jobs are kept for a while so that a late
  *   replica's add still deduplicates; the handler also skips blocks already in the book.
  * - Announcements are coalesced: one add in flight per replica, and while it runs only the
  *   newest head waits for the next add (a flood of heads in one message makes two jobs, not

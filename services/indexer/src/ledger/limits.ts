@@ -1,6 +1,7 @@
 /**
- * The limits that trip on what executes, run by each chain's ledger (docs/decisions.md, limits on
- * executed swaps): after each committed block, the window (limit-window.ts) takes the block's
+ * The limits that trip on what executes, run by each chain's ledger
+ * (docs/decisions/0068-limits-on-executed-swaps-in-each-chains-ledger-after-each-block.md):
+ * after each committed block, the window (limit-window.ts) takes the block's
  * swaps and the markouts whose horizon has passed (pending-markouts.ts), and each limit broken in
  * a scope not halted yet halts exactly that scope: a trip in the ledger's own trips hash (core's
  * halt-store.ts HaltStore.trip), under the durable-write rule, with the trip (limit, value,

@@ -1,5 +1,5 @@
 /**
- * The firm quote of a sign with `amountIn` (docs/decisions.md#the-firm-quote): what the
+ * The firm quote of a sign with `amountIn` (docs/decisions/0028-the-firm-quote.md): what the
  * chain's router pays for that amount in the state of the block whose book `/v2/price` serves.
  *
  * One sign, in order, within ONE deadline (FIRM_QUOTE_DEADLINE_MS):

@@ -4,12 +4,12 @@
  * Synchronous with a key in memory; a promise with a key in a hardware module (whose outage is
  * SERVICE_UNAVAILABLE, from signSwapQuote).
  *
- * Precedence (docs/decisions.md#error-precedence, after VALIDATION_ERROR), first match wins:
+ * Precedence (docs/decisions/0001-error-precedence.md, after VALIDATION_ERROR), first match wins:
  *   UNSUPPORTED_CHAIN (not served, or not enabled for this integrator) ·
  *   SERVICE_UNAVAILABLE (no pair registry yet) · PAIR_NOT_FOUND · ADDRESS_NOT_WHITELISTED ·
  *   SIGNING_FAILED / ENCODING_FAILED · anything else INTERNAL_ERROR.
  *
- * Legacy `/v1` (docs/decisions.md#legacy-v1) has no UNSUPPORTED_CHAIN, PAIR_NOT_FOUND or
+ * Legacy `/v1` (docs/decisions/0030-legacy-v1.md) has no UNSUPPORTED_CHAIN, PAIR_NOT_FOUND or
  * SERVICE_UNAVAILABLE; with `legacy: true` the same conditions map to:
  *   integrator not enabled for 8453 → 401 UNAUTHORIZED (the key is not valid for /v1's only chain);
  *   no pair registry yet            → 422 VALIDATION_ERROR (consistent with /v1/price, which
@@ -119,7 +119,7 @@ function pairError(ctx: SignQuoteContext, message: string): ApiError {
 }
 
 /**
- * docs/decisions.md#pairs: exactly one leg must be the chain's quote token and the
+ * docs/decisions/0007-pairs.md: exactly one leg must be the chain's quote token and the
  * other a tracked base token. The message names the wrong leg and the quote token expected.
  */
 function assertTrackedPair(req: ParsedSignRequest, registry: PairRegistry, ctx: SignQuoteContext): void {
@@ -252,7 +252,7 @@ function signedAnswer(
   const timestamp = BigInt(seconds);
   const deadline = seconds + validitySeconds;
   // Field order is the JSON's: deadline right after the timestamp it is counted from. The
-  // legacy /v1 answer keeps the earlier interface's fields (docs/decisions.md#the-quote-deadline).
+  // legacy /v1 answer keeps the earlier interface's fields (docs/decisions/0027-the-quote-deadline.md).
   const response: SignQuoteResponse | LegacySignSwapResponse = ctx.legacy
     ? { verificationData: signed.verificationData, timestamp: seconds }
     : { verificationData: signed.verificationData, timestamp: seconds, deadline };

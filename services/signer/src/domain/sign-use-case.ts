@@ -3,7 +3,7 @@
  * gateway authenticated in, the JSON text of the answer (or a thrown ApiError) out. The HTTP
  * route (http/sign-route.ts) only adapts a request to it; its unit tests drive it directly.
  *
- * Steps, in the order of docs/decisions.md#error-precedence (each throws the first failure):
+ * Steps, in the order of docs/decisions/0001-error-precedence.md (each throws the first failure):
  *   validate  parseSignRequest: 400 UNSUPPORTED_FIELD, 422 VALIDATION_ERROR
  *   halts     503 HALTED when an operator's halt covers the request; 503 SERVICE_UNAVAILABLE
  *             when the halts could not be read within the last 800 ms (fail closed)
@@ -63,7 +63,7 @@ export type SignUseCaseDeps = Pick<
   /**
    * Whether each signature gets a debug log line (checked once, not per request). Not at info:
    * the audit trail is the record of every signature, and the line cost the signer about 100 µs
-   * of CPU per sign at 500/s (docs/decisions.md#the-shapes-floor-and-what-is-ours).
+   * of CPU per sign at 500/s (docs/decisions/0025-the-shapes-floor-and-what-is-ours.md).
    */
   logSigned: boolean;
 };

@@ -1,6 +1,6 @@
 /**
  * Loads the integrator the gateway authenticated (`X-Integrator-Id`) before the body is read:
- * docs/decisions.md#error-precedence puts UNAUTHORIZED ahead of every body check.
+ * docs/decisions/0001-error-precedence.md puts UNAUTHORIZED ahead of every body check.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, INTEGRATOR_ID_HEADER, isIntegratorId, MalformedIntegratorError } from '@pmm/protocol';

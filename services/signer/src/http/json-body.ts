@@ -1,5 +1,5 @@
 /**
- * The JSON value of a sign request's body, as docs/decisions.md#error-precedence wants: empty or
+ * The JSON value of a sign request's body, as docs/decisions/0001-error-precedence.md wants: empty or
  * malformed is 400 INVALID_JSON, whatever the Content-Type (the gateway forwards the client's
  * bytes untouched). A key that appears twice in one object is 400 INVALID_JSON too:
  * JSON.parse would keep the last value, and a signing API must not guess which one the client
@@ -7,7 +7,7 @@
  */
 import { ApiError, findDuplicateKey } from '@pmm/protocol';
 
-/** Default limit of a sign request body (docs/decisions.md#body-size-and-time-limits). */
+/** Default limit of a sign request body (docs/decisions/0010-body-size-and-time-limits.md). */
 export const SIGN_BODY_LIMIT_BYTES = 16 * 1024;
 
 /** Keys are echoed in messages; a hostile one may be long. */

@@ -2,7 +2,7 @@
  * `POST /v2/swap/sign` and legacy `POST /v1/swap/sign`: the signer's one sign route, the HTTP
  * adapter of the sign use case (domain/sign-use-case.ts), as route-table steps (app.ts).
  *
- * Steps, in the order of docs/decisions.md#error-precedence: internal token (401) ·
+ * Steps, in the order of docs/decisions/0001-error-precedence.md: internal token (401) ·
  * integrator (401/503) · body (413, 400) · the use case (400, 422, 403, 503, 500).
  */
 import { API_KEY_ID_HEADER, isRequestId, isSafeToken, SERVICE_REQUEST_ID_HEADER } from '@pmm/protocol';

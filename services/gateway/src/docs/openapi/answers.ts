@@ -58,7 +58,7 @@ const METHOD_NOT_ALLOWED: Answer = {
   examples: { METHOD_NOT_ALLOWED: 'DELETE is not allowed here' },
 };
 
-/** A /v1 path of a deployment that does not serve chain 8453 (docs/decisions.md#legacy-v1). */
+/** A /v1 path of a deployment that does not serve chain 8453 (docs/decisions/0030-legacy-v1.md). */
 export const NOT_FOUND: Answer = {
   code: 'NOT_FOUND',
   shared: 'NotFound',

@@ -267,7 +267,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
   },
 };
 
-/** /v1 answers carry Deprecation and Link (docs/decisions.md#legacy-v1), except before routing. */
+/** /v1 answers carry Deprecation and Link (docs/decisions/0030-legacy-v1.md), except before routing. */
 const V1_HEADERS: HeaderUse[] = [
   { name: 'Deprecation', required: true },
   { name: 'Link', required: true },

@@ -83,7 +83,7 @@ const required = (...names: HeaderName[]): HeaderUse[] => names.map((name) => ({
 const optional = (...names: HeaderName[]): HeaderUse[] => names.map((name) => ({ name, required: false }));
 const RATE_LIMIT: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 
-/** Headers by the stage that answers (docs/decisions.md#error-precedence). */
+/** Headers by the stage that answers (docs/decisions/0001-error-precedence.md). */
 export const STAGE_HEADERS = {
   /** Node's HTTP parser or the request timeout, before routing: the connection is closed. */
   beforeRouting: required('X-Request-Id', 'Connection'),
