@@ -84,7 +84,7 @@ describe('the operations guide against the code', () => {
 
   it('behavior: every flag the guide gives the operator commands is one they accept', () => {
     const usage = `${KEYS_USAGE}\n${AUDIT_USAGE}\n${SETTLE_USAGE}`;
-    const lines = [operationsGuide(), read('README.md')].flatMap((text) =>
+    const lines = [operationsGuide(), read('README.md'), read('docs/local-stack.md')].flatMap((text) =>
       text
         .split('\n')
         .filter((l) => /(npm run (keys|audit|settle) --|^\s*(\$ )?keys |(audit|settle|keys)\.js )/.test(l)),
