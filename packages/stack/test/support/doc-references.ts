@@ -24,10 +24,26 @@ const ROOTED = /^(docs|packages|services|scripts)\//;
 /** Names that look like files in prose but are products or patterns. */
 const NOT_FILES = new Set(['node.js', 'express.js', 'hardhat.config.js', 'next.js']);
 
-/** The anchors GitHub gives a Markdown document's headings. */
+/** A Markdown document without its fenced code blocks (a `# comment` in a shell block is no heading). */
+function outsideFences(markdown: string): string {
+  let fence: string | undefined;
+  return markdown
+    .split('\n')
+    .filter((line) => {
+      const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+      if (marker !== undefined && (fence === undefined || (marker[0] === fence[0] && marker.length >= fence.length))) {
+        fence = fence === undefined ? marker : undefined;
+        return false;
+      }
+      return fence === undefined;
+    })
+    .join('\n');
+}
+
+/** The anchors GitHub gives a Markdown document's headings (those outside code blocks). */
 export function headingAnchors(markdown: string): Set<string> {
   const anchors = new Set<string>();
-  for (const match of markdown.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+  for (const match of outsideFences(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
     const slug = match[1]!
       .toLowerCase()
       .replace(/[^\p{L}\p{N}\s_-]/gu, '')
@@ -74,6 +90,21 @@ export function findDanglingReferences(
     if (file === undefined) return false;
     return anchor === undefined || !file.endsWith('.md') || anchors(file).has(anchor);
   };
+  /**
+   * A relative Markdown link resolves as a reader's browser resolves it: from the linking
+   * document's folder (`/` from the repository's root), never from the root or a package.
+   */
+  const linkResolves = (link: string, from: string): boolean => {
+    const [relative, anchor] = link.split('#') as [string, string | undefined];
+    const file =
+      relative === ''
+        ? from
+        : path.posix.normalize(
+            relative.startsWith('/') ? relative.slice(1) : path.posix.join(path.posix.dirname(from), relative),
+          );
+    if (file.startsWith('../') || !pathExists(file)) return false;
+    return anchor === undefined || !file.endsWith('.md') || anchors(file).has(anchor);
+  };
 
   const dangling: DanglingReference[] = [];
   for (const file of (options.scanned ?? files).filter((f) => SCANNED.test(f))) {
@@ -89,7 +120,7 @@ export function findDanglingReferences(
           if (!resolves(target!.replace(/[.]$/, ''), file)) report(target!);
         if (isMarkdown)
           for (const [, link] of text.matchAll(MARKDOWN_LINK))
-            if (!/^[a-z]+:/i.test(link!) && !resolves(link!, file)) report(link!);
+            if (!/^[a-z]+:/i.test(link!) && !linkResolves(link!, file)) report(link!);
         if (SOURCE.test(file) && COMMENT.test(text))
           for (const [, target] of text.matchAll(RELATIVE_PATH)) {
             // Rooted paths are checked above; `x.ts` and the like are examples of a pattern.
