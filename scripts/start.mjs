@@ -14,7 +14,7 @@
 //                it (the devnet test users' wallet keys are, for the demo).
 //   redis/       the private records' Redis: its data (append-only file fsynced before each answer,
 //                so integrators, keys and the audit trail survive restarts and crashes) and
-//                redis.conf with its users (redis-acl.ts: the default user PING-only, an
+//                redis.conf with its users (redis-acl.ts: the default user off, an
 //                administrator, one per role), their passwords generated at each start (as
 //                hashes); the administrator's URL is stack.json's redis.recordsUrl (never on a
 //                command line).
@@ -120,7 +120,7 @@ const REDIS_ADMIN_USER = 'admin';
 
 /**
  * The users of the private Redis servers (packages/core/src/redis-acl.ts), each with a password
- * generated now (into `passwords`): the default user PING-only, the administrator (an ACL user,
+ * generated now (into `passwords`): the default user off, the administrator (an ACL user,
  * not `requirepass`: no password is a configuration parameter), one user per role. Returns the
  * `user` lines for redis.conf, the same for both servers. The gateway may seed the development
  * key; an indexer user per chain of the registry.

@@ -244,7 +244,7 @@ export {
   aclPasswordHash,
   adminAclUserLine,
   aclUserLine,
-  PING_ONLY_DEFAULT_USER,
+  DEFAULT_USER_OFF,
   redisRoleRule,
   redisStackUsers,
   stackAclFile,

@@ -58,7 +58,7 @@ async function main(): Promise<number> {
   });
   // Readable by Redis's own user (another uid): the file holds password hashes, not passwords.
   replaceFile(out, text, 0o644);
-  process.stdout.write(`redis-acl: ${users.length} users and the PING-only default user written to ${out}\n`);
+  process.stdout.write(`redis-acl: ${users.length} users and the default user (off) written to ${out}\n`);
   return 0;
 }
 

@@ -246,10 +246,19 @@ export function redisStackUsers(chainIds: readonly number[] = KNOWN_CHAIN_IDS): 
 }
 
 /**
- * The default user of a stack's Redis, for a connection that authenticates as nobody: PING
- * only (a container health check), every other command refused, no key or channel.
+ * The default user of a stack's Redis: off, so that a connection that authenticates as nobody
+ * can do nothing (every command but AUTH and HELLO answers NOAUTH, PING included), and with
+ * every right.
+ *
+ * Every right, because Redis (7.0 to 8.x before redis/redis#14545) checks each transaction it
+ * replays from the append-only file at start against the DEFAULT user's rights: a script that
+ * writes more than once (the signer's audit record, a halt) is logged as MULTI/EXEC, and a
+ * default user without those rights made a restarted server drop every such write, silently
+ * (the audit trail and the halts lost, the key records kept). The rights of a user that is off
+ * are used by nothing else: no client can log in as it. Container health checks accept NOAUTH
+ * as a live server (docker-compose.yml).
  */
-export const PING_ONLY_DEFAULT_USER = 'user default reset on nopass -@all +ping';
+export const DEFAULT_USER_OFF = 'user default reset off ~* &* +@all';
 
 /**
  * The `user` lines of {@link redisStackUsers}, each with its password from `passwords` (by user
@@ -271,7 +280,7 @@ export function stackAclUserLines(
 /**
  * The administrator of a stack's Redis: every key, channel and command, with its own password.
  * An ACL user rather than `requirepass` (which is the default user's password): the default
- * user stays PING-only, and no password of the server is a configuration parameter.
+ * user stays off, and no password of the server is a configuration parameter.
  */
 export function adminAclUserLine(user: string, password: string): string {
   return ['user', user, 'reset', 'on', `#${aclPasswordHash(password)}`, '~*', '&*', '+@all'].join(' ');
@@ -279,7 +288,8 @@ export function adminAclUserLine(user: string, password: string): string {
 
 /**
  * A whole ACL file (Redis `aclfile`, or the `user` lines of a config file): the default user
- * PING-only, the administrator when `admin` is given (`npm start`'s), then {@link stackAclUserLines}.
+ * off ({@link DEFAULT_USER_OFF}), the administrator when `admin` is given (`npm start`'s), then
+ * {@link stackAclUserLines}.
  */
 export function stackAclFile(
   passwords: Readonly<Record<string, string>>,
@@ -291,5 +301,5 @@ export function stackAclFile(
   } = {},
 ): string {
   const admin = opts.admin ? [adminAclUserLine(opts.admin.user, opts.admin.password)] : [];
-  return `${[PING_ONLY_DEFAULT_USER, ...admin, ...stackAclUserLines(passwords, opts)].join('\n')}\n`;
+  return `${[DEFAULT_USER_OFF, ...admin, ...stackAclUserLines(passwords, opts)].join('\n')}\n`;
 }

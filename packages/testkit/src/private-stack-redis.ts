@@ -2,7 +2,7 @@
  * The deployment's Redis in small: two throw-away servers, the records (REDIS_RECORDS_URL) and
  * what can be rebuilt (REDIS_URL, core's redis-roles.ts), with the users `npm start` gives them
  * (scripts/start.mjs): both load the same ACL, rendered by core's stackAclFile: the default user
- * PING-only, an administrator with every right, and each stack user (redisStackUsers: gateway,
+ * off, an administrator with every right, and each stack user (redisStackUsers: gateway,
  * signer, indexer-<id>, ledger-<id>, keys, operator, risk) with a random password of this run.
  * Each process of a test then connects as its own user on each server, as it does under
  * `npm start`, so a key read or written on the wrong server, or outside a user's rights, fails
