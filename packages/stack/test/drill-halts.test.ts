@@ -7,6 +7,8 @@
  *   `risk halt` process exited (the audit record's `time` is the signer's clock at signing);
  * - requests outside the scope are signed all along;
  * - every refused answer is 503 HALTED in the envelope with its own request id.
+ * Redis is the deployment's: the records' server and the rebuildable one, each process (the
+ * `risk` command too) connected as its own Redis user.
  * Then: halts survive a `kill -9` of Redis (append-only file fsynced on every write, as shipped),
  * and restarts of the signer and the gateways; a halts key the services cannot read stops signing
  * (503 SERVICE_UNAVAILABLE) while Redis itself is fine.
@@ -30,9 +32,9 @@ import { ApiKeyStore } from '@pmm/gateway';
 import {
   REPO_ROOT,
   pacedSigns,
-  privateRedis,
+  privateStackRedis,
   until,
-  type PrivateRedis,
+  type PrivateStackRedis,
   type SignLoad,
   type SignLoadResult,
 } from '@pmm/testkit';
@@ -58,7 +60,7 @@ const SUBJECTS: Subject[] = [
 ];
 const subjectOf = (requestId: string) => SUBJECTS[Number(requestId.slice('drill-'.length)) % SUBJECTS.length]!;
 
-let redisServer: PrivateRedis | undefined;
+let redisServer: PrivateStackRedis | undefined;
 let redisDir: string | undefined;
 let pair: ServedPair | undefined;
 let loads: SignLoad[] = [];
@@ -72,7 +74,7 @@ afterAll(async () => {
   if (redisDir) rmSync(redisDir, { recursive: true, force: true });
 });
 
-/** `npm run risk -- <argv>` as its own process on the drill's Redis; its exit code and output. */
+/** `npm run risk -- <argv>` as its own process on the drill's Redis, as its user; its exit code and output. */
 async function risk(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(
@@ -81,7 +83,7 @@ async function risk(argv: string[]): Promise<{ code: number; stdout: string; std
       {
         env: {
           PATH: process.env.PATH ?? '',
-          REDIS_URL: redisServer!.url,
+          ...redisServer!.envOf('risk'),
           STACK_FILE: '/nonexistent',
           REDIS_DURABILITY: 'fsync',
         },
@@ -128,14 +130,17 @@ interface Phase {
 it('drill: each of the five scopes halts within a second on every replica under 200 signs/s, and only its scope', async () => {
   redisDir = mkdtempSync(path.join(tmpdir(), 'pmm-halts-drill-'));
   // As shipped: append-only file, fsynced before each answer (the durable-write rule's fsync mode).
-  redisServer = await privateRedis({ dir: redisDir, args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+  // The rebuildable server too: killed below, it must come back with the seeded registries and
+  // books, which no indexer here would write again.
+  redisServer = await privateStackRedis({ dir: redisDir, args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
   const t0 = Date.now();
   const mark = (what: string) => console.log(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`);
-  pair = await startServedPair({ redisUrl: redisServer.url });
+  pair = await startServedPair({ stackRedis: redisServer });
   mark('signer and gateway ready');
   const second = await pair.addGateway();
   mark('second gateway ready');
-  redis = createRedis(redisServer.url, { name: 'drill-halts' });
+  // The records' server: integrators, keys, halts, the audit trail.
+  redis = createRedis(redisServer.recordsUrl, { name: 'drill-halts' });
   await redisReady(redis);
   const store = new ApiKeyStore(redis, DEFAULT_KEY_PREFIX);
   await store.updateIntegrator(INTEGRATOR, { whitelistAdd: [OTHER_USER] });
@@ -307,7 +312,7 @@ it('drill: halts survive kill -9 of Redis and restarts of the signer and the gat
 
   // Redis killed (no shutdown, no final write) and started again on its files.
   await redisServer!.stop('SIGKILL');
-  await redisServer!.start();
+  await Promise.all([redisServer!.records.start(), redisServer!.rebuildable.start()]);
   const status = JSON.parse((await risk(['status', '--format', 'json'])).stdout) as { halts: { name: string }[] };
   expect(status.halts.map((h) => h.name).sort()).toEqual(['chain=56', `user=${OTHER_USER}`]);
   // The services reconnect; the halts hold, the rest signs.

@@ -9,7 +9,15 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_KEY_PREFIX, STACK_LOG_LEVEL, createRedis, gatewayEnv, redisKeys, redisReady } from '@pmm/core';
 import { ApiKeyStore } from '@pmm/gateway';
-import { freePort, publishBookHead, startService, startSystem, type ServiceProcess, type System } from '@pmm/testkit';
+import {
+  freePort,
+  publishBookHead,
+  startService,
+  startSystem,
+  type PrivateStackRedis,
+  type ServiceProcess,
+  type System,
+} from '@pmm/testkit';
 
 export const CHAINS = [8453, 56, 4663] as const;
 export const INTEGRATOR = 'fuzz';
@@ -65,6 +73,8 @@ export interface ServedPairOptions {
   redisUrl?: string;
   /** The records' own server (REDIS_RECORDS_URL, kept by the caller); default: `redisUrl` holds them. */
   redisRecordsUrl?: string;
+  /** Private servers with the stack's users to use instead of startSystem's (kept by the caller). */
+  stackRedis?: PrivateStackRedis;
 }
 
 /**
@@ -128,6 +138,7 @@ export async function startServedPair(opts: ServedPairOptions = {}): Promise<Ser
     services: ['signer', 'gateway'],
     ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}),
     ...(opts.redisRecordsUrl ? { redisRecordsUrl: opts.redisRecordsUrl } : {}),
+    ...(opts.stackRedis ? { stackRedis: opts.stackRedis } : {}),
     beforeServices: async ({ redisUrl, redisRecordsUrl, signerUrl, chains }) => {
       opts.relay?.to(signerUrl);
       issued = await seed(redisUrl, redisRecordsUrl, chains);
