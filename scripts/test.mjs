@@ -74,6 +74,8 @@ const env = { ...process.env, REDIS_URL: process.env.REDIS_URL ?? redis.url };
 let jestStatus = 0;
 let passed = 0;
 let failed = 0;
+/** Every test file's wall time in seconds, from both passes: the slowest are printed at the end. */
+const fileSeconds = [];
 for (const [i, args] of passes.entries()) {
   const results = path.join(root, `.jest-results-${i}.json`);
   rmSync(results, { force: true });
@@ -88,9 +90,16 @@ for (const [i, args] of passes.entries()) {
     const summary = JSON.parse(readFileSync(results, 'utf8'));
     passed += summary.numPassedTests;
     failed += summary.numFailedTests + summary.numRuntimeErrorTestSuites;
+    for (const file of summary.testResults ?? [])
+      if (file.endTime && file.startTime)
+        fileSeconds.push([path.relative(root, file.name), (file.endTime - file.startTime) / 1000]);
   } else failed++;
 }
 await redis?.stop();
 
+// Where a developer's wait goes: the ten slowest files (wall time, on workers that share the cores).
+console.log('[test] slowest files:');
+for (const [file, seconds] of fileSeconds.sort((a, b) => b[1] - a[1]).slice(0, 10))
+  console.log(`[test]   ${seconds.toFixed(1).padStart(6)} s  ${file}`);
 console.log(`Tests: ${passed} passed, ${failed} failed`);
 process.exit(jestStatus !== 0 || failed > 0 || passed === 0 ? 1 : 0);
