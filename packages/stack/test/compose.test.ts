@@ -67,7 +67,7 @@ function devnetEnvNames(): Set<string> {
 
 /** The env names the redis-acl step reads, from its source (it has no settings object). */
 function aclFileEnvNames(): Set<string> {
-  const source = readFileSync(path.join(root, 'packages/core/src/redis-acl-file.ts'), 'utf8');
+  const source = readFileSync(path.join(root, 'packages/core/src/redis/redis-acl-file.ts'), 'utf8');
   return new Set([...source.matchAll(/process\.env\.([A-Z_]+)/g)].map((m) => m[1]!));
 }
 
@@ -84,11 +84,11 @@ const programs: Record<string, Set<string>> = {
   'services/indexer/dist/main.js': envNames(INDEXER_SETTINGS),
   'services/indexer/dist/ledger-main.js': envNames(LEDGER_SETTINGS),
   'packages/devnet/dist/cli.js': devnetEnvNames(),
-  'packages/core/dist/redis-acl-file.js': aclFileEnvNames(),
+  'packages/core/dist/redis/redis-acl-file.js': aclFileEnvNames(),
   'services/gateway/dist/cli/keys.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
-  // The operator image runs `node <command>` in the settlement package's built cli folder.
-  'packages/settlement/dist/cli/settle.js': envNames(toolSettings),
-  'packages/settlement/dist/cli/risk.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
+  // The operator image runs `node <command>` in the operator package's built cli folder.
+  'packages/operator/dist/cli/settle.js': envNames(toolSettings),
+  'packages/operator/dist/cli/risk.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
 };
 
 /** The operator image's working folder, under /app: its stage's WORKDIR in the Dockerfile. */
@@ -268,7 +268,11 @@ describe('docker-compose.yml', () => {
     for (const [name, svc] of entries)
       expect([name, svc.healthcheck?.disable === true]).toEqual([name, ['redis-acl', 'keys'].includes(name)]);
     for (const name of ['redis', 'redis-rebuildable'])
-      expect([name, compose.services[name]!.healthcheck?.test]).toEqual([name, ['CMD', 'redis-cli', 'ping']]);
+      // The default user is off: a live server answers NOAUTH to a PING without a login.
+      expect([name, compose.services[name]!.healthcheck?.test]).toEqual([
+        name,
+        ['CMD-SHELL', "redis-cli ping | grep -qE '^(PONG|NOAUTH)'"],
+      ]);
   });
 
   it('security: each service is handed only its own secrets folder; no secret in .env or in any environment', () => {
@@ -365,7 +369,7 @@ describe('docker-compose.yml', () => {
       expect(redis.depends_on).toEqual({ 'redis-acl': { condition: 'service_completed_successfully' } });
     }
     const acl = compose.services['redis-acl']!;
-    expect(acl.command).toEqual(['node', 'packages/core/dist/redis-acl-file.js']);
+    expect(acl.command).toEqual(['node', 'packages/core/dist/redis/redis-acl-file.js']);
     // It reads password files and writes one file: no network, and the passwords read-only.
     expect(acl.network_mode).toBe('none');
     expect(acl.restart).toBe('no');
