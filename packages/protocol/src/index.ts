@@ -4,6 +4,7 @@
  * EIP-712 digests, orderbook math, the integrator record. Dependency-light on purpose (no
  * Express, Redis, logging, metrics or native modules), so that the SDK can depend on it.
  */
+// abi/: ABI words and hex, keccak-256, EIP-55 checksums, the router's calldata and verificationData
 export {
   addressWordHex,
   bareHex,
@@ -16,45 +17,37 @@ export {
   writeAddressWord,
   writeLengthWord,
   writeUint256Word,
-} from './abi-words';
+} from './abi/abi-words';
+export { toChecksumAddress } from './abi/eip55';
+export { keccak256 } from './abi/keccak256';
+export { QUOTE_SELECTOR, quoteCalldataBuilder } from './abi/quote-calldata';
 export {
-  ammVerificationDomain,
-  ammVerificationTypedData,
-  ammVerificationTypes,
-  type AmmVerificationParams,
-  type AmmVerificationTypedData,
-  type AmmVerificationTypes,
-} from './amm-verification-typed-data';
-export { ammVerificationDigest, ammVerificationDomainSeparator, signAmmVerification } from './amm-verification';
-export { CHAINS, DEFAULT_CHAIN_ID, findChain, KNOWN_CHAIN_IDS, type ChainContracts, type ChainInfo } from './chains';
+  decodeSwapCalldata,
+  encodeSwapCalldata,
+  SWAP_SELECTOR,
+  SWAP_SIGNATURE,
+  type SwapCallArgs,
+} from './abi/swap-calldata';
+export { decodeVerificationData, encodeVerificationData, type VerificationData } from './abi/verification-data';
+
+// chains/: the chain registry and a chain's pair registry
 export {
-  compareDecimals,
-  formatRatio,
-  formatUnits,
-  parseDecimal,
-  parseUnits,
-  roundSignificant,
-  scaleRatio,
-  type ScaledDecimal,
-} from './decimal';
-export {
-  type DigestSigner,
-  type KeyBackend,
-  type KeySigner,
-  KeyUnavailableError,
-  type SignerBackend,
-} from './digest-signer';
-export { toChecksumAddress } from './eip55';
-export {
-  ApiError,
-  ERROR_CODES,
-  ERROR_STATUS,
-  SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
-  toErrorEnvelope,
-  validationError,
-  type ErrorCode,
-  type ErrorEnvelope,
-} from './errors';
+  CHAINS,
+  DEFAULT_CHAIN_ID,
+  findChain,
+  KNOWN_CHAIN_IDS,
+  type ChainContracts,
+  type ChainInfo,
+} from './chains/chains';
+export { isTokenDecimals, MAX_TOKEN_DECIMALS, type PairRegistry, type TokenInfo } from './chains/pair-registry';
+
+// errors/: error codes, the error every service throws, the envelope
+export { ApiError, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, validationError } from './errors/api-error';
+export { ERROR_CODES, ERROR_STATUS, type ErrorCode } from './errors/error-codes';
+export { toErrorEnvelope, type ErrorEnvelope } from './errors/error-envelope';
+
+// http/: header names, ids in headers, the Content-Encodings of a body
+export { BODY_ENCODINGS, bodyEncoding, type BodyEncoding } from './http/body-encoding';
 export {
   API_KEY_HEADER,
   API_KEY_ID_HEADER,
@@ -68,8 +61,9 @@ export {
   SERVICE_REQUEST_ID_HEADER,
   SIGNER_ACCESS_PATH,
   v1DeprecationHeaders,
-} from './headers';
-export { BODY_ENCODINGS, bodyEncoding, type BodyEncoding } from './body-encoding';
+} from './http/headers';
+
+// integrators/: the integrator and API key records
 export {
   apiKeyRecordProblems,
   INTEGRATOR_ID_PATTERN,
@@ -82,10 +76,10 @@ export {
   parseIntegratorRecord,
   type ApiKeyRecord,
   type IntegratorRecord,
-} from './integrator';
-export { findDuplicateKey } from './json-duplicate-key';
-export { keccak256 } from './keccak256';
-export { type OrderbookLevel, type OrderbookResponse, type PairOrderbook } from './orderbook';
+} from './integrators/integrator';
+
+// orderbook/: the book's shapes and its levels from quote() samples
+export { type OrderbookLevel, type OrderbookResponse, type PairOrderbook } from './orderbook/orderbook';
 export {
   levelsFromSamples,
   summarizeLevels,
@@ -93,25 +87,61 @@ export {
   type LevelOptions,
   type LevelsSummary,
   type QuoteSample,
-} from './orderbook-levels';
-export { isTokenDecimals, MAX_TOKEN_DECIMALS, type PairRegistry, type TokenInfo } from './pair-registry';
-export { isAddress, parseAddress } from './parse-address';
-export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAIN_ID } from './parse-chain-id';
-export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './parse-fee';
-export { isUint256String, parseUintString, UINT256_MAX } from './parse-uint';
-export { parseSignRequest, SIGN_REQUEST_SCHEMA, type ParsedSignRequest, type SignRequestOptions } from './sign-request';
-export { BPS_DENOMINATOR, MAX_SLIPPAGE_BPS, netOfFee, slippageMinimum } from './firm-quote';
-export { QUOTE_SELECTOR, quoteCalldataBuilder } from './quote-calldata';
-export { signSwapQuote, type SignedSwapQuote } from './sign-swap-quote';
-export { type LegacySignSwapResponse, type SignSwapRequest, type SignSwapResponse } from './sign-wire';
+} from './orderbook/orderbook-levels';
+
+// requests/: parsing and validation: the sign body and its fields, duplicate JSON keys
+export { findDuplicateKey } from './requests/json-duplicate-key';
+export { isAddress, parseAddress } from './requests/parse-address';
+export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAIN_ID } from './requests/parse-chain-id';
+export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './requests/parse-fee';
+export { isUint256String, parseUintString, UINT256_MAX } from './requests/parse-uint';
 export {
-  decodeSwapCalldata,
-  encodeSwapCalldata,
-  SWAP_SELECTOR,
-  SWAP_SIGNATURE,
-  type SwapCallArgs,
-} from './swap-calldata';
-export { encodeSwapDigestPreimage, SWAP_DIGEST_PREIMAGE_BYTES, swapDigest, type SwapQuoteFields } from './swap-digest';
+  parseSignRequest,
+  SIGN_REQUEST_SCHEMA,
+  type ParsedSignRequest,
+  type SignRequestOptions,
+} from './requests/sign-request';
+
+// signing/: what is signed (the swap digest, the EIP-712 authorisation), by what, and a firm quote's amounts
+export { ammVerificationDigest, ammVerificationDomainSeparator, signAmmVerification } from './signing/amm-verification';
+export {
+  ammVerificationDomain,
+  ammVerificationTypedData,
+  ammVerificationTypes,
+  type AmmVerificationParams,
+  type AmmVerificationTypedData,
+  type AmmVerificationTypes,
+} from './signing/amm-verification-typed-data';
+export {
+  type DigestSigner,
+  type KeyBackend,
+  type KeySigner,
+  KeyUnavailableError,
+  type SignerBackend,
+} from './signing/digest-signer';
+export { BPS_DENOMINATOR, MAX_SLIPPAGE_BPS, netOfFee, slippageMinimum } from './signing/firm-quote';
+export { signSwapQuote, type SignedSwapQuote } from './signing/sign-swap-quote';
+export {
+  encodeSwapDigestPreimage,
+  SWAP_DIGEST_PREIMAGE_BYTES,
+  swapDigest,
+  type SwapQuoteFields,
+} from './signing/swap-digest';
+
+// units/: exact conversions between token amounts and decimal strings
+export {
+  compareDecimals,
+  formatRatio,
+  formatUnits,
+  parseDecimal,
+  parseUnits,
+  roundSignificant,
+  scaleRatio,
+  type ScaledDecimal,
+} from './units/decimal';
+
+// wire/: the public bodies' shapes and their JSON schemas
+export { type LegacySignSwapResponse, type SignSwapRequest, type SignSwapResponse } from './wire/sign-wire';
 export {
   errorEnvelopeSchema,
   ORDERBOOK_LEVEL_SCHEMA,
@@ -121,5 +151,4 @@ export {
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
   V1_SIGN_RESPONSE_SCHEMA,
-} from './wire-schemas';
-export { decodeVerificationData, encodeVerificationData, type VerificationData } from './verification-data';
+} from './wire/wire-schemas';

@@ -13,8 +13,8 @@ import {
   functionSelector,
   padHexToWords,
   uint256WordHex,
-} from '../src/abi-words';
-import { UINT256_MAX } from '../src/parse-uint';
+} from '../src/abi/abi-words';
+import { UINT256_MAX } from '../src/requests/parse-uint';
 import { RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const coder = AbiCoder.defaultAbiCoder();

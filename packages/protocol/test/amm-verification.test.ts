@@ -2,9 +2,13 @@ import fc from 'fast-check';
 import { TypedDataEncoder, Wallet } from 'ethers';
 import { getTypesForEIP712Domain, hashDomain, hashTypedData, recoverTypedDataAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { bytesToHex } from '../src/abi-words';
-import { ammVerificationDigest, ammVerificationDomainSeparator, signAmmVerification } from '../src/amm-verification';
-import { ammVerificationTypedData, type AmmVerificationParams } from '../src/amm-verification-typed-data';
+import { bytesToHex } from '../src/abi/abi-words';
+import {
+  ammVerificationDigest,
+  ammVerificationDomainSeparator,
+  signAmmVerification,
+} from '../src/signing/amm-verification';
+import { ammVerificationTypedData, type AmmVerificationParams } from '../src/signing/amm-verification-typed-data';
 import { createDigestSigner } from '@pmm/core';
 import { MAX_UINT256, RUNS, addressArb, testKey, uint256Arb } from '@pmm/testkit';
 

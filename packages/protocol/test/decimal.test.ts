@@ -8,7 +8,7 @@ import {
   parseUnits,
   roundSignificant,
   scaleRatio,
-} from '../src/decimal';
+} from '../src/units/decimal';
 
 describe('formatUnits', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { netOfFee, slippageMinimum } from '../src/firm-quote';
+import { netOfFee, slippageMinimum } from '../src/signing/firm-quote';
 
 describe('firm-quote arithmetic', () => {
   it('behavior: netOfFee rounds down as the router does (gross × (100000 − fee) / 100000)', () => {

@@ -2,7 +2,7 @@
  * The one parser of the integrator record, shared by the gateway, the signer and the key CLI.
  * Before it, the gateway read `chains: ["56"]` as "every chain" while the signer threw.
  */
-import { MalformedIntegratorError, isIntegratorId, parseIntegratorRecord } from '../src/integrator';
+import { MalformedIntegratorError, isIntegratorId, parseIntegratorRecord } from '../src/integrators/integrator';
 
 const USER = '0x' + 'Ab'.repeat(20);
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { keccak256 as viemKeccak256, bytesToHex } from 'viem';
-import { keccak256 } from '../src/keccak256';
+import { keccak256 } from '../src/abi/keccak256';
 
 describe('keccak256', () => {
   it('property: equals viem on 1,000 random inputs of 0..600 bytes (across the 136-byte rate boundary)', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { compareDecimals, parseDecimal, parseUnits } from '../src/decimal';
-import { levelsFromSamples, summarizeLevels, type BookSide, type QuoteSample } from '../src/orderbook-levels';
+import { compareDecimals, parseDecimal, parseUnits } from '../src/units/decimal';
+import { levelsFromSamples, summarizeLevels, type BookSide, type QuoteSample } from '../src/orderbook/orderbook-levels';
 
 const E18 = 10n ** 18n;
 const E6 = 10n ** 6n;

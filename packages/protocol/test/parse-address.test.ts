@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { getAddress as viemGetAddress } from 'viem';
-import { ApiError } from '../src/errors';
-import { isAddress, parseAddress } from '../src/parse-address';
+import { ApiError } from '../src/errors/api-error';
+import { isAddress, parseAddress } from '../src/requests/parse-address';
 
 function caught(fn: () => unknown): ApiError {
   try {

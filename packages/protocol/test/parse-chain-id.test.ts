@@ -1,5 +1,10 @@
-import { ApiError } from '../src/errors';
-import { OUT_OF_RANGE_CHAIN_ID, assertServedChain, chainIdFromBody, chainIdFromQuery } from '../src/parse-chain-id';
+import { ApiError } from '../src/errors/api-error';
+import {
+  OUT_OF_RANGE_CHAIN_ID,
+  assertServedChain,
+  chainIdFromBody,
+  chainIdFromQuery,
+} from '../src/requests/parse-chain-id';
 
 function caught(fn: () => unknown): { code: string; status: number; message: string } {
   try {

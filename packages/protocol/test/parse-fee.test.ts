@@ -1,5 +1,5 @@
-import { ApiError } from '../src/errors';
-import { DEFAULT_MAX_FEE, parseFee } from '../src/parse-fee';
+import { ApiError } from '../src/errors/api-error';
+import { DEFAULT_MAX_FEE, parseFee } from '../src/requests/parse-fee';
 
 function message(fn: () => unknown): string {
   try {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { ApiError } from '../src/errors';
-import { UINT256_MAX, parseUintString } from '../src/parse-uint';
+import { ApiError } from '../src/errors/api-error';
+import { UINT256_MAX, parseUintString } from '../src/requests/parse-uint';
 
 function message(fn: () => unknown): string {
   try {

@@ -1,6 +1,6 @@
-import { ApiError } from '../src/errors';
-import { SIGN_REQUEST_SCHEMA, parseSignRequest, type SignRequestOptions } from '../src/sign-request';
-import { UINT256_MAX } from '../src/parse-uint';
+import { ApiError } from '../src/errors/api-error';
+import { SIGN_REQUEST_SCHEMA, parseSignRequest, type SignRequestOptions } from '../src/requests/sign-request';
+import { UINT256_MAX } from '../src/requests/parse-uint';
 
 const WETH = '0x4200000000000000000000000000000000000006';
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { decodeAbiParameters, encodeAbiParameters, keccak256, parseAbiParameters, recoverAddress } from 'viem';
 import { sign as viemSign } from 'viem/accounts';
-import { ApiError } from '../src/errors';
+import { ApiError } from '../src/errors/api-error';
 import { createDigestSigner } from '@pmm/core';
-import type { DigestSigner } from '../src/digest-signer';
-import { signSwapQuote } from '../src/sign-swap-quote';
-import type { SwapQuoteFields } from '../src/swap-digest';
+import type { DigestSigner } from '../src/signing/digest-signer';
+import { signSwapQuote } from '../src/signing/sign-swap-quote';
+import type { SwapQuoteFields } from '../src/signing/swap-digest';
 import { MAX_UINT256, RUNS, addressArb, privateKeyArb, testKey, uint256Arb } from '@pmm/testkit';
 
 const digestTypes = parseAbiParameters('address, address, uint256, uint256, uint256, address');

@@ -7,7 +7,7 @@ import {
   decodeSwapCalldata,
   encodeSwapCalldata,
   type SwapCallArgs,
-} from '../src/swap-calldata';
+} from '../src/abi/swap-calldata';
 import { MAX_UINT256, RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const ethersRouter = new Interface(['function swap(address,uint256,address,uint256,uint256,bytes)']);

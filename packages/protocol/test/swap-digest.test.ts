@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { AbiCoder, keccak256 as ethersKeccak } from 'ethers';
 import { encodeAbiParameters, keccak256, parseAbiParameters } from 'viem';
-import { bytesToHex } from '../src/abi-words';
+import { bytesToHex } from '../src/abi/abi-words';
 import {
   SWAP_DIGEST_PREIMAGE_BYTES,
   encodeSwapDigestPreimage,
   swapDigest,
   type SwapQuoteFields,
-} from '../src/swap-digest';
+} from '../src/signing/swap-digest';
 import { MAX_UINT256, RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const coder = AbiCoder.defaultAbiCoder();

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { AbiCoder } from 'ethers';
 import { decodeAbiParameters, encodeAbiParameters, parseAbiParameters, toHex } from 'viem';
-import { decodeVerificationData, encodeVerificationData } from '../src/verification-data';
+import { decodeVerificationData, encodeVerificationData } from '../src/abi/verification-data';
 import { MAX_UINT256, RUNS, addressArb, uint256Arb } from '@pmm/testkit';
 
 const coder = AbiCoder.defaultAbiCoder();

@@ -2,11 +2,13 @@ import fc from 'fast-check';
 import Ajv2020 from 'ajv/dist/2020';
 import { createDigestSigner } from '@pmm/core';
 import { addressArb, RUNS, testKey, uint256Arb } from '@pmm/testkit';
-import { ApiError, ERROR_CODES, toErrorEnvelope, type ErrorEnvelope } from '../src/errors';
-import { levelsFromSamples } from '../src/orderbook-levels';
-import type { OrderbookLevel, OrderbookResponse, PairOrderbook } from '../src/orderbook';
-import { signSwapQuote } from '../src/sign-swap-quote';
-import type { LegacySignSwapResponse, SignSwapResponse } from '../src/sign-wire';
+import { ApiError } from '../src/errors/api-error';
+import { ERROR_CODES } from '../src/errors/error-codes';
+import { toErrorEnvelope, type ErrorEnvelope } from '../src/errors/error-envelope';
+import { levelsFromSamples } from '../src/orderbook/orderbook-levels';
+import type { OrderbookLevel, OrderbookResponse, PairOrderbook } from '../src/orderbook/orderbook';
+import { signSwapQuote } from '../src/signing/sign-swap-quote';
+import type { LegacySignSwapResponse, SignSwapResponse } from '../src/wire/sign-wire';
 import {
   errorEnvelopeSchema,
   ORDERBOOK_LEVEL_SCHEMA,
@@ -16,8 +18,8 @@ import {
   V1_ORDERBOOK_RESPONSE_SCHEMA,
   V1_SIGN_REQUEST_SCHEMA,
   V1_SIGN_RESPONSE_SCHEMA,
-} from '../src/wire-schemas';
-import { SIGN_REQUEST_SCHEMA } from '../src/sign-request';
+} from '../src/wire/wire-schemas';
+import { SIGN_REQUEST_SCHEMA } from '../src/requests/sign-request';
 
 // Compile-time: each schema names exactly the fields of its TypeScript type, and requires
 // exactly the fields the type does not mark optional (tsconfig.test.json type-checks this file).

@@ -45,7 +45,7 @@ const STEPS: Step[] = [
   { name: 'garbage collection', test: (_u, fn) => fn === '(garbage collector)' },
   { name: 'socket writes (syscalls)', test: (u, fn) => u === '' && SYSCALL_WRITES.has(fn) },
   { name: 'secp256k1 signing (native)', test: within('secp256k1') },
-  { name: 'keccak-256 (js-sha3)', test: within('js-sha3', 'protocol/src/keccak256') },
+  { name: 'keccak-256 (js-sha3)', test: within('js-sha3', 'protocol/src/abi/keccak256') },
   {
     name: 'ioredis',
     test: within('ioredis', 'standard-as-callback', 'redis-parser', 'cluster-key-slot', 'denque'),

@@ -10,8 +10,8 @@
  * `ENCODING_FAILED`; a bad value could be anything, including a mistyped secret).
  */
 import { keccak256 } from './keccak256';
-import { isAddress } from './parse-address';
-import { UINT256_MAX } from './parse-uint';
+import { isAddress } from '../requests/parse-address';
+import { UINT256_MAX } from '../requests/parse-uint';
 
 /** Size of one ABI word in bytes. */
 export const WORD_BYTES = 32;

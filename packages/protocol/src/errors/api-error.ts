@@ -1,40 +1,8 @@
 /**
- * Error codes of the spec (section 7) plus our documented extensions (docs/decisions/0001-error-precedence.md),
- * each with its HTTP status, and the single error type every service throws.
+ * The single error type every service throws, with its HTTP status from the error code
+ * (error-codes.ts), and the `VALIDATION_ERROR` of one field.
  */
-
-export const ERROR_STATUS = {
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  UNAUTHORIZED: 401,
-  RATE_LIMITED: 429,
-  QUOTA_EXCEEDED: 429,
-  PAYLOAD_TOO_LARGE: 413,
-  MALFORMED_REQUEST: 400,
-  REQUEST_TIMEOUT: 408,
-  EXPECTATION_FAILED: 417,
-  HEADERS_TOO_LARGE: 431,
-  INVALID_JSON: 400,
-  UNSUPPORTED_FIELD: 400,
-  VALIDATION_ERROR: 422,
-  UNSUPPORTED_CHAIN: 400,
-  SERVICE_UNAVAILABLE: 503,
-  HALTED: 503,
-  PAIR_NOT_FOUND: 400,
-  ADDRESS_NOT_WHITELISTED: 403,
-  SIGNING_FAILED: 500,
-  ENCODING_FAILED: 500,
-  INTERNAL_ERROR: 500,
-} as const;
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
-
-/** The JSON body of every error response (spec section 2.5). */
-export interface ErrorEnvelope {
-  error: { code: ErrorCode; message: string; requestId: string };
-}
+import { ERROR_STATUS, type ErrorCode } from './error-codes';
 
 /**
  * An error meant for the client. `message` is shown to the client as is, so it must never
@@ -74,27 +42,4 @@ function withRetryAfter(headers: Record<string, string>): Record<string, string>
 /** A `VALIDATION_ERROR` in the spec's `<field>: <reason>` form. */
 export function validationError(field: string, reason: string): ApiError {
   return new ApiError('VALIDATION_ERROR', `${field}: ${reason}`);
-}
-
-const GENERIC_5XX: Partial<Record<ErrorCode, string>> = {
-  SIGNING_FAILED: 'signing failed',
-  ENCODING_FAILED: 'encoding failed',
-  INTERNAL_ERROR: 'internal error',
-};
-
-/**
- * Builds the envelope for any thrown value. Anything that is not an ApiError becomes
- * INTERNAL_ERROR with a generic message: a 5xx body never echoes an exception text.
- */
-export function toErrorEnvelope(
-  err: unknown,
-  requestId: string,
-): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
-  const apiError = err instanceof ApiError ? err : new ApiError('INTERNAL_ERROR', 'internal error');
-  const message = apiError.status >= 500 && GENERIC_5XX[apiError.code] ? GENERIC_5XX[apiError.code]! : apiError.message;
-  return {
-    status: apiError.status,
-    headers: apiError.headers,
-    body: { error: { code: apiError.code, message, requestId } },
-  };
 }

@@ -2,7 +2,7 @@
  * The `Content-Encoding`s a sign body may arrive in, and the one check of a client's value. The
  * gateway forwards only the checked value to the signer; the signer decodes it.
  */
-import { ApiError } from './errors';
+import { ApiError } from '../errors/api-error';
 
 /** The `Content-Encoding`s a sign body may arrive in (the signer decodes them). */
 export const BODY_ENCODINGS = ['identity', 'gzip', 'x-gzip', 'deflate', 'br'] as const;

@@ -3,9 +3,9 @@
  * SHA-256; the key record points to the integrator, so that an integrator can hold several
  * keys at once (rotation) while its whitelist and limits live in one place.
  */
-import { KNOWN_CHAIN_IDS } from './chains';
-import { isAddress } from './parse-address';
-import { isUint256String } from './parse-uint';
+import { KNOWN_CHAIN_IDS } from '../chains/chains';
+import { isAddress } from '../requests/parse-address';
+import { isUint256String } from '../requests/parse-uint';
 
 export interface ApiKeyRecord {
   integratorId: string;

@@ -14,7 +14,7 @@ import {
   parseUnits,
   roundSignificant,
   type ScaledDecimal,
-} from './decimal';
+} from '../units/decimal';
 
 /** One `quote()` result, in raw token units. */
 export interface QuoteSample {

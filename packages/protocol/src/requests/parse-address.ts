@@ -1,8 +1,8 @@
 /**
  * EVM address validation for request fields (docs/decisions/0004-addresses.md).
  */
-import { toChecksumAddress } from './eip55';
-import { validationError } from './errors';
+import { toChecksumAddress } from '../abi/eip55';
+import { validationError } from '../errors/api-error';
 
 /**
  * The wire format of an address: `0x` (lowercase prefix) and 40 hex digits. The JSON schemas

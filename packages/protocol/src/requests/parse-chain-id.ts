@@ -5,8 +5,8 @@
  * a well-formed id that is not served (however large) is 400 UNSUPPORTED_CHAIN, and between
  * the two sit other checks of the precedence order (unknown fields, other fields).
  */
-import { ApiError, validationError } from './errors';
-import { resolveChainId } from './chains';
+import { ApiError, validationError } from '../errors/api-error';
+import { resolveChainId } from '../chains/chains';
 
 /**
  * What the parsers return for a well-formed id above `Number.MAX_SAFE_INTEGER`. No chain uses

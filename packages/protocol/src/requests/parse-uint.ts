@@ -2,7 +2,7 @@
  * Canonical unsigned integer strings for amounts and fees (docs/decisions/0005-fee.md and
  * docs/decisions/0006-amountin-and-minamountout.md).
  */
-import { validationError } from './errors';
+import { validationError } from '../errors/api-error';
 
 /** 2^256 - 1, the largest value of a Solidity `uint256`. */
 export const UINT256_MAX = (1n << 256n) - 1n;

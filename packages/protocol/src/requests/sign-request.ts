@@ -10,13 +10,13 @@
  * property, which would accept `"amountIn": null`.)
  */
 import Ajv, { type ValidateFunction } from 'ajv';
-import { ApiError, validationError } from './errors';
+import { ApiError, validationError } from '../errors/api-error';
 import { ADDRESS_FORMAT_REASON, ADDRESS_PATTERN, parseAddress } from './parse-address';
 import { UINT256_MAX, UINT_FORMAT_REASON, UINT_STRING_PATTERN, parseUintString } from './parse-uint';
 import { CHAIN_ID_NEGATIVE_REASON, chainIdFromBody } from './parse-chain-id';
 import { parseFee } from './parse-fee';
-import { DEFAULT_CHAIN_ID } from './chains';
-import { MAX_SLIPPAGE_BPS } from './firm-quote';
+import { DEFAULT_CHAIN_ID } from '../chains/chains';
+import { MAX_SLIPPAGE_BPS } from '../signing/firm-quote';
 
 /**
  * JSON schema of SignQuoteRequest. Property order is the order in which parseSignRequest

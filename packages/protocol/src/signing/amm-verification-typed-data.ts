@@ -6,7 +6,7 @@
  * the spec; it is part of the type hash.) Apart from the digest (amm-verification.ts) so that
  * what only signs with a wallet, like the SDK, does not load a keccak implementation.
  */
-import { isAddress } from './parse-address';
+import { isAddress } from '../requests/parse-address';
 
 export interface AmmVerificationParams {
   chainId: number;

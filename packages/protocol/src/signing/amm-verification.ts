@@ -4,8 +4,8 @@
  * amm-verification-typed-data.ts, and the tests pin that ethers and viem hash that data to the
  * same digest.
  */
-import { keccak256 } from './keccak256';
-import { WORD_BYTES, bytesToHex, writeAddressWord, writeUint256Word } from './abi-words';
+import { keccak256 } from '../abi/keccak256';
+import { WORD_BYTES, bytesToHex, writeAddressWord, writeUint256Word } from '../abi/abi-words';
 import type { DigestSigner, KeySigner } from './digest-signer';
 import {
   AMM_VERIFICATION_DOMAIN_NAME,

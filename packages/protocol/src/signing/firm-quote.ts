@@ -3,7 +3,7 @@
  * gross output of its curve less the signed fee, rounded down, and a `slippageBps` request
  * asks for a calldata minimum that many basis points under that amount, rounded down.
  */
-import { FEE_DENOMINATOR } from './parse-fee';
+import { FEE_DENOMINATOR } from '../requests/parse-fee';
 
 /** Basis points in one whole. */
 export const BPS_DENOMINATOR = 10_000n;

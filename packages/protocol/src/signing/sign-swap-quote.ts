@@ -3,11 +3,11 @@
  * Timing this function measures encode + hash + sign + encode; its parts
  * ({@link swapDigest}, {@link KeySigner.sign}, {@link encodeVerificationData}) can be timed apart.
  */
-import { bytesToHex } from './abi-words';
-import { ApiError } from './errors';
+import { bytesToHex } from '../abi/abi-words';
+import { ApiError } from '../errors/api-error';
 import { KeyUnavailableError, type DigestSigner, type KeySigner } from './digest-signer';
 import { swapDigest, type SwapQuoteFields } from './swap-digest';
-import { encodeVerificationData } from './verification-data';
+import { encodeVerificationData } from '../abi/verification-data';
 
 /** What the API returns for a signed quote, all `0x` hex. */
 export interface SignedSwapQuote {

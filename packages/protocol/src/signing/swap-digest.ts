@@ -4,8 +4,8 @@
  * uint256 originRate, address userAddress)). No EIP-191 prefix: the router recovers the
  * signer from this hash directly. The chain id is deliberately not part of it (rule 3).
  */
-import { keccak256 } from './keccak256';
-import { WORD_BYTES, writeAddressWord, writeUint256Word } from './abi-words';
+import { keccak256 } from '../abi/keccak256';
+import { WORD_BYTES, writeAddressWord, writeUint256Word } from '../abi/abi-words';
 
 /** The six signed fields of a swap quote, in the order they are encoded. */
 export interface SwapQuoteFields {

@@ -1,16 +1,16 @@
 /**
  * JSON schemas (draft 2020-12) of the bodies the public API answers, next to the TypeScript
- * types they describe (orderbook.ts, sign-wire.ts, errors.ts). The OpenAPI document is generated
- * from these (services/gateway/src/docs/openapi), so the document and the code share one definition;
+ * types they describe (orderbook.ts, sign-wire.ts, error-envelope.ts). The OpenAPI document is
+ * generated from these (services/gateway/src/docs/openapi), so the document and the code share one definition;
  * the gateway's contract tests validate every response they see against it. Field descriptions
  * are documentation and are added by the generator. `$ref`s point at the document's
  * `#/components/schemas/<Name>` under the names used here.
  */
-import { KNOWN_CHAIN_IDS } from './chains';
-import { ERROR_CODES, type ErrorCode } from './errors';
-import { ADDRESS_PATTERN } from './parse-address';
-import { UINT_STRING_PATTERN } from './parse-uint';
-import { SIGN_REQUEST_SCHEMA } from './sign-request';
+import { KNOWN_CHAIN_IDS } from '../chains/chains';
+import { ERROR_CODES, type ErrorCode } from '../errors/error-codes';
+import { ADDRESS_PATTERN } from '../requests/parse-address';
+import { UINT_STRING_PATTERN } from '../requests/parse-uint';
+import { SIGN_REQUEST_SCHEMA } from '../requests/sign-request';
 
 /** An exact, non-negative decimal string (prices and amounts of a book). */
 const DECIMAL_STRING_PATTERN = '^[0-9]+(\\.[0-9]+)?$';

@@ -47,7 +47,7 @@ for the demo) and which works directly as \`CONFIG_FILE\`:
 }
 \`\`\`
 
-Addresses the file leaves out come from the chain registry (\`packages/protocol/src/chains.ts\`):
+Addresses the file leaves out come from the chain registry (\`packages/protocol/src/chains/chains.ts\`):
 today only Multicall3, at its canonical address on 8453 and 56. Without a Multicall3 (chain
 4663 unless configured), the indexer sends each block's calls as one JSON-RPC batch.
 

@@ -1,0 +1,32 @@
+/**
+ * Error codes of the spec (section 7) plus our documented extensions (docs/decisions/0001-error-precedence.md),
+ * each with its HTTP status.
+ */
+
+export const ERROR_STATUS = {
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  UNAUTHORIZED: 401,
+  RATE_LIMITED: 429,
+  QUOTA_EXCEEDED: 429,
+  PAYLOAD_TOO_LARGE: 413,
+  MALFORMED_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  EXPECTATION_FAILED: 417,
+  HEADERS_TOO_LARGE: 431,
+  INVALID_JSON: 400,
+  UNSUPPORTED_FIELD: 400,
+  VALIDATION_ERROR: 422,
+  UNSUPPORTED_CHAIN: 400,
+  SERVICE_UNAVAILABLE: 503,
+  HALTED: 503,
+  PAIR_NOT_FOUND: 400,
+  ADDRESS_NOT_WHITELISTED: 403,
+  SIGNING_FAILED: 500,
+  ENCODING_FAILED: 500,
+  INTERNAL_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
