@@ -119,14 +119,14 @@ const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dis
 const REDIS_ADMIN_USER = 'admin';
 
 /**
- * The users of the private Redis servers (packages/core/src/redis-acl.ts), each with a password
+ * The users of the private Redis servers (packages/core/src/redis/redis-acl.ts), each with a password
  * generated now (into `passwords`): the default user off, the administrator (an ACL user,
  * not `requirepass`: no password is a configuration parameter), one user per role. Returns the
  * `user` lines for redis.conf, the same for both servers. The gateway may seed the development
  * key; an indexer user per chain of the registry.
  */
 function redisUsers(admin, passwords) {
-  const { redisStackUsers, stackAclFile } = require(path.join(root, 'packages/core/dist/redis-acl.js'));
+  const { redisStackUsers, stackAclFile } = require(path.join(root, 'packages/core/dist/redis/redis-acl.js'));
   for (const { user } of redisStackUsers()) passwords[user] = randomBytes(24).toString('base64url');
   return stackAclFile(passwords, { prefix: process.env.REDIS_KEY_PREFIX || undefined, devKey: true, admin });
 }

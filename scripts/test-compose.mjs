@@ -44,7 +44,7 @@ import { root } from './lib/pnpm.mjs';
 import { freePort } from './lib/redis.mjs';
 
 // Which role each key has: core's own map (the build, `npm run test:compose` runs ensure first).
-const { redisKeyRole } = createRequire(import.meta.url)(path.join(root, 'packages/core/dist/redis-roles.js'));
+const { redisKeyRole } = createRequire(import.meta.url)(path.join(root, 'packages/core/dist/redis/redis-roles.js'));
 /** The two Redis servers of the compose file, by role, and the appendfsync each runs with. */
 const REDIS_SERVERS = [
   { service: 'redis', role: 'records', appendfsync: 'always', url: 'redis://redis:6379' },

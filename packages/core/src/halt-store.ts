@@ -18,7 +18,7 @@
  * under the durable-write rule (durable-writes.ts) by the caller, as is a ledger's trip.
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
-import { commandsDir, luaCommand, type LuaCommand } from './lua-command';
+import { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
 import {
   haltScopeName,
   haltRecordOf,
@@ -29,8 +29,8 @@ import {
   type HaltScope,
   type HaltTrip,
 } from './halt-scope';
-import type { RedisClient } from './redis-client';
-import type { RedisKeys } from './redis-keys';
+import type { RedisClient } from './redis/redis-client';
+import type { RedisKeys } from './redis/redis-keys';
 
 /** One entry of the halts' log. */
 export interface HaltEvent {

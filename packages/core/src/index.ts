@@ -136,7 +136,7 @@ export {
 export { createHttpTransport } from './json-rpc-http-transport';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
-export { commandsDir, luaCommand, type LuaCommand } from './lua-command';
+export { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
 export { createMetrics, type Metrics } from './metrics';
 export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './node-http';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
@@ -165,7 +165,7 @@ export {
   type MultiHostUrl,
   type RedisClient,
   type RedisRole,
-} from './redis-client';
+} from './redis/redis-client';
 export {
   checkRedisDurability,
   checkRedisDurabilityWhenReady,
@@ -173,7 +173,7 @@ export {
   readInfoHealth,
   type RedisDurability,
   type RedisInfoHealth,
-} from './redis-durability';
+} from './redis/redis-durability';
 export {
   DURABILITY_MODES,
   DurabilityError,
@@ -184,9 +184,9 @@ export {
   type DurabilityPolicy,
   type DurabilitySetting,
   type WriteSession,
-} from './durable-writes';
-export { redisHealthMetrics } from './redis-health-metrics';
-export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis-keys';
+} from './redis/durable-writes';
+export { redisHealthMetrics } from './redis/redis-health-metrics';
+export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis/redis-keys';
 export {
   REDIS_KEY_ROLES,
   closeRedisConnections,
@@ -196,7 +196,7 @@ export {
   redisKeyRole,
   roleServers,
   type RedisKeyRole,
-} from './redis-roles';
+} from './redis/redis-roles';
 export { runService, type RunningService, type ServiceDefinition } from './run-service';
 export {
   addressOfPublicKey,
@@ -253,4 +253,4 @@ export {
   type RedisRoleRule,
   type RedisStackUser,
   type RedisUserRole,
-} from './redis-acl';
+} from './redis/redis-acl';

@@ -4,14 +4,14 @@
  */
 import { ConfigError, settings, type Setting } from './config';
 import { parseChainDeployments, type ChainDeployments } from './chain-deployment';
-import { DEFAULT_KEY_PREFIX } from './redis-keys';
-import { parseMultiHostUrl } from './redis-client';
+import { DEFAULT_KEY_PREFIX } from './redis/redis-keys';
+import { parseMultiHostUrl } from './redis/redis-client';
 import {
   DURABILITY_MODES,
   resolveDurabilityMode,
   type DurabilityPolicy,
   type DurabilitySetting,
-} from './durable-writes';
+} from './redis/durable-writes';
 import { findChain } from '@pmm/protocol';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -56,7 +56,7 @@ export const REDIS_CONNECTION_SETTINGS = {
   } satisfies Setting<string>,
   // The Redis user and its password apart from the URL, so that the password can come from a
   // secrets file (REDIS_PASSWORD_FILE, SECRETS_DIR) like every other secret: docker-compose.yml
-  // and the Helm chart give each process its own user (packages/core/src/redis-acl.ts) this way.
+  // and the Helm chart give each process its own user (packages/core/src/redis/redis-acl.ts) this way.
   redisUsername: settings.string(
     'REDIS_USERNAME',
     'Redis ACL user to connect as; needs REDIS_PASSWORD, and the two replace the credentials in REDIS_URL. Empty: the user in REDIS_URL, else the default user.',

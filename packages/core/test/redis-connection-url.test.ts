@@ -1,5 +1,5 @@
 /** REDIS_USERNAME and REDIS_PASSWORD in place of the credentials a REDIS_URL carries (pure logic). */
-import { parseMultiHostUrl } from '../src/redis-client';
+import { parseMultiHostUrl } from '../src/redis/redis-client';
 import { redisConnectionUrls } from '../src/shared-settings';
 
 describe('redisConnectionUrls', () => {

@@ -1,6 +1,6 @@
 /**
  * docker-compose.yml's Redis users, without Docker: the `redis-acl` step's program
- * (packages/core/dist/redis-acl-file.js) renders the ACL file from the users' password files, a
+ * (packages/core/dist/redis/redis-acl-file.js) renders the ACL file from the users' password files, a
  * real redis-server loads it (`--aclfile`, as compose starts Redis), the default user can only
  * PING, and each process's settings (REDIS_USERNAME, its redis_password in SECRETS_DIR, as
  * compose gives them) connect it as its own user, refused outside its role.
@@ -22,7 +22,7 @@ import {
 import { commandOutcome, privateRedis, type PrivateRedis } from '@pmm/testkit';
 
 const root = path.resolve(__dirname, '..', '..', '..');
-const program = path.join(root, 'packages/core/dist/redis-acl-file.js');
+const program = path.join(root, 'packages/core/dist/redis/redis-acl-file.js');
 const keys = redisKeys('pmm');
 const work = mkdtempSync(path.join(tmpdir(), 'pmm-acl-file-'));
 const usersDir = path.join(work, 'redis-users');

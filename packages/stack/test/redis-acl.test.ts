@@ -1,5 +1,5 @@
 /**
- * One Redis user per role (packages/core/src/redis-acl.ts), on a real redis-server: each role's
+ * One Redis user per role (packages/core/src/redis/redis-acl.ts), on a real redis-server: each role's
  * own code works under its user (the gateway's key lookups, rate limit and stream-free reads;
  * the signer's audit script; an indexer's book script and BullMQ queue; the key CLI's writes and
  * export; the operator's audit reads; the durability checks, by INFO), and every user is refused
@@ -28,7 +28,7 @@ import { createBookStore, createLedgerMetrics, createLedgerStore, RollingMarkout
 import { RedisAuditTrail } from '@pmm/signer';
 import { commandOutcome, privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
 import { createBlockQueue, createBlockWorker } from '../../../services/indexer/src/jobs/block-queue';
-import { AuditReader } from '../../settlement/src/store/audit-reader';
+import { AuditReader } from '../../operator/src/store/audit-reader';
 import { readConsoleLedger } from '../../../services/gateway/src/console/console-ledger';
 
 const PREFIX = 'pmm';

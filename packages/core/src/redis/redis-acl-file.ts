@@ -1,5 +1,5 @@
 /**
- * docker-compose.yml's `redis-acl` step (`node packages/core/dist/redis-acl-file.js`), run once
+ * docker-compose.yml's `redis-acl` step (`node packages/core/dist/redis/redis-acl-file.js`), run once
  * before Redis starts: renders Redis's ACL file from redis-acl.ts's rules and the users'
  * password files, so that the rules have one definition and no password sits in the compose
  * file, an image or the ACL file (which holds their SHA-256 only). Not exported from the
@@ -19,7 +19,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { redisStackUsers, stackAclFile } from './redis-acl';
-import { replaceFile } from './replace-file';
+import { replaceFile } from '../replace-file';
 
 async function main(): Promise<number> {
   // The records default to compose's own `redis`, whatever REDIS_URL says (Compose v1 cannot make
