@@ -2,8 +2,9 @@
 #   runtime (last stage, the default target)  the gateway, the signer and the indexer: compiled JavaScript and
 #                             their production dependencies only; the command picks the service.
 #   devnet                    the three local devnet chains (anvil), for trying the stack.
-#   operator                  the operator's `audit` and `settle` commands (packages/settlement): they
-#                             read the chains and the audit trail, hold no key, and are not in runtime.
+#   operator                  the operator's commands, `audit`, `settle`, `markouts` and `risk`
+#                             (packages/operator): they read the chains, the audit trail, the ledger
+#                             and the halts, hold no key, and are not in runtime.
 #   lb                        HAProxy in front of the gateway replicas (docker-compose.yml).
 # Both run Node 24 (the maintained LTS); the code itself supports Node >= 20.
 #
@@ -42,7 +43,7 @@ COPY packages/devnet/package.json packages/devnet/
 COPY packages/client/package.json packages/client/
 COPY packages/stack/package.json packages/stack/
 COPY packages/testkit/package.json packages/testkit/
-COPY packages/settlement/package.json packages/settlement/
+COPY packages/operator/package.json packages/operator/
 COPY services/signer/package.json services/signer/
 COPY services/indexer/package.json services/indexer/
 COPY services/gateway/package.json services/gateway/
@@ -55,7 +56,7 @@ RUN pnpm run build
 FROM build AS prune
 COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
 RUN assemble-image /out/runtime '{./services/*}...' \
-      packages/protocol packages/core packages/contracts packages/settlement services/gateway services/signer services/indexer \
+      packages/protocol packages/core packages/contracts packages/operator services/gateway services/signer services/indexer \
  && assemble-image /out/devnet '{./packages/devnet}...' packages/protocol packages/core packages/contracts packages/devnet
 
 # ---- devnet -------------------------------------------------------------------------------------
@@ -85,11 +86,11 @@ LABEL org.opencontainers.image.title="pmm-quote-devnet" \
 # ---- operator: docker run --rm -e REDIS_URL -e CONFIG_FILE pmm-operator settle.js --month 2026-10 ----
 FROM build AS prune-operator
 COPY scripts/docker/assemble-image.sh /usr/local/bin/assemble-image
-RUN assemble-image /out/operator '{./packages/settlement}...' packages/protocol packages/core packages/settlement
+RUN assemble-image /out/operator '{./packages/operator}...' packages/protocol packages/core packages/operator
 
 FROM base AS operator
 ENV NODE_ENV=production
-WORKDIR /app/packages/settlement/dist/cli
+WORKDIR /app/packages/operator/dist/cli
 COPY --from=prune-operator /out/operator /app/
 # Where its secrets folder is mounted (its Redis user's password under compose), as in runtime.
 RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
@@ -98,7 +99,7 @@ USER node
 ENTRYPOINT ["node"]
 CMD ["settle.js", "help"]
 LABEL org.opencontainers.image.title="pmm-operator" \
-      org.opencontainers.image.description="The PMM quote service's audit and settlement commands (no keys)" \
+      org.opencontainers.image.description="The PMM quote service's operator commands: audit, settle, markouts and risk (no keys)" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 

@@ -12,7 +12,7 @@ module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
-    '^@pmm/(protocol|core|contracts|devnet|client|testkit|settlement)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@pmm/(protocol|core|contracts|devnet|client|testkit|operator)$': '<rootDir>/packages/$1/src/index.ts',
     '^@pmm/(signer|indexer|gateway)$': '<rootDir>/services/$1/src/index.ts',
   },
   testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts'],

@@ -1,5 +1,5 @@
 /**
- * The operator commands' command line, one definition for all of them (the settlement's audit,
+ * The operator commands' command line, one definition for all of them (the operator package's audit,
  * settle, markouts and risk through its cli-options.ts; the gateway's keys): node:util's
  * parseArgs, strictly. An unknown option, a missing value, and an option given more than once
  * are refused: parseArgs alone keeps the last of a repeated option, so `risk halt --chain 8453

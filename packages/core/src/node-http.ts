@@ -1,6 +1,6 @@
 /**
  * HTTP to an EVM node: what every node client of the services and commands shares (the
- * indexer's JSON-RPC transport, the settlement's chain reader, the signer's validity check), so
+ * indexer's JSON-RPC transport, the operator commands' chain reader, the signer's validity check), so
  * that the rules below are written once (docs/decisions/0034-a-node-that-lags-lies-or-floods.md).
  *
  * - **A redirect is the node's failure, never followed** (NodeRedirectError). Followed, a node,

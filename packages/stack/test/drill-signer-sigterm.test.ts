@@ -9,7 +9,7 @@
  */
 import { closeRedis, createRedis, redisKeys, redisReady } from '@pmm/core';
 import { ERROR_STATUS } from '@pmm/protocol';
-import { AuditReader } from '@pmm/settlement';
+import { AuditReader } from '@pmm/operator';
 import { loadReport, missingRecords, pacedSigns, settlesWithin, until, type SignLoad } from '@pmm/testkit';
 import { USER, startServedPair, tokensOf, type ServedPair } from './support/served-pair';
 

@@ -20,7 +20,7 @@ import {
   runSettleCommand,
   type ChainReader,
   type SettlementReport,
-} from '@pmm/settlement';
+} from '@pmm/operator';
 import {
   approve,
   curveOf,

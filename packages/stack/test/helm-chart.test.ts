@@ -338,8 +338,8 @@ describe('the Helm chart', () => {
     );
     // risk.js is where the operator image starts its commands (its WORKDIR), as `node risk.js` expects.
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/FROM base AS operator\n(?:.*\n)*?WORKDIR \/app\/packages\/settlement\/dist\/cli\n/);
-    expect(readFileSync(path.join(ROOT, 'packages', 'settlement', 'src', 'cli', 'risk.ts'), 'utf8')).toContain(
+    expect(dockerfile).toMatch(/FROM base AS operator\n(?:.*\n)*?WORKDIR \/app\/packages\/operator\/dist\/cli\n/);
+    expect(readFileSync(path.join(ROOT, 'packages', 'operator', 'src', 'cli', 'risk.ts'), 'utf8')).toContain(
       'runRiskCommand',
     );
     expect(
@@ -369,9 +369,9 @@ describe('the Helm chart', () => {
                 : e.value!,
           ]),
         );
-        // In the operator image's working directory: the settlement's built CLI folder (`npm run build`).
+        // In the operator image's working directory: the operator package's built CLI folder (`npm run build`).
         return spawnSync(command === 'node' ? process.execPath : command!, args, {
-          cwd: path.join(ROOT, 'packages', 'settlement', 'dist', 'cli'),
+          cwd: path.join(ROOT, 'packages', 'operator', 'dist', 'cli'),
           env: { PATH: process.env.PATH, HOME: tmpdir(), ...env },
           encoding: 'utf8',
           timeout: 60_000,
@@ -765,12 +765,12 @@ describe('the Helm chart', () => {
   });
 });
 
-/** The settings the operator commands (settle) read from the environment: packages/settlement's operator-context.ts. */
+/** The settings the operator commands (settle) read from the environment: packages/operator's operator-context.ts. */
 const OPERATOR_SETTINGS = {
   ...REDIS_CONNECTION_SETTINGS,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
 };
-/** The settings of the risk command (packages/settlement's cli/risk.ts): Redis, and the durability a halt is confirmed under. */
+/** The settings of the risk command (packages/operator's cli/risk.ts): Redis, and the durability a halt is confirmed under. */
 const RISK_SETTINGS = { ...OPERATOR_SETTINGS, ...DURABLE_WRITE_SETTINGS };
 
 /** Which process a rendered container runs: by its command, and the risk pod by its name (it runs risk.js through `kubectl exec`). */

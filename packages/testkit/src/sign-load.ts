@@ -147,7 +147,7 @@ export interface AuditTrailAt {
 
 /**
  * The answered signatures without an audit record carrying the client's request id, read through
- * settlement's AuditReader (a fresh connection to `trail.redisUrl`): matched on the record's
+ * the operator package's AuditReader (a fresh connection to `trail.redisUrl`): matched on the record's
  * `requestId` when the client spoke to the signer, on its `clientRequestId` through the gateway
  * (which records its own request id beside the client's).
  */
@@ -158,7 +158,7 @@ export async function missingRecords(
 ): Promise<Answered[]> {
   // Loaded here, not at the top: most files that import testkit never read the audit trail.
   const { closeRedis, createRedis, redisKeys, redisReady } = await import('@pmm/core');
-  const { AuditReader } = await import('@pmm/settlement');
+  const { AuditReader } = await import('@pmm/operator');
   const redis = createRedis(trail.redisUrl, { name: 'drill-reader' });
   try {
     await redisReady(redis, 15_000);

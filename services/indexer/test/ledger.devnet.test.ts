@@ -25,7 +25,7 @@ import {
 } from '@pmm/core';
 import { deployerWallet, type ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
-import type { MarkoutReport } from '@pmm/settlement';
+import type { MarkoutReport } from '@pmm/operator';
 import {
   chainClients,
   curveOf,

@@ -35,7 +35,7 @@ import {
 } from '@pmm/core';
 import { deployerWallet, type ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
-import { runRiskCommand } from '@pmm/settlement';
+import { runRiskCommand } from '@pmm/operator';
 import {
   chainClients,
   freePort,

@@ -23,7 +23,7 @@ import {
   type RedisClient,
 } from '@pmm/core';
 import { decodeSwapCalldata, encodeSwapCalldata } from '@pmm/protocol';
-import { HORIZONS, NO_MARKOUT_ZERO_LEG, type MarkoutReport } from '@pmm/settlement';
+import { HORIZONS, NO_MARKOUT_ZERO_LEG, type MarkoutReport } from '@pmm/operator';
 import { moveCurveMid, until, type System } from '@pmm/testkit';
 import request from 'supertest';
 import { createTestClient, http, type Hex } from 'viem';

@@ -5,7 +5,7 @@
  * leg gets none and is reported, and never costs another swap its markout.
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
-import { recordAt } from '@pmm/settlement';
+import { recordAt } from '@pmm/operator';
 import { LimitWindow } from '../src/ledger/limit-window';
 import { PendingMarkouts, type MidHistory } from '../src/ledger/pending-markouts';
 

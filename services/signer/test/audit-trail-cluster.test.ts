@@ -4,7 +4,7 @@
  */
 import { privateRedisCluster, sampleAuditRecord, type PrivateRedisCluster } from '@pmm/testkit';
 import { DAY_MS, DurableWrites, createRedis, redisKeys, redisReady } from '@pmm/core';
-import { AuditReader } from '@pmm/settlement';
+import { AuditReader } from '@pmm/operator';
 import { RedisAuditTrail } from '../src';
 
 let cluster: PrivateRedisCluster;

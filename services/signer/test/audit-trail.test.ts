@@ -19,7 +19,7 @@ import {
   redisReady,
   type RedisClient,
 } from '@pmm/core';
-import { AuditReader, runAuditCommand } from '@pmm/settlement';
+import { AuditReader, runAuditCommand } from '@pmm/operator';
 import { MAX_BATCH_RECORDS, MAX_INDEXED_IDS, QuotaExceededError, RedisAuditTrail, auditTrailSizeMetric } from '../src';
 import {
   FIRM_BLOCK,
@@ -236,7 +236,7 @@ describe('audit list and audit export', () => {
       [
         '-r',
         path.join(root, 'scripts/lib/ts-register.cjs'),
-        path.join(root, 'packages/settlement/src/cli/audit.ts'),
+        path.join(root, 'packages/operator/src/cli/audit.ts'),
         'export',
         '--chain',
         '56',

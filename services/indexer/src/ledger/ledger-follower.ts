@@ -36,7 +36,7 @@ import {
   type ChainReader,
   type EntryTokens,
   type SignatureRecords,
-} from '@pmm/settlement';
+} from '@pmm/operator';
 import type { BlockHead } from '../chain/block-source';
 import { aheadOfClock } from '../domain/head-guard';
 import { outageLog } from '../outage-log';

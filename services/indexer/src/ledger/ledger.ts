@@ -21,7 +21,7 @@ import {
   type RedisClient,
   type Served,
 } from '@pmm/core';
-import { AuditReader, HORIZONS, TracerChoice } from '@pmm/settlement';
+import { AuditReader, HORIZONS, TracerChoice } from '@pmm/operator';
 import { nodeConnectionOptions, startBlockSource, type BlockHead } from '../chain/block-source';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';

@@ -5,7 +5,7 @@
  * one chain, so a setting applies to each chain's ledger it reaches.
  */
 import { ConfigError, settings } from '@pmm/core';
-import { HORIZONS, type HorizonKey } from '@pmm/settlement';
+import { HORIZONS, type HorizonKey } from '@pmm/operator';
 
 const HORIZON_KEYS = HORIZONS.map((h) => h.key);
 

@@ -19,7 +19,7 @@
  */
 import type { HaltScope, LedgerEntry } from '@pmm/core';
 import { formatUnits, parseUnits } from '@pmm/protocol';
-import { quoteGapBps } from '@pmm/settlement';
+import { quoteGapBps } from '@pmm/operator';
 import type { LimitConfig } from './limit-settings';
 
 export const LIMIT_NAMES = [

@@ -1,5 +1,5 @@
 /**
- * The settlement's ChainReader (what scan-swaps.ts and the tracers read) over the indexer's own
+ * The operator package's ChainReader (what scan-swaps.ts and the tracers read) over the indexer's own
  * node connection (@pmm/core's json-rpc.ts), so that the ledger obeys the indexer's rules against a
  * hostile node: every answer bounded by MAX_RPC_ANSWER_BYTES, every request by RPC_TIMEOUT_MS.
  * Nothing is retried here: a block that fails is read again whole (ledger-follower.ts).
@@ -16,7 +16,7 @@ import {
   type RpcTransport,
 } from '@pmm/core';
 import { id } from 'ethers';
-import type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from '@pmm/settlement';
+import type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from '@pmm/operator';
 
 const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
 /** `getQuoteToken()` of the router's helper. */
@@ -38,7 +38,7 @@ export function transportChainReader(rpc: RpcTransport, chainId: number, timeout
     try {
       return await rpc.request(method, params, timeoutMs);
     } catch (err) {
-      // The shape the settlement's error reading expects (the node's own code and message).
+      // The shape the operator package's chain reader expects (the node's own code and message).
       if (err instanceof RpcError)
         throw Object.assign(new Error(`${method}: ${err.message}`), {
           error: { code: err.code, message: err.message },

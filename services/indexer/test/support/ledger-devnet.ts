@@ -12,7 +12,7 @@ import {
   type RedisClient,
   type RedisKeys,
 } from '@pmm/core';
-import { LedgerReader, runMarkoutsCommand } from '@pmm/settlement';
+import { LedgerReader, runMarkoutsCommand } from '@pmm/operator';
 import { startSystem, type System } from '@pmm/testkit';
 
 /** The system on chain `chainId` alone; `ledger`: the ledger's own settings (its limits). */
@@ -32,7 +32,7 @@ export async function ledgerCursorOf(redis: RedisClient, keys: RedisKeys, chainI
 
 /** `npm run markouts` beside the system, on its own connections: its Redis user (`operator`) on each server. */
 export interface MarkoutsCommand {
-  /** `npm run markouts -- <argv>` (settlement markouts-command.ts): exit code and output. */
+  /** `npm run markouts -- <argv>` (the operator package's markouts-command.ts): exit code and output. */
   run(argv: string[]): Promise<{ code: number; out: string; err: string }>;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 /**
- * `node packages/settlement/dist/cli/settle.js --month YYYY-MM` (`npm run settle -- …`): the fee
+ * `node packages/operator/dist/cli/settle.js --month YYYY-MM` (`npm run settle -- …`): the fee
  * settlement report of a period. See SETTLE_USAGE.
  */
 import { runOperatorCli } from './run-operator-command';

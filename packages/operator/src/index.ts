@@ -1,7 +1,8 @@
 /**
- * @pmm/settlement: the operator's `audit`, `settle`, `markouts` and `risk` commands (dist/cli/audit.js,
- * dist/cli/settle.js). They read the chains and the audit trail and hold no key; they are not
- * in the service image. These exports serve tests and benchmarks.
+ * @pmm/operator: the operator's `audit`, `settle`, `markouts` and `risk` commands (dist/cli/audit.js,
+ * dist/cli/settle.js, …; README.md). They read the chains, the audit trail and the ledger and hold
+ * no key; they are not in the service image. These exports serve the indexer's ledger (the swap
+ * scan, the attribution, the markouts), tests and benchmarks.
  */
 export { AuditReader } from './store/audit-reader';
 export type { AuditEntry, AuditFilter } from './store/audit-reader';

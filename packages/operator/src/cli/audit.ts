@@ -1,5 +1,5 @@
 /**
- * `node packages/settlement/dist/cli/audit.js <command>` (`npm run audit -- <command>`): the audit
+ * `node packages/operator/dist/cli/audit.js <command>` (`npm run audit -- <command>`): the audit
  * trail for the operator. See AUDIT_USAGE.
  */
 import { AUDIT_USAGE, runAuditCommand } from './audit-command';

@@ -1,5 +1,5 @@
 /**
- * `node packages/settlement/dist/cli/markouts.js --from … --to …` (`npm run markouts -- …`): the
+ * `node packages/operator/dist/cli/markouts.js --from … --to …` (`npm run markouts -- …`): the
  * maker's ledger with its markouts. See MARKOUTS_USAGE.
  */
 import { MARKOUTS_USAGE, runMarkoutsCommand } from './markouts-command';
