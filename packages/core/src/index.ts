@@ -104,7 +104,7 @@ export {
   type HaltTrip,
   type LedgerTrips,
   type SignSubject,
-} from './halt-scope';
+} from './halts/halt-scope';
 export {
   HaltStore,
   readActiveHalts,
@@ -112,8 +112,8 @@ export {
   type HaltEvent,
   type HaltHistory,
   type HaltOutcome,
-} from './halt-store';
-export { HaltView, HaltsUnreadable, type HaltViewOptions } from './halt-view';
+} from './halts/halt-store';
+export { HaltView, HaltsUnreadable, type HaltViewOptions } from './halts/halt-view';
 export {
   RpcConnectionError,
   RpcError,

@@ -15,9 +15,9 @@
  */
 import type { HaltRecord } from './halt-scope';
 import { readActiveHalts } from './halt-store';
-import type { Logger } from './logger';
-import type { RedisClient } from './redis/redis-client';
-import type { RedisKeys } from './redis/redis-keys';
+import type { Logger } from '../logger';
+import type { RedisClient } from '../redis/redis-client';
+import type { RedisKeys } from '../redis/redis-keys';
 
 /** The halts could not be read recently enough to rely on: refuse what they could cover. */
 export class HaltsUnreadable extends Error {}

@@ -18,7 +18,7 @@
  * under the durable-write rule (durable-writes.ts) by the caller, as is a ledger's trip.
  */
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
-import { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
+import { commandsDir, luaCommand, type LuaCommand } from '../redis/lua-command';
 import {
   haltScopeName,
   haltRecordOf,
@@ -29,8 +29,8 @@ import {
   type HaltScope,
   type HaltTrip,
 } from './halt-scope';
-import type { RedisClient } from './redis/redis-client';
-import type { RedisKeys } from './redis/redis-keys';
+import type { RedisClient } from '../redis/redis-client';
+import type { RedisKeys } from '../redis/redis-keys';
 
 /** One entry of the halts' log. */
 export interface HaltEvent {
@@ -63,7 +63,8 @@ export interface ActiveHalts {
 /** The outcome of a halt: made, or the halt already in place (nothing written). */
 export type HaltOutcome = { made: true } | { made: false; existing: HaltRecord };
 
-const COMMANDS = commandsDir(__dirname, 1);
+/** core's commands/ folder, from src/halts/ (tests) or dist/halts/ (the build): two folders below the package. */
+const COMMANDS = commandsDir(__dirname, 2);
 /** The chains whose ledgers' trips count: every chain of the registry (a ledger user exists for each, redis-acl.ts). */
 const LEDGER_CHAINS: readonly number[] = KNOWN_CHAIN_IDS;
 
