@@ -13,9 +13,9 @@ export {
   auditRecordJson,
   parseAuditRecord,
   type AuditRecord,
-} from './audit-record';
-export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger-entry';
-export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger-cursor';
+} from './audit/audit-record';
+export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger/ledger-entry';
+export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor';
 export {
   LEDGER_DAY_TTL_SECONDS,
   ledgerDay,
@@ -24,15 +24,15 @@ export {
   parseLedgerDay,
   type LedgerDayIncrement,
   type LedgerDayTotal,
-} from './ledger-day-totals';
+} from './ledger/ledger-day-totals';
 export {
   LEDGER_MARKOUT_HORIZON_SECONDS,
   LEDGER_ROLLING_SWAPS,
   parseRollingMarkout,
   rollingMarkoutJson,
   rollingMean,
-} from './ledger-rolling-markout';
-export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './mid-history';
+} from './ledger/ledger-rolling-markout';
+export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './ledger/mid-history';
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
 export {
   ChainUpdates,
