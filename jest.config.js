@@ -17,7 +17,7 @@ module.exports = {
   },
   testMatch: ['<rootDir>/{packages,services}/*/test/**/*.test.ts'],
   testTimeout: 60_000,
-  // A private SoftHSM2 folder for the run (packages/testkit/src/softhsm-run-folder.ts).
+  // A private SoftHSM2 folder for the run (packages/testkit/src/pkcs11/softhsm-run-folder.ts).
   globalSetup: '<rootDir>/scripts/jest/global-setup.ts',
   globalTeardown: '<rootDir>/scripts/jest/global-teardown.ts',
   // Integration tests start anvil nodes, Redis servers and service processes, and spend much of

@@ -1,7 +1,7 @@
 /**
  * The processes of the stack and the settings each one starts with: the one definition that
  * `npm start` (scripts/start.mjs) and the tests' system under test
- * (packages/testkit/src/system.ts) both use, so that a test runs what `npm start` runs.
+ * (packages/testkit/src/system/system.ts) both use, so that a test runs what `npm start` runs.
  * Each process gets only its own secrets: the signer its signing keys and the internal
  * token, the gateway the internal token and the development key, an indexer its quoter key.
  */

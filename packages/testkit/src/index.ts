@@ -1,5 +1,11 @@
 /** @pmm/testkit: helpers for tests and benchmarks only. */
-export { sampleAuditRecord } from './audit-record-sample';
+// browser/: headless Chromium
+export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser/browser';
+
+// chain/: devnet chains (viem clients, curves, revert names, an indexer's registry and book head), faulty nodes
+export { publishBookHead } from './chain/book-head';
+export { chainClients, type ChainClients } from './chain/chain-clients';
+export { devnetRegistry } from './chain/devnet-registry';
 export {
   CONTRACTS as HOSTILE_NODE_CONTRACTS,
   DEPTH_LIMIT as HOSTILE_NODE_DEPTH_LIMIT,
@@ -7,65 +13,22 @@ export {
   startHostileNode,
   type FakeBlock,
   type HostileNode,
-} from './hostile-node';
-export { freePort, waitForPort } from './ports';
-export { processCpuSeconds, stopAll, stopProcess } from './processes';
-export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './private-redis';
-export { privateStackRedis, type PrivateStackRedis } from './private-stack-redis';
-export { startSentinel } from './private-sentinel';
-export {
-  REPLICATED_CONF,
-  privateReplicatedRedis,
-  type PrivateReplicatedRedis,
-  type PrivateReplicatedRedisOptions,
-} from './private-replicated-redis';
-export {
-  privateRedisCluster,
-  type PrivateRedisCluster,
-  type PrivateRedisClusterOptions,
-} from './private-redis-cluster';
-export { redisTlsArgs, selfSignedCert, type TlsCert } from './tls-cert';
-export { startRedirectTarget, type RedirectTarget } from './redirect-target';
-export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './raw-http';
-export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser';
-export { settlesWithin, until } from './until';
-export { revertName } from './revert-name';
-export {
-  addressArb,
-  CURVE_ORDER,
-  digestArb,
-  MAX_UINT256,
-  privateKeyArb,
-  RUNS,
-  testKey,
-  uint256Arb,
-} from './eth-arbitraries';
-export { buildHangingModule, type HangingModule } from './pkcs11-hang-shim';
-export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './softhsm';
-export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './softhsm-run-folder';
-export { REPO_ROOT } from './repo-root';
-export {
-  spawnService,
-  startService,
-  startSystem,
-  type ServiceOptions,
-  type ServiceProcess,
-  type System,
-  type SystemOptions,
-} from './system';
-export { chainClients, type ChainClients } from './chain-clients';
-export { curveOf, moveCurveMid, setCurve, type RouterOwner } from './router-curve';
-export { startStack, type StartedStack, type StartStackOptions } from './started-stack';
-export { devnetRegistry } from './devnet-registry';
-export { publishBookHead } from './book-head';
-export { commandOutcome } from './command-outcome';
+} from './chain/hostile-node';
 export {
   jsonRpcRelay,
   withoutTracing,
   type JsonRpcFault,
   type JsonRpcRelay,
   type JsonRpcRequest,
-} from './json-rpc-relay';
+} from './chain/json-rpc-relay';
+export { startRedirectTarget, type RedirectTarget } from './chain/redirect-target';
+export { revertName } from './chain/revert-name';
+export { curveOf, moveCurveMid, setCurve, type RouterOwner } from './chain/router-curve';
+
+// http/: HTTP over a bare socket
+export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './http/raw-http';
+
+// load/: the fault drills' sign load and its audit count
 export {
   loadReport,
   missingRecords,
@@ -76,4 +39,58 @@ export {
   type SignLoad,
   type SignLoadOptions,
   type SignLoadResult,
-} from './sign-load';
+} from './load/sign-load';
+
+// pkcs11/: SoftHSM2 tokens, their run folder, a module that hangs
+export { buildHangingModule, type HangingModule } from './pkcs11/pkcs11-hang-shim';
+export { requireSoftHsm, SOFTHSM_MODULE, startSoftHsm, type SoftHsm } from './pkcs11/softhsm';
+export { createSoftHsmRunFolder, removeSoftHsmRunFolder } from './pkcs11/softhsm-run-folder';
+
+// polling/: waiting for a condition
+export { settlesWithin, until } from './polling/until';
+
+// redis/: private Redis servers: single, the stack's two, replicated, Sentinel, Cluster, TLS; command outcomes
+export { commandOutcome } from './redis/command-outcome';
+export { privateRedis, type PrivateRedis, type PrivateRedisOptions } from './redis/private-redis';
+export {
+  privateRedisCluster,
+  type PrivateRedisCluster,
+  type PrivateRedisClusterOptions,
+} from './redis/private-redis-cluster';
+export {
+  REPLICATED_CONF,
+  privateReplicatedRedis,
+  type PrivateReplicatedRedis,
+  type PrivateReplicatedRedisOptions,
+} from './redis/private-replicated-redis';
+export { startSentinel } from './redis/private-sentinel';
+export { privateStackRedis, type PrivateStackRedis } from './redis/private-stack-redis';
+export { redisTlsArgs, selfSignedCert, type TlsCert } from './redis/tls-cert';
+
+// samples/: sample records and property-test generators
+export { sampleAuditRecord } from './samples/audit-record-sample';
+export {
+  addressArb,
+  CURVE_ORDER,
+  digestArb,
+  MAX_UINT256,
+  privateKeyArb,
+  RUNS,
+  testKey,
+  uint256Arb,
+} from './samples/eth-arbitraries';
+
+// system/: the system under test (startSystem, npm start), processes, ports, the repository root
+export { freePort, waitForPort } from './system/ports';
+export { processCpuSeconds, stopAll, stopProcess } from './system/processes';
+export { REPO_ROOT } from './system/repo-root';
+export { startStack, type StartedStack, type StartStackOptions } from './system/started-stack';
+export {
+  spawnService,
+  startService,
+  startSystem,
+  type ServiceOptions,
+  type ServiceProcess,
+  type System,
+  type SystemOptions,
+} from './system/system';

@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pacedSigns } from '../src/sign-load';
+import { pacedSigns } from '../src/load/sign-load';
 
 let server: Server;
 

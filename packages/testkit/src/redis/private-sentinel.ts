@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { waitForPort } from './ports';
+import { waitForPort } from '../system/ports';
 
 /**
  * Starts a sentinel bound to 127.0.0.1 with `lines` as its configuration (its `port` or

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { privateRedis, type PrivateRedis } from './private-redis';
-import { REPO_ROOT } from './repo-root';
-import { until } from './until';
+import { REPO_ROOT } from '../system/repo-root';
+import { until } from '../polling/until';
 
 /** The settings every node of a replicated deployment includes. */
 export const REPLICATED_CONF = path.join(REPO_ROOT, 'deploy/redis/replicated.conf');

@@ -47,8 +47,8 @@ import type * as Core from '@pmm/core';
 import type { StackCommon, StackService } from '@pmm/core';
 import type { ChainStack, Devnet, StartDevnetOptions } from '@pmm/devnet';
 import { freePort } from './ports';
-import type { PrivateRedis } from './private-redis';
-import { privateStackRedis, type PrivateStackRedis } from './private-stack-redis';
+import type { PrivateRedis } from '../redis/private-redis';
+import { privateStackRedis, type PrivateStackRedis } from '../redis/private-stack-redis';
 import { stopProcess } from './processes';
 import { REPO_ROOT } from './repo-root';
 

@@ -6,8 +6,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { canListen, freePort, waitForPort } from './ports';
-import { stopAll } from './processes';
+import { canListen, freePort, waitForPort } from '../system/ports';
+import { stopAll } from '../system/processes';
 import { redisTlsArgs, type TlsCert } from './tls-cert';
 
 export interface PrivateRedisCluster {

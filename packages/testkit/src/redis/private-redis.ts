@@ -5,8 +5,8 @@
  * gives it configuration lines (its users, say) with no file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, waitForPort } from './ports';
-import { stopProcess } from './processes';
+import { freePort, waitForPort } from '../system/ports';
+import { stopProcess } from '../system/processes';
 
 export interface PrivateRedis {
   url: string;

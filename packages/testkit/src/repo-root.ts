@@ -1,4 +1,0 @@
-/** The repository's root folder (this file is packages/testkit/src/repo-root.ts). */
-import path from 'node:path';
-
-export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
