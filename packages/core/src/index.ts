@@ -205,16 +205,16 @@ export {
   isNativeSecp256k1Available,
   rawSign,
   toRecoverableSignature,
-} from './secp256k1-signer';
+} from './signing-keys/secp256k1-signer';
 export {
   DEFAULT_PKCS11_SESSIONS,
   DEFAULT_PKCS11_SIGN_TIMEOUT_MS,
   openPkcs11Signer,
   type Pkcs11Signer,
   type Pkcs11SignerOptions,
-} from './pkcs11-signer';
-export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
-export { pkcs11SignTimeoutSetting, sizeThreadPool } from './pkcs11-runtime';
+} from './signing-keys/pkcs11-signer';
+export { describePkcs11Key, parsePkcs11Uri, pkcs11UriSetting, type Pkcs11KeyRef } from './signing-keys/pkcs11-uri';
+export { pkcs11SignTimeoutSetting, sizeThreadPool } from './signing-keys/pkcs11-runtime';
 export {
   openQuoterKey,
   quoterKeySettings,
@@ -222,7 +222,7 @@ export {
   type QuoterKeyHooks,
   type QuoterKeySource,
   type QuoterKeyValues,
-} from './quoter-key';
+} from './signing-keys/quoter-key';
 export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
 export {
   chainsSetting,

@@ -10,9 +10,9 @@ import { execFileSync } from 'node:child_process';
 import { recoverAddress, type Hex } from 'viem';
 import { buildHangingModule, startSoftHsm, until, type HangingModule, type SoftHsm } from '@pmm/testkit';
 import { KeyUnavailableError } from '@pmm/protocol';
-import { openPkcs11Module } from '../src/pkcs11-module';
-import { openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from '../src/pkcs11-signer';
-import { parsePkcs11Uri } from '../src/pkcs11-uri';
+import { openPkcs11Module } from '../src/signing-keys/pkcs11-module';
+import { openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from '../src/signing-keys/pkcs11-signer';
+import { parsePkcs11Uri } from '../src/signing-keys/pkcs11-uri';
 
 jest.setTimeout(60_000);
 

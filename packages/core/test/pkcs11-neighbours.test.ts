@@ -14,9 +14,9 @@ import path from 'node:path';
 import { recoverAddress, type Hex } from 'viem';
 import { startSoftHsm, until, type SoftHsm } from '@pmm/testkit';
 import { KeyUnavailableError } from '@pmm/protocol';
-import { openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from '../src/pkcs11-signer';
-import { openPkcs11Module, pkcs11Binding } from '../src/pkcs11-module';
-import { parsePkcs11Uri } from '../src/pkcs11-uri';
+import { openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from '../src/signing-keys/pkcs11-signer';
+import { openPkcs11Module, pkcs11Binding } from '../src/signing-keys/pkcs11-module';
+import { parsePkcs11Uri } from '../src/signing-keys/pkcs11-uri';
 
 jest.setTimeout(90_000);
 

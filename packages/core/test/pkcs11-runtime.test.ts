@@ -1,5 +1,5 @@
 /** libuv's thread pool sized for the module sessions: raised when the environment asks for fewer threads, kept when more. */
-import { sizeThreadPool } from '../src/pkcs11-runtime';
+import { sizeThreadPool } from '../src/signing-keys/pkcs11-runtime';
 
 describe('sizeThreadPool', () => {
   it("behavior: one thread per session plus libuv's 4; a larger UV_THREADPOOL_SIZE is kept, a smaller one raised", () => {

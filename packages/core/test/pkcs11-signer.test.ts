@@ -11,9 +11,9 @@ import path from 'node:path';
 import { recoverAddress, type Hex } from 'viem';
 import { CURVE_ORDER, startSoftHsm, testKey, until, type SoftHsm } from '@pmm/testkit';
 import { KeyUnavailableError, signSwapQuote } from '@pmm/protocol';
-import { createDigestSigner } from '../src/secp256k1-signer';
-import { openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from '../src/pkcs11-signer';
-import { parsePkcs11Uri } from '../src/pkcs11-uri';
+import { createDigestSigner } from '../src/signing-keys/secp256k1-signer';
+import { openPkcs11Signer, type Pkcs11Signer, type Pkcs11SignerOptions } from '../src/signing-keys/pkcs11-signer';
+import { parsePkcs11Uri } from '../src/signing-keys/pkcs11-uri';
 
 jest.setTimeout(60_000);
 

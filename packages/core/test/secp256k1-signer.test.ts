@@ -4,7 +4,12 @@ import { SigningKey, Wallet, computeAddress } from 'ethers';
 import { recoverAddress, toHex } from 'viem';
 import { privateKeyToAddress, sign as viemSign } from 'viem/accounts';
 import { bytesToHex, hexToBytes, type SignerBackend } from '@pmm/protocol';
-import { createDigestSigner, defaultSignerBackend, isNativeSecp256k1Available, rawSign } from '../src/secp256k1-signer';
+import {
+  createDigestSigner,
+  defaultSignerBackend,
+  isNativeSecp256k1Available,
+  rawSign,
+} from '../src/signing-keys/secp256k1-signer';
 import { CURVE_ORDER, RUNS, digestArb, privateKeyArb, testKey } from '@pmm/testkit';
 
 const HALF_ORDER = CURVE_ORDER >> 1n;
@@ -23,7 +28,8 @@ describe('secp256k1 signer', () => {
       jest.doMock('secp256k1/bindings', () => {
         throw new Error('no prebuild for this platform');
       });
-      const isolated = require('../src/secp256k1-signer') as typeof import('../src/secp256k1-signer');
+      const isolated =
+        require('../src/signing-keys/secp256k1-signer') as typeof import('../src/signing-keys/secp256k1-signer');
       expect(isolated.isNativeSecp256k1Available()).toBe(false);
       expect(isolated.defaultSignerBackend()).toBe('noble');
       const signer = isolated.createDigestSigner(testKey('1'));
