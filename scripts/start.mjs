@@ -71,7 +71,7 @@ const startEnv = { ...process.env };
  */
 function stackEnv() {
   const { splitStackEnv } = require(path.join(root, 'packages/core/dist/stack-secrets.js'));
-  const { REDIS_CONNECTION_SETTINGS } = require(path.join(root, 'packages/core/dist/shared-settings.js'));
+  const { REDIS_CONNECTION_SETTINGS } = require(path.join(root, 'packages/core/dist/settings/shared-settings.js'));
   const { KNOWN_CHAIN_IDS } = require(path.join(root, 'packages/protocol/dist/index.js'));
   const { GATEWAY_SETTINGS } = require(path.join(root, 'services/gateway/dist/config.js'));
   const { SIGNER_SETTINGS, chainSettings } = require(path.join(root, 'services/signer/dist/config.js'));

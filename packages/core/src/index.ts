@@ -53,7 +53,7 @@ export {
   throwConfigErrors,
   type ConfigSources,
   type Setting,
-} from './config';
+} from './settings/config';
 export { normalizeError, sendErrorEnvelope, type EnvelopeTarget } from './http/error-handler';
 export { healthRoutes, type HealthRoutesOptions } from './http/health-routes';
 export { operatorGuard, type OperatorGuardOptions } from './http/operator-guard';
@@ -223,7 +223,14 @@ export {
   type QuoterKeySource,
   type QuoterKeyValues,
 } from './signing-keys/quoter-key';
-export { maskUrl, maskUrlCredentials, maskUrlsInText, redactText, registerSecret, registerSecretUrl } from './secrets';
+export {
+  maskUrl,
+  maskUrlCredentials,
+  maskUrlsInText,
+  redactText,
+  registerSecret,
+  registerSecretUrl,
+} from './settings/secrets';
 export {
   chainsSetting,
   DURABLE_WRITE_SETTINGS,
@@ -236,7 +243,7 @@ export {
   SHARED_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,
   SIGN_PATH_SETTINGS,
-} from './shared-settings';
+} from './settings/shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
 export type { OperatorEnv } from './operator-stack';

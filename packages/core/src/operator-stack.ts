@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { maskUrlCredentials } from './secrets';
+import { maskUrlCredentials } from './settings/secrets';
 
 /** The repository's stack file (this file is packages/core/{src,dist}/operator-stack.*). */
 export const DEFAULT_STACK_FILE = path.resolve(__dirname, '..', '..', '..', '.local', 'stack.json');

@@ -1,6 +1,6 @@
 /** REDIS_USERNAME and REDIS_PASSWORD in place of the credentials a REDIS_URL carries (pure logic). */
 import { parseMultiHostUrl } from '../src/redis/redis-client';
-import { redisConnectionUrls } from '../src/shared-settings';
+import { redisConnectionUrls } from '../src/settings/shared-settings';
 
 describe('redisConnectionUrls', () => {
   it('behavior: without REDIS_USERNAME and REDIS_PASSWORD the URL is used as it is', () => {

@@ -13,7 +13,7 @@
  */
 import { closeRedis, createRedis, type RedisClient } from './redis-client';
 import { redisKeys, type RedisKeys } from './redis-keys';
-import type { RedisRoleUrls } from '../shared-settings';
+import type { RedisRoleUrls } from '../settings/shared-settings';
 
 export type RedisKeyRole = 'records' | 'rebuildable';
 

@@ -9,7 +9,7 @@
  * stops answering could hold every thread. The pool gets a thread for every session of every
  * key plus libuv's 4 for the rest; a sign stuck in the module then holds only its own.
  */
-import { settings, type Setting } from '../config';
+import { settings, type Setting } from '../settings/config';
 import { DEFAULT_PKCS11_SIGN_TIMEOUT_MS } from './pkcs11-signer';
 
 /** libuv's own default, kept for file, DNS and crypto work beside the signs. */

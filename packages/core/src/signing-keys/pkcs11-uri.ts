@@ -11,7 +11,7 @@
  * the URI (`pin-value`, `pin-source`) is refused too: the URI is a plain setting, the PIN is
  * a secret read from its own file.
  */
-import { ConfigError, type Setting } from '../config';
+import { ConfigError, type Setting } from '../settings/config';
 
 /** A parsed key reference: one token (by label or slot) and one key (by label and/or id). */
 export interface Pkcs11KeyRef {

@@ -15,7 +15,7 @@
  * the key, the PIN or a library's message that could quote them.
  */
 import type { KeySigner, SignerBackend } from '@pmm/protocol';
-import { ConfigError, secretFileReader, settings, type Setting } from '../config';
+import { ConfigError, secretFileReader, settings, type Setting } from '../settings/config';
 import { openPkcs11Signer } from './pkcs11-signer';
 import { pkcs11UriSetting, type Pkcs11KeyRef } from './pkcs11-uri';
 import { createDigestSigner } from './secp256k1-signer';

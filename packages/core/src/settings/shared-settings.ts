@@ -3,15 +3,15 @@
  * settings object (`...SHARED_SETTINGS`), so their names, defaults and documentation agree.
  */
 import { ConfigError, settings, type Setting } from './config';
-import { parseChainDeployments, type ChainDeployments } from './chain-deployment';
-import { DEFAULT_KEY_PREFIX } from './redis/redis-keys';
-import { parseMultiHostUrl } from './redis/redis-client';
+import { parseChainDeployments, type ChainDeployments } from '../chain-deployment';
+import { DEFAULT_KEY_PREFIX } from '../redis/redis-keys';
+import { parseMultiHostUrl } from '../redis/redis-client';
 import {
   DURABILITY_MODES,
   resolveDurabilityMode,
   type DurabilityPolicy,
   type DurabilitySetting,
-} from './redis/durable-writes';
+} from '../redis/durable-writes';
 import { findChain } from '@pmm/protocol';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
