@@ -33,7 +33,7 @@ export {
   rollingMean,
 } from './ledger/ledger-rolling-markout';
 export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './ledger/mid-history';
-export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain-deployment';
+export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain/chain-deployment';
 export {
   ChainUpdates,
   decodeChainUpdate,
@@ -132,13 +132,13 @@ export {
   type RpcRequest,
   type RpcTransport,
   type TransportLimits,
-} from './json-rpc';
-export { createHttpTransport } from './json-rpc-http-transport';
+} from './chain/json-rpc';
+export { createHttpTransport } from './chain/json-rpc-http-transport';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
 export { andThen, attempt, type MaybePromise } from './maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
 export { createMetrics, type Metrics } from './metrics';
-export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './node-http';
+export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './chain/node-http';
 export { SERVICE_NODE_FLAGS } from './node-runtime';
 export {
   SERVICE_MAIN,
@@ -244,7 +244,7 @@ export {
   OPERATOR_ENDPOINT_SETTINGS,
   SIGN_PATH_SETTINGS,
 } from './settings/shared-settings';
-export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './token-metadata';
+export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './chain/token-metadata';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
 export type { OperatorEnv } from './operator-stack';
 export {

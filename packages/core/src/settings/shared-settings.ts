@@ -3,7 +3,7 @@
  * settings object (`...SHARED_SETTINGS`), so their names, defaults and documentation agree.
  */
 import { ConfigError, settings, type Setting } from './config';
-import { parseChainDeployments, type ChainDeployments } from '../chain-deployment';
+import { parseChainDeployments, type ChainDeployments } from '../chain/chain-deployment';
 import { DEFAULT_KEY_PREFIX } from '../redis/redis-keys';
 import { parseMultiHostUrl } from '../redis/redis-client';
 import {

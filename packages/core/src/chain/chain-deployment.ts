@@ -5,7 +5,7 @@
  */
 import Ajv, { JSONSchemaType } from 'ajv';
 import { ChainContracts, findChain, MAX_TOKEN_DECIMALS, parseAddress } from '@pmm/protocol';
-import { registerSecretUrl } from './settings/secrets';
+import { registerSecretUrl } from '../settings/secrets';
 
 export interface ChainDeployment {
   chainId: number;
