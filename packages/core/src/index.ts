@@ -3,8 +3,8 @@
  * shell, the secp256k1 signer and `runService()`. What the services share with the SDK
  * (the protocol) is in @pmm/protocol.
  */
-export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './access-cache';
-export { encodeAccessUpdate, type AccessUpdate } from './access-updates';
+export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './caches/access-cache';
+export { encodeAccessUpdate, type AccessUpdate } from './caches/access-updates';
 export {
   AUDIT_ENTRY_FIELD,
   AUDIT_FIELDS,
@@ -40,7 +40,7 @@ export {
   encodeChainUpdate,
   type ChainUpdate,
   type ChainUpdatesOptions,
-} from './chain-updates';
+} from './caches/chain-updates';
 export { CommandLineError, parseCommandLine, type CommandLine, type CommandLineSpec } from './command-line';
 export {
   ConfigError,
@@ -81,7 +81,7 @@ export {
   readPresence,
   withdrawPresence,
   type IndexerPresence,
-} from './indexer-presence';
+} from './presence/indexer-presence';
 export {
   HALT_SCOPE_KINDS,
   MAX_HALT_REASON,
@@ -135,7 +135,7 @@ export {
 } from './chain/json-rpc';
 export { createHttpTransport } from './chain/json-rpc-http-transport';
 export { createLogger, type Logger, type LoggerOptions } from './logger';
-export { andThen, attempt, type MaybePromise } from './maybe-async';
+export { andThen, attempt, type MaybePromise } from './caches/maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
 export { createMetrics, type Metrics } from './metrics';
 export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './chain/node-http';

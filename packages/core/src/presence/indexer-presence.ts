@@ -11,8 +11,8 @@
  * Nothing secret is in it: no node URL (a provider's URL often carries its API key in the path,
  * which maskUrlCredentials cannot know), only the transport's kind.
  */
-import type { RedisClient } from './redis/redis-client';
-import type { RedisKeys } from './redis/redis-keys';
+import type { RedisClient } from '../redis/redis-client';
+import type { RedisKeys } from '../redis/redis-keys';
 
 export interface IndexerPresence {
   chainId: number;

@@ -19,8 +19,8 @@
  */
 import { parseAccessUpdate, type AccessUpdate } from './access-updates';
 import type { MaybePromise } from './maybe-async';
-import type { RedisClient } from './redis/redis-client';
-import type { RedisKeys } from './redis/redis-keys';
+import type { RedisClient } from '../redis/redis-client';
+import type { RedisKeys } from '../redis/redis-keys';
 
 /** What an announcement means for one cache: drop one entry, every entry, or nothing. */
 export type AccessInvalidation = { key: string } | 'all' | 'none';

@@ -10,8 +10,8 @@
  * {@link encodeChainUpdate} and read here with {@link decodeChainUpdate}: the one definition of
  * the format.
  */
-import type { RedisClient } from './redis/redis-client';
-import type { RedisKeys } from './redis/redis-keys';
+import type { RedisClient } from '../redis/redis-client';
+import type { RedisKeys } from '../redis/redis-keys';
 
 /** What the indexer announces on a chain's channel: a new book, or a new pair registry. */
 export interface ChainUpdate {
