@@ -123,7 +123,7 @@ LABEL org.opencontainers.image.title="pmm-quote-lb" \
 
 # ---- runtime ----------------------------------------------------------------------------------
 FROM base AS runtime
-# --max-semi-space-size: see packages/core/src/node-runtime.ts (SERVICE_NODE_FLAGS).
+# --max-semi-space-size: see packages/core/src/service/node-runtime.ts (SERVICE_NODE_FLAGS).
 ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
 # Owned by root, run as `node`: the service cannot modify its own code.
@@ -138,7 +138,7 @@ RUN mkdir -p /run/secrets/pmm /run/secrets/redis-users /run/redis-acl \
 USER node
 EXPOSE 8080 8081 8090 9080
 # /readyz of whichever service runs: OPS_PORT when set (gateway), else PORT.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["node", "packages/core/dist/container-healthcheck.js"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 CMD ["node", "packages/core/dist/service/container-healthcheck.js"]
 # Overridden per service in docker-compose.yml.
 CMD ["node", "services/gateway/dist/main.js"]
 ARG VERSION=0.1.0

@@ -134,12 +134,12 @@ export {
   type TransportLimits,
 } from './chain/json-rpc';
 export { createHttpTransport } from './chain/json-rpc-http-transport';
-export { createLogger, type Logger, type LoggerOptions } from './logger';
+export { createLogger, type Logger, type LoggerOptions } from './service/logger';
 export { andThen, attempt, type MaybePromise } from './caches/maybe-async';
 export { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
-export { createMetrics, type Metrics } from './metrics';
+export { createMetrics, type Metrics } from './service/metrics';
 export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './chain/node-http';
-export { SERVICE_NODE_FLAGS } from './node-runtime';
+export { SERVICE_NODE_FLAGS } from './service/node-runtime';
 export {
   SERVICE_MAIN,
   STACK_LOG_LEVEL,
@@ -156,7 +156,7 @@ export {
 export { secretEnvNames, splitStackEnv, type SettingsSpec, type StackEnv } from './stack-secrets';
 export { exitWhenWritten } from './exit-when-written';
 export { replaceFile } from './replace-file';
-export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
+export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './service/readiness';
 export {
   closeRedis,
   createRedis,
@@ -197,7 +197,7 @@ export {
   roleServers,
   type RedisKeyRole,
 } from './redis/redis-roles';
-export { runService, type RunningService, type ServiceDefinition } from './run-service';
+export { runService, type RunningService, type ServiceDefinition } from './service/run-service';
 export {
   addressOfPublicKey,
   createDigestSigner,

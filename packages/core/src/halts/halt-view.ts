@@ -15,7 +15,7 @@
  */
 import type { HaltRecord } from './halt-scope';
 import { readActiveHalts } from './halt-store';
-import type { Logger } from '../logger';
+import type { Logger } from '../service/logger';
 import type { RedisClient } from '../redis/redis-client';
 import type { RedisKeys } from '../redis/redis-keys';
 

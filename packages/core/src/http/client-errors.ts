@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, toErrorEnvelope } from '@pmm/protocol';
-import type { Logger } from '../logger';
+import type { Logger } from '../service/logger';
 import { requestIdOf } from './request-context';
 
 /** The error of a parser failure, by Node's error code (the statuses Node itself would use). */

@@ -5,7 +5,7 @@
  * the signer's and the indexers' ports, which serve no console, have no other place for it.
  */
 import type { Registry } from 'prom-client';
-import { checkReadiness, type ReadinessCheck } from '../readiness';
+import { checkReadiness, type ReadinessCheck } from '../service/readiness';
 import type { Route, Step } from './route-table';
 import { sendBytes, sendJson } from './send-json';
 

@@ -2,7 +2,7 @@
  * Request counter and latency histogram, labelled by route PATTERN (never the raw URL, whose
  * cardinality is unbounded) and status code.
  */
-import type { Metrics } from '../metrics';
+import type { Metrics } from '../service/metrics';
 
 /** Records one finished request (the request frame calls it). */
 export interface HttpRequestMetrics {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isRequestId, REQUEST_ID_HEADER } from '@pmm/protocol';
-import type { Logger } from '../logger';
+import type { Logger } from '../service/logger';
 
 /** What `res.locals` holds for every framed request (request-frame.ts), as the envelope writer reads it. */
 export interface RequestContext {

@@ -16,8 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, isRequestId, REQUEST_ID_HEADER } from '@pmm/protocol';
-import type { Logger } from '../logger';
-import type { Metrics } from '../metrics';
+import type { Logger } from '../service/logger';
+import type { Metrics } from '../service/metrics';
 import { httpRequestMetrics } from './http-metrics';
 import { LazyRequestContext } from './request-context';
 import { sendError } from './send-error';

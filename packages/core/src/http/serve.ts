@@ -14,7 +14,7 @@
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../logger';
+import type { Logger } from '../service/logger';
 import { ApiError } from '@pmm/protocol';
 import { answerAndCloseResponse, answerClientErrors } from './client-errors';
 import { lingerOnClose, readRestOfBody } from './lingering-close';

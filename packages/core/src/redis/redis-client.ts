@@ -15,7 +15,7 @@
  * disconnect.
  */
 import Redis, { Cluster, RedisOptions } from 'ioredis';
-import type { Logger } from '../logger';
+import type { Logger } from '../service/logger';
 
 export type RedisRole = 'command' | 'subscriber' | 'worker';
 

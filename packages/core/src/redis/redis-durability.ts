@@ -11,7 +11,7 @@
  * check could not run.
  */
 import type { RedisKeyRole } from './redis-roles';
-import type { Logger } from '../logger';
+import type { Logger } from '../service/logger';
 import { redisReady, type RedisClient } from './redis-client';
 import { infoField } from './redis-info';
 

@@ -10,7 +10,7 @@
  * The prefix is the service's (`gateway_redis_…`), so the series cannot clash with a
  * redis_exporter's.
  */
-import type { Metrics } from '../metrics';
+import type { Metrics } from '../service/metrics';
 import type { RedisClient } from './redis-client';
 import { readInfoHealth, type RedisInfoHealth, type RedisNode } from './redis-durability';
 

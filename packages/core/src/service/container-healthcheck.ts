@@ -1,5 +1,5 @@
 /**
- * The container image's HEALTHCHECK (`node packages/core/dist/container-healthcheck.js`):
+ * The container image's HEALTHCHECK (`node packages/core/dist/service/container-healthcheck.js`):
  * exits 0 when the service in this container answers /readyz with 2xx, else 1. The port is
  * OPS_PORT when set (the gateway's operator port), else PORT (signer, indexer). Not exported
  * from the package: it is a program, run by the container engine.

@@ -6,10 +6,10 @@
  * (configuration or otherwise) or on an uncaught exception; a second signal during the drain
  * exits 1 at once.
  */
-import { ConfigError, describeConfig, type Setting } from './settings/config';
+import { ConfigError, describeConfig, type Setting } from '../settings/config';
 import { createLogger, type Logger } from './logger';
-import { shutdownOnSignals, type Served } from './http/serve';
-import type { LOG_LEVELS } from './settings/shared-settings';
+import { shutdownOnSignals, type Served } from '../http/serve';
+import type { LOG_LEVELS } from '../settings/shared-settings';
 
 /** What a started service hands back: the servers to drain, then what to close after them. */
 export interface RunningService {

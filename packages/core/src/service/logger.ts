@@ -4,7 +4,7 @@
  * value registered in secrets.ts is masked anywhere in the line (see logger.test.ts).
  */
 import winston from 'winston';
-import { redactText, SECRET_FIELD } from './settings/secrets';
+import { redactText, SECRET_FIELD } from '../settings/secrets';
 
 export type Logger = winston.Logger;
 
