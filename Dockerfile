@@ -10,7 +10,7 @@
 #
 #   docker build -t pmm-quote-service .                  # runtime
 #   docker build --target devnet -t pmm-quote-devnet .   # devnet
-#   docker build --target operator -t pmm-operator .     # audit and settle
+#   docker build --target operator -t pmm-operator .     # audit, settle, markouts and risk
 
 # Base image, pinned by digest (the tag beside it is for readers): every build gets the same
 # bytes whatever the tag points to today. To update it, see docs/operations/run-compose.md#base-images.
@@ -90,12 +90,16 @@ RUN assemble-image /out/operator '{./packages/operator}...' packages/protocol pa
 
 FROM base AS operator
 ENV NODE_ENV=production
-WORKDIR /app/packages/operator/dist/cli
+WORKDIR /app/packages/operator/dist
 COPY --from=prune-operator /out/operator /app/
+# Each command by its name in the working folder, as compose, the chart and the runbooks run it
+# (`node risk.js …`, `settle.js …`): a link to its entry point in its command's folder.
+RUN ln -s audit/audit.js audit.js && ln -s settle/settle.js settle.js \
+ && ln -s markouts/markouts.js markouts.js && ln -s risk/risk.js risk.js
 # Where its secrets folder is mounted (its Redis user's password under compose), as in runtime.
 RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
 USER node
-# The command is audit.js <command> or settle.js <options>.
+# The command is audit.js <command>, settle.js <options>, markouts.js <options> or risk.js <command>.
 ENTRYPOINT ["node"]
 CMD ["settle.js", "help"]
 LABEL org.opencontainers.image.title="pmm-operator" \

@@ -1,27 +1,26 @@
 /**
- * @pmm/operator: the operator's `audit`, `settle`, `markouts` and `risk` commands (dist/cli/audit.js,
- * dist/cli/settle.js, …; README.md). They read the chains, the audit trail and the ledger and hold
+ * @pmm/operator: the operator's `audit`, `settle`, `markouts` and `risk` commands (dist/audit/audit.js,
+ * dist/settle/settle.js, …; README.md). They read the chains, the audit trail and the ledger and hold
  * no key; they are not in the service image. These exports serve the indexer's ledger (the swap
  * scan, the attribution, the markouts), tests and benchmarks.
  */
-export { AuditReader } from './store/audit-reader';
-export type { AuditEntry, AuditFilter } from './store/audit-reader';
-export { runAuditCommand } from './cli/audit-command';
-export type { AuditCommandDeps } from './cli/audit-command';
-export { SETTLE_INCOMPLETE, runSettleCommand } from './cli/settle-command';
-export type { SettleCommandDeps } from './cli/settle-command';
-export { createChainReader } from './chain/chain-reader';
-export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './chain/chain-reader';
-export { scanSwaps } from './settlement/scan-swaps';
-export type { OnChainSwap } from './settlement/scan-swaps';
-export { buildSettlement } from './settlement/settlement-report';
-export { quoteGapBps } from './settlement/quote-gap';
-export { attributeSwap } from './settlement/attribute-swap';
-export type { Attribution, SignatureRecords } from './settlement/attribute-swap';
-export { routerSwapCalls } from './settlement/scan-swaps';
-export { TracerChoice } from './chain/call-trace';
-export type { SettlementReport, SwapLine, SummaryLine } from './settlement/settlement-report';
-export { csvLine } from './csv';
+
+// The commands, one folder each.
+export { runAuditCommand } from './audit/audit-command';
+export type { AuditCommandDeps } from './audit/audit-command';
+export { SETTLE_INCOMPLETE, runSettleCommand } from './settle/settle-command';
+export type { SettleCommandDeps } from './settle/settle-command';
+export { buildSettlement } from './settle/settlement-report';
+export type { SettlementReport, SwapLine, SummaryLine } from './settle/settlement-report';
+export { runMarkoutsCommand } from './markouts/markouts-command';
+export { buildMarkoutReport, statsOf } from './markouts/markout-report';
+export type { MarkoutReport, SwapMarkoutLine } from './markouts/markout-report';
+export { runRiskCommand } from './risk/risk-command';
+
+// What they share: the readers, the swap scan and attribution, the command line's CSV.
+export { AuditReader } from './audit-trail/audit-reader';
+export type { AuditEntry, AuditFilter } from './audit-trail/audit-reader';
+export { LedgerReader } from './ledger/ledger-reader';
 export { ledgerEntryOf, executionPrice } from './ledger/swap-entry';
 export type { EntryTokens } from './ledger/swap-entry';
 export {
@@ -36,8 +35,12 @@ export {
   targetReached,
 } from './ledger/markouts';
 export type { Horizon, HorizonKey, MarkoutTarget, Markouts, NoMarkout } from './ledger/markouts';
-export { buildMarkoutReport, statsOf } from './ledger/markout-report';
-export type { MarkoutReport, SwapMarkoutLine } from './ledger/markout-report';
-export { LedgerReader } from './store/ledger-reader';
-export { runMarkoutsCommand } from './cli/markouts-command';
-export { runRiskCommand } from './cli/risk-command';
+export { createChainReader } from './chain/chain-reader';
+export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './chain/chain-reader';
+export { TracerChoice } from './chain/call-trace';
+export { scanSwaps, routerSwapCalls } from './swaps/scan-swaps';
+export type { OnChainSwap } from './swaps/scan-swaps';
+export { attributeSwap } from './swaps/attribute-swap';
+export type { Attribution, SignatureRecords } from './swaps/attribute-swap';
+export { quoteGapBps } from './swaps/quote-gap';
+export { csvLine } from './cli/csv';

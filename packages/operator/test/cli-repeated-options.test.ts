@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DurableWrites, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import { UsageError, parseOptions } from '../src/cli/cli-options';
-import { AUDIT_USAGE, runAuditCommand } from '../src/cli/audit-command';
-import { runMarkoutsCommand } from '../src/cli/markouts-command';
-import { RISK_USAGE, runRiskCommand } from '../src/cli/risk-command';
-import { runSettleCommand } from '../src/cli/settle-command';
+import { AUDIT_USAGE, runAuditCommand } from '../src/audit/audit-command';
+import { runMarkoutsCommand } from '../src/markouts/markouts-command';
+import { RISK_USAGE, runRiskCommand } from '../src/risk/risk-command';
+import { runSettleCommand } from '../src/settle/settle-command';
 import { reportErrors } from '../src/cli/run-operator-command';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -63,7 +63,7 @@ async function throughSlowPipe(cli: string, args: string[]): Promise<{ lines: nu
 }
 
 it('behavior: audit export through a slow pipe writes every record before it exits 0', async () => {
-  const { lines, code } = await throughSlowPipe(path.join(ROOT, 'packages/operator/src/cli/audit.ts'), [
+  const { lines, code } = await throughSlowPipe(path.join(ROOT, 'packages/operator/src/audit/audit.ts'), [
     'export',
     '--chain',
     '8453',

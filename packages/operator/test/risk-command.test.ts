@@ -1,5 +1,5 @@
 /**
- * `risk` (cli/risk-command.ts) in-process on the deployment's shape: two Redis servers (the
+ * `risk` (risk/risk-command.ts) in-process on the deployment's shape: two Redis servers (the
  * records, and the rebuildable data where the indexers keep the pair registries), the command as
  * its own Redis user `risk` on each (testkit's privateStackRedis renders the stack's ACL). Each
  * scope halts, shows in status and history with who, when and why, and resumes; every hostile
@@ -20,7 +20,7 @@ import {
   type RedisClient,
 } from '@pmm/core';
 import { privateStackRedis, sampleAuditRecord, type PrivateStackRedis } from '@pmm/testkit';
-import { RISK_USAGE, runRiskCommand } from '../src/cli/risk-command';
+import { RISK_USAGE, runRiskCommand } from '../src/risk/risk-command';
 import { reportErrors } from '../src/cli/run-operator-command';
 
 const keys = redisKeys('pmm');

@@ -13,7 +13,7 @@ import {
   settlementMetrics,
   settlementSwapsCsv,
   type ChainScope,
-} from '../src/settlement/settlement-report';
+} from '../src/settle/settlement-report';
 
 const USDC = '0x00000000000000000000000000000000000000c1';
 const WETH = '0x00000000000000000000000000000000000000e1';

@@ -18,6 +18,7 @@ import {
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
+import { operatorLinks, operatorProgram } from './support/operator-image';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
@@ -86,22 +87,17 @@ const programs: Record<string, Set<string>> = {
   'packages/devnet/dist/cli.js': devnetEnvNames(),
   'packages/core/dist/redis/redis-acl-file.js': aclFileEnvNames(),
   'services/gateway/dist/cli/keys.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
-  // The operator image runs `node <command>` in the operator package's built cli folder.
-  'packages/operator/dist/cli/settle.js': envNames(toolSettings),
-  'packages/operator/dist/cli/risk.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
+  // The operator image runs `node <command>.js` in its working folder: the command's entry point (support/operator-image.ts).
+  'packages/operator/dist/settle/settle.js': envNames(toolSettings),
+  'packages/operator/dist/risk/risk.js': envNames(toolSettings, DURABLE_WRITE_SETTINGS),
 };
-
-/** The operator image's working folder, under /app: its stage's WORKDIR in the Dockerfile. */
-const OPERATOR_WORKDIR = /^FROM base AS operator$[^]*?^WORKDIR \/app\/(\S+)$/m.exec(
-  readFileSync(path.join(root, 'Dockerfile'), 'utf8'),
-)![1]!;
 
 /** The program a service runs: its entry point's script, or its command's in the operator image's working folder. */
 function programOf(svc: (typeof compose.services)[string]): string {
   const command = [...(svc.entrypoint ?? []), ...(svc.command ?? [])];
-  if (command[0] !== 'node') return path.posix.join(OPERATOR_WORKDIR, command[0]!);
+  if (command[0] !== 'node') return operatorProgram(command[0]!);
   // `node risk.js`: a script of the operator image's working folder.
-  return command[1]!.includes('/') ? command[1]! : path.posix.join(OPERATOR_WORKDIR, command[1]!);
+  return command[1]!.includes('/') ? command[1]! : operatorProgram(command[1]!);
 }
 
 /** dist/x.js is built from src/x.ts. */
@@ -185,6 +181,12 @@ describe('docker-compose.yml', () => {
     );
     expect(workspaces.length).toBeGreaterThanOrEqual(7);
     for (const dir of workspaces) expect(dockerfile).toContain(`COPY ${dir}/package.json ${dir}/`);
+  });
+
+  it("behavior: the operator image holds each command by its name in its working folder, a link to the command's entry point", () => {
+    const links = operatorLinks();
+    expect([...links.keys()].sort()).toEqual(['audit.js', 'markouts.js', 'risk.js', 'settle.js']);
+    for (const script of links.keys()) expect(existsSync(sourceOf(operatorProgram(script)))).toBe(true);
   });
 
   it('behavior: every secrets folder the devnet fills is made in its image, owned by its user', () => {

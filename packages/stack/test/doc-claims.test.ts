@@ -13,8 +13,8 @@ import { INDEXER_SETTINGS, LEDGER_SETTINGS } from '@pmm/indexer';
 import { ERROR_CODES, KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { SIGNER_SETTINGS, chainSettings } from '@pmm/signer';
 import { KEYS_USAGE } from '../../../services/gateway/src/keys/keys-command';
-import { AUDIT_USAGE } from '../../operator/src/cli/audit-command';
-import { SETTLE_USAGE } from '../../operator/src/cli/settle-command';
+import { AUDIT_USAGE } from '../../operator/src/audit/audit-command';
+import { SETTLE_USAGE } from '../../operator/src/settle/settle-command';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');

@@ -79,7 +79,7 @@ async function risk(argv: string[]): Promise<{ code: number; stdout: string; std
   try {
     const { stdout, stderr } = await run(
       process.execPath,
-      [path.join(REPO_ROOT, 'packages/operator/dist/cli/risk.js'), ...argv],
+      [path.join(REPO_ROOT, 'packages/operator/dist/risk/risk.js'), ...argv],
       {
         env: {
           PATH: process.env.PATH ?? '',

@@ -57,6 +57,7 @@ import {
 } from './support/chart-policies';
 import { helmBinary } from './support/helm-binary';
 import { checkMonitoringCrd } from './support/monitoring-crds';
+import { linkOperatorWorkdir, operatorProgram } from './support/operator-image';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHART = path.join(ROOT, 'deploy', 'helm', 'pmm-quote-service');
@@ -336,10 +337,10 @@ describe('the Helm chart', () => {
         }),
       }),
     );
-    // risk.js is where the operator image starts its commands (its WORKDIR), as `node risk.js` expects.
-    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/FROM base AS operator\n(?:.*\n)*?WORKDIR \/app\/packages\/operator\/dist\/cli\n/);
-    expect(readFileSync(path.join(ROOT, 'packages', 'operator', 'src', 'cli', 'risk.ts'), 'utf8')).toContain(
+    // risk.js is in the operator image's working folder (its WORKDIR), as `node risk.js` expects: a link
+    // to the risk command's entry point.
+    expect(operatorProgram('risk.js')).toBe('packages/operator/dist/risk/risk.js');
+    expect(readFileSync(path.join(ROOT, 'packages', 'operator', 'src', 'risk', 'risk.ts'), 'utf8')).toContain(
       'runRiskCommand',
     );
     expect(
@@ -357,6 +358,10 @@ describe('the Helm chart', () => {
     });
     const dir = mkdtempSync(path.join(tmpdir(), 'helm-risk-'));
     try {
+      // The operator image's working folder: its links to the built entry points (`npm run build`).
+      const workdir = path.join(dir, 'workdir');
+      mkdirSync(workdir);
+      linkOperatorWorkdir(workdir);
       const probe = (secret: string) => {
         writeFileSync(path.join(dir, 'password'), `${secret}\n`);
         const env = Object.fromEntries(
@@ -369,9 +374,8 @@ describe('the Helm chart', () => {
                 : e.value!,
           ]),
         );
-        // In the operator image's working directory: the operator package's built CLI folder (`npm run build`).
         return spawnSync(command === 'node' ? process.execPath : command!, args, {
-          cwd: path.join(ROOT, 'packages', 'operator', 'dist', 'cli'),
+          cwd: workdir,
           env: { PATH: process.env.PATH, HOME: tmpdir(), ...env },
           encoding: 'utf8',
           timeout: 60_000,
@@ -770,7 +774,7 @@ const OPERATOR_SETTINGS = {
   ...REDIS_CONNECTION_SETTINGS,
   redisKeyPrefix: SHARED_SETTINGS.redisKeyPrefix,
 };
-/** The settings of the risk command (packages/operator's cli/risk.ts): Redis, and the durability a halt is confirmed under. */
+/** The settings of the risk command (packages/operator's risk/risk.ts): Redis, and the durability a halt is confirmed under. */
 const RISK_SETTINGS = { ...OPERATOR_SETTINGS, ...DURABLE_WRITE_SETTINGS };
 
 /** Which process a rendered container runs: by its command, and the risk pod by its name (it runs risk.js through `kubectl exec`). */

@@ -57,7 +57,7 @@ async function withSlowReplica(entry: string, argv: string[]) {
 }
 
 it('behavior: risk halt waits past 2 s for a slow replica and succeeds; the halt is on the replica', async () => {
-  const result = await withSlowReplica('packages/operator/dist/cli/risk.js', [
+  const result = await withSlowReplica('packages/operator/dist/risk/risk.js', [
     'halt',
     '--all',
     '--reason',

@@ -28,7 +28,7 @@ import { createBookStore, createLedgerMetrics, createLedgerStore, RollingMarkout
 import { RedisAuditTrail } from '@pmm/signer';
 import { commandOutcome, privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
 import { createBlockQueue, createBlockWorker } from '../../../services/indexer/src/jobs/block-queue';
-import { AuditReader } from '../../operator/src/store/audit-reader';
+import { AuditReader } from '../../operator/src/audit-trail/audit-reader';
 import { readConsoleLedger } from '../../../services/gateway/src/console/console-ledger';
 
 const PREFIX = 'pmm';

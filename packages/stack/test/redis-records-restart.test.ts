@@ -26,7 +26,7 @@ import {
 import { ApiKeyStore } from '@pmm/gateway';
 import { RedisAuditTrail } from '@pmm/signer';
 import { privateStackRedis, sampleAuditRecord, type PrivateStackRedis } from '@pmm/testkit';
-import { AuditReader } from '../../operator/src/store/audit-reader';
+import { AuditReader } from '../../operator/src/audit-trail/audit-reader';
 
 const keys = redisKeys('pmm');
 const fsynced = () => ({ mode: 'fsync' as const, replicas: 1, waitTimeoutMs: 1_000 });

@@ -244,7 +244,7 @@ describe('the stack started as the README says', () => {
     };
     const codeOf = async (res: Response) =>
       res.status === 200 ? 200 : ((await res.json()) as { error: { code: string } }).error.code;
-    const riskCommand = [path.join(REPO_ROOT, 'packages/operator/dist/cli/risk.js')];
+    const riskCommand = [path.join(REPO_ROOT, 'packages/operator/dist/risk/risk.js')];
     const riskEnv = { PATH: process.env.PATH ?? '', STACK_FILE: stackFile };
     const risk = (argv: string[]) => {
       try {

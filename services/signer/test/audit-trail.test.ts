@@ -236,7 +236,7 @@ describe('audit list and audit export', () => {
       [
         '-r',
         path.join(root, 'scripts/lib/ts-register.cjs'),
-        path.join(root, 'packages/operator/src/cli/audit.ts'),
+        path.join(root, 'packages/operator/src/audit/audit.ts'),
         'export',
         '--chain',
         '56',

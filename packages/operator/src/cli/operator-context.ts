@@ -20,8 +20,8 @@ import {
   type RedisClient,
 } from '@pmm/core';
 import { createChainReader, type ChainReader } from '../chain/chain-reader';
-import { AuditReader } from '../store/audit-reader';
-import { LedgerReader } from '../store/ledger-reader';
+import { AuditReader } from '../audit-trail/audit-reader';
+import { LedgerReader } from '../ledger/ledger-reader';
 
 const OPERATOR_SETTINGS = {
   ...REDIS_CONNECTION_SETTINGS,

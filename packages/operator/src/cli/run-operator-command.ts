@@ -1,5 +1,6 @@
 /**
- * The process side shared by the operator commands' entry points (cli/audit.ts, cli/settle.ts):
+ * The process side shared by the operator commands' entry points (audit/audit.ts, settle/settle.ts,
+ * markouts/markouts.ts; risk/risk.ts, which opens its own connections, uses reportErrors alone):
  * usage on no arguments or `help`, the operator context (Redis, chains), exit codes, and a last
  * resort for errors outside the command (e.g. Redis unreachable).
  */

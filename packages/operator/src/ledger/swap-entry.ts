@@ -5,8 +5,8 @@
  */
 import type { LedgerEntry } from '@pmm/core';
 import { formatUnits } from '@pmm/protocol';
-import type { Attribution } from '../settlement/attribute-swap';
-import type { OnChainSwap } from '../settlement/scan-swaps';
+import type { Attribution } from '../swaps/attribute-swap';
+import type { OnChainSwap } from '../swaps/scan-swaps';
 
 export interface EntryTokens {
   /** Lowercase address, symbol and decimals of the chain's quote token. */

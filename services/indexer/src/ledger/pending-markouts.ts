@@ -1,10 +1,10 @@
 /**
  * Swaps waiting for one markout horizon to pass, and their markouts once it has, read from the
- * indexer's mid history as `npm run markouts` reads it (the operator package's markouts.ts `recordAt`): the
+ * indexer's mid history as `npm run markouts` reads it (the operator package's ledger/markouts.ts `recordAt`): the
  * book of the last block at or before the target block or time, once the history has reached the
  * target. The history is the indexer's, so a markout waits for the indexer too, not only for the
  * chain. A swap whose book had an empty side (no mid) gets none, and so does a swap with a zero leg
- * (no price: the operator package's markouts.ts `markoutPrice`), reported at once and never waited for.
+ * (no price: the operator package's ledger/markouts.ts `markoutPrice`), reported at once and never waited for.
  *
  * Each swap is handled on its own: it leaves the list once it has been (its markout given, or
  * none), and a failure of one (its book unreadable, the consumer throwing) never costs another

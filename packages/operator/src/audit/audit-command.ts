@@ -1,5 +1,5 @@
 /**
- * The operator's `audit` commands (the logic behind cli/audit.ts, apart from process concerns so
+ * The operator's `audit` commands (the logic behind audit.ts, apart from process concerns so
  * that tests run it in-process against a real Redis and a real chain):
  * - `tx <chainId> <txHash>`: finds every call of the router's swap in the transaction (tracing
  *   it when a contract calls the router), the audit records of each call's signature, and
@@ -9,12 +9,12 @@
 import { decodeSwapCalldata, decodeVerificationData } from '@pmm/protocol';
 import { TracerChoice } from '../chain/call-trace';
 import type { ChainReader } from '../chain/chain-reader';
-import { routerSwapCalls } from '../settlement/scan-swaps';
-import { quoteGapBps } from '../settlement/quote-gap';
+import { routerSwapCalls } from '../swaps/scan-swaps';
+import { quoteGapBps } from '../swaps/quote-gap';
 import { AUDIT_CSV_HEADER, auditCsvLine, auditHumanLine, auditJsonLine, type AuditFormat } from './audit-export';
-import type { AuditEntry, AuditFilter } from '../store/audit-reader';
-import { UsageError, addressArg, chainIdArg, chainList, parseOptions, timeArg } from './cli-options';
-import { reportErrors } from './run-operator-command';
+import type { AuditEntry, AuditFilter } from '../audit-trail/audit-reader';
+import { UsageError, addressArg, chainIdArg, chainList, parseOptions, timeArg } from '../cli/cli-options';
+import { reportErrors } from '../cli/run-operator-command';
 
 export const AUDIT_USAGE = `usage: audit <command> [options]
 

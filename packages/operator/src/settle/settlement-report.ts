@@ -28,10 +28,10 @@
 import { Gauge, Registry } from 'prom-client';
 import { FEE_DENOMINATOR, formatUnits } from '@pmm/protocol';
 import type { TokenMeta } from '../chain/chain-reader';
-import { csvLine } from '../csv';
-import { attributeSwap, type SignatureRecords } from './attribute-swap';
-import type { OnChainSwap, UnexaminedTransaction } from './scan-swaps';
-import { quoteGapBps } from './quote-gap';
+import { csvLine } from '../cli/csv';
+import { attributeSwap, type SignatureRecords } from '../swaps/attribute-swap';
+import type { OnChainSwap, UnexaminedTransaction } from '../swaps/scan-swaps';
+import { quoteGapBps } from '../swaps/quote-gap';
 
 export interface SignatureLookup extends SignatureRecords {
   /** Unix ms of the oldest record kept on the chain (older ones were trimmed by the retention). */

@@ -1,13 +1,13 @@
 /**
  * `markouts --from YYYY-MM-DD --to YYYY-MM-DD [--integrator ID] [--chain ID] --format table|json|csv`:
- * the maker's ledger of a period with each swap's markouts and the aggregates (ledger/markout-report.ts),
+ * the maker's ledger of a period with each swap's markouts and the aggregates (markout-report.ts),
  * from Redis only (the ledger and the mid history): no node, no key.
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
-import { buildMarkoutReport, markoutCsv, markoutJson, markoutTable } from '../ledger/markout-report';
-import type { LedgerReader } from '../store/ledger-reader';
-import { UsageError, chainList, parseOptions, timeArg } from './cli-options';
-import { reportErrors } from './run-operator-command';
+import { buildMarkoutReport, markoutCsv, markoutJson, markoutTable } from './markout-report';
+import type { LedgerReader } from '../ledger/ledger-reader';
+import { UsageError, chainList, parseOptions, timeArg } from '../cli/cli-options';
+import { reportErrors } from '../cli/run-operator-command';
 
 export const MARKOUTS_USAGE = `Usage: npm run markouts -- --from <time> --to <time> [options]
 

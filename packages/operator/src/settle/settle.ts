@@ -1,8 +1,8 @@
 /**
- * `node packages/operator/dist/cli/settle.js --month YYYY-MM` (`npm run settle -- …`): the fee
+ * `node packages/operator/dist/settle/settle.js --month YYYY-MM` (`npm run settle -- …`): the fee
  * settlement report of a period. See SETTLE_USAGE.
  */
-import { runOperatorCli } from './run-operator-command';
+import { runOperatorCli } from '../cli/run-operator-command';
 import { SETTLE_USAGE, runSettleCommand } from './settle-command';
 
 runOperatorCli('settle', SETTLE_USAGE, (argv, ctx, io) =>

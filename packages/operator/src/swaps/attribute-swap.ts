@@ -5,7 +5,7 @@
  * calldata's amounts come first: the signature does not cover the amounts, so one signature can
  * carry several requests, even of several integrators, and then the amounts tell who sent it.
  */
-import type { AuditEntry } from '../store/audit-reader';
+import type { AuditEntry } from '../audit-trail/audit-reader';
 import type { OnChainSwap } from './scan-swaps';
 
 /** Finds the audit records of a signature (AuditReader, or a test's own). */

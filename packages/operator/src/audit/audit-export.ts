@@ -3,8 +3,8 @@
  * plus its stream id), CSV with the record's fields as columns, or a short human line.
  */
 import { AUDIT_FIELDS } from '@pmm/core';
-import type { AuditEntry } from '../store/audit-reader';
-import { csvLine } from '../csv';
+import type { AuditEntry } from '../audit-trail/audit-reader';
+import { csvLine } from '../cli/csv';
 
 export type AuditFormat = 'jsonl' | 'csv';
 

@@ -1,5 +1,5 @@
 /**
- * The operator's halts (the logic behind `cli/risk.ts`, `npm run risk -- <command>`), apart from
+ * The operator's halts (the logic behind `risk.ts`, `npm run risk -- <command>`), apart from
  * process concerns so that tests run it in-process against a real Redis.
  *
  * Every input is checked before anything is written: a scope part that is malformed, a chain
@@ -30,8 +30,8 @@ import {
   type RedisKeys,
 } from '@pmm/core';
 import { KNOWN_CHAIN_IDS, isAddress, isIntegratorId, type PairRegistry } from '@pmm/protocol';
-import { AuditReader } from '../store/audit-reader';
-import { UsageError, parseOptions } from './cli-options';
+import { AuditReader } from '../audit-trail/audit-reader';
+import { UsageError, parseOptions } from '../cli/cli-options';
 
 export const RISK_USAGE = `usage: risk <command> [options]
 

@@ -1,5 +1,5 @@
 /**
- * `node packages/operator/dist/cli/risk.js <command>` (`npm run risk -- <command>`): the
+ * `node packages/operator/dist/risk/risk.js <command>` (`npm run risk -- <command>`): the
  * operator's halts, as the `risk` Redis user. See RISK_USAGE. Beside a running `npm start` it
  * uses that stack's Redis with no settings (core's operator-stack.ts); else REDIS_URL and the
  * other Redis settings, as the services: the halts on the records' server (REDIS_RECORDS_URL, else
@@ -27,7 +27,7 @@ import {
   type RedisClient,
 } from '@pmm/core';
 import { RISK_USAGE, runRiskCommand } from './risk-command';
-import { reportErrors } from './run-operator-command';
+import { reportErrors } from '../cli/run-operator-command';
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);

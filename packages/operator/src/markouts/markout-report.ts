@@ -9,7 +9,7 @@
  * Output is deterministic: the same ledger and history give the same bytes.
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
-import { csvLine } from '../csv';
+import { csvLine } from '../cli/csv';
 import {
   HORIZONS,
   NO_MARKOUT_ZERO_LEG,
@@ -18,7 +18,7 @@ import {
   swapMarkouts,
   type HorizonKey,
   type Markouts,
-} from './markouts';
+} from '../ledger/markouts';
 
 export interface SwapMarkoutLine {
   chainId: number;

@@ -1,13 +1,14 @@
 /**
- * The operator's `settle` command (the logic behind cli/settle.ts): the fee settlement of a
- * period from on-chain facts, attributed through the audit trail (settlement/*).
+ * The operator's `settle` command (the logic behind settle.ts): the fee settlement of a
+ * period from on-chain facts (swaps/scan-swaps.ts), attributed through the audit trail
+ * (swaps/attribute-swap.ts) and summed (settlement-report.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { replaceFile } from '@pmm/core';
 import { TRACER_KINDS, TracerChoice, type TracerKind } from '../chain/call-trace';
 import type { ChainReader, TokenMeta } from '../chain/chain-reader';
-import { blockRangeForTime } from '../settlement/block-range';
-import { scanSwaps, type OnChainSwap, type UnexaminedTransaction } from '../settlement/scan-swaps';
+import { blockRangeForTime } from './block-range';
+import { scanSwaps, type OnChainSwap, type UnexaminedTransaction } from '../swaps/scan-swaps';
 import {
   buildSettlement,
   settlementCsv,
@@ -18,9 +19,9 @@ import {
   NOT_EXAMINED_ROW,
   type ChainScope,
   type SignatureLookup,
-} from '../settlement/settlement-report';
-import { UsageError, chainList, monthArg, parseOptions, timeArg } from './cli-options';
-import { reportErrors } from './run-operator-command';
+} from './settlement-report';
+import { UsageError, chainList, monthArg, parseOptions, timeArg } from '../cli/cli-options';
+import { reportErrors } from '../cli/run-operator-command';
 
 export const SETTLE_USAGE = `usage: settle (--month YYYY-MM | --from <time> --to <time>) [options]
 
