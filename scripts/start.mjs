@@ -54,23 +54,23 @@ const port = async (envName, fallback) =>
   process.env[envName] ? Number(process.env[envName]) : freePorts ? freePort() : fallback;
 
 // What each process runs and the settings it gets: one definition, shared with the tests'
-// system under test (packages/core/src/stack-processes.ts).
+// system under test (packages/core/src/stack/stack-processes.ts).
 const { serviceCommand, STACK_LOG_LEVEL, indexerEnv, ledgerEnv, signerEnv, gatewayEnv } = require(
-  path.join(root, 'packages/core/dist/stack-processes.js'),
+  path.join(root, 'packages/core/dist/stack/stack-processes.js'),
 );
 
 /** This script's environment as it was given: the secrets below are then removed from process.env. */
 const startEnv = { ...process.env };
 /**
  * Each secret of this environment reaches only the processes of the services that declare it
- * (packages/core/src/stack-secrets.ts, from the services' built settings); the rest of the
+ * (packages/core/src/stack/stack-secrets.ts, from the services' built settings); the rest of the
  * environment reaches every process. Withheld from all: REDIS_URL and REDIS_RECORDS_URL (every
  * service gets the stack's), SECRETS_DIR (a folder of every secret), QUOTER_KEY_<id> (the signer gets them all, each indexer its
  * chain's as QUOTER_KEY) and, when the stack runs its own Redis, the Redis credentials (each
  * process connects as its own user).
  */
 function stackEnv() {
-  const { splitStackEnv } = require(path.join(root, 'packages/core/dist/stack-secrets.js'));
+  const { splitStackEnv } = require(path.join(root, 'packages/core/dist/stack/stack-secrets.js'));
   const { REDIS_CONNECTION_SETTINGS } = require(path.join(root, 'packages/core/dist/settings/shared-settings.js'));
   const { KNOWN_CHAIN_IDS } = require(path.join(root, 'packages/protocol/dist/index.js'));
   const { GATEWAY_SETTINGS } = require(path.join(root, 'services/gateway/dist/config.js'));
@@ -113,7 +113,7 @@ function ownerOnly(dir) {
 }
 
 /** Writes `file` whole at mode 600 through a random, exclusively created temporary name. */
-const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dist/replace-file.js'));
+const { replaceFile: writePrivate } = require(path.join(root, 'packages/core/dist/cli/replace-file.js'));
 
 /** The private Redis's administrator (every right): the stack owner's, in stack.json's redis.url. */
 const REDIS_ADMIN_USER = 'admin';
@@ -215,7 +215,7 @@ async function main() {
     const passwords = {};
     const aclFile = redisUsers(admin, passwords);
     const { STACK_REDIS_PERSISTENCE, STACK_REBUILDABLE_REDIS_PERSISTENCE } = require(
-      path.join(root, 'packages/core/dist/stack-processes.js'),
+      path.join(root, 'packages/core/dist/stack/stack-processes.js'),
     );
     const startServer = async (name, folder, persistence, urls) => {
       const dir = path.join(stackDir, folder);

@@ -69,10 +69,10 @@ export function persistentRedisArgs(port, dir, configFile, persistence) {
 
 /**
  * The persistence settings of the stack's Redis (`npm start`'s and `npm run bench`'s): one
- * definition, packages/core/src/stack-processes.ts (built by ensure.mjs before any script runs).
+ * definition, packages/core/src/stack/stack-processes.ts (built by ensure.mjs before any script runs).
  */
 export function stackRedisPersistence() {
-  return require(path.join(root, 'packages/core/dist/stack-processes.js')).STACK_REDIS_PERSISTENCE;
+  return require(path.join(root, 'packages/core/dist/stack/stack-processes.js')).STACK_REDIS_PERSISTENCE;
 }
 
 /**

@@ -41,7 +41,7 @@ export {
   type ChainUpdate,
   type ChainUpdatesOptions,
 } from './caches/chain-updates';
-export { CommandLineError, parseCommandLine, type CommandLine, type CommandLineSpec } from './command-line';
+export { CommandLineError, parseCommandLine, type CommandLine, type CommandLineSpec } from './cli/command-line';
 export {
   ConfigError,
   defaultText,
@@ -152,10 +152,10 @@ export {
   signerEnv,
   type StackCommon,
   type StackService,
-} from './stack-processes';
-export { secretEnvNames, splitStackEnv, type SettingsSpec, type StackEnv } from './stack-secrets';
-export { exitWhenWritten } from './exit-when-written';
-export { replaceFile } from './replace-file';
+} from './stack/stack-processes';
+export { secretEnvNames, splitStackEnv, type SettingsSpec, type StackEnv } from './stack/stack-secrets';
+export { exitWhenWritten } from './cli/exit-when-written';
+export { replaceFile } from './cli/replace-file';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './service/readiness';
 export {
   closeRedis,
@@ -245,8 +245,8 @@ export {
   SIGN_PATH_SETTINGS,
 } from './settings/shared-settings';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './chain/token-metadata';
-export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './operator-stack';
-export type { OperatorEnv } from './operator-stack';
+export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './stack/operator-stack';
+export type { OperatorEnv } from './stack/operator-stack';
 export {
   aclPasswordHash,
   adminAclUserLine,

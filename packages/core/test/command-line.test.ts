@@ -2,7 +2,7 @@
  * The operator commands' command line (command-line.ts): strict, and an option given twice is
  * refused instead of keeping its last value; only a declared list repeats.
  */
-import { CommandLineError, parseCommandLine } from '../src/command-line';
+import { CommandLineError, parseCommandLine } from '../src/cli/command-line';
 
 const spec = { values: ['chain', 'reason'], lists: ['origin-rate'], flags: ['all', 'json'] };
 

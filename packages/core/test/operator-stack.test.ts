@@ -6,7 +6,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describeRedis, operatorEnv } from '../src';
+import { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from '../src';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'operator-stack-'));
 const file = path.join(dir, 'stack.json');
@@ -88,6 +88,11 @@ describe('operatorEnv', () => {
       'REDIS_URL',
     ]);
     expect(operatorEnv('keys', { STACK_FILE: file, CHAINS: '{}' }).env.CONFIG_FILE).toBeUndefined();
+  });
+
+  it("default: the stack file is the repository's .local/stack.json, where scripts/start.mjs writes it", () => {
+    // Computed from operator-stack's own folder (src/stack, dist/stack): it moves with the file.
+    expect(DEFAULT_STACK_FILE).toBe(path.resolve(__dirname, '..', '..', '..', '.local', 'stack.json'));
   });
 
   it('boundary: no stack file (an image, no npm start): nothing is added', () => {

@@ -1,5 +1,5 @@
 /**
- * `npm start`'s split of its environment (packages/core/src/stack-secrets.ts, as scripts/start.mjs
+ * `npm start`'s split of its environment (packages/core/src/stack/stack-secrets.ts, as scripts/start.mjs
  * calls it), over every secret setting the services declare: each reaches only the services
  * that declare it, and what every process inherits holds none. The started stack's processes are
  * checked the same way in stack-e2e.test.ts.

@@ -19,7 +19,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { redisStackUsers, stackAclFile } from './redis-acl';
-import { replaceFile } from '../replace-file';
+import { replaceFile } from '../cli/replace-file';
 
 async function main(): Promise<number> {
   // The records default to compose's own `redis`, whatever REDIS_URL says (Compose v1 cannot make

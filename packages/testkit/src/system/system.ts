@@ -15,7 +15,7 @@
  *   own drills and stack-e2e, which runs `npm start` itself; the ledgers, whose limits write
  *   halts, likewise). Or the Redis `redisUrl` (and `redisRecordsUrl`) names, users and all;
  * - the services as processes from their builds (`services/<service>/dist/main.js`), with
- *   the settings `npm start` gives them (packages/core/src/stack-processes.ts, the one
+ *   the settings `npm start` gives them (packages/core/src/stack/stack-processes.ts, the one
  *   definition both use), each connected as its own Redis user on each server (`indexer-<id>`,
  *   `ledger-<id>`, `signer`, `gateway`: System.redisEnvOf): one indexer per chain (more with
  *   `indexerReplicas`), the signer, the gateway with a development API key whitelisted for every
@@ -64,7 +64,7 @@ let loaded: StackProcesses | undefined;
  * @pmm/testkit, few start a service, and core's whole index costs about a third of a second.
  */
 function stackProcesses(): StackProcesses {
-  loaded ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/core/dist/stack-processes.js')) as StackProcesses;
+  loaded ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/core/dist/stack/stack-processes.js')) as StackProcesses;
   return loaded;
 }
 

@@ -9,10 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { maskUrlCredentials } from './settings/secrets';
+import { maskUrlCredentials } from '../settings/secrets';
 
-/** The repository's stack file (this file is packages/core/{src,dist}/operator-stack.*). */
-export const DEFAULT_STACK_FILE = path.resolve(__dirname, '..', '..', '..', '.local', 'stack.json');
+/** The repository's stack file (this file is packages/core/{src,dist}/stack/operator-stack.*). */
+export const DEFAULT_STACK_FILE = path.resolve(__dirname, '..', '..', '..', '..', '.local', 'stack.json');
 
 export interface OperatorEnv {
   /** The environment to load settings from: the process's, completed from the stack file. */

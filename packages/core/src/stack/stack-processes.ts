@@ -6,7 +6,7 @@
  * token, the gateway the internal token and the development key, an indexer its quoter key.
  */
 import path from 'node:path';
-import { SERVICE_NODE_FLAGS } from './service/node-runtime';
+import { SERVICE_NODE_FLAGS } from '../service/node-runtime';
 
 export type StackService = 'gateway' | 'signer' | 'indexer' | 'ledger';
 

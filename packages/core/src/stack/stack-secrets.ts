@@ -6,7 +6,7 @@
  * reads the services' declarations, so a secret added to a service is withheld from the others
  * with no list to keep up to date.
  */
-import type { Setting } from './settings/config';
+import type { Setting } from '../settings/config';
 import type { StackService } from './stack-processes';
 
 /** A service's declared settings (its `*_SETTINGS`, the signer's `chainSettings(id)` too). */
