@@ -2,46 +2,12 @@
  * @pmm/core: the service kit every service runs on: settings, logger, metrics, Redis, the HTTP
  * shell, the secp256k1 signer and `runService()`. What the services share with the SDK
  * (the protocol) is in @pmm/protocol.
+ *
+ * One folder per concept; below, each folder's public names under its heading. Files not
+ * exported here are programs (service/container-healthcheck.ts, redis/redis-acl-file.ts) or
+ * their folder's own parts.
  */
-export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './caches/access-cache';
-export { encodeAccessUpdate, type AccessUpdate } from './caches/access-updates';
-export {
-  AUDIT_ENTRY_FIELD,
-  AUDIT_FIELDS,
-  DAY_MS,
-  auditDay,
-  auditRecordJson,
-  parseAuditRecord,
-  type AuditRecord,
-} from './audit/audit-record';
-export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger/ledger-entry';
-export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor';
-export {
-  LEDGER_DAY_TTL_SECONDS,
-  ledgerDay,
-  ledgerDayIncrements,
-  ledgerDayName,
-  parseLedgerDay,
-  type LedgerDayIncrement,
-  type LedgerDayTotal,
-} from './ledger/ledger-day-totals';
-export {
-  LEDGER_MARKOUT_HORIZON_SECONDS,
-  LEDGER_ROLLING_SWAPS,
-  parseRollingMarkout,
-  rollingMarkoutJson,
-  rollingMean,
-} from './ledger/ledger-rolling-markout';
-export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './ledger/mid-history';
-export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain/chain-deployment';
-export {
-  ChainUpdates,
-  decodeChainUpdate,
-  encodeChainUpdate,
-  type ChainUpdate,
-  type ChainUpdatesOptions,
-} from './caches/chain-updates';
-export { CommandLineError, parseCommandLine, type CommandLine, type CommandLineSpec } from './cli/command-line';
+// Settings: declared, validated configuration, the settings every service shares, the secrets registry (settings/)
 export {
   ConfigError,
   defaultText,
@@ -54,6 +20,36 @@ export {
   type ConfigSources,
   type Setting,
 } from './settings/config';
+export {
+  chainsSetting,
+  DURABLE_WRITE_SETTINGS,
+  durabilityPolicy,
+  type DurableWriteConfig,
+  redisConnectionUrls,
+  type RedisConnectionConfig,
+  type RedisRoleUrls,
+  REDIS_CONNECTION_SETTINGS,
+  SHARED_SETTINGS,
+  OPERATOR_ENDPOINT_SETTINGS,
+  SIGN_PATH_SETTINGS,
+} from './settings/shared-settings';
+export {
+  maskUrl,
+  maskUrlCredentials,
+  maskUrlsInText,
+  redactText,
+  registerSecret,
+  registerSecretUrl,
+} from './settings/secrets';
+
+// The service shell: start-up and shutdown, readiness, logs, metrics, V8 flags (service/)
+export { runService, type RunningService, type ServiceDefinition } from './service/run-service';
+export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './service/readiness';
+export { createLogger, type Logger, type LoggerOptions } from './service/logger';
+export { createMetrics, type Metrics } from './service/metrics';
+export { SERVICE_NODE_FLAGS } from './service/node-runtime';
+
+// The HTTP shell: one route table per port (http/)
 export { normalizeError, sendErrorEnvelope, type EnvelopeTarget } from './http/error-handler';
 export { healthRoutes, type HealthRoutesOptions } from './http/health-routes';
 export { operatorGuard, type OperatorGuardOptions } from './http/operator-guard';
@@ -73,15 +69,77 @@ export { httpRequestMetrics, type HttpRequestMetrics } from './http/http-metrics
 export { LazyRequestContext, requestIdOf, type RequestContext } from './http/request-context';
 export { sendError } from './http/send-error';
 export { listen, shutdownOnSignals, type HttpTimeouts, type ListenOptions, type Served } from './http/serve';
+
+// Redis: connections, key names, the two roles, users, durability, Lua commands (redis/)
 export {
-  PRESENCE_INTERVAL_MS,
-  PRESENCE_TTL_MS,
-  announcePresence,
-  parseIndexerPresence,
-  readPresence,
-  withdrawPresence,
-  type IndexerPresence,
-} from './presence/indexer-presence';
+  closeRedis,
+  createRedis,
+  parseMultiHostUrl,
+  redisReady,
+  type MultiHostUrl,
+  type RedisClient,
+  type RedisRole,
+} from './redis/redis-client';
+export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis/redis-keys';
+export {
+  REDIS_KEY_ROLES,
+  closeRedisConnections,
+  oneRedisServer,
+  rebuildableConnection,
+  recordsConnection,
+  redisKeyRole,
+  roleServers,
+  type RedisKeyRole,
+} from './redis/redis-roles';
+export {
+  checkRedisDurability,
+  checkRedisDurabilityWhenReady,
+  durabilityWarnings,
+  readInfoHealth,
+  type RedisDurability,
+  type RedisInfoHealth,
+} from './redis/redis-durability';
+export {
+  DURABILITY_MODES,
+  DurabilityError,
+  DurableWrites,
+  durableCommandTimeoutMs,
+  resolveDurabilityMode,
+  type DurabilityMode,
+  type DurabilityPolicy,
+  type DurabilitySetting,
+  type WriteSession,
+} from './redis/durable-writes';
+export { redisHealthMetrics } from './redis/redis-health-metrics';
+export { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
+export {
+  aclPasswordHash,
+  adminAclUserLine,
+  aclUserLine,
+  DEFAULT_USER_OFF,
+  redisRoleRule,
+  redisStackUsers,
+  stackAclFile,
+  stackAclUserLines,
+  type RedisAclSelector,
+  type RedisRoleRule,
+  type RedisStackUser,
+  type RedisUserRole,
+} from './redis/redis-acl';
+
+// Caches kept fresh by Redis pub/sub, and the hot path that stays synchronous while cached (caches/)
+export { AccessCache, type AccessCacheOptions, type AccessInvalidation } from './caches/access-cache';
+export { encodeAccessUpdate, type AccessUpdate } from './caches/access-updates';
+export {
+  ChainUpdates,
+  decodeChainUpdate,
+  encodeChainUpdate,
+  type ChainUpdate,
+  type ChainUpdatesOptions,
+} from './caches/chain-updates';
+export { andThen, attempt, type MaybePromise } from './caches/maybe-async';
+
+// Halts: the operator's stop of signing and the ledgers' trips (halts/)
 export {
   HALT_SCOPE_KINDS,
   MAX_HALT_REASON,
@@ -114,6 +172,52 @@ export {
   type HaltOutcome,
 } from './halts/halt-store';
 export { HaltView, HaltsUnreadable, type HaltViewOptions } from './halts/halt-view';
+
+// The audit trail's record (audit/)
+export {
+  AUDIT_ENTRY_FIELD,
+  AUDIT_FIELDS,
+  DAY_MS,
+  auditDay,
+  auditRecordJson,
+  parseAuditRecord,
+  type AuditRecord,
+} from './audit/audit-record';
+
+// The maker's ledger and the mid history it is marked against (ledger/)
+export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger/ledger-entry';
+export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor';
+export {
+  LEDGER_DAY_TTL_SECONDS,
+  ledgerDay,
+  ledgerDayIncrements,
+  ledgerDayName,
+  parseLedgerDay,
+  type LedgerDayIncrement,
+  type LedgerDayTotal,
+} from './ledger/ledger-day-totals';
+export {
+  LEDGER_MARKOUT_HORIZON_SECONDS,
+  LEDGER_ROLLING_SWAPS,
+  parseRollingMarkout,
+  rollingMarkoutJson,
+  rollingMean,
+} from './ledger/ledger-rolling-markout';
+export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './ledger/mid-history';
+
+// Indexer replicas' presence (presence/)
+export {
+  PRESENCE_INTERVAL_MS,
+  PRESENCE_TTL_MS,
+  announcePresence,
+  parseIndexerPresence,
+  readPresence,
+  withdrawPresence,
+  type IndexerPresence,
+} from './presence/indexer-presence';
+
+// Chains: deployments, JSON-RPC, HTTP to a node, token metadata (chain/)
+export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain/chain-deployment';
 export {
   RpcConnectionError,
   RpcError,
@@ -134,70 +238,10 @@ export {
   type TransportLimits,
 } from './chain/json-rpc';
 export { createHttpTransport } from './chain/json-rpc-http-transport';
-export { createLogger, type Logger, type LoggerOptions } from './service/logger';
-export { andThen, attempt, type MaybePromise } from './caches/maybe-async';
-export { commandsDir, luaCommand, type LuaCommand } from './redis/lua-command';
-export { createMetrics, type Metrics } from './service/metrics';
 export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './chain/node-http';
-export { SERVICE_NODE_FLAGS } from './service/node-runtime';
-export {
-  SERVICE_MAIN,
-  STACK_LOG_LEVEL,
-  STACK_REBUILDABLE_REDIS_PERSISTENCE,
-  STACK_REDIS_PERSISTENCE,
-  gatewayEnv,
-  indexerEnv,
-  ledgerEnv,
-  serviceCommand,
-  signerEnv,
-  type StackCommon,
-  type StackService,
-} from './stack/stack-processes';
-export { secretEnvNames, splitStackEnv, type SettingsSpec, type StackEnv } from './stack/stack-secrets';
-export { exitWhenWritten } from './cli/exit-when-written';
-export { replaceFile } from './cli/replace-file';
-export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './service/readiness';
-export {
-  closeRedis,
-  createRedis,
-  parseMultiHostUrl,
-  redisReady,
-  type MultiHostUrl,
-  type RedisClient,
-  type RedisRole,
-} from './redis/redis-client';
-export {
-  checkRedisDurability,
-  checkRedisDurabilityWhenReady,
-  durabilityWarnings,
-  readInfoHealth,
-  type RedisDurability,
-  type RedisInfoHealth,
-} from './redis/redis-durability';
-export {
-  DURABILITY_MODES,
-  DurabilityError,
-  DurableWrites,
-  durableCommandTimeoutMs,
-  resolveDurabilityMode,
-  type DurabilityMode,
-  type DurabilityPolicy,
-  type DurabilitySetting,
-  type WriteSession,
-} from './redis/durable-writes';
-export { redisHealthMetrics } from './redis/redis-health-metrics';
-export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis/redis-keys';
-export {
-  REDIS_KEY_ROLES,
-  closeRedisConnections,
-  oneRedisServer,
-  rebuildableConnection,
-  recordsConnection,
-  redisKeyRole,
-  roleServers,
-  type RedisKeyRole,
-} from './redis/redis-roles';
-export { runService, type RunningService, type ServiceDefinition } from './service/run-service';
+export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './chain/token-metadata';
+
+// Signing keys: in memory (secp256k1) or in a PKCS#11 module, the quoter key (signing-keys/)
 export {
   addressOfPublicKey,
   createDigestSigner,
@@ -223,41 +267,26 @@ export {
   type QuoterKeySource,
   type QuoterKeyValues,
 } from './signing-keys/quoter-key';
+
+// Command-line programs: their command line, their files, their exit (cli/)
+export { CommandLineError, parseCommandLine, type CommandLine, type CommandLineSpec } from './cli/command-line';
+export { replaceFile } from './cli/replace-file';
+export { exitWhenWritten } from './cli/exit-when-written';
+
+// `npm start`'s stack: its processes, their secrets, and how the operator commands find it (stack/)
 export {
-  maskUrl,
-  maskUrlCredentials,
-  maskUrlsInText,
-  redactText,
-  registerSecret,
-  registerSecretUrl,
-} from './settings/secrets';
-export {
-  chainsSetting,
-  DURABLE_WRITE_SETTINGS,
-  durabilityPolicy,
-  type DurableWriteConfig,
-  redisConnectionUrls,
-  type RedisConnectionConfig,
-  type RedisRoleUrls,
-  REDIS_CONNECTION_SETTINGS,
-  SHARED_SETTINGS,
-  OPERATOR_ENDPOINT_SETTINGS,
-  SIGN_PATH_SETTINGS,
-} from './settings/shared-settings';
-export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './chain/token-metadata';
+  SERVICE_MAIN,
+  STACK_LOG_LEVEL,
+  STACK_REBUILDABLE_REDIS_PERSISTENCE,
+  STACK_REDIS_PERSISTENCE,
+  gatewayEnv,
+  indexerEnv,
+  ledgerEnv,
+  serviceCommand,
+  signerEnv,
+  type StackCommon,
+  type StackService,
+} from './stack/stack-processes';
+export { secretEnvNames, splitStackEnv, type SettingsSpec, type StackEnv } from './stack/stack-secrets';
 export { DEFAULT_STACK_FILE, describeRedis, operatorEnv } from './stack/operator-stack';
 export type { OperatorEnv } from './stack/operator-stack';
-export {
-  aclPasswordHash,
-  adminAclUserLine,
-  aclUserLine,
-  DEFAULT_USER_OFF,
-  redisRoleRule,
-  redisStackUsers,
-  stackAclFile,
-  stackAclUserLines,
-  type RedisAclSelector,
-  type RedisRoleRule,
-  type RedisStackUser,
-  type RedisUserRole,
-} from './redis/redis-acl';
