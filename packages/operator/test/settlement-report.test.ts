@@ -1,19 +1,16 @@
 /**
  * buildSettlement (pure: swaps, token metadata and the trail lookup are given): the volume and
- * fee formulas, attribution rules, what is listed apart and why, ordering, and the CSV shapes;
- * the metrics textfile (prom-client's text format, checked by promtool).
+ * fee formulas, attribution rules, what is listed apart and why, ordering; the CSV shapes
+ * (settlement-output.ts); the metrics textfile (settlement-metrics.ts: prom-client's text format,
+ * checked by promtool).
  */
 import { spawnSync } from 'node:child_process';
 import type { AuditRecord } from '@pmm/core';
 import { buildSettlement, csvLine, type OnChainSwap } from '../src';
 import type { AuditEntry } from '../src';
-import {
-  settlementCsv,
-  settlementJson,
-  settlementMetrics,
-  settlementSwapsCsv,
-  type ChainScope,
-} from '../src/settle/settlement-report';
+import type { ChainScope } from '../src/settle/settlement-report';
+import { settlementMetrics } from '../src/settle/settlement-metrics';
+import { settlementCsv, settlementJson, settlementSwapsCsv } from '../src/settle/settlement-output';
 
 const USDC = '0x00000000000000000000000000000000000000c1';
 const WETH = '0x00000000000000000000000000000000000000e1';

@@ -33,7 +33,7 @@ import {
   type SettlementReport,
 } from '../src';
 import { TracerChoice } from '../src/chain/call-trace';
-import { NOT_ENDED_ROW, NOT_EXAMINED_ROW } from '../src/settle/settlement-report';
+import { NOT_ENDED_ROW, NOT_EXAMINED_ROW } from '../src/settle/settlement-output';
 
 jest.setTimeout(120_000);
 

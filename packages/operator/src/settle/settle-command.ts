@@ -1,7 +1,8 @@
 /**
  * The operator's `settle` command (the logic behind settle.ts): the fee settlement of a
  * period from on-chain facts (swaps/scan-swaps.ts), attributed through the audit trail
- * (swaps/attribute-swap.ts) and summed (settlement-report.ts).
+ * (swaps/attribute-swap.ts) and summed (settlement-report.ts), then written (settlement-output.ts,
+ * settlement-metrics.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { replaceFile } from '@pmm/core';
@@ -9,17 +10,15 @@ import { TRACER_KINDS, TracerChoice, type TracerKind } from '../chain/call-trace
 import type { ChainReader, TokenMeta } from '../chain/chain-reader';
 import { blockRangeForTime } from './block-range';
 import { scanSwaps, type OnChainSwap, type UnexaminedTransaction } from '../swaps/scan-swaps';
+import { buildSettlement, type ChainScope, type SignatureLookup } from './settlement-report';
+import { settlementMetrics } from './settlement-metrics';
 import {
-  buildSettlement,
   settlementCsv,
   settlementJson,
-  settlementMetrics,
   settlementSwapsCsv,
   NOT_ENDED_ROW,
   NOT_EXAMINED_ROW,
-  type ChainScope,
-  type SignatureLookup,
-} from './settlement-report';
+} from './settlement-output';
 import { UsageError, chainList, monthArg, parseOptions, timeArg } from '../cli/cli-options';
 import { reportErrors } from '../cli/run-operator-command';
 

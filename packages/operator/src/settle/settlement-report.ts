@@ -22,13 +22,14 @@
  *
  * Per integrator and chain, two signals (`signals`): signatures that carried more swaps than were
  * asked for (the signature binds no amount, so one can be replayed within its validity), and swaps
- * executed long after signing (block time minus the audit record's signing time). Output is
- * deterministic: the same range and the same trail give the same bytes (sorted, no generation time).
+ * executed long after signing (block time minus the audit record's signing time). The report is
+ * deterministic: the same range and the same trail give the same report (sorted, no generation time).
+ *
+ * This file computes the report; how it is written is apart: settlement-output.ts (`--format json`
+ * and `csv`, the same bytes for the same report) and settlement-metrics.ts (`--metrics`).
  */
-import { Gauge, Registry } from 'prom-client';
 import { FEE_DENOMINATOR, formatUnits } from '@pmm/protocol';
 import type { TokenMeta } from '../chain/chain-reader';
-import { csvLine } from '../cli/csv';
 import { attributeSwap, type SignatureRecords } from '../swaps/attribute-swap';
 import type { OnChainSwap, UnexaminedTransaction } from '../swaps/scan-swaps';
 import { quoteGapBps } from '../swaps/quote-gap';
@@ -477,143 +478,4 @@ function signalsOf(
   return [...out.values()].sort((a, b) =>
     a.integratorId < b.integratorId ? -1 : a.integratorId > b.integratorId ? 1 : a.chainId - b.chainId,
   );
-}
-
-/**
- * The report's alerting figures in the Prometheus text format, for node_exporter's textfile
- * collector (or a Pushgateway): `settle` is a batch job, so these are as fresh as its last run.
- * Counts are over the report's period. Written by prom-client, as the services' metrics are (its
- * escaping and format), on a registry of its own with no default metrics or labels: the file
- * holds the figures of this run only.
- */
-export async function settlementMetrics(report: SettlementReport): Promise<string> {
-  const registry = new Registry();
-  const metric = <L extends string>(
-    name: string,
-    help: string,
-    labelNames: readonly L[],
-    rows: [Partial<Record<L, string | number>>, number][],
-  ) => {
-    const gauge = new Gauge({ name, help, labelNames, registers: [registry] });
-    for (const [labels, value] of rows) gauge.set(labels, value);
-  };
-  const chains = report.chains.map((c) => c.chainId);
-  const swapsBy = new Map<string, [{ chain: number; integrator: string }, number]>();
-  for (const l of [...report.swaps, ...report.unattributed]) {
-    const key = `${l.chainId}\u0000${l.integratorId}`;
-    const row = swapsBy.get(key) ?? [{ chain: l.chainId, integrator: l.integratorId }, 0];
-    row[1] += 1;
-    swapsBy.set(key, row);
-  }
-  metric(
-    'pmm_settlement_period_end_timestamp_seconds',
-    'End (exclusive) of the period of the last settle run that wrote this file.',
-    [],
-    [[{}, Date.parse(report.period.to) / 1000]],
-  );
-  metric(
-    'pmm_settlement_swaps',
-    'Swaps found in the period, by integrator ("" = listed apart: no matching audit record).',
-    ['chain', 'integrator'],
-    [...swapsBy.values()],
-  );
-  metric(
-    'pmm_settlement_unexamined_transactions',
-    'Transactions that touched the router like a swap but could not be examined (no tracer on the node, or its traces failed through every retry).',
-    ['chain'],
-    chains.map((c) => [{ chain: c }, report.unexamined.filter((u) => u.chainId === c).length]),
-  );
-  metric(
-    'pmm_settlement_period_ended',
-    "1 when the chain's node had a block at or after the period's end; 0: blocks of the period may be missing.",
-    ['chain'],
-    report.chains.map((c) => [{ chain: c.chainId }, c.periodEnded ? 1 : 0]),
-  );
-  metric(
-    'pmm_settlement_signature_excess_swaps',
-    'Swaps beyond the number of requests on their signature (one signature replayed), by integrator.',
-    ['chain', 'integrator'],
-    report.signals.map((s) => [{ chain: s.chainId, integrator: s.integratorId }, s.excessSwaps]),
-  );
-  metric(
-    'pmm_settlement_late_swaps',
-    'Swaps executed more than lateAfterSeconds after signing, by integrator.',
-    ['chain', 'integrator'],
-    report.signals.map((s) => [{ chain: s.chainId, integrator: s.integratorId }, s.lateSwaps.length]),
-  );
-  metric(
-    'pmm_settlement_max_delay_seconds',
-    'Longest time from signing to execution of a swap in the period, by integrator.',
-    ['chain', 'integrator'],
-    report.signals.map((s) => [{ chain: s.chainId, integrator: s.integratorId }, s.maxDelaySeconds]),
-  );
-  return registry.metrics();
-}
-
-export function settlementJson(report: SettlementReport): string {
-  return `${JSON.stringify(report, null, 2)}\n`;
-}
-
-const SUMMARY_COLUMNS = ['integratorId', 'chainId', 'pair', 'quoteToken', 'swaps', 'volume', 'fees', 'transactions'];
-
-/** What the summary's integratorId column says for transactions that could not be examined. */
-export const NOT_EXAMINED_ROW = '(not examined)';
-/** What the summary's integratorId column says for a chain whose node had no block past the period. */
-export const NOT_ENDED_ROW = '(period not ended)';
-
-/**
- * One row per integrator, chain and pair; the transaction hashes space-separated in the last
- * column. An incomplete report ends with a row per chain that is why (integratorId
- * NOT_EXAMINED_ROW with the transactions' hashes, or NOT_ENDED_ROW; no figures), so that the
- * file itself shows it is incomplete.
- */
-export function settlementCsv(report: SettlementReport): string {
-  const rows = report.summary.map((s) =>
-    csvLine([s.integratorId, s.chainId, s.pair, s.quoteToken, s.swaps, s.volume, s.fees, s.transactions.join(' ')]),
-  );
-  for (const chainId of new Set(report.unexamined.map((u) => u.chainId))) {
-    const hashes = report.unexamined.filter((u) => u.chainId === chainId).map((u) => u.txHash);
-    rows.push(csvLine([NOT_EXAMINED_ROW, chainId, '', '', '', '', '', hashes.join(' ')]));
-  }
-  for (const c of report.chains)
-    if (!c.periodEnded) rows.push(csvLine([NOT_ENDED_ROW, c.chainId, '', '', '', '', '', '']));
-  return [csvLine(SUMMARY_COLUMNS), ...rows].join('\n') + '\n';
-}
-
-const SWAP_COLUMNS: (keyof SwapLine)[] = [
-  'integratorId',
-  'chainId',
-  'blockNumber',
-  'blockTime',
-  'txHash',
-  'callIndex',
-  'via',
-  'pair',
-  'side',
-  'user',
-  'txFrom',
-  'tokenIn',
-  'tokenOut',
-  'amountIn',
-  'amountOut',
-  'fee',
-  'volume',
-  'fees',
-  'keyId',
-  'requestId',
-  'signedAt',
-  'delaySeconds',
-  'reason',
-];
-
-/**
- * One row per swap, attributed first, then those listed apart (empty integratorId, with a reason),
- * then the transactions that could not be examined (no swap figures, with the reason).
- */
-export function settlementSwapsCsv(report: SettlementReport): string {
-  const rows = [...report.swaps, ...report.unattributed].map((l) => csvLine(SWAP_COLUMNS.map((c) => l[c])));
-  const unexamined = report.unexamined.map((u) =>
-    csvLine(SWAP_COLUMNS.map((c) => (c in u ? u[c as keyof UnexaminedLine] : ''))),
-  );
-  return [csvLine(SWAP_COLUMNS), ...rows, ...unexamined].join('\n') + '\n';
 }
