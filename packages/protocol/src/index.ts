@@ -4,7 +4,8 @@
  * EIP-712 digests, orderbook math, the integrator record. Dependency-light on purpose (no
  * Express, Redis, logging, metrics or native modules), so that the SDK can depend on it.
  */
-// abi/: ABI words and hex, keccak-256, EIP-55 checksums, the router's calldata and verificationData
+// abi/: ABI words and hex, keccak-256, EIP-55 checksums, the router's calldata and verificationData,
+// Multicall3 aggregate3
 export {
   addressWordHex,
   bareHex,
@@ -18,6 +19,14 @@ export {
   writeLengthWord,
   writeUint256Word,
 } from './abi/abi-words';
+export {
+  AGGREGATE3_SELECTOR,
+  decodeAggregate3,
+  encodeAggregate3,
+  readAbiSmall,
+  type Call,
+  type CallResult,
+} from './abi/aggregate3';
 export { toChecksumAddress } from './abi/eip55';
 export { keccak256 } from './abi/keccak256';
 export { QUOTE_SELECTOR, quoteCalldataBuilder } from './abi/quote-calldata';

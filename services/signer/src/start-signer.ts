@@ -32,7 +32,12 @@ import { auditTrailSizeMetric } from './store/audit-trail-size';
 import { PairRegistryCache } from './store/pair-registry-cache';
 import { bookHeadReader } from './store/book-head';
 import { createFirmQuotes } from './chain/firm-quotes';
-import { closeFirmQuoteChains, firmQuoteChains, firmQuoteMetric } from './chain/firm-quote-chains';
+import {
+  closeFirmQuoteChains,
+  firmQuoteChains,
+  firmQuoteMetric,
+  firmQuoteRoundTripMetric,
+} from './chain/firm-quote-chains';
 
 export interface RunningSigner {
   served: Served;
@@ -132,6 +137,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
       bookHead: bookHeadReader(redis, keys),
       deadlineMs: config.firmQuoteDeadlineMs,
       onOutcome: firmQuoteMetric(metrics, config.servedChains),
+      onRoundTrip: firmQuoteRoundTripMetric(metrics, config.servedChains),
     }),
     operatorAccess: { allowedHosts: config.opsAllowedHosts, token: config.opsToken },
     readiness: {

@@ -1,7 +1,7 @@
 /**
  * A sign with `amountIn` while the chain's node misbehaves, end to end through the real signer
- * (startSigner from its loaded config: CHAINS names the fake node of the hostile-node tests,
- * QUOTER_KEY_8453, FIRM_QUOTE_DEADLINE_MS) over HTTP, with a real Redis holding the served book's
+ * (startSigner from its loaded config, support/firm-signer.ts: CHAINS names the fake node of the
+ * hostile-node tests, QUOTER_KEY_8453, FIRM_QUOTE_DEADLINE_MS) over HTTP, with a real Redis holding the served book's
  * head: a node that stalls, answers garbage, lags the book (does not have its block) or lags the
  * clock (the indexer's head-lag rule expired the book) gives `503 SERVICE_UNAVAILABLE` in the
  * envelope, with Retry-After, within the deadline (plus the HTTP hop), and nothing is signed or
@@ -9,7 +9,7 @@
  * The firm quote's own outcomes are tested in firm-quotes.test.ts; this is the sign path around it.
  */
 import { randomBytes } from 'node:crypto';
-import { bookHashKey, closeRedis, createLogger, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
+import { bookHashKey, closeRedis, createRedis, redisKeys, redisReady, type RedisClient } from '@pmm/core';
 import {
   HOSTILE_NODE_CONTRACTS,
   HOSTILE_NODE_TOKENS,
@@ -17,8 +17,10 @@ import {
   startHostileNode,
   type HostileNode,
 } from '@pmm/testkit';
-import { loadSignerConfig, startSigner, type RunningSigner } from '../src';
+import { findChain } from '@pmm/protocol';
+import type { RunningSigner } from '../src';
 import { INTERNAL_TOKEN, REDIS_URL, USER, integrator, testKey } from './support/fixture';
+import { startFirmSigner } from './support/firm-signer';
 
 const CHAIN = 8453;
 /** Room for an honest quote on a loaded machine; the stalls below are far longer. */
@@ -85,8 +87,14 @@ async function recordsDuring(run: () => Promise<unknown>): Promise<number> {
 }
 
 beforeAll(async () => {
-  // No mining: the test decides which block the book names.
-  node = await startHostileNode({ chainId: CHAIN, port: await freePort(), blockMs: 3_600_000 });
+  // No mining: the test decides which block the book names. Multicall3 where the chain registry
+  // puts it, as the signer's config does for this chain (its firm quotes go through aggregate3).
+  node = await startHostileNode({
+    chainId: CHAIN,
+    port: await freePort(),
+    blockMs: 3_600_000,
+    multicall3: findChain(CHAIN)?.contracts.multicall3,
+  });
   redis = createRedis(REDIS_URL, { name: 'firm-hostile-test' });
   await redisReady(redis);
   await redis.set(keys.integrator('acme'), JSON.stringify(integrator('acme')));
@@ -94,23 +102,14 @@ beforeAll(async () => {
     keys.pairs(CHAIN),
     JSON.stringify({ chainId: CHAIN, quoteToken: QUOTE, baseTokens: [BASE], blockNumber: 1, refreshedAt: Date.now() }),
   );
-  const config = loadSignerConfig({
-    env: {
-      PORT: '0',
-      REDIS_URL,
-      REDIS_KEY_PREFIX: prefix,
-      // The tests' Redis keeps nothing on disk: durable writes are the drills' subject.
-      REDIS_DURABILITY: 'none',
-      INTERNAL_TOKEN,
-      SERVED_CHAINS: String(CHAIN),
-      SIGNER_KEY_8453: testKey('api-signer-8453'),
-      QUOTER_KEY_8453: testKey('quoter-8453'),
-      CHAINS: JSON.stringify({ [CHAIN]: { chainId: CHAIN, rpcUrl: node.httpUrl, contracts: HOSTILE_NODE_CONTRACTS } }),
-      FIRM_QUOTE_DEADLINE_MS: String(DEADLINE_MS),
-    },
-    file: {},
+  signer = await startFirmSigner({
+    prefix,
+    rpcUrl: node.httpUrl,
+    contracts: HOSTILE_NODE_CONTRACTS,
+    signerKey: testKey('api-signer-8453'),
+    quoterKey: testKey('quoter-8453'),
+    deadlineMs: DEADLINE_MS,
   });
-  signer = await startSigner(config, createLogger({ service: 'firm-hostile-test', silent: true }));
 });
 
 afterAll(async () => {
@@ -124,7 +123,8 @@ afterAll(async () => {
 beforeEach(async () => {
   node.stallMs = 0;
   node.rawAnswer = undefined;
-  await serveBook(node.head());
+  // A block of its own per test: the node's answers for a block are kept for that block.
+  await serveBook(node.mine());
 });
 
 describe('a sign with amountIn against a hostile node', () => {

@@ -279,11 +279,12 @@ export async function startHostileNode(opts: {
     const { to, data } = params[0] as { to: string; data: string };
     if (opts.multicall3 && same(to, opts.multicall3)) {
       const calls = multicall.decodeFunctionData('aggregate3', data)[0] as { target: string; callData: string }[];
+      // As Multicall3 does: a call that reverts fails alone, its revert data as its answer.
       const results = calls.map((c) => {
         try {
           return [true, call(c.target, c.callData, block)];
-        } catch {
-          return [false, '0x'];
+        } catch (err) {
+          return [false, (err as { data?: string }).data ?? '0x'];
         }
       });
       return multicall.encodeFunctionResult('aggregate3', [results]);

@@ -74,8 +74,15 @@ export async function firmQuoteChains(
         router: deployment.contracts.router,
         verifier: deployment.contracts.verifier,
         quoter,
+        multicall3: deployment.contracts.multicall3,
       });
-      logger.info('firm quotes on', { chainId, quoter: quoter.address, quoterBackend: quoter.backend });
+      logger.info('firm quotes on', {
+        chainId,
+        quoter: quoter.address,
+        quoterBackend: quoter.backend,
+        // A block's quotes that arrive together: one aggregate3 eth_call, else one JSON-RPC batch.
+        multicall3: deployment.contracts.multicall3 ?? null,
+      });
     }
   } catch (err) {
     await closeFirmQuoteChains(chains);
@@ -103,4 +110,32 @@ export function firmQuoteMetric(
   for (const chain of chains)
     for (const outcome of ['quoted', 'timeout'] as const) counter.inc({ chain: String(chain), outcome }, 0);
   return (chainId, outcome) => counter.inc({ chain: String(chainId), outcome });
+}
+
+/**
+ * The node calls of the firm quotes (docs/decisions/0070-firm-quotes-share-a-flight-and-a-round-trip.md):
+ * `eth_call`s sent, and the quotes each round trip carried. Node calls per firm quote is
+ * `signer_firm_quote_node_calls_total` over `signer_firm_quotes_total`; every served chain's
+ * counter is present from 0.
+ */
+export function firmQuoteRoundTripMetric(
+  metrics: Metrics,
+  chains: readonly number[],
+): (chainId: number, quotes: number, ethCalls: number) => void {
+  const calls = metrics.counter(
+    'signer_firm_quote_node_calls_total',
+    "eth_calls the firm quotes sent to the chain's node (one per round trip with Multicall3, whatever the quotes it carries)",
+    ['chain'] as const,
+  );
+  const batch = metrics.histogram(
+    'signer_firm_quote_batch_size',
+    "Distinct firm quotes per round trip to the chain's node (the requests that shared one are not counted twice)",
+    ['chain'] as const,
+    [1, 2, 4, 8, 16, 32, 64],
+  );
+  for (const chain of chains) calls.inc({ chain: String(chain) }, 0);
+  return (chainId, quotes, ethCalls) => {
+    calls.inc({ chain: String(chainId) }, ethCalls);
+    batch.observe({ chain: String(chainId) }, quotes);
+  };
 }

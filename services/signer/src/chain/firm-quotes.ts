@@ -2,12 +2,17 @@
  * The firm quote of a sign with `amountIn` (docs/decisions/0028-the-firm-quote.md): what the
  * chain's router pays for that amount in the state of the block whose book `/v2/price` serves.
  *
- * One sign, in order, within ONE deadline (FIRM_QUOTE_DEADLINE_MS):
+ * One sign, in order, within ONE deadline (FIRM_QUOTE_DEADLINE_MS from now, or the sign's own
+ * `deadlineAt` when that comes first):
  * 1. the chain's book head from Redis (book-head.ts): the block number, hash and time of the
  *    book the gateway serves; no book (none yet, or expired: the indexer's head-lag rule) → 503;
- * 2. the router's `quote(tokenIn, amountIn, tokenOut, blockTime × 1000, sig)` in one
- *    `eth_call` pinned to that block's hash (EIP-1898, requireCanonical), `sig` the quoter
- *    key's EIP-712 authorisation, signed once per side and block and reused;
+ * 2. the router's `quote(tokenIn, amountIn, tokenOut, blockTime × 1000, sig)` at that block's
+ *    hash (EIP-1898, requireCanonical), `sig` the quoter key's EIP-712 authorisation, signed
+ *    once per side and block and reused. The node calls are quote-calls.ts's
+ *    (docs/decisions/0070-firm-quotes-share-a-flight-and-a-round-trip.md): the same quote at the
+ *    same block is asked once and its answer kept for the block; the distinct quotes of a block
+ *    that arrive together go in one `eth_call` of Multicall3 `aggregate3`; a call that cannot
+ *    end by the deadline is not started (503, `timeout`);
  * 3. its one-word answer, the gross curve output (the caller takes the fee off: netOfFee).
  *
  * A node that does not answer in time, answers garbage, does not know the block (it lags the
@@ -16,9 +21,17 @@
  * router's reserves) → 422 VALIDATION_ERROR on `amountIn`, and for the pair (the router does
  * not list it, whatever the registry says) → 400 PAIR_NOT_FOUND: retrying will not help.
  */
-import { ApiError, functionSelector, quoteCalldataBuilder, signAmmVerification, type KeySigner } from '@pmm/protocol';
-import { blockHashRef, isHexBytes, revertData, RpcError, RpcTimeoutError, type RpcTransport } from '@pmm/core';
+import {
+  ApiError,
+  functionSelector,
+  quoteCalldataBuilder,
+  signAmmVerification,
+  type CallResult,
+  type KeySigner,
+} from '@pmm/protocol';
+import { RpcTimeoutError, type RpcTransport } from '@pmm/core';
 import type { BookHead } from '../store/book-head';
+import { createQuoteCalls, NodeGarbage, NoTimeLeft, type QuoteCalls } from './quote-calls';
 
 /** Where one chain's firm quotes come from. */
 export interface FirmQuoteChain {
@@ -29,6 +42,8 @@ export interface FirmQuoteChain {
   verifier: string;
   /** A key the router whitelists as quoter (`isQuoter`). */
   quoter: KeySigner;
+  /** Multicall3 (the deployment's `contracts.multicall3`): a block's quotes in one eth_call; absent: a JSON-RPC batch. */
+  multicall3?: string;
 }
 
 export interface FirmQuoteRequest {
@@ -36,6 +51,12 @@ export interface FirmQuoteRequest {
   tokenIn: string;
   tokenOut: string;
   amountIn: bigint;
+  /**
+   * When the sign must be answered (absolute ms, this process's clock): the quote ends by
+   * this or FIRM_QUOTE_DEADLINE_MS from now, whichever comes first, and asks the node nothing
+   * it cannot have answered by then.
+   */
+  deadlineAt?: number;
 }
 
 export interface FirmQuote {
@@ -57,6 +78,10 @@ export interface FirmQuotesOptions {
   deadlineMs: number;
   /** Called with each outcome (metrics). */
   onOutcome?(chainId: number, outcome: FirmQuoteOutcome): void;
+  /** Called for each round trip to a chain's node: the quotes it carries and its `eth_call`s (metrics). */
+  onRoundTrip?(chainId: number, quotes: number, ethCalls: number): void;
+  /** Most quotes in one round trip (quote-calls.ts's default otherwise). */
+  maxBatch?: number;
 }
 
 export type FirmQuoteOutcome =
@@ -76,6 +101,13 @@ const AMOUNT_ERRORS = new Map(
 );
 
 const PAIR_NOT_LISTED = functionSelector('PairNotListed(address,address)');
+
+/** The router's own answer for the block (an amount, or a revert for the amount or the pair): kept for the block. */
+function routerAnswered(result: CallResult): boolean {
+  if (result.success) return result.data.length === 66;
+  const selector = result.data.slice(0, 10);
+  return selector === PAIR_NOT_LISTED || AMOUNT_ERRORS.has(selector);
+}
 
 /** Why there is no firm amount: the outcome for the metrics, the reason for the message. */
 class NoFirmAmount extends Error {
@@ -122,7 +154,30 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
     return sig;
   };
 
-  const quote = async (req: FirmQuoteRequest, chain: FirmQuoteChain, deadline: number): Promise<FirmQuote> => {
+  // Each chain's node calls: one flight per quote and block, one round trip per burst.
+  const calls = new Map<number, QuoteCalls>();
+  const callsOf = (chainId: number, chain: FirmQuoteChain): QuoteCalls => {
+    let c = calls.get(chainId);
+    if (!c) {
+      c = createQuoteCalls({
+        rpc: chain.rpc,
+        router: chain.router,
+        multicall3: chain.multicall3,
+        maxBatch: opts.maxBatch,
+        keep: routerAnswered,
+        onRoundTrip: (quotes, ethCalls) => opts.onRoundTrip?.(chainId, quotes, ethCalls),
+      });
+      calls.set(chainId, c);
+    }
+    return c;
+  };
+
+  const quote = async (
+    req: FirmQuoteRequest,
+    chain: FirmQuoteChain,
+    deadline: number,
+    late: () => NoFirmAmount,
+  ): Promise<FirmQuote> => {
     let head: BookHead | null;
     try {
       head = await opts.bookHead(req.chainId);
@@ -131,42 +186,56 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
     }
     if (!head) throw new NoFirmAmount('no_book', 'no live book');
     const timestampMs = BigInt(head.time) * 1000n;
-    const sig = await authorisation(req.chainId, chain, req, timestampMs);
-    const data = quoteCalldataBuilder({
-      tokenIn: req.tokenIn,
-      tokenOut: req.tokenOut,
-      timestampInMilisec: timestampMs,
-      signature: sig,
-    })(req.amountIn);
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new NoFirmAmount('timeout', `no answer within ${opts.deadlineMs} ms`);
-    let raw: unknown;
+    const key = { blockHash: head.hash, tokenIn: req.tokenIn, tokenOut: req.tokenOut, amountIn: req.amountIn };
+    let result: CallResult;
     try {
-      raw = await chain.rpc.request('eth_call', [{ to: chain.router, data }, blockHashRef(head.hash)], remaining);
+      // Asked only by the request that starts the quote's flight.
+      const calldata = async () => {
+        const signature = await authorisation(req.chainId, chain, req, timestampMs).catch((err: unknown) => {
+          throw new NoFirmAmount('quoter_failed', 'the quote could not be authorised', { cause: err });
+        });
+        return quoteCalldataBuilder({
+          tokenIn: req.tokenIn,
+          tokenOut: req.tokenOut,
+          timestampInMilisec: timestampMs,
+          signature,
+        })(req.amountIn);
+      };
+      result = await callsOf(req.chainId, chain).call(key, deadline, calldata);
     } catch (err) {
-      // The call was given what was left of the deadline: its own timeout is the deadline's, and
-      // usually fires a moment before the deadline's timer does.
-      if (err instanceof RpcTimeoutError) throw new NoFirmAmount('timeout', `no answer within ${opts.deadlineMs} ms`);
-      const selector = err instanceof RpcError ? revertData(err).slice(0, 10) : '';
-      if (selector === PAIR_NOT_LISTED) {
-        // The router is the authority on what trades: the registry the signer holds lags a delisting.
-        throw new ApiError(
-          'PAIR_NOT_FOUND',
-          `tokenIn, tokenOut: the router does not list this pair at block ${head.number} on chain ${req.chainId}`,
-        );
-      }
-      const reverted = AMOUNT_ERRORS.get(selector);
-      if (reverted) {
-        throw new ApiError(
-          'VALIDATION_ERROR',
-          `amountIn: the router cannot fill ${req.amountIn} at block ${head.number} (${reverted.replace(/\(.*$/, '')})`,
-        );
-      }
+      // The round trip was given what was left of the deadline: its own timeout is the deadline's,
+      // and usually fires a moment before the deadline's timer does.
+      if (err instanceof RpcTimeoutError) throw late();
+      if (err instanceof NoTimeLeft) throw new NoFirmAmount('timeout', err.message);
+      if (err instanceof NodeGarbage)
+        throw new NoFirmAmount('node_garbage', 'the node answered garbage', { cause: err });
+      // The quoter key failed (its module is down): the same outage for the integrator.
+      if (err instanceof NoFirmAmount) throw err;
       throw new NoFirmAmount('node_failed', 'the node did not quote', { cause: err });
     }
     // One uint256 word, nothing else: anything longer or shorter is not the router's answer.
-    if (!isHexBytes(raw) || raw.length !== 66) throw new NoFirmAmount('node_garbage', 'the node answered garbage');
-    return { grossOut: BigInt(raw), blockNumber: head.number };
+    if (result.success) {
+      if (result.data.length !== 66) throw new NoFirmAmount('node_garbage', 'the node answered garbage');
+      return { grossOut: BigInt(result.data), blockNumber: head.number };
+    }
+    const selector = result.data.slice(0, 10);
+    if (selector === PAIR_NOT_LISTED) {
+      // The router is the authority on what trades: the registry the signer holds lags a delisting.
+      throw new ApiError(
+        'PAIR_NOT_FOUND',
+        `tokenIn, tokenOut: the router does not list this pair at block ${head.number} on chain ${req.chainId}`,
+      );
+    }
+    const reverted = AMOUNT_ERRORS.get(selector);
+    if (reverted) {
+      throw new ApiError(
+        'VALIDATION_ERROR',
+        `amountIn: the router cannot fill ${req.amountIn} at block ${head.number} (${reverted.replace(/\(.*$/, '')})`,
+      );
+    }
+    throw new NoFirmAmount('node_failed', 'the node did not quote', {
+      cause: new Error(`reverted ${selector || '0x'}`),
+    });
   };
 
   return async (req) => {
@@ -174,15 +243,21 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
     let timer: NodeJS.Timeout | undefined;
     try {
       if (!chain) throw new NoFirmAmount('unconfigured', 'firm quotes are not configured for this chain');
-      const deadline = Date.now() + opts.deadlineMs;
+      const now = Date.now();
+      const own = now + opts.deadlineMs;
+      const deadline = Math.min(own, req.deadlineAt ?? own);
+      const late = () =>
+        new NoFirmAmount(
+          'timeout',
+          deadline < own ? "no answer before the sign's deadline" : `no answer within ${opts.deadlineMs} ms`,
+        );
+      // Nothing is started for a sign whose deadline has passed (it waited in a queue).
+      if (deadline <= now) throw late();
       // The deadline covers every step, a stalled Redis or quoter module included.
       const expiry = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new NoFirmAmount('timeout', `no answer within ${opts.deadlineMs} ms`)),
-          opts.deadlineMs,
-        );
+        timer = setTimeout(() => reject(late()), deadline - now);
       });
-      const result = await Promise.race([quote(req, chain, deadline), expiry]);
+      const result = await Promise.race([quote(req, chain, deadline, late), expiry]);
       opts.onOutcome?.(req.chainId, 'quoted');
       return result;
     } catch (err) {
@@ -195,7 +270,7 @@ export function createFirmQuotes(opts: FirmQuotesOptions): FirmQuotes {
         opts.onOutcome?.(req.chainId, 'unfillable');
         throw err;
       }
-      // The quoter key failed (its module is down): the same outage for the integrator.
+      // Nothing else is expected here; like a quoter key that fails, an outage for the integrator.
       opts.onOutcome?.(req.chainId, 'quoter_failed');
       throw unavailable(
         req.chainId,
