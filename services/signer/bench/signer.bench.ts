@@ -14,6 +14,10 @@
  * 5. the key in memory beside a key in a PKCS#11 token (SoftHSM2), same run (key-backends.ts):
  *    signatures/s and p50/p99 of one signature at a paced rate, then the HTTP sign path with
  *    the token's key at a paced rate and under load.
+ * 6. firm quotes (firm-quote-rows.ts): node calls per firm quote at a paced 500/s with 20
+ *    distinct amounts a block (goal ≤ 0.1), and one client's firm sign beside a plain sign and
+ *    the node's own quote() round trip, the signer as a process against a devnet chain.
+ *    BENCH_SIGNER_ONLY=firm runs these rows alone.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -57,6 +61,7 @@ import {
   type SignQuoteContext,
 } from '../src';
 import { benchKeyBackends, openTokenKey } from './key-backends';
+import { benchFirmQuotes } from './firm-quote-rows';
 
 const CHAIN = 8453;
 const key = keccak256(toBytes('pmm-signer-bench-key'));
@@ -112,6 +117,8 @@ function fmt(n: number): string {
 }
 
 async function main(): Promise<void> {
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (process.env.BENCH_SIGNER_ONLY === 'firm') return benchFirmQuotes(url);
   const signer = createDigestSigner(key);
   const ctx: SignQuoteContext = {
     servedChains: [CHAIN],
@@ -190,7 +197,6 @@ async function main(): Promise<void> {
   );
 
   // ---------------------------------------------------------------- HTTP under load
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `pmm-bench-${randomBytes(6).toString('hex')}`;
   const keys = redisKeys(prefix);
   const redis = createRedis(url, { role: 'command', name: 'bench' });
@@ -370,6 +376,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < found.length; i += 1_000) await redis.del(...found.slice(i, i + 1_000));
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
   }
+  await benchFirmQuotes(url);
 }
 
 main().catch((err: unknown) => {
