@@ -64,7 +64,9 @@ let loaded: StackProcesses | undefined;
  * @pmm/testkit, few start a service, and core's whole index costs about a third of a second.
  */
 function stackProcesses(): StackProcesses {
-  loaded ??= createRequire(__filename)(path.join(REPO_ROOT, 'packages/core/dist/stack/stack-processes.js')) as StackProcesses;
+  loaded ??= createRequire(__filename)(
+    path.join(REPO_ROOT, 'packages/core/dist/stack/stack-processes.js'),
+  ) as StackProcesses;
   return loaded;
 }
 
