@@ -3,7 +3,10 @@
  * tarball installed with its peer dependency (ethers) and viem into a fresh npm project
  * outside the workspace, then used there against the local stack from an ES module, from
  * CommonJS and from TypeScript (type-checked by tsc, then run). The programs are in
- * sdk-consumer/. Temporary directories and the stack are removed afterwards.
+ * sdk-consumer/. What waits on nothing else runs at once: the stack starts while the SDK is
+ * packed, installed and type-checked, and the three programs run together once it is up (each on
+ * a chain of its own), each test checking what its program printed. Temporary directories and
+ * the stack are removed afterwards.
  */
 import { execFile } from 'node:child_process';
 import {
@@ -62,11 +65,59 @@ async function runProgram(file: string): Promise<Record<string, unknown>> {
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
 }
 
+/** What each program printed: run at once, as soon as the stack is up; each test checks its own. */
+let programs: Record<'esm' | 'cjs' | 'typed', Promise<Record<string, unknown>>>;
+
+/**
+ * The consumer's TypeScript program type-checked against the packed declarations. skipLibCheck
+ * spares tsc ethers' and viem's declarations (checking them whole took 14 CPU s of this file's
+ * 70). It would spare ours too, and a broken reference in them (a type from the unbundled
+ * @pmm/protocol, say) would then pass as `any`: copies of the packed declarations are sources of
+ * the program, checked in full.
+ */
+async function typeCheckConsumer(): Promise<void> {
+  const packed = path.join(project, 'node_modules/@pmm/client/dist/npm');
+  copyFileSync(path.join(packed, 'index.d.mts'), path.join(project, 'client-declarations.mts'));
+  copyFileSync(path.join(packed, 'index.d.ts'), path.join(project, 'client-declarations.cts'));
+  writeFileSync(
+    path.join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: true,
+        types: ['node'],
+        lib: ['ES2022', 'DOM'],
+        outDir: 'out',
+      },
+      files: ['typed.mts', 'client-declarations.mts', 'client-declarations.cts'],
+    }),
+  );
+  await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: project });
+}
+
+/** A promise whose failure is left to the test that awaits it (not an unhandled rejection before then). */
+const awaitedLater = <T>(p: Promise<T>): Promise<T> => {
+  p.catch(() => undefined);
+  return p;
+};
+
 beforeAll(async () => {
+  // tsc needs only the installed package: it runs while the stack starts.
+  const installed = installPackedSdk();
+  const typeChecked = awaitedLater(installed.then(typeCheckConsumer));
   // A still market: the CommonJS program holds the swap to the book's estimate, which a market
   // that moves every block (npm start's default) can take away between the book and the swap.
-  const [started] = await Promise.all([startStack({ env: { DEVNET_MARKET: 'off' } }), installPackedSdk()]);
+  const [started] = await Promise.all([startStack({ env: { DEVNET_MARKET: 'off' } }), installed]);
   stack = started;
+  // Each program on its own chain (the book of 8453, a swap on 56, a swap on 4663): they run at once.
+  programs = {
+    esm: awaitedLater(runProgram('esm.mjs')),
+    cjs: awaitedLater(runProgram('cjs.cjs')),
+    typed: awaitedLater(typeChecked.then(() => runProgram('out/typed.mjs'))),
+  };
 }, 240_000);
 
 afterAll(async () => {
@@ -105,7 +156,7 @@ describe('the packed SDK in a fresh npm project', () => {
   });
 
   it('behavior: from an ES module: the book polled and streamed, RateLimit figures, typed errors', async () => {
-    const out = await runProgram('esm.mjs');
+    const out = await programs.esm;
     expect(out.polledBlock).toEqual(expect.any(Number));
     expect(out.pairs).toBeGreaterThan(0);
     const streamed = out.streamed as number[];
@@ -117,38 +168,15 @@ describe('the packed SDK in a fresh npm project', () => {
   }, 60_000);
 
   it('behavior: from CommonJS: a swap with an ethers signer pays at least the book estimate', async () => {
-    const out = await runProgram('cjs.cjs');
+    const out = await programs.cjs;
     expect(out.transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(BigInt(out.amountOut as string)).toBeGreaterThan(0n);
     expect(BigInt(out.amountOut as string)).toBeGreaterThanOrEqual(BigInt(out.estimate as string));
   }, 60_000);
 
   it('behavior: from TypeScript: type-checks against the packed declarations; a swap and signatures with viem', async () => {
-    // skipLibCheck spares tsc ethers' and viem's declarations (checking them whole took 14 CPU s
-    // of this file's 70). It would spare ours too, and a broken reference in them (a type from
-    // the unbundled @pmm/protocol, say) would then pass as `any`: copies of the packed
-    // declarations are sources of the program, checked in full.
-    const packed = path.join(project, 'node_modules/@pmm/client/dist/npm');
-    copyFileSync(path.join(packed, 'index.d.mts'), path.join(project, 'client-declarations.mts'));
-    copyFileSync(path.join(packed, 'index.d.ts'), path.join(project, 'client-declarations.cts'));
-    writeFileSync(
-      path.join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          skipLibCheck: true,
-          types: ['node'],
-          lib: ['ES2022', 'DOM'],
-          outDir: 'out',
-        },
-        files: ['typed.mts', 'client-declarations.mts', 'client-declarations.cts'],
-      }),
-    );
-    await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: project });
-    const out = await runProgram('out/typed.mjs');
+    // Type-checked by tsc (typeCheckConsumer) before it ran.
+    const out = await programs.typed;
     expect(out.transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(BigInt(out.amountOut as string)).toBeGreaterThan(0n);
     expect(out.sameSignature).toBe(true);

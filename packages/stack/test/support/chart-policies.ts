@@ -1,8 +1,8 @@
 /**
  * The rules every rendering of the Helm chart (deploy/helm/pmm-quote-service) must keep, as pure
  * checks of the rendered objects: each returns the violations it finds, empty when the rendering
- * keeps it. helm-chart.test.ts runs them on the chart's value sets and shows each one failing on
- * a rendering that breaks it.
+ * keeps it. helm-chart-policies.test.ts runs them on the chart's value sets and shows each one
+ * failing on a rendering that breaks it.
  */
 import type { Setting } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
