@@ -1,0 +1,24 @@
+/**
+ * The rolling markout's stored values and mean (ledger-rolling-markout.ts): a value that is not a
+ * finite number (the markout of a swap with a zero leg) counts in no mean and is never written.
+ */
+import { parseRollingMarkout, rollingMarkoutJson, rollingMean } from '../../src';
+
+describe('the rolling markout', () => {
+  it('behavior: the mean is that of the finite values only; none when there is none', () => {
+    expect(rollingMean([-10, Infinity, -30, NaN, -Infinity])).toBe(-20);
+    expect(rollingMean([Infinity])).toBeNull();
+    expect(rollingMean([])).toBeNull();
+  });
+
+  it('behavior: what is stored holds finite values only, never null, and reads back the same', () => {
+    const json = rollingMarkoutJson([-10, Infinity, NaN, 2.5]);
+    expect(json).toBe('{"bps":[-10,2.5]}');
+    expect(parseRollingMarkout(json)).toEqual([-10, 2.5]);
+  });
+
+  it('behavior: a null an older ledger stored (an infinite markout) is skipped, the rest read; anything else that is not a number is refused', () => {
+    expect(parseRollingMarkout('{"bps":[-10,null,-30]}')).toEqual([-10, -30]);
+    expect(() => parseRollingMarkout('{"bps":[-10,"x"]}')).toThrow('rolling markout: a value is not a number');
+  });
+});

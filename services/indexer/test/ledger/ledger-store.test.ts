@@ -1,0 +1,179 @@
+/**
+ * The ledger's store and its rolling markouts in a real Redis: each committed block's swaps are
+ * added to their UTC day's totals per integrator in the same transaction, a block committed again
+ * replaces its swaps in the totals too, a reorg's rollback takes its orphans out; the rolling
+ * 60 s markout per integrator is kept in Redis and a restarted ledger goes on from it.
+ */
+import Redis from 'ioredis';
+import {
+  LEDGER_DAY_TTL_SECONDS,
+  LEDGER_ROLLING_SWAPS,
+  createLogger,
+  ledgerDay,
+  parseLedgerDay,
+  parseRollingMarkout,
+  redisKeys,
+  type LedgerEntry,
+} from '@pmm/core';
+import { createLedgerMetrics } from '../../src/ledger/ledger-metrics';
+import { createLedgerStore } from '../../src/ledger/ledger-store';
+import { RollingMarkouts } from '../../src/ledger/rolling-markouts';
+import { REDIS_URL, deleteKeys, randomPrefix } from '../support/redis';
+
+const prefix = randomPrefix();
+const keys = redisKeys(prefix);
+const CHAIN = 8453;
+let redis: Redis;
+beforeAll(() => void (redis = new Redis(REDIS_URL)));
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  redis.disconnect();
+});
+
+const storeKeys = {
+  ledger: keys.ledger(CHAIN),
+  cursor: keys.ledgerCursor(CHAIN),
+  blocks: keys.ledgerBlocks(CHAIN),
+  day: (day: number) => keys.ledgerDay(CHAIN, day),
+};
+const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+/** Blocks 10 s apart around midnight UTC: 1 and 2 fall on 2026-11-05, 3 on the 6th. */
+const MIDNIGHT = Date.UTC(2026, 10, 6) / 1000;
+const timeOf = (block: number) => MIDNIGHT - 25 + block * 10;
+
+let tx = 0;
+function entry(block: number, integratorId: string, quoteAmount: string): LedgerEntry {
+  tx++;
+  return {
+    chainId: CHAIN,
+    blockNumber: block,
+    blockHash: hash(block),
+    blockTime: timeOf(block),
+    txHash: hash(1_000 + tx),
+    callIndex: 0,
+    via: 'direct',
+    integratorId,
+    keyId: integratorId ? `pmm_${integratorId}` : '',
+    requestId: integratorId ? `req-${tx}` : '',
+    ...(integratorId ? {} : { reason: 'no audit record of its signature' }),
+    base: '0x4200000000000000000000000000000000000006',
+    quote: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+    pair: 'WETH/USDC',
+    side: 'ask',
+    baseAmount: '0.1',
+    quoteAmount,
+    executionPrice: '3000',
+    amountOut: '100000000000000000',
+  };
+}
+
+const totals = async (blockTime: number) =>
+  parseLedgerDay(await redis.hgetall(keys.ledgerDay(CHAIN, ledgerDay(blockTime)))).sort((a, b) =>
+    a.integratorId < b.integratorId ? -1 : 1,
+  );
+
+describe("the ledger's day totals", () => {
+  it('behavior: each committed block adds its swaps to its UTC day, per integrator; a day is kept a week', async () => {
+    const store = createLedgerStore(redis, storeKeys, 256);
+    await store.commit(1, hash(1), [entry(1, 'acme', '300'), entry(1, 'acme', '150.5'), entry(1, '', '10')]);
+    await store.commit(2, hash(2), [entry(2, 'beta', '99.25')]);
+    await store.commit(3, hash(3), [entry(3, 'acme', '1000')]);
+    expect(ledgerDay(timeOf(2))).toBe(ledgerDay(timeOf(1)));
+    expect(ledgerDay(timeOf(3))).toBe(ledgerDay(timeOf(1)) + 1);
+    expect(await totals(timeOf(1))).toEqual([
+      { integratorId: '', swaps: 1, notional: 10 },
+      { integratorId: 'acme', swaps: 2, notional: 450.5 },
+      { integratorId: 'beta', swaps: 1, notional: 99.25 },
+    ]);
+    expect(await totals(timeOf(3))).toEqual([{ integratorId: 'acme', swaps: 1, notional: 1000 }]);
+    const ttl = await redis.ttl(keys.ledgerDay(CHAIN, ledgerDay(timeOf(1))));
+    expect(ttl).toBeGreaterThan(LEDGER_DAY_TTL_SECONDS - 60);
+    expect(ttl).toBeLessThanOrEqual(LEDGER_DAY_TTL_SECONDS);
+    // The totals add up to what the ledger holds.
+    expect(await redis.zcard(keys.ledger(CHAIN))).toBe(5);
+  });
+
+  it('behavior: a block committed again replaces its swaps in the totals, not adds to them', async () => {
+    const store = createLedgerStore(redis, storeKeys, 256);
+    await store.commit(3, hash(3), [entry(3, 'acme', '400'), entry(3, 'gamma', '5')]);
+    expect(await totals(timeOf(3))).toEqual([
+      { integratorId: 'acme', swaps: 1, notional: 400 },
+      { integratorId: 'gamma', swaps: 1, notional: 5 },
+    ]);
+  });
+
+  it("behavior: a reorg's rollback takes the orphans out of their days' totals; an integrator left with none is not listed", async () => {
+    const store = createLedgerStore(redis, storeKeys, 256);
+    expect(await store.rollback({ number: 1, hash: hash(1) })).toBe(3);
+    expect(await totals(timeOf(1))).toEqual([
+      { integratorId: '', swaps: 1, notional: 10 },
+      { integratorId: 'acme', swaps: 2, notional: 450.5 },
+    ]);
+    expect(await totals(timeOf(3))).toEqual([]);
+    // The new branch's blocks count as any other.
+    await store.commit(2, hash(22), [entry(2, 'beta', '1.75')]);
+    expect((await totals(timeOf(2))).find((t) => t.integratorId === 'beta')).toEqual({
+      integratorId: 'beta',
+      swaps: 1,
+      notional: 1.75,
+    });
+    expect(await store.cursor()).toEqual({ number: 2, hash: hash(22) });
+  });
+});
+
+describe('the rolling 60 s markout', () => {
+  const logger = createLogger({ service: 'test', silent: true });
+  const gauge = async (metrics: ReturnType<typeof createLedgerMetrics>, name: string, integrator: string) =>
+    (await metrics.metrics.registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.integrator === integrator)
+      ?.value;
+
+  it('behavior: the mean of the last 100 markouts per integrator, as metrics and in Redis; a restart goes on from them', async () => {
+    const key = keys.ledgerMarkouts(CHAIN);
+    const metrics = createLedgerMetrics({ chainId: CHAIN, defaultMetrics: false });
+    const first = new RollingMarkouts(redis, key, metrics, logger);
+    await first.load();
+    first.track('acme');
+    expect(await gauge(metrics, 'ledger_markout_60s_bps', 'acme')).toBeNaN();
+    expect(await gauge(metrics, 'ledger_markout_60s_swaps', 'acme')).toBe(0);
+    // 110 markouts: -1 … -110 bps; the last 100 are -11 … -110, mean -60.5.
+    const values = Array.from({ length: 110 }, (_, i) => ({ integratorId: 'acme', bps: -(i + 1) }));
+    await first.add(values.slice(0, 60));
+    await first.add([...values.slice(60), { integratorId: 'beta', bps: 2.5 }]);
+    expect(await gauge(metrics, 'ledger_markout_60s_bps', 'acme')).toBe(-60.5);
+    expect(await gauge(metrics, 'ledger_markout_60s_swaps', 'acme')).toBe(LEDGER_ROLLING_SWAPS);
+    const stored = parseRollingMarkout((await redis.hget(key, 'acme'))!);
+    expect(stored).toHaveLength(LEDGER_ROLLING_SWAPS);
+    expect(stored[0]).toBe(-11);
+
+    // A restarted ledger: one markout recorded before the stored ones are read comes after them.
+    const again = createLedgerMetrics({ chainId: CHAIN, defaultMetrics: false });
+    await redis.hset(key, 'broken', 'not json');
+    const second = new RollingMarkouts(redis, key, again, logger);
+    const loading = second.load();
+    second.track('acme');
+    await Promise.all([loading, second.add([{ integratorId: 'acme', bps: -111 }])]);
+    expect(parseRollingMarkout((await redis.hget(key, 'acme'))!).slice(-2)).toEqual([-110, -111]);
+    // -12 … -111: mean -61.5.
+    expect(await gauge(again, 'ledger_markout_60s_bps', 'acme')).toBe(-61.5);
+    expect(await gauge(again, 'ledger_markout_60s_bps', 'beta')).toBe(2.5);
+    expect(await gauge(again, 'ledger_markout_60s_swaps', 'beta')).toBe(1);
+    expect(await gauge(again, 'ledger_markout_60s_swaps', 'broken')).toBeUndefined();
+  });
+
+  it('behavior: a markout that is not a finite number (a zero-leg swap) counts in no mean, is never stored, and a null an older ledger stored is skipped on load', async () => {
+    const key = keys.ledgerMarkouts(CHAIN);
+    // What a ledger before this rule left: an Infinity, written by JSON as null.
+    await redis.hset(key, 'dusty', JSON.stringify({ bps: [-30, Infinity, -10] }));
+    const metrics = createLedgerMetrics({ chainId: CHAIN, defaultMetrics: false });
+    const rolling = new RollingMarkouts(redis, key, metrics, logger);
+    await rolling.load();
+    await rolling.add([
+      { integratorId: 'dusty', bps: -Infinity },
+      { integratorId: 'dusty', bps: NaN },
+      { integratorId: 'dusty', bps: -20 },
+    ]);
+    expect(await gauge(metrics, 'ledger_markout_60s_bps', 'dusty')).toBe(-20);
+    expect(await gauge(metrics, 'ledger_markout_60s_swaps', 'dusty')).toBe(3);
+    expect(await redis.hget(key, 'dusty')).toBe('{"bps":[-30,-10,-20]}');
+  });
+});

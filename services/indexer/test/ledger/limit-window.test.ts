@@ -1,0 +1,209 @@
+/**
+ * The limits' arithmetic (limit-window.ts), on ledger entries made here: which limit each scope
+ * breaks, with what value against what threshold; the window, a resume restarting it, a reorg.
+ */
+import type { HaltScope, LedgerEntry } from '@pmm/core';
+import { LimitWindow } from '../../src/ledger/limit-window';
+import type { LimitConfig } from '../../src/ledger/limit-settings';
+
+const WETH = '0x' + '42'.repeat(20);
+const WBTC = '0x' + '0b'.repeat(20);
+let tx = 0;
+
+function entry(o: Partial<LedgerEntry> & { integratorId: string; blockNumber: number }): LedgerEntry {
+  tx++;
+  return {
+    chainId: 8453,
+    blockHash: '0x' + o.blockNumber.toString(16).padStart(64, '0'),
+    blockTime: 1_000 + o.blockNumber,
+    txHash: '0x' + tx.toString(16).padStart(64, '0'),
+    callIndex: 0,
+    via: 'direct',
+    keyId: 'k',
+    requestId: 'r',
+    base: WETH,
+    quote: '0x' + '11'.repeat(20),
+    pair: 'WETH/USDC',
+    side: 'ask',
+    baseAmount: '1',
+    quoteAmount: '1000',
+    executionPrice: '1000',
+    amountOut: '1000000000000000000',
+    ...o,
+  };
+}
+
+const never = () => -Infinity;
+const config = (c: Partial<LimitConfig>): LimitConfig => ({ windowSeconds: 3_600, ...c });
+
+describe('the notional caps', () => {
+  it('behavior: an integrator above its cap over the window, exactly summed; at the cap it is not', () => {
+    const w = new LimitWindow(config({ integratorNotional: '3000.5' }), 8453);
+    w.add([entry({ integratorId: 'acme', blockNumber: 1, quoteAmount: '1500.25' })]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 2, quoteAmount: '1500.25' })]);
+    expect(w.breaches(1_002, never)).toEqual([]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 3, quoteAmount: '0.000001' })]);
+    expect(w.breaches(1_003, never)).toEqual([
+      {
+        limit: 'integrator-notional',
+        scope: { integratorId: 'acme' },
+        value: '3000.500001',
+        threshold: '3000.5',
+        reason:
+          'limit integrator-notional: acme executed 3000.500001 USDC on chain 8453 in the last 3600 s (3 swaps), above the cap of 3000.5',
+      },
+    ]);
+  });
+
+  it("behavior: a pair's cap counts every integrator's swaps and unattributed ones; its scope is the pair on its chain", () => {
+    const w = new LimitWindow(config({ pairNotional: '2500', integratorNotional: '2000' }), 8453);
+    w.add([
+      entry({ integratorId: 'a', blockNumber: 1, base: WBTC, pair: 'WBTC/USDC', quoteAmount: '1000' }),
+      entry({ integratorId: '', blockNumber: 1, base: WBTC, pair: 'WBTC/USDC', quoteAmount: '1000' }),
+      entry({ integratorId: 'b', blockNumber: 2, base: WBTC, pair: 'WBTC/USDC', quoteAmount: '600' }),
+      entry({ integratorId: 'c', blockNumber: 2, quoteAmount: '1900' }),
+    ]);
+    const found = w.breaches(1_002, never);
+    expect(found.map((b) => [b.limit, b.scope, b.value])).toEqual([
+      ['pair-notional', { chainId: 8453, pair: WBTC }, '2600'],
+    ]);
+    expect(found[0]!.reason).toMatch(/^limit pair-notional: WBTC\/USDC executed 2600 USDC on chain 8453/);
+  });
+
+  it('behavior: swaps older than the window fall out of it', () => {
+    const w = new LimitWindow(config({ windowSeconds: 60, integratorNotional: '1500' }), 8453);
+    w.add([entry({ integratorId: 'acme', blockNumber: 1 })]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 70 })]);
+    // Block 1 (time 1001) is more than 60 s before block 70 (time 1070).
+    expect(w.breaches(1_070, never)).toEqual([]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 71 })]);
+    expect(w.breaches(1_071, never).map((b) => b.value)).toEqual(['2000']);
+  });
+
+  it('behavior: a resume restarts the window: the swaps before it never count again, the ones after do', () => {
+    const w = new LimitWindow(config({ integratorNotional: '1500' }), 8453);
+    w.add([entry({ integratorId: 'acme', blockNumber: 1 }), entry({ integratorId: 'acme', blockNumber: 2 })]);
+    expect(w.breaches(1_002, never)).toHaveLength(1);
+    // Resumed at 1002.5 s: blocks 1 and 2 (times 1001, 1002) are before it.
+    const resumed = (scope: HaltScope) => (scope.integratorId === 'acme' ? 1_002_500 : -Infinity);
+    w.add([entry({ integratorId: 'acme', blockNumber: 3 })]);
+    expect(w.breaches(1_003, resumed)).toEqual([]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 4 })]);
+    const [again] = w.breaches(1_004, resumed);
+    expect([again!.value, again!.reason]).toEqual([
+      '2000',
+      expect.stringContaining('since its resume at 1970-01-01T00:16:42.500Z (2 swaps)'),
+    ]);
+  });
+
+  it('behavior: swaps given out of block order (a restart reloading its ledger after new blocks) are summed in order after a resume', () => {
+    const w = new LimitWindow(config({ integratorNotional: '2500' }), 8453);
+    // Blocks 5 and 6 come first, then the reload of 1 to 4: the sums are rebuilt in block order.
+    w.add([entry({ integratorId: 'acme', blockNumber: 5 }), entry({ integratorId: 'acme', blockNumber: 6 })]);
+    w.add([1, 2, 3, 4].map((blockNumber) => entry({ integratorId: 'acme', blockNumber, quoteAmount: '0.5' })));
+    // Resumed at 1002.5 s: blocks 3 to 6 count, 0.5 + 0.5 + 1000 + 1000.
+    const resumed = () => 1_002_500;
+    expect(w.breaches(1_006, resumed)).toEqual([]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 7, quoteAmount: '499.5' })]);
+    const [breach] = w.breaches(1_007, resumed);
+    expect([breach!.value, breach!.reason]).toEqual(['2500.5', expect.stringContaining('(5 swaps)')]);
+  });
+
+  it('behavior: only scopes touched since the last evaluation are evaluated; touch() asks for one again', () => {
+    const w = new LimitWindow(config({ integratorNotional: '500' }), 8453);
+    w.add([entry({ integratorId: 'acme', blockNumber: 1 })]);
+    expect(w.breaches(1_001, never)).toHaveLength(1);
+    expect(w.breaches(1_002, never)).toEqual([]);
+    w.touch({ integratorId: 'acme' });
+    expect(w.breaches(1_002, never)).toHaveLength(1);
+  });
+
+  it('behavior: a swap given twice (the ledger reloaded at a restart) counts once', () => {
+    const w = new LimitWindow(config({ integratorNotional: '1500' }), 8453);
+    const e = entry({ integratorId: 'acme', blockNumber: 5 });
+    w.add([e]);
+    w.add([{ ...e }, entry({ integratorId: 'acme', blockNumber: 3, quoteAmount: '100' })]);
+    expect(w.breaches(1_005, never)).toEqual([]);
+  });
+
+  it('behavior: a reorg forgets what the orphaned blocks held', () => {
+    const w = new LimitWindow(config({ integratorNotional: '1500' }), 8453);
+    w.add([entry({ integratorId: 'acme', blockNumber: 1 })]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 2 })]);
+    w.rollback(1);
+    expect(w.breaches(1_002, never)).toEqual([]);
+    w.add([entry({ integratorId: 'acme', blockNumber: 2, quoteAmount: '400' })]);
+    expect(w.breaches(1_002, never)).toEqual([]);
+  });
+});
+
+describe('the markout floor', () => {
+  const markoutConfig = config({ markout: { floorBps: -20, horizon: '5b', minSwaps: 3 } });
+
+  it('behavior: a mean markout below the floor over at least the minimum of swaps trips; fewer swaps do not', () => {
+    const w = new LimitWindow(markoutConfig, 8453);
+    const swaps = [1, 2, 3].map((n) => entry({ integratorId: 'informed', blockNumber: n }));
+    w.add(swaps);
+    w.addMarkout(swaps[0]!, -90);
+    w.addMarkout(swaps[1]!, -100);
+    expect(w.breaches(1_010, never)).toEqual([]);
+    w.addMarkout(swaps[2]!, -95.5);
+    expect(w.breaches(1_010, never)).toEqual([
+      {
+        limit: 'integrator-markout',
+        scope: { integratorId: 'informed' },
+        value: '-95.17',
+        threshold: '-20',
+        reason:
+          "limit integrator-markout: informed's mean 5b markout on chain 8453 in the last 3600 s is -95.17 bps over 3 swaps, below the floor of -20 bps",
+      },
+    ]);
+  });
+
+  it('behavior: a mean at or above the floor does not trip; a markout given twice counts once', () => {
+    const w = new LimitWindow(markoutConfig, 8453);
+    const swaps = [1, 2, 3].map((n) => entry({ integratorId: 'random', blockNumber: n }));
+    w.add(swaps);
+    for (const s of swaps) w.addMarkout(s, -20);
+    expect(w.breaches(1_010, never)).toEqual([]);
+    w.addMarkout(swaps[0]!, -500);
+    expect(w.breaches(1_010, never)).toEqual([]);
+  });
+});
+
+describe('the share below the quote', () => {
+  const quoted = (n: number, amountOut: string, integratorId = 'slipped') =>
+    entry({ integratorId, blockNumber: n, amountOut, quotedAmountOut: '1000000' });
+
+  it('behavior: the share of swaps with a firm quote executed below it, above the cap over the minimum, trips', () => {
+    const w = new LimitWindow(config({ belowQuote: { shareBps: 5000, minSwaps: 3 } }), 8453);
+    // A swap without a firm quote is not in the share.
+    w.add([quoted(1, '999999'), quoted(2, '1000000'), entry({ integratorId: 'slipped', blockNumber: 2 })]);
+    expect(w.breaches(1_002, never)).toEqual([]);
+    w.add([quoted(3, '990000')]);
+    expect(w.breaches(1_003, never)).toEqual([
+      {
+        limit: 'integrator-below-quote',
+        scope: { integratorId: 'slipped' },
+        value: '6666.67',
+        threshold: '5000',
+        reason:
+          "limit integrator-below-quote: 2 of slipped's 3 swaps with a firm quote on chain 8453 in the last 3600 s executed below it (6666.67 bps), above the cap of 5000 bps",
+      },
+    ]);
+  });
+
+  it('behavior: executed at or above the quote is not below it; a share at the cap does not trip', () => {
+    const w = new LimitWindow(config({ belowQuote: { shareBps: 5000, minSwaps: 2 } }), 8453);
+    w.add([quoted(1, '1000001'), quoted(2, '999000')]);
+    expect(w.breaches(1_002, never)).toEqual([]);
+  });
+});
+
+it('behavior: limits that are off never trip, whatever executes', () => {
+  const w = new LimitWindow(config({}), 8453);
+  const e = entry({ integratorId: 'acme', blockNumber: 1, quoteAmount: '1000000000', quotedAmountOut: '2' });
+  w.add([e]);
+  w.addMarkout(e, -10_000);
+  expect(w.breaches(1_001, never)).toEqual([]);
+});

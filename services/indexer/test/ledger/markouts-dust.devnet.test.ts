@@ -1,0 +1,202 @@
+/**
+ * One dust swap ahead of ten real ones, end to end on the devnet (processes as `npm start` runs
+ * them: indexer, signer, gateway and the ledger with its markout limit, testkit's startSystem, one
+ * anvil chain mining a block a second, a still market moved only by this test).
+ *
+ * The `dev` integrator signs eleven swaps through the gateway. The signature does not cover
+ * amountIn: the first is sent with 1 wei of WETH in, and the router pays 0 for it (a zero leg, no
+ * price). The ten others buy WETH, and right after them the test raises the curve's mid by 1 %
+ * (the maker sold too cheap). All eleven are mined in one block, so that the ledger settles their
+ * markouts in one batch. Then every real swap has its markouts and the dust swap the marker
+ * "no markout: zero leg" in `npm run markouts` (JSON, CSV, table; no Infinity or NaN), the
+ * ledger's rolling 60 s markout is that of the ten, and the markout limit trips over the ten:
+ * the integrator is halted.
+ */
+import {
+  DEFAULT_KEY_PREFIX,
+  HaltStore,
+  createRedis,
+  haltScopeName,
+  parseRollingMarkout,
+  redisKeys,
+  redisReady,
+  type RedisClient,
+} from '@pmm/core';
+import { decodeSwapCalldata, encodeSwapCalldata } from '@pmm/protocol';
+import { HORIZONS, NO_MARKOUT_ZERO_LEG, type MarkoutReport } from '@pmm/operator';
+import { moveCurveMid, until, type System } from '@pmm/testkit';
+import request from 'supertest';
+import { createTestClient, http, type Hex } from 'viem';
+import { approve, signFirm, swapChain, type SwapChain } from '../../../../packages/stack/test/support/firm-swaps';
+import {
+  dayFromNow,
+  ledgerCursorOf,
+  markoutsCommand,
+  startLedgerSystem,
+  type MarkoutsCommand,
+} from '../support/ledger-devnet';
+
+jest.setTimeout(600_000);
+
+const CHAIN = 8453;
+const INTEGRATOR = 'dev';
+const keys = redisKeys(DEFAULT_KEY_PREFIX);
+// 25 blocks: the test's move of the curve lands well inside it, however loaded the machine.
+const LIMITS = { LIMIT_MARKOUT_FLOOR_BPS: '-20', LIMIT_MARKOUT_HORIZON: '25b', LIMIT_MARKOUT_MIN_SWAPS: '10' };
+
+let sys: System;
+/** The records' server (the ledger, its markouts, the halts), as its administrator. */
+let redis: RedisClient;
+/** `npm run markouts`, as the operator's Redis user. */
+let markoutsCli: MarkoutsCommand;
+let x: SwapChain;
+let weth: Hex;
+let quote: Hex;
+
+beforeAll(async () => {
+  sys = await startLedgerSystem(CHAIN, LIMITS);
+  x = swapChain(sys, CHAIN);
+  weth = x.c.tokens.WETH!.address as Hex;
+  quote = x.c.quoteToken.address as Hex;
+  redis = createRedis(sys.redisRecordsUrl, { name: 'markouts-dust-e2e' });
+  await redisReady(redis);
+  markoutsCli = await markoutsCommand(sys, keys);
+  for (const token of [weth, quote]) await approve(x, token, 2n ** 255n);
+  // The ledger starts at the head it first sees: the swaps below come after it.
+  const head = Number(await x.pub.getBlockNumber());
+  await until(async () => (await ledgerCursorOf(redis, keys, CHAIN)) >= head, 60_000, 'the ledger following', 200);
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await markoutsCli?.close();
+  await sys?.stop();
+});
+
+/** Sends every calldata in one block: mining paused, consecutive nonces, one block mined. */
+async function inOneBlock(calldatas: Hex[]): Promise<Hex[]> {
+  const anvil = createTestClient({ mode: 'anvil', transport: http(x.c.rpcUrl) });
+  await anvil.setIntervalMining({ interval: 0 });
+  const hashes: Hex[] = [];
+  try {
+    const nonce = await x.pub.getTransactionCount({ address: x.user.account.address, blockTag: 'pending' });
+    for (const [i, data] of calldatas.entries())
+      hashes.push(
+        await x.user.sendTransaction({ to: x.c.contracts.router as Hex, data, nonce: nonce + i, gas: 500_000n }),
+      );
+    await anvil.mine({ blocks: 1 });
+  } finally {
+    await anvil.setIntervalMining({ interval: 1 });
+  }
+  const receipts = await Promise.all(hashes.map((hash) => x.pub.waitForTransactionReceipt({ hash })));
+  expect(receipts.map((r) => r.status)).toEqual(hashes.map(() => 'success'));
+  expect(new Set(receipts.map((r) => r.blockNumber)).size).toBe(1);
+  return hashes;
+}
+
+const markouts = (format: 'json' | 'csv' | 'table') =>
+  markoutsCli.run(['--from', dayFromNow(-1), '--to', dayFromNow(1), '--chain', String(CHAIN), '--format', format]);
+
+async function metric(name: string): Promise<string | undefined> {
+  const text = await (await fetch(sys.processesOf('ledger')[0]!.metricsUrl!)).text();
+  return text
+    .split('\n')
+    .find((l) => l.startsWith(`${name}{`) && l.includes(`integrator="${INTEGRATOR}"`))
+    ?.split(' ')
+    .at(-1);
+}
+
+describe('a dust swap ahead of real ones', () => {
+  it('behavior: the dust swap has no markout and says so, every real swap has its own, and the markout limit trips over the ten', async () => {
+    const usdc = (whole: number) => BigInt(whole) * 10n ** BigInt(x.c.quoteToken.decimals);
+    // Signed for 0.01 WETH, sent with 1 wei: the router pays 0 of the quote token for it.
+    const signed = decodeSwapCalldata((await signFirm(x, weth, quote, 10n ** 16n, 10n)).calldata);
+    const dustCall = encodeSwapCalldata({ ...signed, amountIn: 1n, minAmountOut: 0n }) as Hex;
+    // Each its own amount: the audit record of each then matches its swap.
+    const realCalls: Hex[] = [];
+    for (let i = 0; i < 10; i++) realCalls.push((await signFirm(x, quote, weth, usdc(100 + i), 10n)).calldata);
+    const hashes = (await inOneBlock([dustCall, ...realCalls])).map((h) => h.toLowerCase());
+    const dust = hashes[0]!;
+    const real = hashes.slice(1);
+    // The market rises 1 % right after the ten bought WETH: about −100 bps each for the maker.
+    await moveCurveMid({ pub: x.pub, owner: x.owner, router: x.c.contracts.router }, weth, 1_010_000n);
+
+    // The markout limit: over the ten real swaps (the dust swap counts in no mean), below the floor.
+    const halts = new HaltStore(redis, keys);
+    const scope = haltScopeName({ integratorId: INTEGRATOR });
+    const halt = await until(
+      async () => (await halts.active()).find((h) => haltScopeName(h.scope) === scope && h.trip),
+      120_000,
+      'the integrator halted by its markout limit',
+      250,
+    );
+    expect(halt.trip).toMatchObject({ limit: 'integrator-markout', threshold: '-20' });
+    expect(Number(halt.trip!.value)).toBeLessThan(-50);
+    expect(halt.reason).toMatch(/^limit integrator-markout: dev's mean 25b markout on chain 8453 .* over 10 swaps/);
+    const refused = await until(
+      async () => {
+        const res = await request(sys.gateway.url)
+          .post('/v2/swap/sign')
+          .set('X-API-KEY', sys.gateway.apiKey)
+          .set('Content-Type', 'application/json')
+          .send(
+            JSON.stringify({
+              chainId: CHAIN,
+              tokenIn: quote,
+              tokenOut: weth,
+              amountIn: usdc(1).toString(),
+              fee: '10',
+              userAddress: x.c.testUser.address,
+            }),
+          );
+        return res.status === 503 ? res : undefined;
+      },
+      20_000,
+      'a sign of the halted integrator refused',
+      100,
+    );
+    expect(refused.body).toMatchObject({ error: { code: 'HALTED' } });
+
+    // `npm run markouts`, once every swap is past its 60 s horizon.
+    const report = await until(
+      async () => {
+        const r = JSON.parse((await markouts('json')).out) as MarkoutReport;
+        const ours = r.swaps.filter((s) => real.includes(s.txHash));
+        return ours.length === 10 && ours.every((s) => s.markoutsBps['60s'] !== null) && r;
+      },
+      150_000,
+      'every real swap past its 60 s horizon',
+      1_000,
+    );
+    const json = await markouts('json');
+    expect([json.code, json.out]).toEqual([0, expect.not.stringMatching(/Infinity|NaN/)]);
+    const line = report.swaps.find((s) => s.txHash === dust)!;
+    expect(line).toMatchObject({ integratorId: INTEGRATOR, side: 'bid', quoteAmount: '0', executionPrice: '0' });
+    for (const h of HORIZONS) {
+      expect([line.markoutsBps[h.key], line.markoutsQuote[h.key]]).toEqual([NO_MARKOUT_ZERO_LEG, NO_MARKOUT_ZERO_LEG]);
+      for (const s of report.swaps.filter((s) => real.includes(s.txHash))) {
+        const [bps, quoted] = [s.markoutsBps[h.key], s.markoutsQuote[h.key]];
+        if (h.key === '300s') expect([bps, quoted]).toEqual([null, null]);
+        else expect([Number.isFinite(bps), Number.isFinite(quoted)]).toEqual([true, true]);
+      }
+    }
+    for (const s of report.swaps.filter((s) => real.includes(s.txHash)))
+      expect(s.markoutsBps['25b'] as number).toBeLessThan(-50);
+    const dev = report.aggregates.find((a) => a.by === 'integrator' && a.key === INTEGRATOR)!;
+    expect([dev.count, dev.zeroLeg, dev.markoutsBps['25b']!.count]).toEqual([11, 1, 10]);
+
+    const csv = await markouts('csv');
+    expect(csv.out).not.toMatch(/Infinity|NaN|null/);
+    expect(csv.out.split('\n').find((l) => l.includes(dust))).toContain(`,${NO_MARKOUT_ZERO_LEG},`);
+    const table = await markouts('table');
+    expect(table.out).not.toMatch(/Infinity|NaN|null/);
+    expect(table.out).toContain(NO_MARKOUT_ZERO_LEG);
+    expect(table.out).toMatch(/^integrator\s+dev\s+11\s.*\s1$/m);
+
+    // The ledger's rolling 60 s markout: the ten real swaps' only, stored and exported as numbers.
+    await until(async () => (await metric('ledger_markout_60s_swaps')) === '10', 30_000, 'the rolling markout', 250);
+    const rolling = parseRollingMarkout((await redis.hget(keys.ledgerMarkouts(CHAIN), INTEGRATOR))!);
+    expect(rolling).toHaveLength(10);
+    expect(Number.isFinite(Number(await metric('ledger_markout_60s_bps')))).toBe(true);
+  });
+});
