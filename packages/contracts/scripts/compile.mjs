@@ -1,4 +1,6 @@
-// Compiles packages/contracts/contracts/*.sol with solc-js (the `solc` npm package: WebAssembly,
+// Compiles packages/contracts/contracts/*.sol, and the contracts of npm packages listed in
+// PACKAGE_CONTRACTS (the feeds' aggregator of @chainlink/contracts: the interface real feeds
+// answer, not one of ours), with solc-js (the `solc` npm package: WebAssembly,
 // no compiler download) and writes the module src/generated/artifacts (git-ignored): per contract
 // `export const <Name>Artifact = { contractName, abi: [...] as const, bytecode: '0x...' } as const`.
 //
@@ -31,6 +33,25 @@ if (files.length === 0) {
   process.exit(1);
 }
 const sources = Object.fromEntries(files.map((f) => [f, { content: readFileSync(path.join(sourcesDir, f), 'utf8') }]));
+
+// Contracts compiled from a package as it ships them, by name: their source unit is the import
+// path, so their own relative imports resolve inside the package (readImport below).
+const PACKAGE_CONTRACTS = {
+  MockV3Aggregator: '@chainlink/contracts/src/v0.8/shared/mocks/MockV3Aggregator.sol',
+};
+const readImport = (unit) => readFileSync(require.resolve(unit), 'utf8');
+// Every unit a package contract reaches, read here so that the hash below covers them all.
+const pending = Object.values(PACKAGE_CONTRACTS);
+while (pending.length > 0) {
+  const unit = pending.pop();
+  if (sources[unit]) continue;
+  const content = readImport(unit);
+  sources[unit] = { content };
+  for (const [, imported] of content.matchAll(/^import\s+(?:\{[^}]*\}\s+from\s+)?"([^"]+)";/gm))
+    pending.push(
+      path.posix.normalize(imported.startsWith('.') ? path.posix.join(path.posix.dirname(unit), imported) : imported),
+    );
+}
 
 const solcVersion = require('solc/package.json').version;
 const hash = createHash('sha256')
@@ -65,8 +86,8 @@ const lines = [
   '',
 ];
 const names = [];
-for (const file of files) {
-  const name = path.basename(file, '.sol');
+const units = [...files.map((file) => [path.basename(file, '.sol'), file]), ...Object.entries(PACKAGE_CONTRACTS)];
+for (const [name, file] of units) {
   const contract = output.contracts?.[file]?.[name];
   if (!contract) {
     console.error(`[contracts] ${file} does not define a contract named ${name}`);

@@ -9,9 +9,12 @@
  *   DEVNET_STACK_FILE          where to write the stack description (default <repo root>/.local/stack.json)
  *   DEVNET_HOST                address the nodes bind (default 127.0.0.1; 0.0.0.0 in a container)
  *   DEVNET_ADVERTISED_HOST     host name written into the stack's URLs (default 127.0.0.1; `devnet` in compose)
- *   DEVNET_MARKET              `on` (default): each pair's mid takes a random-walk step every block; `off`: still
+ *   DEVNET_MARKET              `on` (default): each pair's market takes a random-walk step every block, its curve
+ *                              follows and its reference feed publishes it; `off`: still
  *   DEVNET_MARKET_VOLATILITY_BPS  one block's move, standard deviation in bps (default 5)
  *   DEVNET_MARKET_SEED         seed of the walk (default 1)
+ *   DEVNET_FEED_DEVIATION_BPS  the reference feeds' deviation threshold in bps (default 15)
+ *   DEVNET_FEED_HEARTBEAT_SECONDS  the reference feeds' heartbeat (default 60)
  *   DEVNET_SECRETS_DIR         compose profile: write the devnet-only secrets there (see compose-secrets.ts)
  *                              and add `devApiKeyWhitelist` (every test user) to the stack file
  *
@@ -24,7 +27,7 @@ import path from 'node:path';
 import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { devnetKey } from './devnet-keys';
 import { writeComposeSecrets } from './compose-secrets';
-import { DEFAULT_MARKET, marketFromEnv } from './moving-market';
+import { DEFAULT_MARKET, marketFromEnv } from './market-walk';
 import { DEFAULT_BLOCK_INTERVAL_MS, startDevnet } from './start-devnet';
 import { publicStack, writeStack } from './stack';
 

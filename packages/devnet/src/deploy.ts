@@ -6,6 +6,7 @@
  * deployer starts at nonce 0.
  */
 import {
+  MockV3AggregatorArtifact,
   Multicall3Artifact,
   PmmHelperArtifact,
   PmmRouterArtifact,
@@ -13,7 +14,7 @@ import {
   VerificationImplArtifact,
 } from '@pmm/contracts';
 import { ContractFactory, getCreateAddress, type InterfaceAbi } from 'ethers';
-import type { SeedPlan } from './seed-plan';
+import { REFERENCE_FEED_DECIMALS, type SeedPlan } from './seed-plan';
 import type { TxSender } from './tx-sender';
 
 /** Addresses of everything deployed on a chain (same on every chain). */
@@ -25,6 +26,8 @@ export interface DeployedContracts {
   baseTokens: string[];
   router: string;
   helper: string;
+  /** Each base token's reference feed (@chainlink/contracts' MockV3Aggregator), in seed-plan order. */
+  referenceFeeds: string[];
 }
 
 interface Artifact {
@@ -49,12 +52,13 @@ export function predictDeploymentAddresses(deployer: string, baseTokenCount: num
     baseTokens: Array.from({ length: baseTokenCount }, (_, i) => at(firstBase + i)),
     router: at(router),
     helper: at(router + 1),
+    referenceFeeds: Array.from({ length: baseTokenCount }, (_, i) => at(router + 2 + i)),
   };
 }
 
 /**
- * Deploys Multicall3, VerificationImpl, the quote token, the base tokens, PmmRouter and PmmHelper
- * in that order (queued on `sender`; call `sender.confirmAll()` to mine them). The deployer must
+ * Deploys Multicall3, VerificationImpl, the quote token, the base tokens, PmmRouter, PmmHelper
+ * and a reference feed per base token (answering the seed plan's price) in that order (queued on `sender`; call `sender.confirmAll()` to mine them). The deployer must
  * not have sent any transaction on this chain before.
  */
 export function deployContracts(sender: TxSender, plan: SeedPlan, apiSigner: string): DeployedContracts {
@@ -67,6 +71,9 @@ export function deployContracts(sender: TxSender, plan: SeedPlan, apiSigner: str
   const baseTokens = plan.baseTokens.map((base) => sender.deploy(token(base)));
   const router = sender.deploy(deployData(PmmRouterArtifact, [quoteToken, apiSigner, verifier, plan.validitySeconds]));
   const helper = sender.deploy(deployData(PmmHelperArtifact, [router]));
+  const referenceFeeds = plan.baseTokens.map((base) =>
+    sender.deploy(deployData(MockV3AggregatorArtifact, [REFERENCE_FEED_DECIMALS, base.referenceAnswer])),
+  );
 
-  return { multicall3, verifier, quoteToken, baseTokens, router, helper };
+  return { multicall3, verifier, quoteToken, baseTokens, router, helper, referenceFeeds };
 }

@@ -20,7 +20,12 @@ export interface PlannedBaseToken extends PlannedToken {
   /** Human mid price: quote tokens per base token. */
   midPrice: bigint;
   curve: RouterCurve;
+  /** The first answer of the pair's reference feed: `midPrice` with REFERENCE_FEED_DECIMALS decimals. */
+  referenceAnswer: bigint;
 }
+
+/** Decimals of every devnet reference feed: those of Chainlink's USD feeds. */
+export const REFERENCE_FEED_DECIMALS = 8;
 
 export interface SeedPlan {
   chainId: number;
@@ -104,6 +109,7 @@ export function seedPlan(chainId: number): SeedPlan {
       decimals: b.decimals,
       midPrice: b.midPrice,
       curve,
+      referenceAnswer: b.midPrice * pow10(REFERENCE_FEED_DECIMALS),
       routerReserve: b.routerReserve * pow10(b.decimals),
       testUserBalance: b.testUserBalance * pow10(b.decimals),
     };

@@ -70,6 +70,9 @@ export async function setupChain(options: SetupChainOptions): Promise<ChainStack
       blockIntervalMs,
       validitySeconds: plan.validitySeconds,
       tokens: Object.fromEntries([quoteToken, ...baseTokens].map((t) => [t.symbol, t])),
+      references: Object.fromEntries(
+        baseTokens.map((b, i) => [b.address, { feed: contracts.referenceFeeds[i] ?? '' }] as const),
+      ),
     };
   } finally {
     provider.destroy();

@@ -25,6 +25,14 @@ export interface StackContracts {
   multicall3: string;
 }
 
+/**
+ * A pair's reference: the Chainlink-compatible feed (AggregatorV3Interface) whose answer is the
+ * base token's price in the chain's quote token; the indexer holds the pair's curve against it.
+ */
+export interface StackReference {
+  feed: string;
+}
+
 export interface ChainStack {
   chainId: number;
   rpcUrl: string;
@@ -45,6 +53,8 @@ export interface ChainStack {
   validitySeconds: number;
   /** Every token of the chain by symbol (quote and bases). */
   tokens: Record<string, StackToken>;
+  /** Each pair's reference, by base token address (what the chains setting's `references` reads). */
+  references: Record<string, StackReference>;
 }
 
 export interface StackDescription {

@@ -7,8 +7,9 @@ import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
 import { findFreePort } from './free-port';
 import { AnvilNode, PortInUseError } from './anvil-node';
 import { deployerWallet } from './devnet-keys';
-import { startMovingMarket, type MovingMarket, type MovingMarketOptions } from './moving-market';
-import { seedPlan } from './seed-plan';
+import { startMovingMarket, type MarketControls, type MovingMarket } from './devnet-market';
+import type { MovingMarketOptions } from './market-walk';
+import { REFERENCE_FEED_DECIMALS, seedPlan } from './seed-plan';
 import { setupChain } from './setup-chain';
 import { writeStack, type ChainStack, type StackDescription } from './stack';
 
@@ -58,9 +59,10 @@ export interface StartDevnetOptions {
    */
   blockGasLimit?: number;
   /**
-   * A market that moves: each pair's mid takes a seeded random-walk step every block
-   * (moving-market.ts). Default: none, a still market (tests that predict books need it).
-   * Needs interval mining.
+   * A market that moves: each pair's true market takes a seeded random-walk step every block,
+   * the maker's curve follows it and the pair's reference feed publishes it (devnet-market.ts).
+   * Default: none, a still market and still feeds (tests that predict books need it). Needs
+   * interval mining.
    */
   market?: MovingMarketOptions;
 }
@@ -75,6 +77,8 @@ export interface Devnet {
   pauseChain(chainId: number): void;
   /** SIGCONT after pauseChain. */
   resumeChain(chainId: number): void;
+  /** The faults a drill sets on the chain's market (throws when the devnet has no market). */
+  market(chainId: number): MarketControls;
   /** Kills every node and waits until they are gone. */
   stop(): Promise<void>;
 }
@@ -175,7 +179,20 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
           chainId: slot.chainId,
           rpcUrl: slot.node.rpcUrl,
           router: description.contracts.router,
-          pairs: plan.baseTokens.map((b, i) => ({ base: description.baseTokens[i]!.address, curve: b.curve })),
+          pairs: plan.baseTokens.map((b, i) => {
+            const base = description.baseTokens[i]!.address;
+            return {
+              base,
+              curve: b.curve,
+              feed: description.references[base]!.feed,
+              feedAnswer: b.referenceAnswer,
+              scale: {
+                feedDecimals: REFERENCE_FEED_DECIMALS,
+                baseDecimals: b.decimals,
+                quoteDecimals: plan.quoteToken.decimals,
+              },
+            };
+          }),
           blockIntervalMs: slot.blockIntervalMs,
           owner: deployerWallet(),
         },
@@ -248,6 +265,11 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     resumeChain(chainId) {
       runningNode(chainId).resume();
       log(`chain ${chainId} resumed`);
+    },
+    market(chainId) {
+      const market = slotOf(chainId).market;
+      if (!market) throw new Error(`chain ${chainId} has no moving market`);
+      return market;
     },
     stop: stopAll,
   };

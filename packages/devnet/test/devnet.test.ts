@@ -7,12 +7,20 @@ import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PmmHelperArtifact, PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
+import { MockV3AggregatorArtifact, PmmHelperArtifact, PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
 import { CHAINS, findChain } from '@pmm/protocol';
 import { getAddress, keccak256, toHex, type Address } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { chainClients } from '@pmm/testkit';
-import { predictDeploymentAddresses, readStack, seedPlan, startDevnet, type ChainStack, type Devnet } from '../src';
+import {
+  predictDeploymentAddresses,
+  readStack,
+  REFERENCE_FEED_DECIMALS,
+  seedPlan,
+  startDevnet,
+  type ChainStack,
+  type Devnet,
+} from '../src';
 import { DEVNET_HARDFORK, anvilBinary } from '../src/anvil-node';
 import { rpcCall } from '../src/rpc';
 
@@ -87,6 +95,28 @@ describe('startDevnet', () => {
       });
       expect(c.quoteToken.address).toBe(predicted.quoteToken);
       expect(c.baseTokens.map((t) => t.address)).toEqual(predicted.baseTokens);
+      expect(c.baseTokens.map((t) => c.references[t.address]?.feed)).toEqual(predicted.referenceFeeds);
+    }
+  });
+
+  test("behavior: each pair's reference feed answers the seed plan's price with 8 decimals, in a round of its own", async () => {
+    for (const id of CHAIN_IDS) {
+      const c = chainOf(id);
+      const { publicClient } = chainClients(c);
+      for (const [i, base] of seedPlan(id).baseTokens.entries()) {
+        const feed = {
+          address: c.references[c.baseTokens[i]!.address]!.feed as Address,
+          abi: MockV3AggregatorArtifact.abi,
+        } as const;
+        expect(await publicClient.readContract({ ...feed, functionName: 'decimals' })).toBe(REFERENCE_FEED_DECIMALS);
+        const [roundId, answer, , updatedAt] = await publicClient.readContract({
+          ...feed,
+          functionName: 'latestRoundData',
+        });
+        expect(answer).toBe(base.midPrice * 10n ** 8n);
+        expect(roundId).toBe(1n);
+        expect(updatedAt).toBeGreaterThan(0n);
+      }
     }
   });
 

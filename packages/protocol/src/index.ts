@@ -98,6 +98,9 @@ export {
   type QuoteSample,
 } from './orderbook/orderbook-levels';
 
+// reference/: a pair's reference price (a Chainlink-compatible feed) beside the router's curve
+export { feedAnswerFromMidX18, midX18FromFeedAnswer, type ReferenceScale } from './reference/reference-mid';
+
 // requests/: parsing and validation: the sign body and its fields, duplicate JSON keys
 export { findDuplicateKey } from './requests/json-duplicate-key';
 export { isAddress, parseAddress } from './requests/parse-address';
