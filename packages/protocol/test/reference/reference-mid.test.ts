@@ -1,7 +1,7 @@
 /**
  * A feed's answer and a router mid, one in the other's units (reference/reference-mid.ts).
  */
-import { feedAnswerFromMidX18, midX18FromFeedAnswer } from '../src';
+import { feedAnswerFromMidX18, midX18FromFeedAnswer } from '../../src';
 
 describe('reference mid', () => {
   it('behavior: 3000 USDC (6 decimals) per WETH (18) with an 8-decimal feed is the router mid 3000e6 × 1e18 / 1e18', () => {
