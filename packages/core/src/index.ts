@@ -186,6 +186,7 @@ export {
 
 // The maker's ledger and the mid history it is marked against (ledger/)
 export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger/ledger-entry';
+export { ledgerRevertJson, parseLedgerRevert, type LedgerRevert } from './ledger/ledger-revert';
 export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor';
 export {
   LEDGER_DAY_TTL_SECONDS,

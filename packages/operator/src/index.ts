@@ -40,7 +40,12 @@ export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './ch
 export { TracerChoice } from './chain/call-trace';
 export { scanSwaps, routerSwapCalls } from './swaps/scan-swaps';
 export type { OnChainSwap } from './swaps/scan-swaps';
-export { attributeSwap } from './swaps/attribute-swap';
+export { attributeRevert, attributeSwap } from './swaps/attribute-swap';
+export { scanBlockReverts } from './swaps/scan-reverts';
+export { ledgerRevertOf } from './ledger/revert-entry';
+export type { BlockRevertScan } from './swaps/scan-reverts';
+export { CALLER_REVERTED } from './swaps/router-call';
+export type { OnChainRevert, SignedCall } from './swaps/router-call';
 export type { Attribution, SignatureRecords } from './swaps/attribute-swap';
 export { quoteGapBps } from './swaps/quote-gap';
 export { csvLine } from './cli/csv';

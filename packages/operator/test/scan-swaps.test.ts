@@ -170,7 +170,8 @@ describe('tracer shapes', () => {
     expect(swapCallsFromCallTracer(root, ROUTER)).toEqual([
       { from: EXECUTOR, input: swapInput, output: OUT, depth: 1, reverted: false },
       { from: EXECUTOR, input: swapInput, output: OUT, depth: 2, reverted: true },
-      { from: EXECUTOR, input: swapInput, output: '0x', depth: 1, reverted: true },
+      // Its own failure: the ledger reads its reason from it (a frame only undone by its caller has none).
+      { from: EXECUTOR, input: swapInput, output: '0x', depth: 1, reverted: true, error: 'execution reverted' },
     ]);
   });
 

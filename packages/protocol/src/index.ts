@@ -30,6 +30,7 @@ export {
 export { toChecksumAddress } from './abi/eip55';
 export { keccak256 } from './abi/keccak256';
 export { QUOTE_SELECTOR, quoteCalldataBuilder } from './abi/quote-calldata';
+export { decodeRouterRevert, ROUTER_REVERT_REASONS, type RouterRevert } from './abi/router-revert';
 export {
   decodeSwapCalldata,
   encodeSwapCalldata,

@@ -10,7 +10,7 @@ export { startLedger } from './ledger/ledger';
 export type { RunningLedger } from './ledger/ledger';
 export { LEDGER_SETTINGS, loadLedgerConfig } from './ledger/ledger-config';
 export { createLedgerMetrics } from './ledger/ledger-metrics';
-export { createLedgerStore, type LedgerKeys, type LedgerStore } from './ledger/ledger-store';
+export { createLedgerStore, ledgerStoreKeys, type LedgerKeys, type LedgerStore } from './ledger/ledger-store';
 export { RollingMarkouts } from './ledger/rolling-markouts';
 export { createBookStore } from './store/book-store';
 export { askLadder, resolveLadder, type LadderConfig, type ProbePrice, type RawLadder } from './domain/ladder';

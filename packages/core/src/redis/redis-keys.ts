@@ -64,6 +64,11 @@ export function redisKeys(prefix: string = DEFAULT_KEY_PREFIX) {
     midTimes: (chainId: number) => `${prefix}:{${chainId}}:mids:times`,
     /** sorted set: the maker's ledger, the chain's executed swaps (score = block number; member = JSON, ledger-entry.ts). */
     ledger: (chainId: number) => `${prefix}:{${chainId}}:ledger`,
+    /**
+     * sorted set: the router calls that reverted on the chain (score = block number; member = JSON,
+     * ledger-revert.ts), committed and rolled back with the swaps of their blocks.
+     */
+    ledgerReverts: (chainId: number) => `${prefix}:{${chainId}}:ledger:reverts`,
     /** string: JSON { number, hash } of the last block the ledger holds (it resumes after it). */
     ledgerCursor: (chainId: number) => `${prefix}:{${chainId}}:ledger:cursor`,
     /** hash: block number → hash of the recent blocks the ledger read (a reorg is found against them). */

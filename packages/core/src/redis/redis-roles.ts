@@ -37,6 +37,7 @@ export const REDIS_KEY_ROLES: Readonly<Record<keyof RedisKeys, RedisKeyRole>> = 
   mids: 'rebuildable',
   midTimes: 'rebuildable',
   ledger: 'records',
+  ledgerReverts: 'records',
   ledgerCursor: 'records',
   ledgerBlocks: 'records',
   ledgerDay: 'records',

@@ -15,7 +15,8 @@
  *
  * `auto` tries them in that order on the first transaction that needs one and keeps the first
  * the node accepts. A call that reverted, or whose caller (at any level) reverted, changed nothing:
- * it is returned with `reverted` so that `audit tx` can show it, and is never a swap.
+ * it is returned with `reverted` (and, when it failed itself, its `error` and revert data) so that
+ * `audit tx` can show it and the ledger records it (swaps/scan-reverts.ts), and is never a swap.
  *
  * The node's answer is not trusted: trees are walked without recursion and refused past the EVM's
  * call-depth limit (no real transaction goes deeper), and lengths read from a struct log's stack
@@ -38,11 +39,14 @@ export interface RouterSwapCall {
   from: string;
   /** Lowercase hex calldata. */
   input: string;
-  /** Lowercase hex return data ('0x' when none). */
+  /** Lowercase hex return data, or revert data when the call itself failed ('0x' when none). */
   output: string;
   /** Depth below the transaction's own call (0: the transaction calls the router itself). */
   depth: number;
+  /** The call changed nothing: it failed, or a caller above it did. */
   reverted: boolean;
+  /** The tracer's error when the call itself failed (`output` then holds its revert data, when the tracer gives it). */
+  error?: string;
 }
 
 /** The node refused the tracer itself (not this transaction): try another. */
@@ -86,7 +90,14 @@ export function swapCallsFromCallTracer(root: CallFrame, router: string): Router
     const reverted = revertedAbove || f.error !== undefined;
     const input = lower(f.input);
     if (lower(f.type) === 'call' && lower(f.to) === router && isSwapInput(input))
-      out.push({ from: lower(f.from), input, output: lower(f.output) || '0x', depth, reverted });
+      out.push({
+        from: lower(f.from),
+        input,
+        output: lower(f.output) || '0x',
+        depth,
+        reverted,
+        ...(f.error !== undefined ? { error: String(f.error) } : {}),
+      });
     const calls: unknown = f.calls;
     if (Array.isArray(calls))
       for (let i = calls.length - 1; i >= 0; i--)
@@ -134,7 +145,14 @@ export function swapCallsFromParity(traces: ParityTrace[], router: string): Rout
     const a = t.action ?? {};
     const input = lower(a.input);
     if (t.type === 'call' && lower(a.callType) === 'call' && lower(a.to) === router && isSwapInput(input))
-      out.push({ from: lower(a.from), input, output: lower(t.result?.output) || '0x', depth: path.length, reverted });
+      out.push({
+        from: lower(a.from),
+        input,
+        output: lower(t.result?.output) || '0x',
+        depth: path.length,
+        reverted,
+        ...(t.error !== undefined ? { error: String(t.error) } : {}),
+      });
   }
   return out;
 }
@@ -195,6 +213,7 @@ export function swapCallsFromStructLogs(
     const parent = frames[frames.length - 1]!;
     if (success) parent.inside.push(...frame.inside);
     else for (const s of frame.inside) s.reverted = true;
+    if (!success && frame.swap) frame.swap.error = 'execution reverted';
   };
   const logs = result.structLogs ?? [];
   for (const step of logs) {
@@ -234,7 +253,8 @@ export function swapCallsFromStructLogs(
           // The struct logger counts the transaction's own call as depth 1: the callee is at step.depth + 1.
           pending.swap = { from: top.context, input, output: '0x', depth: step.depth, reverted: false };
       }
-    } else if (op === 'RETURN' && top.swap) {
+    } else if ((op === 'RETURN' || op === 'REVERT') && top.swap) {
+      // RETURN: the amountOut; REVERT: the router's error, kept when the call fails.
       top.swap.output = memorySlice(step, fromTop(step, 0), fromTop(step, 1));
     }
   }

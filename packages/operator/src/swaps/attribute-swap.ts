@@ -6,7 +6,7 @@
  * carry several requests, even of several integrators, and then the amounts tell who sent it.
  */
 import type { AuditEntry } from '../audit-trail/audit-reader';
-import type { OnChainSwap } from './scan-swaps';
+import type { SignedCall } from './router-call';
 
 /** Finds the audit records of a signature (AuditReader, or a test's own). */
 export interface SignatureRecords {
@@ -19,12 +19,12 @@ export type Attribution =
    * swap; `quotedAmountOut`: the firm quote's amount (raw units), when the record has one and asked
    * for the swap's very amounts (only then is it the quote the swap executed against).
    */
-  | { entry: AuditEntry; requests: number; quotedAmountOut?: string }
+  | { entry: AuditEntry; requests: number; quotedAmountOut?: string; altered?: true }
   /** Why the swap is not attributed. */
   | { reason: string };
 
 /** Attributes one swap (its verificationData decoded: `swap.verification`). */
-export async function attributeSwap(swap: OnChainSwap, lookup: SignatureRecords): Promise<Attribution> {
+export async function attributeSwap(swap: SignedCall, lookup: SignatureRecords): Promise<Attribution> {
   const v = swap.verification;
   if (!v || swap.problem) return { reason: swap.problem ?? 'verificationData: not decodable' };
   const records = await lookup.bySignature(swap.chainId, v.signature, swap.quoteTimestamp);
@@ -55,4 +55,20 @@ export async function attributeSwap(swap: OnChainSwap, lookup: SignatureRecords)
   const entry = candidates[0]!;
   const quotedAmountOut = sameAmounts.length > 0 ? entry.record.amountOut : undefined;
   return { entry, requests: matching.length, ...(quotedAmountOut !== undefined ? { quotedAmountOut } : {}) };
+}
+
+/**
+ * Attributes a reverted call: as a swap, and also when the call carries a signature the maker gave
+ * with other signed fields (a fee, a rate, a user or tokens changed after signing: the router then
+ * refuses it, `InvalidSignature`). The signature was still given to someone, who is then named,
+ * with `altered`; a swap is never attributed so, since the router accepts no altered field.
+ */
+export async function attributeRevert(call: SignedCall, lookup: SignatureRecords): Promise<Attribution> {
+  const attribution = await attributeSwap(call, lookup);
+  const v = call.verification;
+  if ('entry' in attribution || !v) return attribution;
+  const records = await lookup.bySignature(call.chainId, v.signature, call.quoteTimestamp);
+  const integrators = [...new Set(records.map((e) => e.record.integratorId))];
+  if (records.length === 0 || integrators.length > 1) return attribution;
+  return { entry: records[0]!, requests: records.length, altered: true };
 }

@@ -25,7 +25,7 @@
  * every round, or when the failure cannot change (no tracer, an impossible or oversized answer).
  * settle-command.ts then marks the report incomplete: a failure never passes for "no swap".
  */
-import { SWAP_SELECTOR, decodeSwapCalldata, decodeVerificationData, type VerificationData } from '@pmm/protocol';
+import { SWAP_SELECTOR } from '@pmm/protocol';
 import {
   ImpossibleTrace,
   NO_TRACER_REASON,
@@ -40,9 +40,9 @@ import {
   type ChainTransaction,
   type TransferLog,
 } from '../chain/chain-reader';
+import { revertOf, signedCallOf, type OnChainRevert, type SignedCall } from './router-call';
 
-export interface OnChainSwap {
-  chainId: number;
+export interface OnChainSwap extends SignedCall {
   txHash: string;
   blockNumber: number;
   /** Unix seconds of the block. */
@@ -57,19 +57,8 @@ export interface OnChainSwap {
   user: string;
   /** Lowercase: who sent the transaction. */
   txFrom: string;
-  tokenIn: string;
-  tokenOut: string;
-  /** The call's own amountIn (what the router takes). */
-  amountIn: bigint;
   /** What the router paid out for this call: its return data, or for a direct call the router's tokenOut transfers. */
   amountOut: bigint;
-  /** The call's `minAmountOut` (not signed: with amountIn, it tells apart requests that share a signature). */
-  minAmountOut: bigint;
-  /** The call's `quoteTimestamp` (the signed timestamp). */
-  quoteTimestamp: number;
-  /** Decoded verificationData; undefined when it is not the canonical encoding (reason in `problem`). */
-  verification?: VerificationData;
-  problem?: string;
 }
 
 /** A transaction that touched the router like a swap but could not be examined. */
@@ -84,6 +73,8 @@ export interface UnexaminedTransaction {
 
 export interface ScanResult {
   swaps: OnChainSwap[];
+  /** Router calls that reverted inside transactions that succeeded (an executor caught them). */
+  reverts: OnChainRevert[];
   unexamined: UnexaminedTransaction[];
   /** Transactions read, and of those traced. */
   transactions: number;
@@ -134,7 +125,7 @@ async function logsIn(
 }
 
 /** Runs `work` over `items`, at most `limit` at a time, results in the items' order. */
-async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const lane = async () => {
@@ -159,9 +150,20 @@ export async function routerSwapCalls(
 ): Promise<{ via: 'direct' | 'nested'; calls: RouterSwapCall[] } | { unexamined: string; mayPass: boolean }> {
   if (tx.to === router && tx.input.startsWith(SWAP_SELECTOR))
     return { via: 'direct', calls: [{ from: tx.from, input: tx.input, output: '0x', depth: 0, reverted: false }] };
+  const traced = await tracedSwapCalls(reader, tracer, router, tx);
+  return 'calls' in traced ? { via: 'nested', calls: traced.calls } : traced;
+}
+
+/** The router's swap calls of a transaction as the node's tracer shows them; `unexamined` says why there is no answer. */
+export async function tracedSwapCalls(
+  reader: ChainReader,
+  tracer: TracerChoice,
+  router: string,
+  tx: ChainTransaction,
+): Promise<{ calls: RouterSwapCall[] } | { unexamined: string; mayPass: boolean }> {
   try {
     const calls = await tracer.swapCalls(reader, tx, router);
-    if (calls) return { via: 'nested', calls };
+    if (calls) return { calls };
     return { unexamined: NO_TRACER_REASON, mayPass: false };
   } catch (err) {
     // The same answer would come again: the node lacks the tracer for it, or answered what no EVM
@@ -176,7 +178,7 @@ export async function scanSwaps(opts: ScanOptions): Promise<ScanResult> {
   const { reader } = opts;
   const router = opts.router.toLowerCase();
   const span = opts.span ?? 2_000;
-  const result: ScanResult = { swaps: [], unexamined: [], transactions: 0, traced: 0 };
+  const result: ScanResult = { swaps: [], reverts: [], unexamined: [], transactions: 0, traced: 0 };
   let from = opts.fromBlock;
   // Once the node refused a window, later windows keep the size it accepted.
   let size = span;
@@ -210,6 +212,7 @@ export async function scanSwaps(opts: ScanOptions): Promise<ScanResult> {
       result.transactions += 1;
       if (f.traced) result.traced += 1;
       result.swaps.push(...f.swaps);
+      result.reverts.push(...f.reverts);
       if (f.unexamined) result.unexamined.push(f.unexamined);
     }
     opts.onProgress?.(window.to, result.swaps.length, result.unexamined.length);
@@ -228,7 +231,13 @@ async function examine(
   router: string,
   hash: string,
   logs: TransferLog[],
-): Promise<{ swaps: OnChainSwap[]; unexamined?: UnexaminedTransaction; mayPass?: boolean; traced: boolean }> {
+): Promise<{
+  swaps: OnChainSwap[];
+  reverts: OnChainRevert[];
+  unexamined?: UnexaminedTransaction;
+  mayPass?: boolean;
+  traced: boolean;
+}> {
   const first = logs.reduce((a, b) => (a.logIndex <= b.logIndex ? a : b));
   const [tx, blockTime] = await Promise.all([reader.transaction(hash), reader.blockTime(first.blockNumber)]);
   if (!tx) throw new Error(`chain ${reader.chainId}: transaction ${hash} of a log not found`);
@@ -241,41 +250,39 @@ async function examine(
     logIndex: first.logIndex,
   };
   if ('unexamined' in found)
-    return { swaps: [], unexamined: { ...place, reason: found.unexamined }, mayPass: found.mayPass, traced: false };
+    return {
+      swaps: [],
+      reverts: [],
+      unexamined: { ...place, reason: found.unexamined },
+      mayPass: found.mayPass,
+      traced: false,
+    };
   const swaps: OnChainSwap[] = [];
-  for (const call of found.calls) {
-    if (call.reverted) continue;
-    let args;
-    try {
-      args = decodeSwapCalldata(call.input);
-    } catch {
-      continue; // the selector with truncated arguments: the router rejected it, nothing moved
+  const reverts: OnChainRevert[] = [];
+  for (const [index, call] of found.calls.entries()) {
+    const signed = signedCallOf(reader.chainId, call.input);
+    if (!signed) continue; // the selector with truncated arguments: the router rejected it, nothing moved
+    if (call.reverted) {
+      // A router call an executor caught (an optional leg): the transaction went on without it.
+      reverts.push(revertOf(signed, call, { ...place, callIndex: index, via: found.via, txFrom: tx.from }, false));
+      continue;
     }
     const swap: OnChainSwap = {
       ...place,
+      ...signed,
       callIndex: swaps.length,
       via: found.via,
       user: call.from,
       txFrom: tx.from,
-      tokenIn: args.tokenIn,
-      tokenOut: args.tokenOut,
-      amountIn: args.amountIn,
       amountOut:
         found.via === 'direct'
-          ? logs.filter((l) => l.token === args.tokenOut && l.from === router).reduce((t, l) => t + l.value, 0n)
+          ? logs.filter((l) => l.token === signed.tokenOut && l.from === router).reduce((t, l) => t + l.value, 0n)
           : call.output.length >= 66
             ? BigInt(call.output.slice(0, 66))
             : 0n,
-      minAmountOut: args.minAmountOut,
-      quoteTimestamp: Number(args.quoteTimestamp),
     };
     if (found.via === 'nested' && call.output.length < 66) swap.problem = 'the router call returned no amountOut';
-    try {
-      swap.verification = decodeVerificationData(args.verificationData);
-    } catch (err) {
-      swap.problem = `verificationData: ${err instanceof Error ? err.message : 'not decodable'}`;
-    }
     swaps.push(swap);
   }
-  return { swaps, traced: found.via === 'nested' };
+  return { swaps, reverts, traced: found.via === 'nested' };
 }

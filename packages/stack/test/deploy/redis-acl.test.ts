@@ -24,9 +24,15 @@ import {
   type RedisUserRole,
 } from '@pmm/core';
 import { ApiKeyStore, RateLimiter, StreamSlots, hashApiKey, seedDevKey } from '@pmm/gateway';
-import { createBookStore, createLedgerMetrics, createLedgerStore, RollingMarkouts } from '@pmm/indexer';
+import {
+  createBookStore,
+  createLedgerMetrics,
+  createLedgerStore,
+  ledgerStoreKeys,
+  RollingMarkouts,
+} from '@pmm/indexer';
 import { RedisAuditTrail } from '@pmm/signer';
-import { commandOutcome, privateRedis, sampleAuditRecord, type PrivateRedis } from '@pmm/testkit';
+import { commandOutcome, privateRedis, sampleAuditRecord, sampleLedgerRevert, type PrivateRedis } from '@pmm/testkit';
 import { createBlockQueue, createBlockWorker } from '../../../../services/indexer/src/jobs/block-queue';
 import { AuditReader } from '../../../operator/src/audit-trail/audit-reader';
 import { readConsoleLedger } from '../../../../services/gateway/src/console/console-ledger';
@@ -303,20 +309,11 @@ describe('Redis users, one per role', () => {
     const record = sampleAuditRecord(1, { integratorId: 'acme' });
     expect((await reader.bySignature(8453, record.signature, record.timestamp)).length).toBe(1);
     // Its store's commit and rollback (swaps, day totals, block hashes, cursor) and its rolling markouts.
-    const store = createLedgerStore(
-      ledger,
-      {
-        ledger: keys.ledger(8453),
-        cursor: keys.ledgerCursor(8453),
-        blocks: keys.ledgerBlocks(8453),
-        day: (day) => keys.ledgerDay(8453, day),
-      },
-      256,
-    );
+    const store = createLedgerStore(ledger, ledgerStoreKeys(keys, 8453), 256);
     const now = Math.floor(Date.now() / 1_000);
-    await store.commit(1, `0x${'1'.repeat(64)}`, [ledgerEntry(1, now)]);
-    await store.commit(2, `0x${'2'.repeat(64)}`, [ledgerEntry(2, now)]);
-    expect(await store.rollback({ number: 1, hash: `0x${'1'.repeat(64)}` })).toBe(1);
+    await store.commit(1, `0x${'1'.repeat(64)}`, [ledgerEntry(1, now)], []);
+    await store.commit(2, `0x${'2'.repeat(64)}`, [ledgerEntry(2, now)], [sampleLedgerRevert(2, now)]);
+    expect(await store.rollback({ number: 1, hash: `0x${'1'.repeat(64)}` })).toEqual({ swaps: 1, reverts: 1 });
     const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
     const logger = createLogger({ service: 'acl-test', silent: true });
     const rolling = new RollingMarkouts(ledger, keys.ledgerMarkouts(8453), metrics, logger);

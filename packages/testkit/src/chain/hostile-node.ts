@@ -315,6 +315,20 @@ export async function startHostileNode(opts: {
           return reply(transferLogs((req.params?.[0] ?? {}) as never));
         case 'eth_getTransactionByHash':
           return reply(swapTransaction(String(req.params?.[0]).toLowerCase()));
+        case 'eth_getBlockReceipts': {
+          // Every swap it makes succeeds: the ledger's search for reverted calls finds none to trace.
+          const block = canonical.get(Number(req.params?.[0]));
+          return reply(
+            block
+              ? (swapsIn.get(block.hash) ?? []).map((txHash, i) => ({
+                  transactionHash: txHash,
+                  transactionIndex: hex(i),
+                  blockNumber: hex(block.number),
+                  status: '0x1',
+                }))
+              : null,
+          );
+        }
         case 'eth_subscribe':
           return reply('0x5ub');
         case 'eth_call':

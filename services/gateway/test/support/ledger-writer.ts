@@ -5,22 +5,13 @@
  */
 import { createLogger, type LedgerEntry, type RedisClient, type RedisKeys } from '@pmm/core';
 import type { PairRegistry } from '@pmm/protocol';
-import { createLedgerMetrics, createLedgerStore, RollingMarkouts } from '@pmm/indexer';
+import { createLedgerMetrics, createLedgerStore, ledgerStoreKeys, RollingMarkouts } from '@pmm/indexer';
 
 export const WETH = '0x4200000000000000000000000000000000000006';
 export const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 
 export function ledgerWriter(redis: RedisClient, keys: RedisKeys, chainId: number) {
-  const store = createLedgerStore(
-    redis,
-    {
-      ledger: keys.ledger(chainId),
-      cursor: keys.ledgerCursor(chainId),
-      blocks: keys.ledgerBlocks(chainId),
-      day: (day) => keys.ledgerDay(chainId, day),
-    },
-    256,
-  );
+  const store = createLedgerStore(redis, ledgerStoreKeys(keys, chainId), 256);
   const rolling = new RollingMarkouts(
     redis,
     keys.ledgerMarkouts(chainId),
@@ -55,7 +46,7 @@ export function ledgerWriter(redis: RedisClient, keys: RedisKeys, chainId: numbe
         amountOut: '1000000000000000000',
       };
     },
-    commit: (block: number, entries: LedgerEntry[]) => store.commit(block, hash(block), entries),
+    commit: (block: number, entries: LedgerEntry[]) => store.commit(block, hash(block), entries, []),
     rollback: (block: number) => store.rollback({ number: block, hash: hash(block) }),
     markouts: (list: { integratorId: string; bps: number }[]) => rolling.add(list),
     /** The chain's pair registry (WETH against USDC), as the indexer writes it: the console's symbols. */

@@ -4,7 +4,10 @@
  * maker's ledger: for each block, the router's swaps found as the settlement finds them
  * (scan-swaps.ts: direct calls, and nested ones through an executor or a split route by tracing),
  * attributed as the settlement attributes them (attribute-swap.ts), committed with the block's
- * hash (ledger-store.ts).
+ * hash (ledger-store.ts). Beside them, the router calls that reverted (scan-reverts.ts: the
+ * block's receipts, then only the failed transactions' traces; and the calls an executor caught
+ * inside a transaction that swapped), each with the router's error and, when its signature is in
+ * the audit trail, who asked for it.
  *
  * Unlike the book, no block is skipped: a block that fails (a trace the node could not give, a
  * timeout) is read again until it passes, and the ledger waits meanwhile. So is a block whose
@@ -25,16 +28,21 @@ import {
   RpcError,
   type LedgerCursor,
   type LedgerEntry,
+  type LedgerRevert,
   type Logger,
   type RpcTransport,
 } from '@pmm/core';
 import {
+  attributeRevert,
   attributeSwap,
   ledgerEntryOf,
+  ledgerRevertOf,
+  scanBlockReverts,
   scanSwaps,
   TracerChoice,
   type ChainReader,
   type EntryTokens,
+  type OnChainRevert,
   type SignatureRecords,
 } from '@pmm/operator';
 import type { BlockHead } from '../chain/block-source';
@@ -62,10 +70,16 @@ export interface LedgerFollowerDeps {
   /** Wait after a failed block before it is read again, ms. */
   retryMs: number;
   logger: Logger;
-  /** After each committed block (metrics, tests): its swaps and the head it was read behind. */
-  onCommit?: (block: number, entries: readonly LedgerEntry[], head: BlockHead, blockTime: number) => void;
-  /** After each rollback: the block gone back to and the swaps removed. */
-  onReorg?: (to: number, removed: number) => void;
+  /** After each committed block (metrics, tests): its swaps, its reverted calls and the head it was read behind. */
+  onCommit?: (
+    block: number,
+    entries: readonly LedgerEntry[],
+    head: BlockHead,
+    blockTime: number,
+    reverts: readonly LedgerRevert[],
+  ) => void;
+  /** After each rollback: the block gone back to and the swaps and reverted calls removed. */
+  onReorg?: (to: number, removed: { swaps: number; reverts: number }) => void;
   onError?: () => void;
 }
 
@@ -109,7 +123,7 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
       if (held === undefined) break;
       if ((await header(n)).hash === held) {
         const removed = await store.rollback({ number: n, hash: held });
-        log.info('reorg: ledger rolled back', { to: n, removed });
+        log.info('reorg: ledger rolled back', { to: n, removed: removed.swaps, removedReverts: removed.reverts });
         deps.onReorg?.(n, removed);
         return;
       }
@@ -125,6 +139,22 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
     const metas = new Map<string, { symbol: string; decimals: number }>();
     for (const b of bases) metas.set(b, await deps.reader.token(b));
     return { quote, base: (a) => metas.get(a)! };
+  };
+
+  /**
+   * The pair of a reverted call, '' when neither or both sides are the quote token, or when the
+   * base does not answer its symbol: a call the router refused may name any address, and a token
+   * that cannot be read must not hold the block back.
+   */
+  const pairOf = async (r: OnChainRevert): Promise<string> => {
+    const tokens = await tokensFor([]);
+    const quoteIn = r.tokenIn === tokens.quote.address;
+    if (quoteIn === (r.tokenOut === tokens.quote.address)) return '';
+    try {
+      return `${(await deps.reader.token(quoteIn ? r.tokenOut : r.tokenIn)).symbol}/${tokens.quote.symbol}`;
+    } catch {
+      return '';
+    }
   };
 
   /**
@@ -167,10 +197,17 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
       // block, eight at a time cost the ledger several blocks of lag.
       concurrency: 64,
     });
-    if (scan.unexamined.length > 0)
-      throw new Error(
-        `block ${number}: ${scan.unexamined.length} transactions not examined: ${scan.unexamined[0]!.reason}`,
-      );
+    const failed = await scanBlockReverts({
+      reader: deps.reader,
+      tracer: deps.tracer,
+      router,
+      blockNumber: number,
+      blockTime: h.timestamp,
+      concurrency: 64,
+    });
+    const unexamined = [...scan.unexamined, ...failed.unexamined];
+    if (unexamined.length > 0)
+      throw new Error(`block ${number}: ${unexamined.length} transactions not examined: ${unexamined[0]!.reason}`);
     // The swaps' time is the header's (the scan reads it again, or takes it from the logs).
     const other = scan.swaps.find((s) => s.blockTime !== h.timestamp);
     if (other)
@@ -188,11 +225,14 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
       const entry = ledgerEntryOf(swap, await attributeSwap(swap, deps.audit), tokens, h.hash);
       if (entry) entries.push(entry);
     }
+    const reverts: LedgerRevert[] = [];
+    for (const r of [...failed.reverts, ...scan.reverts])
+      reverts.push(ledgerRevertOf(r, await attributeRevert(r, deps.audit), await pairOf(r), h.hash));
     // The logs were read by number: the block must still be the one whose parent was checked.
     if ((await header(number)).hash !== h.hash) return false;
-    await store.commit(number, h.hash, entries);
+    await store.commit(number, h.hash, entries, reverts);
     committed = h;
-    deps.onCommit?.(number, entries, head, h.timestamp);
+    deps.onCommit?.(number, entries, head, h.timestamp, reverts);
     return true;
   };
 

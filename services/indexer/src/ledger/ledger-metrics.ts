@@ -24,8 +24,11 @@ export interface LedgerMetrics {
   /** label integrator */
   markout60s: Gauge;
   markout60sSwaps: Gauge;
+  /** labels integrator, reason: router calls that reverted (ledger-revert.ts) */
+  reverts: Counter;
   reorgs: Counter;
   orphanedSwaps: Counter;
+  orphanedReverts: Counter;
   blockErrors: Counter;
   nodeUp: Gauge;
   /** label reason: lagging | ahead | jump */
@@ -75,8 +78,18 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
     markout60sSwaps: metrics.gauge('ledger_markout_60s_swaps', 'Swaps behind ledger_markout_60s_bps (at most 100)', [
       'integrator',
     ] as const),
+    reverts: metrics.counter(
+      'ledger_reverted_calls_total',
+      "Router swap calls that reverted, by integrator (who asked for the signature; '(unattributed)' when no audit record matches) and reason (the router's error)",
+      ['integrator', 'reason'] as const,
+    ),
     reorgs: metrics.counter('ledger_reorgs_total', 'Reorgs followed (the orphaned blocks removed)', []),
     orphanedSwaps: metrics.counter('ledger_orphaned_swaps_total', 'Swaps removed with their orphaned blocks', []),
+    orphanedReverts: metrics.counter(
+      'ledger_orphaned_reverts_total',
+      'Reverted router calls removed with their orphaned blocks',
+      [],
+    ),
     blockErrors: metrics.counter('ledger_block_errors_total', 'Blocks that failed and were read again', []),
     nodeUp: metrics.gauge('ledger_node_up', '1 while the node connection is up', []),
     headsRefused: metrics.counter(

@@ -1,8 +1,8 @@
 /**
- * The chain's ledger in Redis: its swaps (a sorted set scored by block number, core's
- * ledger-entry.ts), the hashes of the recent blocks it read, its cursor, the last block it
+ * The chain's ledger in Redis: its swaps and its reverted router calls (sorted sets scored by
+ * block number, core's ledger-entry.ts and ledger-revert.ts), the hashes of the recent blocks it read, its cursor, the last block it
  * holds, and each UTC day's totals per integrator (core's ledger-day-totals.ts). A block is
- * committed whole in one MULTI: its swaps replace whatever the set held at that height, its
+ * committed whole in one MULTI: its swaps and reverts replace whatever the sets held at that height, its
  * swaps are added to their day's totals, its hash is recorded and the cursor moves, so a ledger
  * killed at any moment resumes after its cursor without a gap or a duplicate. A reorg rolls back
  * to the fork point the same way, taking the orphans out of the totals. The ledger is the single
@@ -14,32 +14,55 @@ import {
   ledgerCursorJson,
   ledgerDayIncrements,
   ledgerEntryJson,
+  ledgerRevertJson,
   parseLedgerCursor,
   parseLedgerEntry,
   type LedgerCursor,
   type LedgerEntry,
+  type LedgerRevert,
   type RedisClient,
+  type RedisKeys,
 } from '@pmm/core';
 
 export interface LedgerStore {
   cursor(): Promise<LedgerCursor | undefined>;
   /** The hash the ledger read at `number`, when it still remembers it (the last `keepHashes` blocks). */
   hashAt(number: number): Promise<string | undefined>;
-  /** Records block `number` (hash `hash`) with its swaps, adds them to their day's totals and moves the cursor to it. */
-  commit(number: number, hash: string, entries: readonly LedgerEntry[]): Promise<void>;
+  /**
+   * Records block `number` (hash `hash`) with its swaps and reverted calls, adds the swaps to their
+   * day's totals and moves the cursor to it.
+   */
+  commit(
+    number: number,
+    hash: string,
+    entries: readonly LedgerEntry[],
+    reverts: readonly LedgerRevert[],
+  ): Promise<void>;
   /**
    * Forgets every block above `to` (a reorg's orphans), takes their swaps out of the totals and
-   * moves the cursor back to `to`. Returns the swaps removed.
+   * moves the cursor back to `to`. Returns the swaps and the reverted calls removed.
    */
-  rollback(to: LedgerCursor): Promise<number>;
+  rollback(to: LedgerCursor): Promise<{ swaps: number; reverts: number }>;
 }
 
 export interface LedgerKeys {
   ledger: string;
+  reverts: string;
   cursor: string;
   blocks: string;
   /** The totals of a Unix day. */
   day: (day: number) => string;
+}
+
+/** The chain's ledger keys (core's redis-keys.ts), as the store takes them. */
+export function ledgerStoreKeys(keys: RedisKeys, chainId: number): LedgerKeys {
+  return {
+    ledger: keys.ledger(chainId),
+    reverts: keys.ledgerReverts(chainId),
+    cursor: keys.ledgerCursor(chainId),
+    blocks: keys.ledgerBlocks(chainId),
+    day: (day) => keys.ledgerDay(chainId, day),
+  };
 }
 
 type Transaction = ReturnType<RedisClient['multi']>;
@@ -64,13 +87,15 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
     async hashAt(number) {
       return (await redis.hget(keys.blocks, String(number))) ?? undefined;
     },
-    async commit(number, hash, entries) {
+    async commit(number, hash, entries, reverts) {
       // What the set holds at this height (nothing, unless the block is committed again) leaves
       // the totals as it leaves the set.
       const replaced = (await redis.zrangebyscore(keys.ledger, number, number)).map(parseLedgerEntry);
       const tx = redis.multi();
       tx.zremrangebyscore(keys.ledger, number, number);
       for (const e of entries) tx.zadd(keys.ledger, number, ledgerEntryJson(e));
+      tx.zremrangebyscore(keys.reverts, number, number);
+      for (const r of reverts) tx.zadd(keys.reverts, number, ledgerRevertJson(r));
       addToDays(tx, keys, replaced, -1);
       addToDays(tx, keys, entries, 1);
       tx.hset(keys.blocks, String(number), hash);
@@ -86,13 +111,14 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
       const removed = (await redis.zrangebyscore(keys.ledger, `(${to.number}`, '+inf')).map(parseLedgerEntry);
       const tx = redis.multi();
       tx.zremrangebyscore(keys.ledger, `(${to.number}`, '+inf');
+      tx.zremrangebyscore(keys.reverts, `(${to.number}`, '+inf');
       addToDays(tx, keys, removed, -1);
       if (orphans.length > 0) tx.hdel(keys.blocks, ...orphans);
       tx.set(keys.cursor, ledgerCursorJson(to));
       const results = await tx.exec();
       const failed = results?.find(([err]) => err);
       if (!results || failed) throw failed?.[0] ?? new Error('ledger rollback: transaction aborted');
-      return Number(results[0]![1]);
+      return { swaps: Number(results[0]![1]), reverts: Number(results[1]![1]) };
     },
   };
 }

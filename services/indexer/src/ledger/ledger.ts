@@ -17,6 +17,7 @@ import {
   redisReady,
   redisKeys,
   type LedgerEntry,
+  type LedgerRevert,
   type Logger,
   type RedisClient,
   type Served,
@@ -28,7 +29,7 @@ import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-se
 import type { LedgerConfig } from './ledger-config';
 import { startLedgerFollower } from './ledger-follower';
 import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
-import { createLedgerStore } from './ledger-store';
+import { createLedgerStore, ledgerStoreKeys } from './ledger-store';
 import { anyLimit, startLimits } from './limits';
 import { PendingMarkouts, redisMidHistory } from './pending-markouts';
 import { RollingMarkouts } from './rolling-markouts';
@@ -38,7 +39,12 @@ export interface LedgerDeps {
   logger?: Logger;
   defaultMetrics?: boolean;
   /** After each committed block (tests, the benchmark). */
-  onCommit?: (block: number, entries: readonly LedgerEntry[], head: BlockHead) => void;
+  onCommit?: (
+    block: number,
+    entries: readonly LedgerEntry[],
+    head: BlockHead,
+    reverts: readonly LedgerRevert[],
+  ) => void;
 }
 
 export interface RunningLedger {
@@ -72,16 +78,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   // The first block otherwise races the connection and is logged as failed (a warning on every
   // start); a Redis still down is waited for by the follower's retries, as before.
   await redisReady(redis).catch(() => log.warn('redis not reachable at start-up; continuing'));
-  const store = createLedgerStore(
-    redis,
-    {
-      ledger: keys.ledger(config.chainId),
-      cursor: keys.ledgerCursor(config.chainId),
-      blocks: keys.ledgerBlocks(config.chainId),
-      day: (day) => keys.ledgerDay(config.chainId, day),
-    },
-    config.maxReorgDepth,
-  );
+  const store = createLedgerStore(redis, ledgerStoreKeys(keys, config.chainId), config.maxReorgDepth);
 
   const guard = createHeadGuard({
     maxLagMs: config.maxHeadLagMs,
@@ -177,7 +174,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     maxReorgDepth: config.maxReorgDepth,
     retryMs: config.retryMs,
     logger: log,
-    onCommit: (block, entries, head, blockTime) => {
+    onCommit: (block, entries, head, blockTime, reverts) => {
       metrics.ledgerBlock.set(block);
       metrics.lagBlocks.set(Math.max(0, head.number - block));
       metrics.lag.observe(Math.max(0, head.number - block));
@@ -189,15 +186,18 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         waiting.add(e);
         rolling.track(e.integratorId);
       }
+      for (const r of reverts)
+        metrics.reverts.inc({ integrator: r.integratorId || '(unattributed)', reason: r.reason });
       settleMarkouts().catch((err: unknown) =>
         log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
       );
       executedLimits?.onCommit(block, entries, blockTime);
-      deps.onCommit?.(block, entries, head);
+      deps.onCommit?.(block, entries, head, reverts);
     },
     onReorg: (to, removed) => {
       metrics.reorgs.inc();
-      metrics.orphanedSwaps.inc(removed);
+      metrics.orphanedSwaps.inc(removed.swaps);
+      metrics.orphanedReverts.inc(removed.reverts);
       waiting.rollback(to);
       executedLimits?.onReorg(to);
     },

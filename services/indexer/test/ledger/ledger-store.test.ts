@@ -2,7 +2,8 @@
  * The ledger's store and its rolling markouts in a real Redis: each committed block's swaps are
  * added to their UTC day's totals per integrator in the same transaction, a block committed again
  * replaces its swaps in the totals too, a reorg's rollback takes its orphans out; the rolling
- * 60 s markout per integrator is kept in Redis and a restarted ledger goes on from it.
+ * 60 s markout per integrator is kept in Redis and a restarted ledger goes on from it. A block's
+ * reverted router calls are committed, replaced and rolled back with its swaps.
  */
 import Redis from 'ioredis';
 import {
@@ -12,12 +13,14 @@ import {
   ledgerDay,
   parseLedgerDay,
   parseRollingMarkout,
+  parseLedgerRevert,
   redisKeys,
   type LedgerEntry,
 } from '@pmm/core';
 import { createLedgerMetrics } from '../../src/ledger/ledger-metrics';
-import { createLedgerStore } from '../../src/ledger/ledger-store';
+import { createLedgerStore, ledgerStoreKeys } from '../../src/ledger/ledger-store';
 import { RollingMarkouts } from '../../src/ledger/rolling-markouts';
+import { sampleLedgerRevert } from '@pmm/testkit';
 import { REDIS_URL, deleteKeys, randomPrefix } from '../support/redis';
 
 const prefix = randomPrefix();
@@ -30,12 +33,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const storeKeys = {
-  ledger: keys.ledger(CHAIN),
-  cursor: keys.ledgerCursor(CHAIN),
-  blocks: keys.ledgerBlocks(CHAIN),
-  day: (day: number) => keys.ledgerDay(CHAIN, day),
-};
+const storeKeys = ledgerStoreKeys(keys, CHAIN);
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 /** Blocks 10 s apart around midnight UTC: 1 and 2 fall on 2026-11-05, 3 on the 6th. */
 const MIDNIGHT = Date.UTC(2026, 10, 6) / 1000;
@@ -67,6 +65,16 @@ function entry(block: number, integratorId: string, quoteAmount: string): Ledger
   };
 }
 
+const reverted = (block: number, reason: string) => {
+  tx++;
+  return sampleLedgerRevert(block, timeOf(block), { chainId: CHAIN, txHash: hash(1_000 + tx), reason });
+};
+const revertsHeld = async () =>
+  (await redis.zrange(keys.ledgerReverts(CHAIN), 0, -1)).map((j) => [
+    parseLedgerRevert(j).blockNumber,
+    parseLedgerRevert(j).reason,
+  ]);
+
 const totals = async (blockTime: number) =>
   parseLedgerDay(await redis.hgetall(keys.ledgerDay(CHAIN, ledgerDay(blockTime)))).sort((a, b) =>
     a.integratorId < b.integratorId ? -1 : 1,
@@ -75,9 +83,9 @@ const totals = async (blockTime: number) =>
 describe("the ledger's day totals", () => {
   it('behavior: each committed block adds its swaps to its UTC day, per integrator; a day is kept a week', async () => {
     const store = createLedgerStore(redis, storeKeys, 256);
-    await store.commit(1, hash(1), [entry(1, 'acme', '300'), entry(1, 'acme', '150.5'), entry(1, '', '10')]);
-    await store.commit(2, hash(2), [entry(2, 'beta', '99.25')]);
-    await store.commit(3, hash(3), [entry(3, 'acme', '1000')]);
+    await store.commit(1, hash(1), [entry(1, 'acme', '300'), entry(1, 'acme', '150.5'), entry(1, '', '10')], []);
+    await store.commit(2, hash(2), [entry(2, 'beta', '99.25')], [reverted(2, 'QuoteExpired')]);
+    await store.commit(3, hash(3), [entry(3, 'acme', '1000')], [reverted(3, 'WrongSender')]);
     expect(ledgerDay(timeOf(2))).toBe(ledgerDay(timeOf(1)));
     expect(ledgerDay(timeOf(3))).toBe(ledgerDay(timeOf(1)) + 1);
     expect(await totals(timeOf(1))).toEqual([
@@ -91,11 +99,24 @@ describe("the ledger's day totals", () => {
     expect(ttl).toBeLessThanOrEqual(LEDGER_DAY_TTL_SECONDS);
     // The totals add up to what the ledger holds.
     expect(await redis.zcard(keys.ledger(CHAIN))).toBe(5);
+    expect(await revertsHeld()).toEqual([
+      [2, 'QuoteExpired'],
+      [3, 'WrongSender'],
+    ]);
   });
 
   it('behavior: a block committed again replaces its swaps in the totals, not adds to them', async () => {
     const store = createLedgerStore(redis, storeKeys, 256);
-    await store.commit(3, hash(3), [entry(3, 'acme', '400'), entry(3, 'gamma', '5')]);
+    await store.commit(
+      3,
+      hash(3),
+      [entry(3, 'acme', '400'), entry(3, 'gamma', '5')],
+      [reverted(3, 'InvalidSignature')],
+    );
+    expect(await revertsHeld()).toEqual([
+      [2, 'QuoteExpired'],
+      [3, 'InvalidSignature'],
+    ]);
     expect(await totals(timeOf(3))).toEqual([
       { integratorId: 'acme', swaps: 1, notional: 400 },
       { integratorId: 'gamma', swaps: 1, notional: 5 },
@@ -104,14 +125,15 @@ describe("the ledger's day totals", () => {
 
   it("behavior: a reorg's rollback takes the orphans out of their days' totals; an integrator left with none is not listed", async () => {
     const store = createLedgerStore(redis, storeKeys, 256);
-    expect(await store.rollback({ number: 1, hash: hash(1) })).toBe(3);
+    expect(await store.rollback({ number: 1, hash: hash(1) })).toEqual({ swaps: 3, reverts: 2 });
+    expect(await revertsHeld()).toEqual([]);
     expect(await totals(timeOf(1))).toEqual([
       { integratorId: '', swaps: 1, notional: 10 },
       { integratorId: 'acme', swaps: 2, notional: 450.5 },
     ]);
     expect(await totals(timeOf(3))).toEqual([]);
     // The new branch's blocks count as any other.
-    await store.commit(2, hash(22), [entry(2, 'beta', '1.75')]);
+    await store.commit(2, hash(22), [entry(2, 'beta', '1.75')], []);
     expect((await totals(timeOf(2))).find((t) => t.integratorId === 'beta')).toEqual({
       integratorId: 'beta',
       swaps: 1,
