@@ -1,7 +1,7 @@
 /**
  * The router `swap` calls that reverted in one block, sent directly or from inside a contract (an
  * aggregator's executor, a split route), each with the router's decoded error. Found without
- * tracing every transaction (docs/decisions/0071-reverted-router-calls-receipts-then-failed-traces.md):
+ * tracing every transaction (docs/decisions/0072-reverted-router-calls-receipts-then-failed-traces.md):
  *
  * 1. the block's receipts, in one request (`eth_getBlockReceipts`; a node without it gets the
  *    block's transaction hashes and one `eth_getTransactionReceipt` each): a reverted
