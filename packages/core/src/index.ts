@@ -49,6 +49,20 @@ export { createLogger, type Logger, type LoggerOptions } from './service/logger'
 export { createMetrics, type Metrics } from './service/metrics';
 export { SERVICE_NODE_FLAGS } from './service/node-runtime';
 
+// Past capacity, a fast no: a request's deadline, bounds on the work in flight, their refusals (overload/)
+export { Deadline, StepTime } from './overload/deadline';
+export { InFlightLimit } from './overload/in-flight-limit';
+export { LoopLag, processLoopLag } from './overload/loop-lag';
+export {
+  deadlineRefusal,
+  overloadRefusal,
+  RefusalError,
+  refusalMetrics,
+  type RefusalKind,
+  type RefusalMetrics,
+  type RefusalMetricsOptions,
+} from './overload/refusals';
+
 // The HTTP shell: one route table per port (http/)
 export { normalizeError, sendErrorEnvelope, type EnvelopeTarget } from './http/error-handler';
 export { healthRoutes, type HealthRoutesOptions } from './http/health-routes';

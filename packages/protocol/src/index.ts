@@ -66,9 +66,12 @@ export {
   INTERNAL_TOKEN_SCHEME,
   isRequestId,
   isSafeToken,
+  MAX_SIGN_BUDGET_MS,
+  parseSignBudget,
   REQUEST_ID_HEADER,
   REQUEST_ID_PATTERN,
   SERVICE_REQUEST_ID_HEADER,
+  SIGN_BUDGET_HEADER,
   SIGNER_ACCESS_PATH,
   v1DeprecationHeaders,
 } from './http/headers';

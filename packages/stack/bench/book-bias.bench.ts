@@ -47,7 +47,8 @@ async function main(): Promise<void> {
     blockIntervalMs: 0,
     env: {
       indexer: { MAX_HEAD_LAG_MS: STILL_MS, BOOK_TTL_MS: STILL_MS },
-      signer: { FIRM_QUOTE_DEADLINE_MS: '3000' },
+      signer: { FIRM_QUOTE_DEADLINE_MS: '3000', MAX_SIGN_DEADLINE_MS: '3000' },
+      gateway: { SIGN_DEADLINE_MS: '3000' },
     },
   }));
   const rows: BookBesideSign[] = [];

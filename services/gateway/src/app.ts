@@ -16,6 +16,7 @@ import { DEFAULT_CHAIN_ID } from '@pmm/protocol';
 import {
   HaltView,
   createMetrics,
+  httpRequestMetrics,
   redisHealthMetrics,
   redisKeys,
   roleServers,
@@ -42,6 +43,7 @@ import { RateLimiter, type RateLimiterOptions } from './keys/rate-limiter';
 import { rateLimitStep } from './keys/rate-limit-step';
 import { BookCache } from './price/book-cache';
 import { priceV1Step, priceV2Step } from './price/price-route';
+import { signAdmission } from './sign/sign-admission';
 import { signForwarder, signerAgent } from './sign/sign-forward';
 import { signStep } from './sign/sign-route';
 import { priceStreamStep } from './stream/price-stream';
@@ -60,6 +62,8 @@ export type GatewayAppConfig = Pick<
   | 'servedChains'
   | 'corsOrigins'
   | 'requestTimeoutMs'
+  | 'signDeadlineMs'
+  | 'signerMaxInFlight'
   | 'signBodyLimit'
   | 'defaultRateLimit'
   | 'defaultRateWindowSeconds'
@@ -95,8 +99,6 @@ export interface GatewayDeps {
   openapiDocument?: Buffer;
   /** Rate-limiter tuning (tests and benchmarks); see keys/rate-limiter.ts. */
   rateLimiter?: RateLimiterOptions;
-  /** Sign requests waiting for the signer at once before 503 (tests); see sign/sign-forward.ts. */
-  signerMaxInFlight?: number;
 }
 
 export interface Gateway {
@@ -160,24 +162,31 @@ export function createApp(deps: GatewayDeps): Gateway {
   const slots = new StreamSlots(redis, config.redisKeyPrefix, config.streamLeaseMs);
 
   // What every API route takes first: the key, then the integrator's rate limit.
-  const access: Step[] = [
-    apiKeyStep({
-      keys: keyCache,
-      failures: new AuthFailures({ limit: config.authFailureLimit, trustedProxies: config.trustedProxies }),
-      onRefused: gauges.rateLimited,
-    }),
-    rateLimitStep({
-      limiter: new RateLimiter(redis, config.redisKeyPrefix, deps.rateLimiter),
-      defaults: { requests: config.defaultRateLimit, windowSeconds: config.defaultRateWindowSeconds },
-      onLimited: gauges.rateLimited,
-    }),
-  ];
+  const keyStep = apiKeyStep({
+    keys: keyCache,
+    failures: new AuthFailures({ limit: config.authFailureLimit, trustedProxies: config.trustedProxies }),
+    onRefused: gauges.rateLimited,
+  });
+  const limitStep = rateLimitStep({
+    limiter: new RateLimiter(redis, config.redisKeyPrefix, deps.rateLimiter),
+    defaults: { requests: config.defaultRateLimit, windowSeconds: config.defaultRateWindowSeconds },
+    onLimited: gauges.rateLimited,
+  });
+  const access: Step[] = [keyStep, limitStep];
+  // A sign's deadline and the bound on requests at the signer (docs/decisions/0071-past-capacity-a-fast-no.md).
+  const admission = signAdmission({
+    deadlineMs: config.signDeadlineMs,
+    maxInFlight: config.signerMaxInFlight,
+    metrics,
+    logger,
+  });
   const forward = signForwarder({
     signerUrl: config.signerUrl,
     internalToken: config.internalToken,
     agent,
     logger,
-    maxInFlight: deps.signerMaxInFlight,
+    admission,
+    abandonAfterMs: config.requestTimeoutMs,
     onUpstreamError: gauges.upstreamError,
   });
   const sign = (path: string) => signStep({ path, bodyLimit: config.signBodyLimit, forward });
@@ -199,14 +208,22 @@ export function createApp(deps: GatewayDeps): Gateway {
     v1Price: priceV1Step(books, halts),
     v1Sign: sign(ROUTES.v1Sign.path),
   };
+  // A sign's deadline starts before its key; each later step is taken only while it can still be met.
+  const stepsOf = (name: RouteName): Step[] =>
+    name === 'sign' || name === 'v1Sign'
+      ? [admission.start, keyStep, admission.gate('rate_limit'), limitStep, admission.gate('body'), handlers[name]]
+      : [...access, handlers[name]];
+  // The frame's request counter, shared with the door, whose refusals are among its 503s.
+  const recorder = httpRequestMetrics(metrics);
+  const security = securityHeaders();
   const apiRoutes: Route[] = (Object.entries(ROUTES) as [RouteName, PublicRoute][])
     .filter(([, route]) => v1 || !route.legacy)
-    .map(([name, route]) => ({ ...route, cors: true, steps: [...access, handlers[name]] }));
-  const app = routeTable({
+    .map(([name, route]) => ({ ...route, cors: true, steps: stepsOf(name) }));
+  const table = routeTable({
     frame: requestFrame({
       logger,
-      metrics,
-      headers: securityHeaders(),
+      recorder,
+      headers: security,
       timeoutMs: config.requestTimeoutMs,
       onTimeout: gauges.timeout,
     }),
@@ -218,6 +235,12 @@ export function createApp(deps: GatewayDeps): Gateway {
       ...apiRoutes,
     ],
   });
+
+  // Past capacity, a sign is refused at the door, before the table (sign-admission.ts).
+  const door = admission.door({ headers: security, recorder, v1 });
+  const app: RequestListener = (req, res) => {
+    if (!door(req, res)) table(req, res);
+  };
 
   const ops = operatorPort({
     logger,

@@ -53,6 +53,19 @@ export const GATEWAY_SETTINGS = {
     [1, 10_000],
   ),
   signerUrl: settings.url('SIGNER_URL', 'Base URL of the internal signer.', 'http://127.0.0.1:8081', ['http', 'https']),
+  // docs/decisions/0071-past-capacity-a-fast-no.md
+  signDeadlineMs: settings.int(
+    'SIGN_DEADLINE_MS',
+    'Deadline of a sign (POST /v2/swap/sign, /v1/swap/sign), counted from when its request head arrived: a step that can no longer end in time (the key check, the rate limit, the wait for the signer, and at the signer its firm quote and the audit record) is not started, and a sign not answered by then is 503 SERVICE_UNAVAILABLE with Retry-After. What is left of it travels to the signer with the request. Default 400 (under the 500 ms some aggregators allow, with room for the way back to them).',
+    400,
+    [50, 10_000],
+  ),
+  signerMaxInFlight: settings.int(
+    'SIGNER_MAX_IN_FLIGHT',
+    "Sign requests this gateway replica has at the signer at once; past it a sign is 503 SERVICE_UNAVAILABLE at once (Retry-After) instead of a longer wait. At most the 512 connections of the pool to the signer. Size: the signs per second wanted × a sign's time at the signer under load, and under SIGN_DEADLINE_MS × the signs per second the signers can do. Default 64.",
+    64,
+    [1, 512],
+  ),
   corsOrigins: settings.list(
     'CORS_ORIGINS',
     'Browser origins allowed by CORS, comma-separated; "*" for any; empty disables CORS.',

@@ -26,6 +26,8 @@ describe('gateway config', () => {
       redisSentinelPassword: undefined,
       redisKeyPrefix: 'pmm',
       signerUrl: 'http://127.0.0.1:8081',
+      signDeadlineMs: 400,
+      signerMaxInFlight: 64,
       internalToken: 'a-long-internal-token',
       servedChains: [8453, 56, 4663],
       corsOrigins: [],
@@ -110,6 +112,6 @@ describe('gateway config', () => {
     const lines = describeGatewayConfig();
     expect(lines.some((l) => l.startsWith('INTERNAL_TOKEN (internalToken; secret)'))).toBe(true);
     expect(lines.some((l) => l.startsWith('REQUEST_TIMEOUT_MS (requestTimeoutMs; default 10000)'))).toBe(true);
-    expect(lines).toHaveLength(34);
+    expect(lines).toHaveLength(36);
   });
 });

@@ -14,6 +14,7 @@ import { DEFAULT_CHAIN_ID, SIGNER_ACCESS_PATH, v1DeprecationHeaders } from '@pmm
 import { healthRoutes, operatorGuard, requestFrame, routeTable, type Route, type Step } from '@pmm/core';
 import { createSignUseCase } from './domain/sign-use-case';
 import { signMetrics } from './domain/sign-metrics';
+import { DEFAULT_MAX_SIGN_DEADLINE_MS, DEFAULT_MAX_SIGNS_IN_FLIGHT, signerAdmission } from './domain/sign-admission';
 import { signStep, V1_SIGN_PATH, V2_SIGN_PATH } from './http/sign-route';
 import { internalTokenStep } from './http/internal-token';
 import { SIGN_BODY_LIMIT_BYTES } from './http/json-body';
@@ -28,6 +29,13 @@ const v1Headers: Step = (_req, res, next) => {
 };
 
 export function createApp(deps: SignerDeps): RequestListener {
+  // docs/decisions/0071-past-capacity-a-fast-no.md
+  const admission = signerAdmission({
+    maxInFlight: deps.maxSignsInFlight ?? DEFAULT_MAX_SIGNS_IN_FLIGHT,
+    maxDeadlineMs: deps.maxSignDeadlineMs ?? DEFAULT_MAX_SIGN_DEADLINE_MS,
+    metrics: deps.metrics,
+    logger: deps.logger,
+  });
   const sign = createSignUseCase({
     servedChains: deps.servedChains,
     maxFee: deps.maxFee,
@@ -40,6 +48,7 @@ export function createApp(deps: SignerDeps): RequestListener {
     firmQuotes: deps.firmQuotes,
     dailySignatureQuota: deps.dailySignatureQuota,
     metrics: signMetrics(deps.metrics, deps.servedChains),
+    admission,
     logSigned: deps.logger.isLevelEnabled('debug'),
     now: deps.now,
   });
@@ -50,6 +59,7 @@ export function createApp(deps: SignerDeps): RequestListener {
       integrators: deps.integrators,
       bodyLimitBytes: deps.bodyLimitBytes ?? SIGN_BODY_LIMIT_BYTES,
       legacy,
+      admission,
     });
   const routes: Route[] = [
     ...healthRoutes({

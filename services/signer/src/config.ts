@@ -40,6 +40,7 @@ import {
   type Setting,
 } from '@pmm/core';
 import { DEFAULT_MAX_FEE, UINT256_MAX } from '@pmm/protocol';
+import { DEFAULT_MAX_SIGN_DEADLINE_MS, DEFAULT_MAX_SIGNS_IN_FLIGHT } from './domain/sign-admission';
 
 /** The reference router's validity, and the devnet's. */
 export const DEFAULT_QUOTE_VALIDITY_SECONDS = 60;
@@ -130,6 +131,19 @@ export const SIGNER_SETTINGS = {
     "Longest a sign with amountIn waits for its firm amountOut (the book head from Redis, then one eth_call of the router's quote() at that block); past it, 503 SERVICE_UNAVAILABLE instead of calldata. Default 500 (well under a second, and room for a loaded node's round trip).",
     500,
     [10, 10_000],
+  ),
+  // docs/decisions/0071-past-capacity-a-fast-no.md
+  maxSignsInFlight: settings.int(
+    'MAX_SIGNS_IN_FLIGHT',
+    `Signs this signer works on at once, from the request read to its answer; past it a sign is 503 SERVICE_UNAVAILABLE at once (Retry-After), and at most half of them wait for one chain's firm quotes (a slow node cannot take every sign). Set it to the sum of the SIGNER_MAX_IN_FLIGHT of the gateways that reach this signer, or less. Default ${DEFAULT_MAX_SIGNS_IN_FLIGHT}.`,
+    DEFAULT_MAX_SIGNS_IN_FLIGHT,
+    [2, 10_000],
+  ),
+  maxSignDeadlineMs: settings.int(
+    'MAX_SIGN_DEADLINE_MS',
+    `The longest deadline a sign has at this signer, counted from when its request reached it: the gateway sends what is left of the sign's own (its SIGN_DEADLINE_MS), and a larger value is cut to this one; a request without it (not from a gateway) gets this one. Each step that waits (the firm quote, the signature and its audit record) is started only while it can end in time, else 503 SERVICE_UNAVAILABLE with Retry-After. Default ${DEFAULT_MAX_SIGN_DEADLINE_MS} (the longest any aggregator here waits).`,
+    DEFAULT_MAX_SIGN_DEADLINE_MS,
+    [50, 10_000],
   ),
   pkcs11Sessions: settings.int(
     'PKCS11_SESSIONS',
@@ -253,6 +267,10 @@ export interface SignerConfig extends DurableWriteConfig, RedisRoleUrls {
   pkcs11SignTimeoutMs: number;
   /** Deadline of a firm quote (a sign with amountIn), ms. */
   firmQuoteDeadlineMs: number;
+  /** Signs worked on at once (past it: 503 at once). */
+  maxSignsInFlight: number;
+  /** The longest deadline a sign has here, ms (the gateway's budget is cut to it). */
+  maxSignDeadlineMs: number;
   /** Days each audit record is kept. */
   auditRetentionDays: number;
   /** Default signatures per integrator, chain and UTC day (0: none). */

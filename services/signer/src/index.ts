@@ -7,6 +7,13 @@ export type { SignerDeps } from './app';
 export { createSignUseCase } from './domain/sign-use-case';
 export type { SignCommand, SignUseCase, SignUseCaseDeps } from './domain/sign-use-case';
 export { signMetrics } from './domain/sign-metrics';
+export {
+  DEFAULT_MAX_SIGNS_IN_FLIGHT,
+  SIGNER_DEADLINE_REASONS,
+  SIGNER_OVERLOAD_REASONS,
+  signerAdmission,
+  type SignerAdmission,
+} from './domain/sign-admission';
 export { SIGNER_SETTINGS, chainSettings, loadSignerConfig, missingKeyMessage } from './config';
 export type { ChainSignerConfig, KeySource, SignerConfig } from './config';
 export { loadSigningKeys } from './load-signing-keys';

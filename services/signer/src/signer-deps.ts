@@ -43,6 +43,10 @@ export interface SignerDeps {
   readiness: Record<string, ReadinessCheck>;
   /** Body size limit; default 16 KiB. */
   bodyLimitBytes?: number;
+  /** Signs worked on at once; past it, 503 at once (MAX_SIGNS_IN_FLIGHT; default app.ts's). */
+  maxSignsInFlight?: number;
+  /** The longest deadline a sign has here (MAX_SIGN_DEADLINE_MS; default sign-admission.ts's). */
+  maxSignDeadlineMs?: number;
   /** Clock (Unix ms); default Date.now. Tests pin it. */
   now?: () => number;
 }

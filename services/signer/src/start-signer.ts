@@ -120,6 +120,8 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     servedChains: config.servedChains,
     maxFee: config.maxFee,
     bodyLimitBytes: config.signBodyLimit,
+    maxSignsInFlight: config.maxSignsInFlight,
+    maxSignDeadlineMs: config.maxSignDeadlineMs,
     signers,
     originRates,
     quoteValiditySeconds,

@@ -39,13 +39,17 @@ export interface EnvelopeTarget {
 
 /**
  * Writes `err` as the envelope on a response not yet started, with the request's context
- * (`res.locals`), and logs it (4xx info, 5xx error).
+ * (`res.locals`), and logs it (4xx info, 5xx error; a quiet request, a refusal that is counted
+ * rather than logged one by one, only on its access log line at debug).
  */
 export function sendErrorEnvelope(res: EnvelopeTarget, err: unknown): void {
   const ctx = ((res as { locals?: Partial<RequestContext> }).locals ?? {}) as Partial<RequestContext>;
   const { status, body, headers } = toErrorEnvelope(normalizeError(err), ctx.requestId ?? 'unknown');
-  if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });
-  else ctx.log?.info('request rejected', { code: body.error.code, reason: body.error.message });
+  // A quiet request has only its access log line, at debug: no logger is made for it here.
+  if (!ctx.quiet) {
+    if (status >= 500) ctx.log?.error('request failed', { code: body.error.code, error: err });
+    else ctx.log?.info('request rejected', { code: body.error.code, reason: body.error.message });
+  }
   const text = JSON.stringify(body);
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);

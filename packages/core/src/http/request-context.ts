@@ -14,6 +14,8 @@ export interface RequestContext {
   requestId: string;
   log: Logger;
   startedAt: bigint;
+  /** Logged at debug whatever its status (a refusal that must not flood the log). */
+  quiet?: boolean;
 }
 
 /**

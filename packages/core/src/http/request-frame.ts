@@ -18,7 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, isRequestId, REQUEST_ID_HEADER } from '@pmm/protocol';
 import type { Logger } from '../service/logger';
 import type { Metrics } from '../service/metrics';
-import { httpRequestMetrics } from './http-metrics';
+import { httpRequestMetrics, type HttpRequestMetrics } from './http-metrics';
 import { LazyRequestContext } from './request-context';
 import { sendError } from './send-error';
 import type { Step } from './route-table';
@@ -39,7 +39,6 @@ export class RequestLocals extends LazyRequestContext {
   upstream?: Upstream;
   /** Who asked, once known (the integrator): on the access log line. */
   caller?: string;
-  /** Logged at debug whatever its status (a refusal that must not flood the log). */
   quiet?: boolean;
 }
 
@@ -47,6 +46,11 @@ export interface RequestFrameOptions {
   logger: Logger;
   /** Where the request counter and latency go; none for the operator ports (scrapes are not traffic). */
   metrics?: Metrics;
+  /**
+   * Or the recorder itself, made by the caller on its registry (httpRequestMetrics), when
+   * something before the table answers requests too (the gateway's door: sign-admission.ts).
+   */
+  recorder?: HttpRequestMetrics;
   /** Set on every response (e.g. the security headers). */
   headers?: ReadonlyArray<readonly [string, string]>;
   /** The end-to-end request timeout; none when absent. */
@@ -69,7 +73,7 @@ function routeOf(req: IncomingMessage, locals: RequestLocals): string {
 
 /** The frame step of a route table. */
 export function requestFrame(opts: RequestFrameOptions): Step {
-  const recorder = opts.metrics ? httpRequestMetrics(opts.metrics) : undefined;
+  const recorder = opts.recorder ?? (opts.metrics ? httpRequestMetrics(opts.metrics) : undefined);
   const { logger, timeoutMs } = opts;
   const headers = opts.headers ?? [];
 

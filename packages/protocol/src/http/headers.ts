@@ -21,6 +21,24 @@ export const API_KEY_ID_HEADER = 'x-api-key-id';
  */
 export const SERVICE_REQUEST_ID_HEADER = 'x-service-request-id';
 /**
+ * What is left of a sign's deadline, in whole milliseconds, when the gateway sent the request to
+ * the signer (docs/decisions/0071-past-capacity-a-fast-no.md). A budget, not a time of day: the
+ * two processes' clocks need not agree; the signer counts it from when the request reached it.
+ * Set only by the gateway on the request it builds (never a client's value), trusted by the
+ * signer only with a valid internal token.
+ */
+export const SIGN_BUDGET_HEADER = 'x-sign-budget-ms';
+/** The largest budget a signer accepts in {@link SIGN_BUDGET_HEADER} (the longest request timeout). */
+export const MAX_SIGN_BUDGET_MS = 120_000;
+
+/** The budget in a {@link SIGN_BUDGET_HEADER} value: whole ms up to MAX_SIGN_BUDGET_MS; undefined for anything else. */
+export function parseSignBudget(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^[0-9]{1,6}$/.test(value)) return undefined;
+  const ms = Number(value);
+  return ms <= MAX_SIGN_BUDGET_MS ? ms : undefined;
+}
+
+/**
  * The auth scheme of the signer's `WWW-Authenticate` challenge on a 401 for a missing or wrong
  * internal token. It tells the gateway that the signer refused the GATEWAY (a deployment fault,
  * answered 503 to the client), not the integrator (a key revoked meanwhile, passed on as 401).

@@ -46,8 +46,10 @@ beforeAll(async () => {
     blockIntervalMs: 0,
     env: {
       indexer: { MAX_HEAD_LAG_MS: STILL_MS, BOOK_TTL_MS: STILL_MS },
-      // The deadline is firm-quotes.test.ts's subject; on a shared 2-core machine it must not decide here.
-      signer: { FIRM_QUOTE_DEADLINE_MS: '3000' },
+      // The deadlines are firm-quotes.test.ts's and the overload drill's subject; on a shared
+      // 2-core machine they must not decide here.
+      signer: { FIRM_QUOTE_DEADLINE_MS: '3000', MAX_SIGN_DEADLINE_MS: '3000' },
+      gateway: { SIGN_DEADLINE_MS: '3000' },
     },
   });
 });

@@ -34,8 +34,12 @@ beforeAll(async () => {
   sys = await startSystem({
     chains: [...CHAINS],
     blockIntervalMs: 0,
-    // The deadline is the hostile-node tests' subject; on a shared 2-core machine it must not decide here.
-    env: { signer: { FIRM_QUOTE_DEADLINE_MS: '2000' } },
+    // The deadlines are the hostile-node tests' and the overload drill's subject; on a shared 2-core
+    // machine they must not decide here.
+    env: {
+      signer: { FIRM_QUOTE_DEADLINE_MS: '2000', MAX_SIGN_DEADLINE_MS: '2000' },
+      gateway: { SIGN_DEADLINE_MS: '2000' },
+    },
   });
 });
 

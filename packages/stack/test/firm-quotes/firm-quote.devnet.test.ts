@@ -52,12 +52,16 @@ const readers = new Map<number, ChainReader>();
 
 beforeAll(async () => {
   // A block per transaction: the block after the quoted one is the swap's own.
-  // The deadline is the hostile-node tests' subject (signer/test/firm-quotes.test.ts); here, on a
-  // shared 2-core machine running three chains and five services, it must not decide the outcome.
+  // The deadlines are the hostile-node tests' subject (signer/test/firm-quotes.test.ts) and the
+  // overload drill's; here, on a shared 2-core machine running three chains and five services,
+  // they must not decide the outcome.
   sys = await startSystem({
     chains: [...CHAINS],
     blockIntervalMs: 0,
-    env: { signer: { FIRM_QUOTE_DEADLINE_MS: '2000' } },
+    env: {
+      signer: { FIRM_QUOTE_DEADLINE_MS: '2000', MAX_SIGN_DEADLINE_MS: '2000' },
+      gateway: { SIGN_DEADLINE_MS: '2000' },
+    },
   });
   operator = createRedis(sys.redisEnvOf('operator').REDIS_RECORDS_URL, { name: 'firm-quote-test' });
   startedSeconds = Math.floor(Date.now() / 1000) - 1;

@@ -15,18 +15,22 @@
  * - A 401 carrying the internal-token challenge (protocol INTERNAL_TOKEN_SCHEME): the signer
  *   refused the GATEWAY (another INTERNAL_TOKEN), so the client gets 503 and the operator an
  *   error log and `gateway_upstream_errors_total{reason="TOKEN_REFUSED"}`.
- * - The signer down, refusing, resetting or too slow → 503 SERVICE_UNAVAILABLE in the envelope.
- *   The request timeout (request-frame.ts) answers first when the signer accepts but does not
- *   answer; it then destroys the upstream request.
- * - At most `maxInFlight` requests wait for the signer: past it (the signer or its Redis
- *   stalling, every pooled socket busy) the answer is 503 at once instead of an ever longer
- *   queue in the agent.
+ * - The signer down, refusing or resetting → 503 SERVICE_UNAVAILABLE in the envelope.
+ * - Admission (sign-admission.ts; docs/decisions/0071-past-capacity-a-fast-no.md): a request
+ *   is sent only while the sign's deadline leaves what the signer has been taking lately, and
+ *   only within the bound on requests at the signer (SIGNER_MAX_IN_FLIGHT, at most the pool's
+ *   sockets, so that none waits in the agent); what is left of the deadline travels with it
+ *   (SIGN_BUDGET_HEADER). A signer that has not answered by the deadline: the client is
+ *   answered 503 then, and the request is left to end (its answer thrown away) on its pooled
+ *   connection, keeping its slot: a signer that stalls fills the bound, and what comes next is
+ *   refused at once. One the signer sends nothing on for the request timeout is destroyed.
  */
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ApiError, INTERNAL_TOKEN_SCHEME } from '@pmm/protocol';
 import { sendError, type Logger, type RequestLocals } from '@pmm/core';
 import { authOf } from '../keys/auth-context';
+import type { SignAdmission } from './sign-admission';
 import { signerRequestHeaders } from './signer-headers';
 
 export interface SignForwardOptions {
@@ -35,8 +39,10 @@ export interface SignForwardOptions {
   /** Keep-alive pool to the signer (see signerAgent). */
   agent: Agent | HttpsAgent;
   logger: Logger;
-  /** Requests to the signer at once, waiting ones included; past it: 503. Default: twice the pool's sockets. */
-  maxInFlight?: number;
+  /** The sign's deadline and the bound on requests at the signer (sign-admission.ts). */
+  admission: SignAdmission;
+  /** A request the signer sends nothing on for this long is destroyed (REQUEST_TIMEOUT_MS): its slot and socket freed. */
+  abandonAfterMs: number;
   /** Called with a short reason on every upstream failure (metrics). */
   onUpstreamError?: (reason: string) => void;
 }
@@ -51,7 +57,7 @@ export interface SignForward {
 
 /** An idle pooled socket is dropped after this unless the signer announces less (Keep-Alive: timeout=…). */
 const IDLE_SOCKET_MS = 60_000;
-/** Sockets of the pool. */
+/** Sockets of the pool: SIGNER_MAX_IN_FLIGHT's ceiling, so that no request waits for one. */
 export const SIGNER_SOCKETS = 512;
 /** A signed quote is a few KiB; an answer larger than this is not one. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -79,8 +85,7 @@ export function signForwarder(
   const { agent, logger } = opts;
   const target = new URL(opts.signerUrl);
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
-  const maxInFlight = opts.maxInFlight ?? 2 * SIGNER_SOCKETS;
-  let inFlight = 0;
+  const { admission } = opts;
 
   const failed = (res: ServerResponse, locals: RequestLocals, reason: string, cause?: Error) => {
     opts.onUpstreamError?.(reason);
@@ -110,10 +115,8 @@ export function signForwarder(
   };
 
   return (res, locals, { path, body, encoding }) => {
-    if (inFlight >= maxInFlight) {
-      opts.onUpstreamError?.('POOL_FULL');
-      return sendError(res, unavailable());
-    }
+    const admitted = admission.admit(res);
+    if (!admitted) return;
     const auth = authOf(res);
     const headers = signerRequestHeaders(
       {
@@ -122,16 +125,17 @@ export function signForwarder(
         integratorId: auth.integrator.id,
         apiKeyId: auth.key.keyId,
         encoding,
+        budgetMs: Math.max(0, Math.floor(admitted.deadline.left())),
       },
       opts.internalToken,
       body.length,
     );
-    inFlight += 1;
+    const sentAt = Date.now();
     let settled = false;
     const settle = () => {
       if (settled) return false;
       settled = true;
-      inFlight -= 1;
+      admitted.release();
       locals.upstream = undefined;
       return true;
     };
@@ -145,6 +149,10 @@ export function signForwarder(
       headers,
     });
     locals.upstream = upstream;
+    // Also after the deadline answered the client (the frame's timeout is cleared with the answer).
+    upstream.setTimeout(opts.abandonAfterMs, () =>
+      upstream.destroy(Object.assign(new Error('no answer from the signer'), { code: 'TIMEOUT' })),
+    );
     upstream.on('response', (answered) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -155,6 +163,7 @@ export function signForwarder(
       });
       answered.once('end', () => {
         if (!settle()) return;
+        admission.signerTime.observe(Date.now() - sentAt);
         answer(res, answered, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       });
       // A signer that closes before the whole answer (its 'end' never comes): the close of an
@@ -163,9 +172,10 @@ export function signForwarder(
     });
     upstream.once('error', (err: NodeJS.ErrnoException) => settle() && failed(res, locals, err.code ?? 'unknown', err));
     // The client left, or the request timed out (request-frame.ts destroys the upstream then):
-    // the socket is given up rather than kept busy for nobody.
+    // the socket is given up rather than kept busy for nobody. Not when the deadline answered:
+    // the signer answers soon (same deadline), and the slot stays taken until it has.
     res.once('close', () => {
-      if (settle()) upstream.destroy();
+      if (!admission.expired(res) && settle()) upstream.destroy();
     });
     upstream.end(body);
   };

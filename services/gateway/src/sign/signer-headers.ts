@@ -1,7 +1,7 @@
 /**
  * The whole header set of a request to the signer (sign-forward.ts): which request it is, for
  * which integrator, under which API key, the internal token that proves the gateway sent it,
- * and the body's type, encoding and exact length. Built here from what the gateway decided;
+ * what is left of the sign's deadline, and the body's type, encoding and exact length. Built here from what the gateway decided;
  * nothing else is sent (no client header, whatever its name or case). The key itself never
  * leaves the gateway.
  */
@@ -12,6 +12,7 @@ import {
   INTERNAL_TOKEN_HEADER,
   REQUEST_ID_HEADER,
   SERVICE_REQUEST_ID_HEADER,
+  SIGN_BUDGET_HEADER,
 } from '@pmm/protocol';
 
 export interface SignerHeaders {
@@ -23,6 +24,8 @@ export interface SignerHeaders {
   apiKeyId: string;
   /** The body's `Content-Encoding`, already checked (protocol bodyEncoding); undefined for none. */
   encoding: string | undefined;
+  /** What is left of the sign's deadline, whole ms (sign-admission.ts): the signer works to it. */
+  budgetMs: number;
 }
 
 export function signerRequestHeaders(h: SignerHeaders, internalToken: string, bodyLength: number): OutgoingHttpHeaders {
@@ -34,6 +37,7 @@ export function signerRequestHeaders(h: SignerHeaders, internalToken: string, bo
     [SERVICE_REQUEST_ID_HEADER]: h.serviceRequestId,
     [INTEGRATOR_ID_HEADER]: h.integratorId,
     [API_KEY_ID_HEADER]: h.apiKeyId,
+    [SIGN_BUDGET_HEADER]: String(h.budgetMs),
   };
   if (h.encoding !== undefined) headers['content-encoding'] = h.encoding;
   return headers;
@@ -47,7 +51,7 @@ export function signerRequestHeaders(h: SignerHeaders, internalToken: string, bo
 export const SIGNER_REQUEST_HEADER_NAMES: readonly string[] = [
   ...Object.keys(
     signerRequestHeaders(
-      { requestId: '', serviceRequestId: '', integratorId: '', apiKeyId: '', encoding: undefined },
+      { requestId: '', serviceRequestId: '', integratorId: '', apiKeyId: '', encoding: undefined, budgetMs: 0 },
       '',
       0,
     ),

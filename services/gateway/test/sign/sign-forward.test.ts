@@ -3,20 +3,18 @@ import request from 'supertest';
 import { SIGNER_REQUEST_HEADER_NAMES, type Gateway } from '@pmm/gateway';
 import { parseRawResponses, rawExchange } from '@pmm/testkit';
 import { call, harness, type Harness } from '../support/harness';
-import { SIGN_OK_BODY, V1_SIGN_OK_BODY, fakeSigner, type FakeSigner } from '../support/fake-signer';
+import {
+  SIGN_OK_BODY,
+  SIGN_REQUEST_BODY as BODY,
+  V1_SIGN_OK_BODY,
+  fakeSigner,
+  type FakeSigner,
+} from '../support/fake-signer';
 
 let h: Harness;
 let signer: FakeSigner;
 let gw: Gateway;
 let key: string;
-
-const BODY = JSON.stringify({
-  chainId: 8453,
-  tokenIn: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-  tokenOut: '0x4200000000000000000000000000000000000006',
-  fee: '30',
-  userAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-});
 
 beforeAll(async () => {
   h = await harness();
@@ -206,21 +204,42 @@ describe('POST to the signer: one request built by the gateway', () => {
       expect(signer.requests).toHaveLength(0);
     });
 
-    it('error: signer answering but hanging is 503 SERVICE_UNAVAILABLE within the request timeout', async () => {
+    it("error: signer answering but hanging is 503 SERVICE_UNAVAILABLE at the sign's deadline, well before the request timeout", async () => {
       signer.behave({ kind: 'hang' });
+      const fast = await h.gateway({ signerUrl: signer.url, requestTimeoutMs: 1_500, signDeadlineMs: 400 });
       const started = Date.now();
-      const res = await sign(path, BODY);
+      const res = await call(
+        request(fast.app).post(path).set('X-API-KEY', key).set('Content-Type', 'application/json').send(BODY),
+      );
       const took = Date.now() - started;
       expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBe('1');
       expect(res.body).toEqual({
         error: {
           code: 'SERVICE_UNAVAILABLE',
-          message: 'request timed out after 1500 ms',
+          message: 'this sign could not be answered within its deadline; retry shortly',
           requestId: res.headers['x-request-id'],
         },
       });
-      expect(took).toBeGreaterThanOrEqual(1_400);
-      expect(took).toBeLessThan(2_500);
+      // At the deadline: earlier by the loop's delay on a busy machine (counted as spent).
+      expect(took).toBeGreaterThanOrEqual(300);
+      expect(took).toBeLessThan(1_000);
+    });
+
+    it("behavior: the signer is sent what is left of the sign's deadline, never a value the client sent", async () => {
+      const res = await call(
+        request(target())
+          .post(path)
+          .set('X-API-KEY', key)
+          .set('X-Sign-Budget-Ms', '99999')
+          .set('Content-Type', 'application/json')
+          .send(BODY),
+      );
+      expect(res.status).toBe(200);
+      const budget = Number(signer.requests[0]!.headers['x-sign-budget-ms']);
+      // The harness's SIGN_DEADLINE_MS (5 s), less the few ms (or the loop's delay) spent so far.
+      expect(budget).toBeGreaterThan(0);
+      expect(budget).toBeLessThanOrEqual(5_000);
     });
 
     it('error: signer dropping the connection is 503 in the envelope, never HTML', async () => {
@@ -355,27 +374,78 @@ describe('a signer that dies mid-answer', () => {
 });
 
 describe('a stalled signer', () => {
-  it('error: past the in-flight bound a sign is 503 at once, counted as POOL_FULL; the waiting ones end at the timeout', async () => {
+  it('error: past the in-flight bound a sign is 503 at once; the waiting ones are 503 at the deadline and keep their slots until the signer lets go', async () => {
     signer.behave({ kind: 'hang' });
-    const gw5 = await h.gateway({ signerUrl: signer.url, requestTimeoutMs: 1_500 }, { signerMaxInFlight: 2 });
+    const gw5 = await h.gateway({
+      signerUrl: signer.url,
+      requestTimeoutMs: 1_500,
+      signDeadlineMs: 600,
+      signerMaxInFlight: 2,
+    });
     const send = () =>
       request(gw5.app).post('/v2/swap/sign').set('X-API-KEY', key).set('Content-Type', 'application/json').send(BODY);
+    const timed = async () => {
+      const started = Date.now();
+      const res = await send();
+      return { res, ms: Date.now() - started };
+    };
     // supertest sends on then(): started now, awaited below.
-    const waiting = [send(), send()].map((t) => t.then((res) => res));
-    await new Promise((r) => setTimeout(r, 200));
-    const started = Date.now();
-    const refused = await send();
-    expect(refused.status).toBe(503);
-    expect(refused.body.error).toMatchObject({
+    const waiting = [timed(), timed()];
+    await new Promise((r) => setTimeout(r, 100));
+    const refused = await timed();
+    expect(refused.res.status).toBe(503);
+    expect(refused.res.headers['retry-after']).toBe('1');
+    expect(refused.res.body.error).toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
-      message: 'signer unavailable, retry shortly',
+      message: 'over capacity right now; retry shortly',
     });
-    expect(Date.now() - started).toBeLessThan(1_000);
-    for (const res of await Promise.all(waiting)) expect(res.status).toBe(503);
-    const metrics = await request(gw5.opsApp).get('/metrics');
-    expect(metrics.text).toMatch(/gateway_upstream_errors_total\{reason="POOL_FULL"[^}]*\} 1$/m);
-    // The bound frees with the answers: the next sign reaches the signer again.
+    expect(refused.ms).toBeLessThan(300);
+    // Refused at the door (before the route table), with every header of the public port's answers.
+    expect(refused.res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(refused.res.body.error.requestId).toBe(refused.res.headers['x-request-id']);
+    expect(refused.res.headers['x-content-type-options']).toBe('nosniff');
+    expect(refused.res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+    expect(refused.res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const v1 = await request(gw5.app)
+      .post('/v1/swap/sign')
+      .set('X-API-KEY', key)
+      .set('X-Request-Id', 'mine-1')
+      .set('Content-Type', 'application/json')
+      .send(BODY);
+    expect([v1.status, v1.headers['x-request-id'], v1.body.error.requestId, v1.headers.deprecation]).toEqual([
+      503,
+      'mine-1',
+      'mine-1',
+      'true',
+    ]);
+    expect(v1.body.error.message).toBe('over capacity right now; retry shortly');
+    // At the door nothing of the request is looked at: a wrong key is refused for capacity too. A
+    // browser's request (Origin) takes the route table's way (its CORS headers): there, 401.
+    const wrongKey = () =>
+      request(gw5.app).post('/v2/swap/sign').set('X-API-KEY', 'pmm_wrong').set('Content-Type', 'application/json');
+    expect((await wrongKey().send(BODY)).status).toBe(503);
+    expect((await wrongKey().set('Origin', 'https://app.example').send(BODY)).status).toBe(401);
+    for (const { res, ms } of await Promise.all(waiting)) {
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBe('1');
+      expect(res.body.error.message).toBe('this sign could not be answered within its deadline; retry shortly');
+      // At the deadline (earlier by the loop's delay on a busy machine, counted as spent).
+      expect(ms).toBeGreaterThanOrEqual(500);
+      expect(ms).toBeLessThan(1_200);
+    }
+    // The stalled signer still holds both requests: the bound is still full.
+    expect((await timed()).res.body.error.message).toBe('over capacity right now; retry shortly');
+    const metrics = (await request(gw5.opsApp).get('/metrics')).text;
+    expect(metrics).toMatch(/^gateway_overload_refusals_total\{reason="in_flight"[^}]*\} 4$/m);
+    // The door's refusals are among the route's 503s.
+    expect(metrics).toMatch(/^http_requests_total\{method="POST",route="\/v1\/swap\/sign",code="503"[^}]*\} 1$/m);
+    expect(metrics).toMatch(/^gateway_deadline_refusals_total\{reason="signer"[^}]*\} 2$/m);
+    expect(metrics).toMatch(/^gateway_sign_in_flight_limit\{[^}]*\} 2$/m);
+    expect(metrics).toMatch(/^gateway_sign_in_flight\{[^}]*\} 2$/m);
+    // The requests the signer never answers are given up at the request timeout: the bound frees,
+    // and the next sign reaches the signer again.
     signer.behave({ kind: 'ok' });
+    await new Promise((r) => setTimeout(r, 1_500));
     expect((await send()).status).toBe(200);
   });
 });

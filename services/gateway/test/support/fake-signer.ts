@@ -21,6 +21,15 @@ export type Behavior =
   | { kind: 'hang' }
   | { kind: 'drop' };
 
+/** A sign request's body, as a client sends it (the fake signer answers any). */
+export const SIGN_REQUEST_BODY = JSON.stringify({
+  chainId: 8453,
+  tokenIn: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+  tokenOut: '0x4200000000000000000000000000000000000006',
+  fee: '30',
+  userAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+});
+
 /** A signed quote as the signer answers on /v2; on /v1 the earlier form, without `deadline`. */
 export const SIGN_OK_BODY = JSON.stringify({
   verificationData: `0x${'00'.repeat(32)}`,

@@ -78,6 +78,10 @@ export function baseConfig(prefix: string, over: Partial<GatewayAppConfig> = {})
     servedChains: [8453, 56, 4663],
     corsOrigins: [],
     requestTimeoutMs: 10_000,
+    // Not the default 400 ms: on a loaded machine the deadline must not decide tests of other
+    // things (the deadline's own tests set theirs).
+    signDeadlineMs: 5_000,
+    signerMaxInFlight: 64,
     signBodyLimit: 16 * 1024,
     defaultRateLimit: 600,
     defaultRateWindowSeconds: 60,

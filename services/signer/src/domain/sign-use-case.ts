@@ -16,17 +16,37 @@
  *             quota per chain (429 QUOTA_EXCEEDED past it; 503 when it cannot be stored)
  *   answer    the response body
  *
+ * With the sign's deadline (the gateway's, docs/decisions/0071-past-capacity-a-fast-no.md) each
+ * step that waits is started only while what is left covers it, else 503 SERVICE_UNAVAILABLE
+ * (domain/sign-admission.ts): the firm quote (past the bound on a chain's firm quotes in flight
+ * too; it is given the deadline less what the record takes lately), then the signature and its
+ * record. A record written after the deadline withholds the answer all the same: that
+ * signature was never given out, and its record simply exists.
+ *
  * INVARIANT: no signature leaves before its audit record is stored. An unrecorded signature
  * would be money the settlement cannot attribute; so a failed write withholds the answer.
  */
 import { ApiError, netOfFee, parseSignRequest } from '@pmm/protocol';
-import { DAY_MS, haltedError, haltScopeKind, scopeCoversSign, type Logger } from '@pmm/core';
+import {
+  DAY_MS,
+  deadlineRefusal,
+  haltedError,
+  haltScopeKind,
+  InFlightLimit,
+  overloadRefusal,
+  StepTime,
+  scopeCoversSign,
+  type Deadline,
+  type Logger,
+} from '@pmm/core';
 import type { IntegratorView } from '../store/integrator-store';
+import type { SignerAdmission } from './sign-admission';
 import { checkSignRequest, signCheckedQuote, type FirmAmount, type SignQuoteContext } from './sign-quote';
 import { signatureRecord } from './signature-record';
 import type { SignMetrics } from './sign-metrics';
 import { QuotaExceededError } from '../store/audit-trail';
 import type { SignerDeps } from '../signer-deps';
+import type { FirmQuote, FirmQuoteRequest, FirmQuotes } from '../chain/firm-quotes';
 
 export interface SignCommand {
   /** The request body's JSON value (not yet validated). */
@@ -40,6 +60,8 @@ export interface SignCommand {
   /** The service's own id of the request, and the client's when it sent one (audit record). */
   requestId: string;
   clientRequestId?: string;
+  /** When the answer is due (the gateway's deadline); none on a direct call. */
+  deadline?: Deadline;
   /** The request's logger, made on first use. */
   log(): Logger | undefined;
 }
@@ -60,6 +82,8 @@ export type SignUseCaseDeps = Pick<
   | 'now'
 > & {
   metrics: SignMetrics;
+  /** The bounds and step times the deadline is checked with (sign-admission.ts); default: no bound. */
+  admission?: SignUseCaseAdmission;
   /**
    * Whether each signature gets a debug log line (checked once, not per request). Not at info:
    * the audit trail is the record of every signature, and the line cost the signer about 100 µs
@@ -68,12 +92,24 @@ export type SignUseCaseDeps = Pick<
   logSigned: boolean;
 };
 
+/** What the use case needs of the signer's admission. */
+export type SignUseCaseAdmission = Pick<SignerAdmission, 'firmQuotes' | 'recordTime'>;
+
+/** No bound on firm quotes (a use case built without the signer's admission: benchmarks, tests). */
+function unbounded(): SignUseCaseAdmission {
+  const none = new InFlightLimit(Number.MAX_SAFE_INTEGER);
+  const recordTime = new StepTime(0);
+  return { firmQuotes: () => none, recordTime };
+}
+
 /** The answer of a signed quote: the 200's JSON text. */
 export type SignUseCase = (cmd: SignCommand) => Promise<string>;
 
 export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
   const { metrics: m, maxFee } = deps;
+  const admission = deps.admission ?? unbounded();
   const now = deps.now ?? Date.now;
+  const firmQuote = firmQuoteWithin(deps.firmQuotes, admission);
   return async (cmd) => {
     const parsed = parseSignRequest(cmd.body, { maxFee, allowChainId: !cmd.legacy, allowSlippageBps: !cmd.legacy });
     checkHalts(deps.halts, m, parsed, cmd.integrator.record.id);
@@ -90,17 +126,17 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
     checkSignRequest(parsed, ctx);
     let firm: FirmAmount | undefined;
     if (parsed.amountIn !== undefined && !cmd.legacy) {
-      const quoted = await deps.firmQuotes({
-        chainId: parsed.chainId,
-        tokenIn: parsed.tokenIn,
-        tokenOut: parsed.tokenOut,
-        amountIn: parsed.amountIn,
-      });
+      const quoted = await firmQuote(
+        { chainId: parsed.chainId, tokenIn: parsed.tokenIn, tokenOut: parsed.tokenOut, amountIn: parsed.amountIn },
+        cmd.deadline,
+      );
       firm = { amountOut: netOfFee(quoted.grossOut, parsed.fee), blockNumber: quoted.blockNumber };
       // The quote waited for the node (up to FIRM_QUOTE_DEADLINE_MS): a halt made meanwhile must
       // still stop this signature (an in-memory check).
       checkHalts(deps.halts, m, parsed, cmd.integrator.record.id);
     }
+    // The signature is not made when its record could not be written in time.
+    if (cmd.deadline && !cmd.deadline.allows(admission.recordTime)) throw deadlineRefusal('record');
     const started = process.hrtime.bigint();
     const result = signCheckedQuote(parsed, ctx, firm);
     // A key in memory answers at once (no await, no microtask); a module's answer is awaited.
@@ -115,7 +151,7 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
     });
     const quota = cmd.integrator.record.dailySignatureQuota || (deps.dailySignatureQuota ?? 0);
     try {
-      await deps.audit.record(record, quota);
+      await admission.recordTime.time(deps.audit.record(record, quota));
     } catch (err) {
       if (err instanceof QuotaExceededError) {
         m.quotaRefusal(signed.chainId);
@@ -138,6 +174,8 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
         { cause: err },
       );
     }
+    // Written, but too late to be answered: withheld (never given out, its record simply exists).
+    if (cmd.deadline?.passed()) throw deadlineRefusal('late');
     m.signed(signed.chainId, cmd.legacy, cmd.integrator.record.id);
     // Field names avoid "token": the logger redacts any field whose name contains it.
     if (deps.logSigned)
@@ -157,6 +195,41 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       });
     return JSON.stringify(signed.response);
   };
+}
+
+/**
+ * The firm quote of a sign, within its deadline: past the bound on the chain's firm quotes in
+ * flight, or with less left than the record needs after it, refused at once; else asked with the
+ * deadline less what the record takes lately (`deadlineAt`), so that the record still fits. A
+ * quote that failed for want of time once that is past is a deadline refusal too.
+ */
+function firmQuoteWithin(
+  firmQuotes: FirmQuotes,
+  admission: SignUseCaseAdmission,
+): (req: FirmQuoteRequest, deadline: Deadline | undefined) => Promise<FirmQuote> {
+  return async (req, deadline) => {
+    const slots = admission.firmQuotes(req.chainId);
+    if (!slots.tryAcquire()) throw overloadRefusal('chain_node');
+    try {
+      if (!deadline) return await firmQuotes(req);
+      const deadlineAt = deadline.at - Math.min(admission.recordTime.ms, deadline.budgetMs / 4);
+      if (deadlineAt <= Date.now()) throw deadlineRefusal('firm_quote');
+      try {
+        return await firmQuotes(withDeadline(req, deadlineAt));
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE' && Date.now() >= deadlineAt)
+          throw deadlineRefusal('firm_quote');
+        throw err;
+      }
+    } finally {
+      slots.release();
+    }
+  };
+}
+
+/** The request with its `deadlineAt` (absolute ms, this process's clock). */
+function withDeadline(req: FirmQuoteRequest, deadlineAt: number): FirmQuoteRequest {
+  return { ...req, deadlineAt };
 }
 
 /** Throws 503 HALTED when a halt covers the request, 503 SERVICE_UNAVAILABLE when the halts are unreadable. */

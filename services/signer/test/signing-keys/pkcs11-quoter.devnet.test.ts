@@ -81,6 +81,7 @@ function signerEnv(quoter: Record<string, string>): Record<string, string> {
     CHAINS: JSON.stringify({ [CHAIN]: { chainId: CHAIN, rpcUrl: c.rpcUrl, contracts: c.contracts } }),
     // Generous on a loaded machine: the deadline is firm-quotes.test.ts's subject.
     FIRM_QUOTE_DEADLINE_MS: '3000',
+    MAX_SIGN_DEADLINE_MS: '3000',
     ...quoter,
   };
 }

@@ -28,6 +28,8 @@ export function startFirmSigner(o: {
       QUOTER_KEY_8453: o.quoterKey,
       CHAINS: JSON.stringify({ 8453: { chainId: 8453, rpcUrl: o.rpcUrl, contracts: o.contracts } }),
       FIRM_QUOTE_DEADLINE_MS: String(o.deadlineMs),
+      // The sign's own deadline past the firm quote's: here the firm quote's decides.
+      MAX_SIGN_DEADLINE_MS: String(o.deadlineMs + 1_000),
     },
     file: {},
   });

@@ -42,6 +42,9 @@ export async function startDrillSigner(redisUrl: string, env: Record<string, str
       SIGNER_KEY_8453: testKey(`api-signer-${CHAIN}`),
       // No daily quota: the drill counts records, not refusals.
       DAILY_SIGNATURE_QUOTA: '0',
+      // Every signature answered or withheld counts the same here: a Redis fault that stalls the
+      // writes past the sign's deadline must not turn the drill into one of deadlines.
+      MAX_SIGN_DEADLINE_MS: '10000',
       ...env,
     },
     file: {},

@@ -3,7 +3,7 @@
  * routing, 405, 401, 429, 500) and each route's own. responses.ts groups them by status.
  */
 import { DEFAULT_MAX_FEE } from '@pmm/protocol';
-import { BODY_LIMIT, MAX_HEADER_BYTES, RATE_LIMIT, seconds, TIMEOUT_MS, TIMEOUTS } from './limits';
+import { BODY_LIMIT, MAX_HEADER_BYTES, RATE_LIMIT, seconds, SIGN_DEADLINE_MS, TIMEOUT_MS, TIMEOUTS } from './limits';
 import { STAGE_HEADERS, type Answer } from './responses';
 
 // ---- answers every route shares ------------------------------------------------------------
@@ -211,7 +211,11 @@ export const SIGN_ANSWERS = (v1: boolean): Answer[] => [
   },
   haltedAnswer('No signature.', 'signing is halted for this pair by the operator; retry later'),
   unavailableAnswer(
-    `The signer is unreachable or did not answer within the request timeout (${seconds(TIMEOUT_MS)} s)${v1 ? '' : ", or the chain's pair list is not loaded yet (bootstrapping)"}. Retry shortly.`,
-    { SERVICE_UNAVAILABLE: 'signer unavailable, retry shortly' },
+    `The signer is unreachable${v1 ? '' : ", or the chain's pair list is not loaded yet (bootstrapping)"}; or the service is over capacity (refused at once, never queued behind late work); or the sign could not be answered within its deadline (${SIGN_DEADLINE_MS} ms from when the request arrived, whatever step it had reached: an answer after it would come too late to use). Retry shortly (\`Retry-After\`).`,
+    {
+      SERVICE_UNAVAILABLE: 'signer unavailable, retry shortly',
+      SERVICE_UNAVAILABLE_OVERLOAD: 'over capacity right now; retry shortly',
+      SERVICE_UNAVAILABLE_DEADLINE: 'this sign could not be answered within its deadline; retry shortly',
+    },
   ),
 ];

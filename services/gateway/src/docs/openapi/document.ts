@@ -21,7 +21,16 @@ import {
 } from '@pmm/protocol';
 import { ROUTES, type PublicRoute, type RouteName } from '../../http/public-routes';
 import { DEFAULT_BASE_URL } from './code-samples';
-import { BODY_LIMIT, MAX_HEADER_BYTES, RATE_LIMIT, RATE_WINDOW_SECONDS, seconds, TIMEOUT_MS, TIMEOUTS } from './limits';
+import {
+  BODY_LIMIT,
+  MAX_HEADER_BYTES,
+  RATE_LIMIT,
+  RATE_WINDOW_SECONDS,
+  seconds,
+  SIGN_DEADLINE_MS,
+  TIMEOUT_MS,
+  TIMEOUTS,
+} from './limits';
 import { operation } from './operations';
 import { ComponentSet } from './responses';
 
@@ -92,7 +101,7 @@ export function buildOpenApiDocument(): Json {
 
 **Rate limit.** Per integrator (all its keys together), shared by every gateway instance: a fixed window aligned to the epoch (default ${RATE_LIMIT} requests per ${RATE_WINDOW_SECONDS} s; the operator sets yours). Every authenticated response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds until the window ends); a refused request is 429 with \`Retry-After\` (seconds).
 
-**Timeouts and availability.** A request received in full but unanswered after ${seconds(TIMEOUT_MS)} s is 503 SERVICE_UNAVAILABLE; so is a request that cannot reach the signer or the store. 503 SERVICE_UNAVAILABLE is always safe to retry after a short delay; 503 HALTED means the operator halted signing in a scope that covers the request (everything, the chain, the pair, your integrator or the user address): it lasts until the operator lifts it, with no announced end.
+**Timeouts and availability.** A sign not answered within its deadline (${SIGN_DEADLINE_MS} ms from when the request arrived) is 503 SERVICE_UNAVAILABLE then, whatever step it had reached, and so is a sign that comes while the service is over capacity, at once: a fast refusal rather than an answer too late to use. Any other request received in full but unanswered after ${seconds(TIMEOUT_MS)} s is 503 SERVICE_UNAVAILABLE; so is a request that cannot reach the signer or the store. 503 SERVICE_UNAVAILABLE is always safe to retry after a short delay; 503 HALTED means the operator halted signing in a scope that covers the request (everything, the chain, the pair, your integrator or the user address): it lasts until the operator lifts it, with no announced end.
 
 **Versions.** \`/v1\` is the earlier form (chain 8453 only, no \`chainId\`, no UNSUPPORTED_CHAIN / PAIR_NOT_FOUND codes). Its responses carry \`Deprecation: true\` and a \`Link\` header to the \`/v2\` successor.
 

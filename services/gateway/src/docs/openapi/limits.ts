@@ -13,6 +13,7 @@ function defaultOf<T>(setting: { env: string; default?: T }): T {
 export const TIMEOUT_MS = defaultOf(GATEWAY_SETTINGS.requestTimeoutMs);
 export const TIMEOUTS = gatewayTimeouts({ requestTimeoutMs: TIMEOUT_MS });
 export const BODY_LIMIT = defaultOf(GATEWAY_SETTINGS.signBodyLimit);
+export const SIGN_DEADLINE_MS = defaultOf(GATEWAY_SETTINGS.signDeadlineMs);
 export const RATE_LIMIT = defaultOf(GATEWAY_SETTINGS.defaultRateLimit);
 export const RATE_WINDOW_SECONDS = defaultOf(GATEWAY_SETTINGS.defaultRateWindowSeconds);
 export const STREAMS_PER_KEY = defaultOf(GATEWAY_SETTINGS.streamsPerKey);

@@ -181,7 +181,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     operationId: 'signQuote',
     summary: 'Sign a swap quote',
     description:
-      "Signs a swap quote for the router's `swap` on the selected chain. The body is forwarded unchanged to the internal signer. Checks, first match wins: 401 · 429 · 413 · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 503 HALTED (an operator's halt covers the request) · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED / ENCODING_FAILED · 429 QUOTA_EXCEEDED (the integrator's daily signatures on the chain) · 503 (the signature could not be recorded). `calldata` is present if and only if `amountIn` was sent.",
+      "Signs a swap quote for the router's `swap` on the selected chain. The body is forwarded unchanged to the internal signer. Checks, first match wins: 401 · 429 · 413 · 400 INVALID_JSON · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR · 503 HALTED (an operator's halt covers the request) · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE · 400 PAIR_NOT_FOUND · 403 ADDRESS_NOT_WHITELISTED · 500 SIGNING_FAILED / ENCODING_FAILED · 429 QUOTA_EXCEEDED (the integrator's daily signatures on the chain) · 503 (the signature could not be recorded). At any step, 503 SERVICE_UNAVAILABLE when the sign can no longer be answered within its deadline, and at once when the service is over capacity (both with `Retry-After`). `calldata` is present if and only if `amountIn` was sent.",
     requestBody: {
       schema: 'SignQuoteRequest',
       examples: { withCalldata: { ...SIGN_BODY, ...SIGN_AMOUNTS }, signatureOnly: SIGN_BODY },
