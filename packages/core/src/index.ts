@@ -94,7 +94,14 @@ export {
   type RedisClient,
   type RedisRole,
 } from './redis/redis-client';
-export { DEFAULT_KEY_PREFIX, bookBlockKey, bookHashKey, redisKeys, type RedisKeys } from './redis/redis-keys';
+export {
+  DEFAULT_KEY_PREFIX,
+  bookBandKey,
+  bookBlockKey,
+  bookHashKey,
+  redisKeys,
+  type RedisKeys,
+} from './redis/redis-keys';
 export {
   REDIS_KEY_ROLES,
   closeRedisConnections,
@@ -233,6 +240,28 @@ export {
 
 // Chains: deployments, JSON-RPC, HTTP to a node, token metadata (chain/)
 export { parseChainDeployments, type ChainDeployment, type ChainDeployments } from './chain/chain-deployment';
+
+// A pair's reference: its feed, its band, and its standing at each book (reference/)
+export {
+  decodeBandRecord,
+  encodeBandRecord,
+  REFERENCE_STATUSES,
+  type BandRecord,
+  type PairBandState,
+  type ReferenceStatus,
+} from './reference/band-record';
+export {
+  DEFAULT_REFERENCE_MODE,
+  REFERENCE_BAND_FIELDS,
+  REFERENCE_MODE_DESCRIPTION,
+  REFERENCE_MODES,
+  resolveBand,
+  type PairReference,
+  type ReferenceBand,
+  type ReferenceMode,
+} from './reference/pair-reference';
+
+// Chains, continued: JSON-RPC, HTTP to a node, token metadata (chain/)
 export {
   RpcConnectionError,
   RpcError,

@@ -31,8 +31,8 @@ export interface MovingMarketOptions {
 }
 
 /**
- * The devnet feeds' rules: Base's ETH/USD threshold (0.15 %) and a heartbeat of a minute (the
- * real feeds' are 20 minutes to a day: a stopped devnet feed shows sooner).
+ * The devnet feeds' rules: a threshold of 0.15 %, of the order of real ETH/USD feeds', and a
+ * heartbeat of a minute (real feeds' are tens of minutes to a day: a stopped devnet feed shows sooner).
  */
 export const DEFAULT_FEED_PUBLICATION: Readonly<FeedPublication> = Object.freeze({
   deviationBps: 15,

@@ -1,9 +1,10 @@
 -- Writes a chain's book unless a higher block, or the same block with the same hash, is
 -- stored, then announces it (store/book-store.ts). The same height with another hash is a
 -- reorg: that block's book is replaced.
--- KEYS[1] the book, KEYS[2] its block number, KEYS[3] its block hash
+-- KEYS[1] the book, KEYS[2] its block number, KEYS[3] its block hash, KEYS[4] its pairs' standing
+-- against their references (core's band-record.ts)
 -- ARGV[1] block number, ARGV[2] book body, ARGV[3] ttl ms, ARGV[4] update channel, ARGV[5] message,
--- ARGV[6] block hash
+-- ARGV[6] block hash, ARGV[7] the standing ('' when no pair has a reference: the key is removed)
 -- Returns 1 when written, 0 when a newer (or the same) book was already there.
 local stored = tonumber(redis.call('GET', KEYS[2]))
 local incoming = tonumber(ARGV[1])
@@ -12,5 +13,6 @@ if stored == incoming and redis.call('GET', KEYS[3]) == ARGV[6] then return 0 en
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
 redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[3])
+if ARGV[7] == '' then redis.call('DEL', KEYS[4]) else redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1

@@ -21,9 +21,20 @@ import {
   type QuoterKeySource,
   SHARED_SETTINGS,
   OPERATOR_ENDPOINT_SETTINGS,
+  DEFAULT_REFERENCE_MODE,
+  REFERENCE_BAND_FIELDS,
+  REFERENCE_MODE_DESCRIPTION,
+  REFERENCE_MODES,
+  type ReferenceBand,
 } from '@pmm/core';
 import { findChain } from '@pmm/protocol';
 import { parseLadderConfig, type LadderConfig } from './domain/ladder';
+
+/** A band field's setting: the default of every pair, from the field's one definition (core's pair-reference.ts). */
+const bandSetting = (name: keyof typeof REFERENCE_BAND_FIELDS) => {
+  const field = REFERENCE_BAND_FIELDS[name];
+  return settings.int(field.env, field.description, field.default, field.range);
+};
 
 /** Each entry's description is the setting's documentation (README, `--help`). */
 export const INDEXER_SETTINGS = {
@@ -38,7 +49,10 @@ export const INDEXER_SETTINGS = {
       '(or the `chains` key of CONFIG_FILE). The entry of CHAIN_ID is used: wsUrl → newHeads subscription, else rpcUrl → polling; ' +
       'multicall3 → one aggregate3 eth_call per block, else one JSON-RPC batch. Optional pinnedDecimals: { "<address>": decimals } pins ' +
       "a token's decimals: a token whose decimals() answers otherwise is left out of the registry. Optional confirmRpcUrl: a second " +
-      "node's HTTP URL; a change of the pair registry is believed only when it reads the same there. Required.",
+      "node's HTTP URL; a change of the pair registry is believed only when it reads the same there. Optional references: " +
+      '{ "<base address>": { feed, maxDeviationBelowBps?, maxDeviationAboveBps?, maxAgeSeconds?, recoveryBlocks?, mode? } }, each ' +
+      "pair's Chainlink-compatible reference feed (its answer: the base token's price in the chain's quote token) and its own " +
+      'values of the REFERENCE_* settings; a pair without one is not held against a reference. Required.',
   ),
   ...quoterKeySettings(
     undefined,
@@ -148,6 +162,11 @@ export const INDEXER_SETTINGS = {
       }
     },
   ),
+  referenceMaxDeviationBelowBps: bandSetting('maxDeviationBelowBps'),
+  referenceMaxDeviationAboveBps: bandSetting('maxDeviationAboveBps'),
+  referenceMaxAgeSeconds: bandSetting('maxAgeSeconds'),
+  referenceRecoveryBlocks: bandSetting('recoveryBlocks'),
+  referenceMode: settings.oneOf('REFERENCE_MODE', REFERENCE_MODE_DESCRIPTION, DEFAULT_REFERENCE_MODE, REFERENCE_MODES),
   port: settings.int('PORT', 'Port of /healthz, /readyz and /metrics. Default 8090.', 8090, [0, 65535]),
   host: settings.string(
     'HOST',
@@ -176,6 +195,8 @@ export interface IndexerConfig extends RedisRoleUrls {
   jobLockMs: number;
   callGas: number;
   ladder: LadderConfig;
+  /** The band of every pair that does not set its own values (a pair's own: the deployment's references). */
+  referenceBand: ReferenceBand;
   port: number;
   host: string;
   /** Host names the operator endpoints answer (besides IPs and localhost); optional bearer token. */
@@ -190,10 +211,26 @@ export interface IndexerConfig extends RedisRoleUrls {
  * @throws ConfigError naming the setting (never echoing a secret)
  */
 export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
-  const { chains, quoterKey, quoterPkcs11, quoterPkcs11Pin, pkcs11SignTimeoutMs, ...c } = loadConfig(
-    INDEXER_SETTINGS,
-    sources,
-  );
+  const {
+    chains,
+    quoterKey,
+    quoterPkcs11,
+    quoterPkcs11Pin,
+    pkcs11SignTimeoutMs,
+    referenceMaxDeviationBelowBps,
+    referenceMaxDeviationAboveBps,
+    referenceMaxAgeSeconds,
+    referenceRecoveryBlocks,
+    referenceMode,
+    ...c
+  } = loadConfig(INDEXER_SETTINGS, sources);
+  const referenceBand: ReferenceBand = {
+    maxDeviationBelowBps: referenceMaxDeviationBelowBps,
+    maxDeviationAboveBps: referenceMaxDeviationAboveBps,
+    maxAgeSeconds: referenceMaxAgeSeconds,
+    recoveryBlocks: referenceRecoveryBlocks,
+    mode: referenceMode,
+  };
   // Required: an indexer without a quoter key cannot call quote() at all.
   const quoter = quoterKeySource(
     { quoterKey, quoterPkcs11, quoterPkcs11Pin },
@@ -212,5 +249,5 @@ export function loadIndexerConfig(sources: ConfigSources = {}): IndexerConfig {
       'BOOK_TTL_MS (bookTtlMs): must exceed HEARTBEAT_MS + RPC_TIMEOUT_MS, or a live node could look lost',
     );
   }
-  return { ...c, ...redisConnectionUrls(c), quoter, deployment };
+  return { ...c, ...redisConnectionUrls(c), quoter, deployment, referenceBand };
 }

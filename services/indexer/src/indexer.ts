@@ -23,6 +23,7 @@ import {
   type RedisClient,
   type Served,
   createHttpTransport,
+  resolveBand,
 } from '@pmm/core';
 import type { KeySigner } from '@pmm/protocol';
 import type { QuoteContext } from './chain/block-quotes';
@@ -224,6 +225,12 @@ export async function startIndexer(config: IndexerConfig, deps: IndexerDeps = {}
     multicall3: contracts.multicall3,
     ladder: config.ladder,
     pinnedDecimals: config.deployment.pinnedDecimals,
+    references: Object.fromEntries(
+      Object.entries(config.deployment.references ?? {}).map(([base, r]) => [
+        base.toLowerCase(),
+        { feed: r.feed, band: resolveBand(config.referenceBand, r.band) },
+      ]),
+    ),
     store: registryStore,
     refreshMs: config.registryRefreshMs,
     timeoutMs: config.rpcTimeoutMs,

@@ -53,6 +53,14 @@ export interface IndexerMetrics {
   messagesDropped: Counter;
   /** labels kind: decimals | listing, result: accepted | refused */
   registryChanges: Counter;
+  /** label pair (base symbol): the curve's mid against its reference, signed bps */
+  referenceDeviation: Gauge;
+  /** label pair: the reference's age at the block, s */
+  referenceAge: Gauge;
+  /** labels pair, mode: 1 while the band does not let the pair be served (withheld in enforce mode) */
+  referenceOutOfBand: Gauge;
+  /** labels pair, status: 1 for the pair's status at the last block (core's ReferenceStatus) */
+  referenceStatus: Gauge;
 }
 
 export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: boolean }): IndexerMetrics {
@@ -135,6 +143,27 @@ export function createIndexerMetrics(opts: { chainId: number; defaultMetrics?: b
       'indexer_registry_changes_total',
       'Changes of the pair registry (listing or decimals), accepted after a second read or refused',
       ['kind', 'result'] as const,
+    ),
+    referenceDeviation: metrics.gauge(
+      'indexer_reference_deviation_bps',
+      "Each pair's curve mid against its reference at the last computed block, signed bps (positive: above)",
+      ['pair'] as const,
+    ),
+    referenceAge: metrics.gauge(
+      'indexer_reference_age_seconds',
+      "Age of each pair's reference at the last computed block (the block's time less the feed's updatedAt), s",
+      ['pair'] as const,
+    ),
+    referenceOutOfBand: metrics.gauge(
+      'indexer_reference_out_of_band',
+      '1 while a pair is out of its band, or its reference stale or unreadable, until it is back for its recovery blocks ' +
+        '(withheld when mode is enforce, only reported when watch)',
+      ['pair', 'mode'] as const,
+    ),
+    referenceStatus: metrics.gauge(
+      'indexer_reference_status',
+      "1 for each pair's status against its reference at the last computed block: in_band, out_of_band, stale, unreadable, no_curve",
+      ['pair', 'status'] as const,
     ),
   };
   // The series the alert rules count failures on exist from the start at 0: a counter that

@@ -23,6 +23,36 @@ const env = (over: Record<string, string | undefined> = {}) => ({
 const load = (over: Record<string, string | undefined> = {}) => loadIndexerConfig({ env: env(over), file: {} });
 
 describe('indexer config', () => {
+  it('default: every pair held against its reference within 50 bps either way, 3600 s of age, back after 3 blocks, enforced', () => {
+    expect(load().referenceBand).toEqual({
+      maxDeviationBelowBps: 50,
+      maxDeviationAboveBps: 50,
+      maxAgeSeconds: 3_600,
+      recoveryBlocks: 3,
+      mode: 'enforce',
+    });
+    const c = load({
+      REFERENCE_MAX_DEVIATION_BELOW_BPS: '30',
+      REFERENCE_MAX_DEVIATION_ABOVE_BPS: '40',
+      REFERENCE_MAX_AGE_SECONDS: '90',
+      REFERENCE_RECOVERY_BLOCKS: '5',
+      REFERENCE_MODE: 'watch',
+    });
+    expect(c.referenceBand).toEqual({
+      maxDeviationBelowBps: 30,
+      maxDeviationAboveBps: 40,
+      maxAgeSeconds: 90,
+      recoveryBlocks: 5,
+      mode: 'watch',
+    });
+  });
+
+  it('error: a band setting out of its bounds, or a mode that is not enforce or watch, names itself', () => {
+    expect(() => load({ REFERENCE_MAX_DEVIATION_BELOW_BPS: '0' })).toThrow(/REFERENCE_MAX_DEVIATION_BELOW_BPS/);
+    expect(() => load({ REFERENCE_RECOVERY_BLOCKS: '0' })).toThrow(/REFERENCE_RECOVERY_BLOCKS/);
+    expect(() => load({ REFERENCE_MODE: 'off' })).toThrow(/REFERENCE_MODE.*enforce, watch/);
+  });
+
   it('default: documented defaults', () => {
     const c = load();
     expect(c).toMatchObject({

@@ -6,6 +6,12 @@
 import Ajv, { JSONSchemaType } from 'ajv';
 import { ChainContracts, findChain, MAX_TOKEN_DECIMALS, parseAddress } from '@pmm/protocol';
 import { registerSecretUrl } from '../settings/secrets';
+import {
+  REFERENCE_BAND_FIELDS,
+  REFERENCE_MODES,
+  type PairReference,
+  type ReferenceBand,
+} from '../reference/pair-reference';
 
 export interface ChainDeployment {
   chainId: number;
@@ -25,7 +31,15 @@ export interface ChainDeployment {
    * alone must not rescale a published book).
    */
   pinnedDecimals?: Record<string, number>;
+  /**
+   * Each pair's reference feed and its own band values, by checksummed base token address
+   * (pair-reference.ts): the indexer holds the pair's curve against it.
+   */
+  references?: Record<string, PairReference>;
 }
+
+/** A pair's reference as the config writes it: the feed and any band field of its own. */
+type PairReferenceInput = { feed: string } & Partial<ReferenceBand>;
 
 /** The config's form: any address may be left out when the chain registry knows it. */
 interface ChainDeploymentInput {
@@ -35,7 +49,15 @@ interface ChainDeploymentInput {
   confirmRpcUrl?: string;
   contracts?: Partial<ChainContracts>;
   pinnedDecimals?: Record<string, number>;
+  references?: Record<string, PairReferenceInput>;
 }
+
+const bandField = (name: keyof typeof REFERENCE_BAND_FIELDS) => ({
+  type: 'integer' as const,
+  nullable: true as const,
+  minimum: REFERENCE_BAND_FIELDS[name].range[0],
+  maximum: REFERENCE_BAND_FIELDS[name].range[1],
+});
 
 const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
   type: 'object',
@@ -61,6 +83,24 @@ const deploymentSchema: JSONSchemaType<ChainDeploymentInput> = {
       nullable: true,
       required: [],
       additionalProperties: { type: 'integer', minimum: 0, maximum: MAX_TOKEN_DECIMALS },
+    },
+    references: {
+      type: 'object',
+      nullable: true,
+      required: [],
+      additionalProperties: {
+        type: 'object',
+        properties: {
+          feed: { type: 'string' },
+          maxDeviationBelowBps: bandField('maxDeviationBelowBps'),
+          maxDeviationAboveBps: bandField('maxDeviationAboveBps'),
+          maxAgeSeconds: bandField('maxAgeSeconds'),
+          recoveryBlocks: bandField('recoveryBlocks'),
+          mode: { type: 'string', nullable: true, enum: [...REFERENCE_MODES] },
+        },
+        required: ['feed'],
+        additionalProperties: false,
+      },
     },
   },
   required: ['chainId'],
@@ -112,12 +152,17 @@ export function parseChainDeployments(value: unknown): ChainDeployments {
     const pinned = Object.entries(raw.pinnedDecimals ?? {}).map(
       ([address, decimals]) => [checksum(`chains.${key}.pinnedDecimals`, address), decimals] as const,
     );
+    const references = Object.entries(raw.references ?? {}).map(([base, { feed, ...band }]) => {
+      const where = `chains.${key}.references.${base}`;
+      return [checksum(where, base), { feed: checksum(`${where}.feed`, feed), band: stripUndefined(band) }] as const;
+    });
     out[raw.chainId] = {
       chainId: raw.chainId,
       rpcUrl: raw.rpcUrl ?? undefined,
       wsUrl: raw.wsUrl ?? undefined,
       ...(raw.confirmRpcUrl ? { confirmRpcUrl: raw.confirmRpcUrl } : {}),
       ...(pinned.length > 0 ? { pinnedDecimals: Object.fromEntries(pinned) } : {}),
+      ...(references.length > 0 ? { references: Object.fromEntries(references) } : {}),
       contracts: {
         router: required('router'),
         helper: required('helper'),

@@ -116,3 +116,11 @@ export function bookBlockKey(bookKey: string): string {
 export function bookHashKey(bookKey: string): string {
   return `${bookKey}:hash`;
 }
+
+/**
+ * The side key holding each pair's standing against its reference at the stored book (core's
+ * band-record.ts): written with the book, expiring with it; the signer refuses the pairs it withholds.
+ */
+export function bookBandKey(bookKey: string): string {
+  return `${bookKey}:band`;
+}

@@ -298,6 +298,38 @@ describe('parseChainDeployments defaults from the chain registry', () => {
       'pinnedDecimals',
     );
   });
+  it("behavior: each pair's reference (its feed and its own band values) is kept by checksummed base address", () => {
+    const contracts = { router: addr(1), helper: addr(2), verifier: addr(3) };
+    const references = {
+      [addr(0xabc).toLowerCase()]: { feed: addr(0xdef).toLowerCase(), maxAgeSeconds: 90, mode: 'watch' },
+      [addr(0xbcd)]: { feed: addr(0xcde) },
+    };
+    expect(parseChainDeployments({ '8453': { chainId: 8453, contracts, references } })[8453]!.references).toEqual({
+      '0x0000000000000000000000000000000000000aBc': {
+        feed: '0x0000000000000000000000000000000000000deF',
+        band: { maxAgeSeconds: 90, mode: 'watch' },
+      },
+      '0x0000000000000000000000000000000000000bcd': { feed: '0x0000000000000000000000000000000000000CDE', band: {} },
+    });
+    expect(parseChainDeployments({ '8453': { chainId: 8453, contracts } })[8453]).not.toHaveProperty('references');
+  });
+  it('error: a reference without a feed, with a band value out of bounds, an unknown mode or field is refused', () => {
+    const contracts = { router: addr(1), helper: addr(2), verifier: addr(3) };
+    for (const reference of [
+      {},
+      { feed: addr(4), maxDeviationBelowBps: 0 },
+      { feed: addr(4), maxDeviationAboveBps: 10_001 },
+      { feed: addr(4), recoveryBlocks: 1.5 },
+      { feed: addr(4), mode: 'off' },
+      { feed: addr(4), heartbeat: 60 },
+    ])
+      expect(() =>
+        parseChainDeployments({ '8453': { chainId: 8453, contracts, references: { [addr(5)]: reference } } }),
+      ).toThrow('chains.8453/references');
+    expect(() =>
+      parseChainDeployments({ '8453': { chainId: 8453, contracts, references: { [addr(5)]: { feed: '0x12' } } } }),
+    ).toThrow('.feed: not an address');
+  });
   it('error: a router the registry does not know must be configured', () => {
     expect(() =>
       parseChainDeployments({ '56': { chainId: 56, contracts: { helper: addr(2), verifier: addr(3) } } }),

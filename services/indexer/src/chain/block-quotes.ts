@@ -1,11 +1,13 @@
 /**
  * The per-block call: for every tracked pair, both sides, the whole ladder of `quote()`
- * calls, plus one `getReserveBalances` of every token, as one list of calls (sent as one
- * `eth_call`, see call-batch.ts), and the decoding of its results into the book's pairs.
+ * calls, plus one `getReserveBalances` of every token, plus each pair's reference feed, as one
+ * list of calls (sent as one `eth_call`, see call-batch.ts), and the decoding of its results
+ * into the book's pairs and the feeds' answers.
  *
  * Layout of the call list (decoding relies on it):
  *   [0]                      helper.getReserveBalances([quote, base_0, base_1, …])
  *   then per pair, in order:  asks ladder (quote → base), then bids ladder (base → quote)
+ *   then per pair with a reference, in order: feed.latestRoundData(), feed.decimals()
  *
  * Each `quote()` carries an EIP-712 `AmmVerification` signature by the quoter key with
  * timestampInMilisec = block.timestamp × 1000: one signature per (tokenIn, tokenOut) per
@@ -18,8 +20,10 @@ import {
   type PairOrderbook,
   type TokenInfo,
 } from '@pmm/protocol';
+import type { ReferenceBand } from '@pmm/core';
 import type { RawLadder } from '../domain/ladder';
 import { pairBook } from '../domain/pair-book';
+import { decodeFeedAnswer, FEED_DECIMALS_CALLDATA, LATEST_ROUND_DATA_CALLDATA, type FeedAnswer } from './feed-answer';
 import {
   decodeUint256Array,
   decodeUintResult,
@@ -31,7 +35,12 @@ import {
 export interface TrackedPair {
   base: TokenInfo;
   ladder: RawLadder;
+  /** The pair's reference feed and its band (the chain's deployment), when it has one. */
+  reference?: { feed: string; band: ReferenceBand };
 }
+
+/** Calls per pair with a reference: latestRoundData and decimals. */
+const FEED_CALLS = 2;
 
 /** What the indexer tracks on a chain: the registry's pairs with their resolved ladders. */
 export interface TrackedPairs {
@@ -50,8 +59,10 @@ export interface QuoteContext {
 
 /** Number of calls {@link planBlockCalls} makes for `tracked`. */
 export function callCount(tracked: TrackedPairs): number {
-  return 1 + tracked.pairs.reduce((n, p) => n + p.ladder.asks.length + p.ladder.bids.length, 0);
+  return 1 + tracked.pairs.reduce((n, p) => n + p.ladder.asks.length + p.ladder.bids.length + feedCalls(p), 0);
 }
+
+const feedCalls = (p: TrackedPair): number => (p.reference ? FEED_CALLS : 0);
 
 /**
  * The `quote()` calls of one side: input `tokenIn`, ladder `amounts`, one signature. A promise
@@ -97,7 +108,15 @@ export function planBlockCalls(
     sideCalls(ctx, quote, base.address, ladder.asks, timestampInMilisec),
     sideCalls(ctx, base.address, quote, ladder.bids, timestampInMilisec),
   ]);
-  const join = (lists: Call[][]): Call[] => [reserves, ...lists.flat()];
+  const feeds = tracked.pairs.flatMap(({ reference }): Call[] =>
+    reference
+      ? [
+          { target: reference.feed, data: LATEST_ROUND_DATA_CALLDATA },
+          { target: reference.feed, data: FEED_DECIMALS_CALLDATA },
+        ]
+      : [],
+  );
+  const join = (lists: Call[][]): Call[] => [reserves, ...lists.flat(), ...feeds];
   return sides.some((side) => side instanceof Promise) ? Promise.all(sides).then(join) : join(sides as Call[][]);
 }
 
@@ -124,5 +143,19 @@ export function decodeBlockResults(tracked: TrackedPairs, results: readonly Call
     const asks = { amountsIn: ladder.asks, amountsOut: take(ladder.asks.length) };
     const bids = { amountsIn: ladder.bids, amountsOut: take(ladder.bids.length) };
     return pairBook(base, tracked.quote, { asks, bids }, { base: reserves[i + 1] ?? 0n, quote: quoteReserve });
+  });
+}
+
+/**
+ * The feeds' answers from the results of {@link planBlockCalls}, by pair (registry order):
+ * undefined for a pair without a reference or whose feed did not answer in shape.
+ */
+export function decodeFeedAnswers(tracked: TrackedPairs, results: readonly CallResult[]): (FeedAnswer | undefined)[] {
+  let index = results.length - tracked.pairs.reduce((n, p) => n + feedCalls(p), 0);
+  return tracked.pairs.map((p) => {
+    if (!p.reference) return undefined;
+    const answer = decodeFeedAnswer(results[index], results[index + 1]);
+    index += FEED_CALLS;
+    return answer;
   });
 }

@@ -12,12 +12,25 @@
  * its block's timestamp: a job that waited until its block is that old is not written
  * (`stale`), so a lagging node yields 503 instead of an old book served as live.
  *
+ * Each pair with a reference is held against it (domain/reference-band.ts): its feed is read in
+ * the same call, its standing goes with the book (the book's side key), and a pair the band
+ * withholds is left out of the book, from the block that shows the breach.
+ *
  * The call list (signatures, calldata) is usually ready when the job starts: made during the
  * previous block's call, for the timestamp foreseen (jobs/block-plans.ts), so the time from
  * head to book is the queue hop, the node's round trip and the write.
  */
-import { type Logger, blockHashRef, type RpcTransport } from '@pmm/core';
-import { decodeBlockResults, type QuoteContext } from '../chain/block-quotes';
+import {
+  type BandRecord,
+  blockHashRef,
+  decodeBandRecord,
+  REFERENCE_STATUSES,
+  encodeBandRecord,
+  type Logger,
+  type RpcTransport,
+} from '@pmm/core';
+import { decodeBlockResults, decodeFeedAnswers, type QuoteContext, type TrackedPairs } from '../chain/block-quotes';
+import { blockBandRecord } from '../domain/reference-band';
 import type { BlockHead } from '../chain/block-source';
 import { executeCalls } from '../chain/call-batch';
 import type { BlockOutcome, IndexerMetrics } from '../metrics';
@@ -86,6 +99,27 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
     return event.outcome;
   };
 
+  /** The standing of the pairs as metrics, and each change of a pair's service as a log line. */
+  const reportBand = (tracked: TrackedPairs, band: BandRecord) => {
+    for (const { base } of tracked.pairs) {
+      const state = band.pairs[base.address.toLowerCase()];
+      if (!state) continue;
+      const pair = base.symbol;
+      if (state.deviationBps !== undefined) metrics.referenceDeviation.set({ pair }, state.deviationBps);
+      if (state.ageSeconds !== undefined) metrics.referenceAge.set({ pair }, state.ageSeconds);
+      metrics.referenceOutOfBand.set({ pair, mode: state.mode }, state.served ? 0 : 1);
+      for (const status of REFERENCE_STATUSES)
+        metrics.referenceStatus.set({ pair, status }, state.status === status ? 1 : 0);
+      if (state.since === band.block)
+        log.log(state.served ? 'info' : 'warn', state.served ? 'pair in band' : 'pair out of band', {
+          block: band.block,
+          pair,
+          base: base.address,
+          ...state,
+        });
+    }
+  };
+
   /** How long a book of a block of `timestamp` (s) may live if written now; <= 0: too old. */
   const bookLifeMs = (timestamp: number) =>
     Math.min(deps.books.ttlMs, timestamp * 1000 + deps.maxHeadLagMs - Date.now());
@@ -137,15 +171,27 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
         });
       } else silentFailures.ok();
       const pairs = decodeBlockResults(tracked, batch.results);
+      const band = blockBandRecord(
+        tracked,
+        pairs,
+        decodeFeedAnswers(tracked, batch.results),
+        decodeBandRecord(stored?.band),
+        job,
+      );
       const body = JSON.stringify({
         chainId: deps.ctx.chainId,
         blockNumber: job.number,
         blockTime: job.timestamp,
-        pairs,
+        pairs: band ? pairs.filter((p) => !band.pairs[p.baseToken.toLowerCase()]?.withheld) : pairs,
       });
       const ttlMs = bookLifeMs(job.timestamp);
       if (ttlMs <= 0) return done({ blockNumber: job.number, outcome: 'stale' });
-      const written = await deps.books.write(job.number, body, { hash: job.hash, ttlMs });
+      const written = await deps.books.write(job.number, body, {
+        hash: job.hash,
+        ttlMs,
+        band: band ? encodeBandRecord(band) : '',
+      });
+      if (written && band) reportBand(tracked, band);
       const now = Date.now();
       // After the book (whose latency is what integrators see); a newer book written meanwhile
       // does not make this block's tops wrong. A failed record costs markouts one block, not the book.

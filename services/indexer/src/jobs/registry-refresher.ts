@@ -11,7 +11,7 @@
  * head. One answer of one node must not rescale the book by a power of ten or add a pair. Every change,
  * accepted or refused, is logged and counted (`indexer_registry_changes_total`, alerted on).
  */
-import type { Logger, RpcTransport } from '@pmm/core';
+import type { Logger, ReferenceBand, RpcTransport } from '@pmm/core';
 import type { PairRegistry, TokenInfo } from '@pmm/protocol';
 import type { QuoteContext, TrackedPairs } from '../chain/block-quotes';
 import type { BlockHead } from '../chain/block-source';
@@ -34,6 +34,8 @@ export interface RegistryRefresherDeps {
   ladder: LadderConfig;
   /** Decimals the chains file pins, by checksummed address. */
   pinnedDecimals?: Readonly<Record<string, number>>;
+  /** Each pair's reference feed and band (its own values over the defaults), by base address, lower case. */
+  references?: Readonly<Record<string, { feed: string; band: ReferenceBand }>>;
   store: RegistryStore;
   refreshMs: number;
   timeoutMs: number;
@@ -121,10 +123,14 @@ export function createRegistryRefresher(deps: RegistryRefresherDeps): RegistryRe
         probeRequests.length > 0 ? await probePrices(deps.rpc, deps.ctx, quote, probeRequests, head, batch) : new Map();
       const tracked: TrackedPairs = {
         quote,
-        pairs: registry.baseTokens.map((base) => ({
-          base,
-          ladder: resolveLadder(deps.ladder, base, quote, probes.get(base.address)),
-        })),
+        pairs: registry.baseTokens.map((base) => {
+          const reference = deps.references?.[base.address.toLowerCase()];
+          return {
+            base,
+            ladder: resolveLadder(deps.ladder, base, quote, probes.get(base.address)),
+            ...(reference ? { reference } : {}),
+          };
+        }),
       };
       const previous = state;
       state = { registry, tracked };

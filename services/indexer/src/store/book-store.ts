@@ -14,8 +14,20 @@
  * height with ANOTHER hash (a reorg) replaces the stored one; with the same hash it is a
  * duplicate. Each write carries its own expiry, which the caller bounds by the block's age
  * (jobs/block-processor.ts): a book never outlives MAX_HEAD_LAG_MS past its block's time.
+ *
+ * A fourth side key (`pmm:{<id>}:book:band`) holds each pair's standing against its reference at
+ * that book (core's band-record.ts), written and expiring with it: the next block's band reads it,
+ * and so does the signer.
  */
-import { bookBlockKey, bookHashKey, commandsDir, encodeChainUpdate, luaCommand, type RedisClient } from '@pmm/core';
+import {
+  bookBandKey,
+  bookBlockKey,
+  bookHashKey,
+  commandsDir,
+  encodeChainUpdate,
+  luaCommand,
+  type RedisClient,
+} from '@pmm/core';
 
 const COMMANDS = commandsDir(__dirname, 2);
 
@@ -33,8 +45,12 @@ export interface BookStore {
    * this very block, is stored, expiring after `ttlMs` (default: the store's), then announces
    * it. Resolves true when written, false when a newer book was already there.
    */
-  write(blockNumber: number, body: string, options?: { hash?: string; ttlMs?: number }): Promise<boolean>;
-  /** The block of the stored book, or null when there is none. */
+  write(
+    blockNumber: number,
+    body: string,
+    options?: { hash?: string; ttlMs?: number; band?: string },
+  ): Promise<boolean>;
+  /** The block of the stored book (and its pairs' standing), or null when there is none. */
   storedBlock(): Promise<StoredBlock | null>;
   /**
    * Deletes the book unless a book of a block above `notAbove` is stored (written by a
@@ -47,6 +63,8 @@ export interface BookStore {
 export interface StoredBlock {
   number: number;
   hash: string;
+  /** The standing written with it (core's band-record.ts), null when none. */
+  band: string | null;
 }
 
 export function createBookStore(
@@ -55,21 +73,24 @@ export function createBookStore(
 ): BookStore {
   const blockKey = bookBlockKey(opts.keys.book);
   const hashKey = bookHashKey(opts.keys.book);
-  const writeBook = luaCommand<number>(redis, COMMANDS, 'pmmBookWrite', 3);
-  const deleteBook = luaCommand<number>(redis, COMMANDS, 'pmmBookDelete', 3);
+  const bandKey = bookBandKey(opts.keys.book);
+  const writeBook = luaCommand<number>(redis, COMMANDS, 'pmmBookWrite', 4);
+  const deleteBook = luaCommand<number>(redis, COMMANDS, 'pmmBookDelete', 4);
   return {
     ttlMs: opts.ttlMs,
-    async write(blockNumber, body, { hash = '', ttlMs = opts.ttlMs } = {}) {
+    async write(blockNumber, body, { hash = '', ttlMs = opts.ttlMs, band = '' } = {}) {
       const message = encodeChainUpdate({ type: 'book', chainId: opts.chainId, blockNumber });
-      const args = [String(blockNumber), body, String(ttlMs), opts.keys.updates, message, hash];
-      return (await writeBook(opts.keys.book, blockKey, hashKey, ...args)) === 1;
+      const args = [String(blockNumber), body, String(ttlMs), opts.keys.updates, message, hash, band];
+      return (await writeBook(opts.keys.book, blockKey, hashKey, bandKey, ...args)) === 1;
     },
     async storedBlock() {
-      const [number, hash] = await redis.mget(blockKey, hashKey);
-      return number === null || number === undefined ? null : { number: Number(number), hash: hash ?? '' };
+      const [number, hash, band] = await redis.mget(blockKey, hashKey, bandKey);
+      return number === null || number === undefined
+        ? null
+        : { number: Number(number), hash: hash ?? '', band: band ?? null };
     },
     async deleteIfNotAbove(notAbove) {
-      return (await deleteBook(opts.keys.book, blockKey, hashKey, String(notAbove))) > 0;
+      return (await deleteBook(opts.keys.book, blockKey, hashKey, bandKey, String(notAbove))) > 0;
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
-import { bookBlockKey, bookHashKey } from '@pmm/core';
+import { bookBandKey, bookBlockKey, bookHashKey } from '@pmm/core';
 import { createBookStore } from '../../src/store/book-store';
 import { REDIS_URL, deleteKeys, randomPrefix } from '../support/redis';
 import { until } from '@pmm/testkit';
@@ -45,27 +45,31 @@ it('behavior: a book is written only if no higher block is stored; a new hash at
   expect(await books.write(10, '{"blockNumber":10,"again":true}', { hash: HASH_A })).toBe(false);
   // The same height with another hash is a reorg: that block's book is replaced.
   expect(await books.write(10, '{"blockNumber":10,"reorg":true}', { hash: HASH_B })).toBe(true);
-  expect(await books.storedBlock()).toEqual({ number: 10, hash: HASH_B });
+  expect(await books.storedBlock()).toEqual({ number: 10, hash: HASH_B, band: null });
   expect(await redis.get(keys.book(8453))).toBe('{"blockNumber":10,"reorg":true}');
-  expect(await books.write(11, '{"blockNumber":11}', { hash: HASH_A })).toBe(true);
-  expect(await books.storedBlock()).toEqual({ number: 11, hash: HASH_A });
+  // The pairs' standing against their references goes with the book, and leaves with the next one that has none.
+  expect(await books.write(11, '{"blockNumber":11}', { hash: HASH_A, band: '{"block":11}' })).toBe(true);
+  expect(await books.storedBlock()).toEqual({ number: 11, hash: HASH_A, band: '{"block":11}' });
   expect(await redis.get(bookBlockKey(keys.book(8453)))).toBe('11');
-  // The three keys carry the store's staleness TTL by default...
-  for (const key of [keys.book(8453), bookBlockKey(keys.book(8453)), bookHashKey(keys.book(8453))]) {
+  // The four keys carry the store's staleness TTL by default...
+  const sideKeys = [bookBlockKey, bookHashKey, bookBandKey].map((side) => side(keys.book(8453)));
+  for (const key of [keys.book(8453), ...sideKeys]) {
     const ttl = await redis.pttl(key);
     expect(ttl).toBeGreaterThan(4_000);
     expect(ttl).toBeLessThanOrEqual(5_000);
   }
   // ...or the writer's (bounded by the block's age).
-  expect(await books.write(12, '{"blockNumber":12}', { hash: HASH_A, ttlMs: 1_500 })).toBe(true);
-  for (const key of [keys.book(8453), bookBlockKey(keys.book(8453)), bookHashKey(keys.book(8453))])
-    expect(await redis.pttl(key)).toBeLessThanOrEqual(1_500);
-  await until(() => messages.length >= 4, 2_000, '4 announcements');
+  expect(await books.write(12, '{"blockNumber":12}', { hash: HASH_A, ttlMs: 1_500, band: '{"block":12}' })).toBe(true);
+  for (const key of [keys.book(8453), ...sideKeys]) expect(await redis.pttl(key)).toBeLessThanOrEqual(1_500);
+  expect(await books.write(13, '{"blockNumber":13}', { hash: HASH_A })).toBe(true);
+  expect(await redis.exists(bookBandKey(keys.book(8453)))).toBe(0);
+  await until(() => messages.length >= 5, 2_000, '5 announcements');
   expect(messages.map((m) => JSON.parse(m))).toEqual([
     { type: 'book', chainId: 8453, blockNumber: 10 },
     { type: 'book', chainId: 8453, blockNumber: 10 },
     { type: 'book', chainId: 8453, blockNumber: 11 },
     { type: 'book', chainId: 8453, blockNumber: 12 },
+    { type: 'book', chainId: 8453, blockNumber: 13 },
   ]);
 });
 
@@ -78,11 +82,12 @@ it('behavior: concurrent writers in any order leave the highest block', async ()
 
 it('behavior: the liveness delete removes a book not above the last block seen, and spares a newer one', async () => {
   const books = store();
-  await books.write(200, '{"blockNumber":200}');
+  await books.write(200, '{"blockNumber":200}', { band: '{"block":200}' });
   expect(await books.deleteIfNotAbove(199)).toBe(false);
   expect(await redis.exists(keys.book(8453))).toBe(1);
   expect(await books.deleteIfNotAbove(200)).toBe(true);
-  expect(await redis.exists(keys.book(8453), bookBlockKey(keys.book(8453)), bookHashKey(keys.book(8453)))).toBe(0);
+  const book = keys.book(8453);
+  expect(await redis.exists(book, bookBlockKey(book), bookHashKey(book), bookBandKey(book))).toBe(0);
   // Once gone, a lower block (a restarted chain) is accepted again.
   expect(await books.write(3, '{"blockNumber":3}')).toBe(true);
 });
