@@ -99,11 +99,15 @@ const part = supervise({
   shuttingDown: () => down,
 });
 down = true;
-part.child.kill('SIGINT');
-setTimeout(() => {
-  console.log('restarts ' + part.restarts + ' pid-alive ' + (part.child.exitCode === null && part.child.signalCode === null));
+const child = part.child;
+child.kill('SIGINT');
+// Once it has exited (or after 10 s, when it has not), and 300 ms more for a restart that must not come.
+const report = () => setTimeout(() => {
+  console.log('restarts ' + part.restarts + ' pid-alive ' + (child.exitCode === null && child.signalCode === null));
   process.exit(0);
-}, 400);
+}, 300);
+const noExit = setTimeout(report, 10000);
+child.once('exit', () => { clearTimeout(noExit); report(); });
 `;
     const child = spawn(process.execPath, ['--input-type=module', '-e', shutdownDriver], {
       stdio: ['ignore', 'pipe', 'pipe'],
