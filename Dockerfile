@@ -2,7 +2,7 @@
 #   runtime (last stage, the default target)  the gateway, the signer and the indexer: compiled JavaScript and
 #                             their production dependencies only; the command picks the service.
 #   devnet                    the three local devnet chains (anvil), for trying the stack.
-#   operator                  the operator's commands, `audit`, `settle`, `markouts` and `risk`
+#   operator                  the operator's commands, `audit`, `settle`, `markouts`, `fills` and `risk`
 #                             (packages/operator): they read the chains, the audit trail, the ledger
 #                             and the halts, hold no key, and are not in runtime.
 #   lb                        HAProxy in front of the gateway replicas (docker-compose.yml).
@@ -10,7 +10,7 @@
 #
 #   docker build -t pmm-quote-service .                  # runtime
 #   docker build --target devnet -t pmm-quote-devnet .   # devnet
-#   docker build --target operator -t pmm-operator .     # audit, settle, markouts and risk
+#   docker build --target operator -t pmm-operator .     # audit, settle, markouts, fills and risk
 
 # Base image, pinned by digest (the tag beside it is for readers): every build gets the same
 # bytes whatever the tag points to today. To update it, see docs/operations/run-compose.md#base-images.
@@ -95,15 +95,15 @@ COPY --from=prune-operator /out/operator /app/
 # Each command by its name in the working folder, as compose, the chart and the runbooks run it
 # (`node risk.js …`, `settle.js …`): a link to its entry point in its command's folder.
 RUN ln -s audit/audit.js audit.js && ln -s settle/settle.js settle.js \
- && ln -s markouts/markouts.js markouts.js && ln -s risk/risk.js risk.js
+ && ln -s markouts/markouts.js markouts.js && ln -s fills/fills.js fills.js && ln -s risk/risk.js risk.js
 # Where its secrets folder is mounted (its Redis user's password under compose), as in runtime.
 RUN mkdir -p /run/secrets/pmm && chown node:node /run/secrets/pmm && chmod 700 /run/secrets/pmm
 USER node
-# The command is audit.js <command>, settle.js <options>, markouts.js <options> or risk.js <command>.
+# The command is audit.js <command>, settle.js <options>, markouts.js <options>, fills.js <options> or risk.js <command>.
 ENTRYPOINT ["node"]
 CMD ["settle.js", "help"]
 LABEL org.opencontainers.image.title="pmm-operator" \
-      org.opencontainers.image.description="The PMM quote service's operator commands: audit, settle, markouts and risk (no keys)" \
+      org.opencontainers.image.description="The PMM quote service's operator commands: audit, settle, markouts, fills and risk (no keys)" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 

@@ -209,6 +209,9 @@ export {
 export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger/ledger-entry';
 export { ledgerRevertJson, parseLedgerRevert, type LedgerRevert } from './ledger/ledger-revert';
 export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor';
+export { quoteGapBps } from './ledger/quote-gap';
+export { signatureFates, type FateInputs, type FateKind, type SignatureFate } from './ledger/signature-fates';
+export { fillFigures, spreadOf, type FillFigures, type Spread } from './ledger/fill-figures';
 export {
   LEDGER_DAY_TTL_SECONDS,
   ledgerDay,

@@ -1,5 +1,5 @@
 /**
- * @pmm/operator: the operator's `audit`, `settle`, `markouts` and `risk` commands (dist/audit/audit.js,
+ * @pmm/operator: the operator's `audit`, `settle`, `markouts`, `fills` and `risk` commands (dist/audit/audit.js,
  * dist/settle/settle.js, …; README.md). They read the chains, the audit trail and the ledger and hold
  * no key; they are not in the service image. These exports serve the indexer's ledger (the swap
  * scan, the attribution, the markouts), tests and benchmarks.
@@ -13,6 +13,8 @@ export type { SettleCommandDeps } from './settle/settle-command';
 export { buildSettlement } from './settle/settlement-report';
 export type { SettlementReport, SwapLine, SummaryLine } from './settle/settlement-report';
 export { runMarkoutsCommand } from './markouts/markouts-command';
+export { runFillsCommand } from './fills/fills-command';
+export type { FillReport } from './fills/fill-report';
 export { buildMarkoutReport, statsOf } from './markouts/markout-report';
 export type { MarkoutReport, SwapMarkoutLine } from './markouts/markout-report';
 export { runRiskCommand } from './risk/risk-command';
@@ -47,5 +49,4 @@ export type { BlockRevertScan } from './swaps/scan-reverts';
 export { CALLER_REVERTED } from './swaps/router-call';
 export type { OnChainRevert, SignedCall } from './swaps/router-call';
 export type { Attribution, SignatureRecords } from './swaps/attribute-swap';
-export { quoteGapBps } from './swaps/quote-gap';
 export { csvLine } from './cli/csv';

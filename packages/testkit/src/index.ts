@@ -69,6 +69,7 @@ export { redisTlsArgs, selfSignedCert, type TlsCert } from './redis/tls-cert';
 
 // samples/: sample records and property-test generators
 export { sampleAuditRecord } from './samples/audit-record-sample';
+export { sampleLedgerEntry } from './samples/ledger-entry-sample';
 export { sampleLedgerRevert } from './samples/ledger-revert-sample';
 export {
   addressArb,

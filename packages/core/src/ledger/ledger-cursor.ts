@@ -6,10 +6,16 @@
 export interface LedgerCursor {
   number: number;
   hash: string;
+  /**
+   * Unix seconds of that block: how far in chain time the ledger has read (a signature whose
+   * window ends before it has its final fate, signature-fates.ts). Absent from cursors written
+   * before it existed.
+   */
+  time?: number;
 }
 
 export function ledgerCursorJson(c: LedgerCursor): string {
-  return JSON.stringify({ number: c.number, hash: c.hash });
+  return JSON.stringify({ number: c.number, hash: c.hash, ...(c.time !== undefined ? { time: c.time } : {}) });
 }
 
 /** Reads a stored cursor back; throws naming what is wrong. */
@@ -17,5 +23,6 @@ export function parseLedgerCursor(json: string): LedgerCursor {
   const v = JSON.parse(json) as Partial<LedgerCursor>;
   if (typeof v !== 'object' || v === null || !Number.isSafeInteger(v.number) || typeof v.hash !== 'string')
     throw new Error('ledger cursor: number or hash');
+  if (v.time !== undefined && !Number.isSafeInteger(v.time)) throw new Error('ledger cursor: time');
   return v as LedgerCursor;
 }

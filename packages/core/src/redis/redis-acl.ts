@@ -176,10 +176,17 @@ export function redisRoleRule(
     case 'keys':
       return { readWrite: keyData, readOnly: [], channels: [`${p}:access-updated`], writes: true };
     case 'operator':
-      // `audit`, `settle` and `markouts`: the audit trail and its index, the ledger and the mids, read only.
+      // `audit`, `settle`, `markouts` and `fills`: the audit trail and its index, the ledger (swaps, reverted calls, cursor) and the mids, read only.
       return {
         readWrite: [],
-        readOnly: [`${p}:{*}:audit`, `${p}:{*}:audit-sig:*`, `${p}:{*}:ledger`, `${p}:{*}:mids`],
+        readOnly: [
+          `${p}:{*}:audit`,
+          `${p}:{*}:audit-sig:*`,
+          `${p}:{*}:ledger`,
+          `${p}:{*}:ledger:reverts`,
+          `${p}:{*}:ledger:cursor`,
+          `${p}:{*}:mids`,
+        ],
         channels: [],
         writes: false,
       };

@@ -10,7 +10,7 @@ import { decodeSwapCalldata, decodeVerificationData } from '@pmm/protocol';
 import { TracerChoice } from '../chain/call-trace';
 import type { ChainReader } from '../chain/chain-reader';
 import { routerSwapCalls } from '../swaps/scan-swaps';
-import { quoteGapBps } from '../swaps/quote-gap';
+import { quoteGapBps } from '@pmm/core';
 import { AUDIT_CSV_HEADER, auditCsvLine, auditHumanLine, auditJsonLine, type AuditFormat } from './audit-export';
 import type { AuditEntry, AuditFilter } from '../audit-trail/audit-reader';
 import { UsageError, addressArg, chainIdArg, chainList, parseOptions, timeArg } from '../cli/cli-options';

@@ -1,5 +1,5 @@
 /**
- * Option parsing shared by the operator's `audit`, `settle`, `markouts` and `risk` commands:
+ * Option parsing shared by the operator's `audit`, `settle`, `markouts`, `fills` and `risk` commands:
  * core's strict command line (command-line.ts: an option given twice is refused, not its last
  * value kept), plus the few value types they take (chain lists, UTC times, months).
  */
@@ -72,4 +72,39 @@ export function addressArg(name: string, text: string | undefined): string | und
   if (text === undefined) return undefined;
   if (!isAddress(text)) throw new UsageError(`--${name}: "${text}" is not an address`);
   return text.toLowerCase();
+}
+
+/** The options of a report over a period (`markouts`, `fills`): --from, --to, --integrator, --chain, --format. */
+export interface ReportOptions {
+  fromMs: number;
+  toMs: number;
+  integrator?: string;
+  chains: number[];
+  format: 'table' | 'json' | 'csv';
+}
+
+export function reportOptions(argv: readonly string[]): ReportOptions {
+  const { values, positionals } = parseOptions(argv, ['from', 'to', 'integrator', 'chain', 'format']);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const fromMs = timeArg('from', values.from);
+  const toMs = timeArg('to', values.to);
+  if (fromMs === undefined || toMs === undefined) throw new UsageError('--from and --to are required');
+  if (toMs <= fromMs) throw new UsageError('--to must be after --from');
+  const format = values.format ?? 'table';
+  if (format !== 'table' && format !== 'json' && format !== 'csv')
+    throw new UsageError('--format must be table, json or csv');
+  return { fromMs, toMs, integrator: values.integrator, chains: chainList(values.chain), format };
+}
+
+/** The options and the closing lines of a report's usage: what is listed, and what each format holds. */
+export function reportUsage(what: { items: string; table: string; json: string; csv: string }): string {
+  return `Options:
+  --from, --to          YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive
+  --integrator <id>     only this integrator's ${what.items}
+  --chain <id,...>      chains (default: every chain of the registry)
+  --format table|json|csv
+                        table (default): ${what.table}; json: ${what.json}; csv: ${what.csv}
+
+Beside a running \`npm start\`, it needs no settings (its Redis); else REDIS_URL as the services.
+Exit codes: 0 done, 1 error, 2 usage.`;
 }

@@ -10,6 +10,7 @@
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
 import { csvLine } from '../cli/csv';
+import { textTable } from '../cli/text-table';
 import {
   HORIZONS,
   NO_MARKOUT_ZERO_LEG,
@@ -249,17 +250,10 @@ export function markoutTable(report: MarkoutReport): string {
     cell(a.quotedGapBps),
     String(a.zeroLeg),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
   return (
     [
       `markouts ${report.period.from} .. ${report.period.to}, chains ${report.chains.join(', ')}: ${report.swaps.length} swaps`,
-      line(head),
-      ...rows.map(line),
+      ...textTable(head, rows),
     ].join('\n') + '\n'
   );
 }

@@ -6,7 +6,7 @@
 import type { LedgerEntry, MidRecord } from '@pmm/core';
 import { buildMarkoutReport, markoutCsv, markoutJson, markoutTable } from './markout-report';
 import type { LedgerReader } from '../ledger/ledger-reader';
-import { UsageError, chainList, parseOptions, timeArg } from '../cli/cli-options';
+import { reportOptions, reportUsage } from '../cli/cli-options';
 import { reportErrors } from '../cli/run-operator-command';
 
 export const MARKOUTS_USAGE = `Usage: npm run markouts -- --from <time> --to <time> [options]
@@ -19,15 +19,7 @@ hence no markout: "no markout: zero leg" in place of each, and it counts in no m
 per integrator, per pair and per size bucket: count, notional, mean, median and a 95 %
 confidence interval, and the executed-versus-quoted gap where swaps had one.
 
-Options:
-  --from, --to          YYYY-MM-DD or ISO 8601, UTC unless a zone is given; --to is exclusive
-  --integrator <id>     only this integrator's swaps
-  --chain <id,...>      chains (default: every chain of the registry)
-  --format table|json|csv
-                        table (default): the aggregates; json: swaps and aggregates; csv: one line per swap
-
-Beside a running \`npm start\`, it needs no settings (its Redis); else REDIS_URL as the services.
-Exit codes: 0 done, 1 error, 2 usage.`;
+${reportUsage({ items: 'swaps', table: 'the aggregates', json: 'swaps and aggregates', csv: 'one line per swap' })}`;
 
 export interface MarkoutsCommandDeps {
   ledger: Pick<LedgerReader, 'entries' | 'mids'>;
@@ -40,23 +32,14 @@ export function runMarkoutsCommand(argv: readonly string[], deps: MarkoutsComman
 }
 
 async function markouts(argv: readonly string[], deps: MarkoutsCommandDeps): Promise<number> {
-  const { values, positionals } = parseOptions(argv, ['from', 'to', 'integrator', 'chain', 'format']);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const fromMs = timeArg('from', values.from);
-  const toMs = timeArg('to', values.to);
-  if (fromMs === undefined || toMs === undefined) throw new UsageError('--from and --to are required');
-  if (toMs <= fromMs) throw new UsageError('--to must be after --from');
-  const format = values.format ?? 'table';
-  if (format !== 'table' && format !== 'json' && format !== 'csv')
-    throw new UsageError('--format must be table, json or csv');
-  const chains = chainList(values.chain);
+  const { fromMs, toMs, integrator, chains, format } = reportOptions(argv);
   const fromSeconds = Math.ceil(fromMs / 1000);
   const toSeconds = Math.ceil(toMs / 1000);
   const entries: LedgerEntry[] = [];
   const histories = new Map<number, MidRecord[]>();
   for (const chainId of chains) {
     const found = (await deps.ledger.entries(chainId, fromSeconds, toSeconds)).filter(
-      (e) => values.integrator === undefined || e.integratorId === values.integrator,
+      (e) => integrator === undefined || e.integratorId === integrator,
     );
     entries.push(...found);
     if (found.length === 0) continue;

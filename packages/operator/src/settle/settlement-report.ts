@@ -15,7 +15,7 @@
  * is listed apart with the reason, also when its signature was asked for by several integrators. Transactions the scan could
  * not examine (no tracer on the node) are listed apart too and counted in the totals.
  *
- * Per integrator, how its firm quotes held (`quotes`, quote-gap.ts): of its attributed swaps,
+ * Per integrator, how its firm quotes held (`quotes`, core's quote-gap.ts): of its attributed swaps,
  * those whose audit record carries a quoted `amountOut` for the swap's very amounts, the median
  * gap executed − quoted, the 95th percentile of the shortfall quoted − executed (both in bps of
  * the quote) and the share executed below the quote.
@@ -32,7 +32,7 @@ import { FEE_DENOMINATOR, formatUnits } from '@pmm/protocol';
 import type { TokenMeta } from '../chain/chain-reader';
 import { attributeSwap, type SignatureRecords } from '../swaps/attribute-swap';
 import type { OnChainSwap, UnexaminedTransaction } from '../swaps/scan-swaps';
-import { quoteGapBps } from '../swaps/quote-gap';
+import { quoteGapBps } from '@pmm/core';
 
 export interface SignatureLookup extends SignatureRecords {
   /** Unix ms of the oldest record kept on the chain (older ones were trimmed by the retention). */

@@ -2,8 +2,10 @@
  * Who asked for an executed swap's signature: the one attribution the settlement and the maker's
  * ledger share. A swap is attributed only by an audit record of its signature that agrees with its
  * calldata (the fields the signature binds); among those, records that also asked for the
- * calldata's amounts come first: the signature does not cover the amounts, so one signature can
- * carry several requests, even of several integrators, and then the amounts tell who sent it.
+ * calldata's amounts come first, then those that asked for its amountIn (a caller may raise or
+ * lower its minimum): the signature does not cover the amounts, so one signature can carry
+ * several requests, even of several integrators (the same user, pair and second), and then the
+ * amounts tell who sent it.
  */
 import type { AuditEntry } from '../audit-trail/audit-reader';
 import type { SignedCall } from './router-call';
@@ -41,7 +43,8 @@ export async function attributeSwap(swap: SignedCall, lookup: SignatureRecords):
   const sameAmounts = matching.filter(
     (e) => e.record.amountIn === swap.amountIn.toString() && e.record.minAmountOut === swap.minAmountOut.toString(),
   );
-  const candidates = sameAmounts.length > 0 ? sameAmounts : matching;
+  const sameAmountIn = matching.filter((e) => e.record.amountIn === swap.amountIn.toString());
+  const candidates = sameAmounts.length > 0 ? sameAmounts : sameAmountIn.length > 0 ? sameAmountIn : matching;
   const integrators = [...new Set(candidates.map((e) => e.record.integratorId))].sort();
   if (matching.length === 0)
     return {
@@ -68,7 +71,9 @@ export async function attributeRevert(call: SignedCall, lookup: SignatureRecords
   const v = call.verification;
   if ('entry' in attribution || !v) return attribution;
   const records = await lookup.bySignature(call.chainId, v.signature, call.quoteTimestamp);
-  const integrators = [...new Set(records.map((e) => e.record.integratorId))];
-  if (records.length === 0 || integrators.length > 1) return attribution;
-  return { entry: records[0]!, requests: records.length, altered: true };
+  const sameAmountIn = records.filter((e) => e.record.amountIn === call.amountIn.toString());
+  const candidates = sameAmountIn.length > 0 ? sameAmountIn : records;
+  const integrators = [...new Set(candidates.map((e) => e.record.integratorId))];
+  if (candidates.length === 0 || integrators.length > 1) return attribution;
+  return { entry: candidates[0]!, requests: records.length, altered: true };
 }

@@ -185,7 +185,7 @@ describe('docker-compose.yml', () => {
 
   it("behavior: the operator image holds each command by its name in its working folder, a link to the command's entry point", () => {
     const links = operatorLinks();
-    expect([...links.keys()].sort()).toEqual(['audit.js', 'markouts.js', 'risk.js', 'settle.js']);
+    expect([...links.keys()].sort()).toEqual(['audit.js', 'fills.js', 'markouts.js', 'risk.js', 'settle.js']);
     for (const script of links.keys()) expect(existsSync(sourceOf(operatorProgram(script)))).toBe(true);
   });
 

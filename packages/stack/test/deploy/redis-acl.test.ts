@@ -19,7 +19,6 @@ import {
   redisKeys,
   redisReady,
   redisRoleRule,
-  type LedgerEntry,
   type RedisClient,
   type RedisUserRole,
 } from '@pmm/core';
@@ -32,7 +31,14 @@ import {
   RollingMarkouts,
 } from '@pmm/indexer';
 import { RedisAuditTrail } from '@pmm/signer';
-import { commandOutcome, privateRedis, sampleAuditRecord, sampleLedgerRevert, type PrivateRedis } from '@pmm/testkit';
+import {
+  commandOutcome,
+  privateRedis,
+  sampleAuditRecord,
+  sampleLedgerEntry,
+  sampleLedgerRevert,
+  type PrivateRedis,
+} from '@pmm/testkit';
 import { createBlockQueue, createBlockWorker } from '../../../../services/indexer/src/jobs/block-queue';
 import { AuditReader } from '../../../operator/src/audit-trail/audit-reader';
 import { readConsoleLedger } from '../../../../services/gateway/src/console/console-ledger';
@@ -53,28 +59,7 @@ const users: { user: string; role: RedisUserRole; opts: { chainId?: number; devK
 const passwordOf = (user: string) => `${user}-password-0123456789`;
 
 /** One of acme's swaps on 8453, a ledger entry as the ledger writes it. */
-function ledgerEntry(block: number, blockTime: number): LedgerEntry {
-  return {
-    chainId: 8453,
-    blockNumber: block,
-    blockHash: `0x${String(block).repeat(64)}`,
-    blockTime,
-    txHash: `0x${'ab'.repeat(31)}${String(block).padStart(2, '0')}`,
-    callIndex: 0,
-    via: 'direct',
-    integratorId: 'acme',
-    keyId: 'pmm_acme',
-    requestId: `req-${block}`,
-    base: '0x4200000000000000000000000000000000000006',
-    quote: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
-    pair: 'WETH/USDC',
-    side: 'ask',
-    baseAmount: '1',
-    quoteAmount: '3000',
-    executionPrice: '3000',
-    amountOut: '1000000000000000000',
-  };
-}
+const ledgerEntry = (block: number, blockTime: number) => sampleLedgerEntry(block, blockTime);
 
 let server: PrivateRedis;
 const clients: RedisClient[] = [];
@@ -311,8 +296,12 @@ describe('Redis users, one per role', () => {
     // Its store's commit and rollback (swaps, day totals, block hashes, cursor) and its rolling markouts.
     const store = createLedgerStore(ledger, ledgerStoreKeys(keys, 8453), 256);
     const now = Math.floor(Date.now() / 1_000);
-    await store.commit(1, `0x${'1'.repeat(64)}`, [ledgerEntry(1, now)], []);
-    await store.commit(2, `0x${'2'.repeat(64)}`, [ledgerEntry(2, now)], [sampleLedgerRevert(2, now)]);
+    await store.commit({ number: 1, hash: `0x${'1'.repeat(64)}`, time: now }, [ledgerEntry(1, now)], []);
+    await store.commit(
+      { number: 2, hash: `0x${'2'.repeat(64)}`, time: now },
+      [ledgerEntry(2, now)],
+      [sampleLedgerRevert(2, now)],
+    );
     expect(await store.rollback({ number: 1, hash: `0x${'1'.repeat(64)}` })).toEqual({ swaps: 1, reverts: 1 });
     const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
     const logger = createLogger({ service: 'acl-test', silent: true });

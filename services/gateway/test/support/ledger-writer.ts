@@ -46,7 +46,8 @@ export function ledgerWriter(redis: RedisClient, keys: RedisKeys, chainId: numbe
         amountOut: '1000000000000000000',
       };
     },
-    commit: (block: number, entries: LedgerEntry[]) => store.commit(block, hash(block), entries, []),
+    commit: (block: number, entries: LedgerEntry[]) =>
+      store.commit({ number: block, hash: hash(block), time: entries[0]?.blockTime ?? 0 }, entries, []),
     rollback: (block: number) => store.rollback({ number: block, hash: hash(block) }),
     markouts: (list: { integratorId: string; bps: number }[]) => rolling.add(list),
     /** The chain's pair registry (WETH against USDC), as the indexer writes it: the console's symbols. */

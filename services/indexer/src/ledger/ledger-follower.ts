@@ -121,8 +121,9 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
     for (let n = from; n > from - deps.maxReorgDepth; n--) {
       const held = await store.hashAt(n);
       if (held === undefined) break;
-      if ((await header(n)).hash === held) {
-        const removed = await store.rollback({ number: n, hash: held });
+      const fork = await header(n);
+      if (fork.hash === held) {
+        const removed = await store.rollback({ number: n, hash: held, time: fork.timestamp });
         log.info('reorg: ledger rolled back', { to: n, removed: removed.swaps, removedReverts: removed.reverts });
         deps.onReorg?.(n, removed);
         return;
@@ -230,7 +231,7 @@ export function startLedgerFollower(deps: LedgerFollowerDeps): LedgerFollower {
       reverts.push(ledgerRevertOf(r, await attributeRevert(r, deps.audit), await pairOf(r), h.hash));
     // The logs were read by number: the block must still be the one whose parent was checked.
     if ((await header(number)).hash !== h.hash) return false;
-    await store.commit(number, h.hash, entries, reverts);
+    await store.commit({ number, hash: h.hash, time: h.timestamp }, entries, reverts);
     committed = h;
     deps.onCommit?.(number, entries, head, h.timestamp, reverts);
     return true;

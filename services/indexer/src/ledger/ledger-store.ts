@@ -29,12 +29,11 @@ export interface LedgerStore {
   /** The hash the ledger read at `number`, when it still remembers it (the last `keepHashes` blocks). */
   hashAt(number: number): Promise<string | undefined>;
   /**
-   * Records block `number` (hash `hash`) with its swaps and reverted calls, adds the swaps to their
-   * day's totals and moves the cursor to it.
+   * Records `block` (its number, hash and time) with its swaps and reverted calls, adds the swaps
+   * to their day's totals and moves the cursor to it.
    */
   commit(
-    number: number,
-    hash: string,
+    block: Required<LedgerCursor>,
     entries: readonly LedgerEntry[],
     reverts: readonly LedgerRevert[],
   ): Promise<void>;
@@ -87,7 +86,8 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
     async hashAt(number) {
       return (await redis.hget(keys.blocks, String(number))) ?? undefined;
     },
-    async commit(number, hash, entries, reverts) {
+    async commit(block, entries, reverts) {
+      const { number, hash } = block;
       // What the set holds at this height (nothing, unless the block is committed again) leaves
       // the totals as it leaves the set.
       const replaced = (await redis.zrangebyscore(keys.ledger, number, number)).map(parseLedgerEntry);
@@ -101,7 +101,7 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
       tx.hset(keys.blocks, String(number), hash);
       // One block's hash leaves as each new one comes: the hash keeps `keepHashes` blocks.
       tx.hdel(keys.blocks, String(number - keepHashes));
-      tx.set(keys.cursor, ledgerCursorJson({ number, hash }));
+      tx.set(keys.cursor, ledgerCursorJson(block));
       const results = await tx.exec();
       const failed = results?.find(([err]) => err);
       if (!results || failed) throw failed?.[0] ?? new Error('ledger commit: transaction aborted');

@@ -12,14 +12,14 @@
  * - integrator-markout: the mean markout at the horizon of the integrator's swaps whose horizon has
  *   passed, below the floor, over at least `minSwaps` of them;
  * - integrator-below-quote: the share of its swaps with a firm quote that executed below it (the
- *   settlement's gap < 0, quote-gap.ts) above the cap, over at least `minSwaps` of them.
+ *   settlement's gap < 0, core's quote-gap.ts) above the cap, over at least `minSwaps` of them.
  *
  * Only scopes touched since the last evaluation are evaluated (a new swap, a new markout, or
  * {@link LimitWindow.touch} after a trip that could not be written): sums only fall otherwise.
  */
 import type { HaltScope, LedgerEntry } from '@pmm/core';
 import { formatUnits, parseUnits } from '@pmm/protocol';
-import { quoteGapBps } from '@pmm/operator';
+import { quoteGapBps } from '@pmm/core';
 import type { LimitConfig } from './limit-settings';
 
 export const LIMIT_NAMES = [

@@ -6,14 +6,18 @@
  * reason the router has (mined after its window; a minimum above what the curve pays; a router
  * drained of the token it pays; sent by another address; a signed field changed after signing),
  * one that reverts inside an executor contract, and one executor's optional leg that reverts in
- * a transaction that goes on. Each reverted call must be in the chain's ledger with the router's
- * error and who asked for its signature; nothing else is. A reorg that removes a reverted
- * transaction removes its record.
+ * a transaction that goes on, and signatures never used. Each reverted call must be in the
+ * chain's ledger with the router's error and who asked for its signature; nothing else is. Once
+ * the windows have passed, `npm run fills` (as the operator's Redis user) gives each signature its
+ * fate and reason, and its figures per integrator add up. A reorg that removes a reverted
+ * transaction removes its record and its fate.
  */
 import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
 import {
   DEFAULT_KEY_PREFIX,
   createRedis,
+  parseAuditRecord,
+  parseLedgerCursor,
   parseLedgerRevert,
   redisKeys,
   redisReady,
@@ -22,11 +26,12 @@ import {
 } from '@pmm/core';
 import { DEVNET_VALIDITY_SECONDS, deployerWallet, type ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
+import type { FillReport } from '@pmm/operator';
 import { decodeSwapCalldata, decodeVerificationData, encodeSwapCalldata } from '@pmm/protocol';
 import { chainClients, startSystem, until, type System } from '@pmm/testkit';
 import request from 'supertest';
 import { encodeAbiParameters, getContractAddress, keccak256, type Abi, type Hex } from 'viem';
-import { ledgerCursorOf } from '../support/ledger-devnet';
+import { dayFromNow as day, fillsCommand, ledgerCursorOf, type OperatorCommand } from '../support/ledger-devnet';
 
 jest.setTimeout(420_000);
 
@@ -38,6 +43,8 @@ const BALANCE_SLOT = 3n;
 
 let sys: System;
 let redis: RedisClient;
+/** `npm run fills`, as the operator's Redis user. */
+let fillsCli: OperatorCommand;
 const apiKeys = new Map<string, string>();
 
 beforeAll(async () => {
@@ -48,10 +55,12 @@ beforeAll(async () => {
   });
   redis = createRedis(sys.redisRecordsUrl, { name: 'ledger-reverts-e2e' });
   await redisReady(redis);
+  fillsCli = await fillsCommand(sys, keys);
 });
 
 afterAll(async () => {
   redis?.disconnect();
+  await fillsCli?.close();
   await sys?.stop();
 });
 
@@ -64,6 +73,25 @@ interface Expected {
   via: 'direct' | 'nested';
   txReverted: boolean;
   altered?: true;
+}
+
+interface Signed {
+  /** The X-Request-Id the test sent with it: the audit record's clientRequestId. */
+  requestId: string;
+  calldata: Hex;
+  verificationData: Hex;
+  timestamp: number | string;
+}
+
+/**
+ * A sign request's fate as `fills` must report it. By request, not by signature: requests of the
+ * same user and pair in the same second get the same signature (it covers no amount).
+ */
+interface ExpectedFate {
+  clientRequestId: string;
+  integratorId: string;
+  fate: 'executed' | 'reverted' | 'unused';
+  reason?: string;
 }
 
 /** One chain: its clients, an executor, and the swaps that execute or revert. */
@@ -103,12 +131,14 @@ async function chainCase(chainId: number) {
       );
 
   /** A firm signed quote, quote token in (the maker sells WETH), for `userAddress`; each with its own amount. */
-  const sign = async (integratorId: string, userAddress: string = stack.testUser.address) => {
+  const sign = async (integratorId: string, userAddress: string = stack.testUser.address): Promise<Signed> => {
     nth += 1n;
+    const requestId = `fate-${chainId}-${nth}`;
     const amountIn = 100n * unit + nth;
     const res = await request(sys.gateway.url)
       .post('/v2/swap/sign')
       .set('X-API-KEY', apiKeys.get(integratorId)!)
+      .set('X-Request-Id', requestId)
       .set('Content-Type', 'application/json')
       .send(
         JSON.stringify({
@@ -121,32 +151,51 @@ async function chainCase(chainId: number) {
         }),
       );
     expect(res.status).toBe(200);
-    return res.body as { calldata: Hex; verificationData: Hex; timestamp: number | string };
+    return { ...(res.body as Omit<Signed, 'requestId'>), requestId };
   };
   const withArgs = (calldata: Hex, change: Partial<ReturnType<typeof decodeSwapCalldata>>) =>
     encodeSwapCalldata({ ...decodeSwapCalldata(calldata), ...change }) as Hex;
   const send = (data: Hex, from = user) => from.sendTransaction({ to: router, data, gas: 600_000n });
 
   const expected: Expected[] = [];
+  /** What `fills` must say of each signature once its window has passed. */
+  const fates: ExpectedFate[] = [];
+  const fate = (signed: Signed, integratorId: string, kind: ExpectedFate['fate'], reason?: string) =>
+    fates.push({
+      clientRequestId: signed.requestId,
+      integratorId,
+      fate: kind,
+      ...(reason ? { reason } : {}),
+    });
   const direct = (txHash: string, reason: string, integratorId: string, more: Partial<Expected> = {}) =>
     expected.push({ txHash, callIndex: 0, reason, integratorId, via: 'direct', txReverted: true, ...more });
 
   // Signed now, sent once its window has passed.
   const late = await sign('alpha');
+  fate(late, 'alpha', 'reverted', 'QuoteExpired');
+  // Signed now, sent by another address in the reorg case (WrongSender is checked before the window).
+  const orphan = await sign('beta');
 
   // Executes: no revert record.
-  const executed = await mined(await send((await sign('alpha')).calldata), 'success');
+  const executing = await sign('alpha');
+  fate(executing, 'alpha', 'executed');
+  const executed = await mined(await send(executing.calldata), 'success');
 
   // A minimum above what the curve pays.
-  const greedy = withArgs((await sign('alpha')).calldata, { minAmountOut: 2n ** 200n });
+  const asked = await sign('alpha');
+  fate(asked, 'alpha', 'reverted', 'InsufficientOutput');
+  const greedy = withArgs(asked.calldata, { minAmountOut: 2n ** 200n });
   direct((await mined(await send(greedy), 'reverted')).transactionHash, 'InsufficientOutput', 'alpha');
 
   // Sent by an address other than the one signed for.
-  const stolen = (await sign('beta')).calldata;
+  const given = await sign('beta');
+  fate(given, 'beta', 'reverted', 'WrongSender');
+  const stolen = given.calldata;
   direct((await mined(await send(stolen, stranger), 'reverted')).transactionHash, 'WrongSender', 'beta');
 
   // The fee changed after signing: the signature no longer matches. The record is still beta's.
   const signed = await sign('beta');
+  fate(signed, 'beta', 'reverted', 'InvalidSignature');
   const v = decodeVerificationData(signed.verificationData);
   const tampered = encodeAbiParameters(
     [{ type: 'uint256' }, { type: 'uint256' }, { type: 'address' }, { type: 'bytes' }],
@@ -159,6 +208,7 @@ async function chainCase(chainId: number) {
 
   // A router drained of the token it pays (its WETH balance set to 0, then put back).
   const drained = await sign('alpha');
+  fate(drained, 'alpha', 'reverted', 'InsufficientReserve');
   const slot = keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [router, BALANCE_SLOT]));
   const reserve = await pub.readContract({ address: weth, abi: erc20Abi, functionName: 'balanceOf', args: [router] });
   const setReserve = (value: bigint) =>
@@ -173,7 +223,7 @@ async function chainCase(chainId: number) {
   direct(dry.transactionHash, 'InsufficientReserve', 'alpha');
 
   // Inside an executor: its one swap's minimum too high, the whole transaction reverts.
-  const leg = (s: Awaited<ReturnType<typeof sign>>, minOutAmount = 0n) => {
+  const leg = (s: Signed, minOutAmount = 0n) => {
     const args = decodeSwapCalldata(s.calldata);
     return {
       tokenIn: args.tokenIn as Hex,
@@ -184,11 +234,13 @@ async function chainCase(chainId: number) {
       verificationData: args.verificationData as Hex,
     };
   };
+  const inside = await sign('beta', executor);
+  fate(inside, 'beta', 'reverted', 'InsufficientOutput');
   const nested = await user.writeContract({
     address: executor,
     abi: TestExecutorArtifact.abi,
     functionName: 'swapOne',
-    args: [leg(await sign('beta', executor), 2n ** 200n)],
+    args: [leg(inside, 2n ** 200n)],
     gas: 900_000n,
   });
   expected.push({
@@ -201,11 +253,14 @@ async function chainCase(chainId: number) {
   });
 
   // A split route whose second leg reverts and is skipped: the transaction executes its first leg.
+  const [first, second] = [await sign('alpha', executor), await sign('alpha', executor)];
+  fate(first, 'alpha', 'executed');
+  fate(second, 'alpha', 'reverted', 'InsufficientOutput');
   const split = await user.writeContract({
     address: executor,
     abi: TestExecutorArtifact.abi,
     functionName: 'swapBatch',
-    args: [[leg(await sign('alpha', executor)), leg(await sign('alpha', executor), 2n ** 200n)], true],
+    args: [[leg(first), leg(second, 2n ** 200n)], true],
     gas: 1_500_000n,
   });
   expected.push({
@@ -218,7 +273,8 @@ async function chainCase(chainId: number) {
   });
 
   // Signed and never sent: no record (its fate is computed from the audit trail, not the chain).
-  await sign('beta');
+  fate(await sign('beta'), 'beta', 'unused');
+  fate(await sign('alpha'), 'alpha', 'unused');
 
   // Mined after its window.
   const deadline = Number(late.timestamp) + DEVNET_VALIDITY_SECONDS;
@@ -227,10 +283,19 @@ async function chainCase(chainId: number) {
 
   const last = await pub.getBlockNumber();
   await until(async () => (await ledgerCursorOf(redis, keys, chainId)) >= Number(last), 60_000);
-  return { expected, executed: executed.transactionHash, pub, user, stranger, stolen };
+  return { expected, fates, executed: executed.transactionHash, pub, stranger, orphan };
 }
 
 const ledgerOf = (chainId: number) => sys.processesOf('ledger').find((p) => p.name === `ledger ${chainId}`)!;
+const cursorOf = async (chainId: number) => {
+  const raw = await redis.get(keys.ledgerCursor(chainId));
+  return raw === null ? undefined : parseLedgerCursor(raw);
+};
+/** The audit records of the test's signatures (every chain). */
+const signedRecords = async () =>
+  (await Promise.all(CHAINS.map((c) => redis.xrange(keys.audit(c), '-', '+'))))
+    .flat()
+    .map(([, fields]) => parseAuditRecord(fields[1]!));
 const revertsOf = async (chainId: number): Promise<LedgerRevert[]> =>
   (await redis.zrange(keys.ledgerReverts(chainId), 0, -1)).map(parseLedgerRevert);
 
@@ -294,22 +359,79 @@ describe("the ledger's reverted router calls", () => {
     expect(metrics).toMatch(/ledger_reverted_calls_total\{[^}]*integrator="alpha"[^}]*reason="QuoteExpired"[^}]*\} 1/);
   });
 
-  it('behavior: a reorg that removes a reverted transaction removes its record', async () => {
+  it("behavior: `fills`: each signature's fate once its window has passed, and figures per integrator that add up", async () => {
+    // Every window closed in each ledger's time (the last signatures were given a few seconds after the first).
+    const deadline = Math.max(...(await signedRecords()).map((r) => r.deadline!));
+    for (const chainId of CHAINS) await until(async () => ((await cursorOf(chainId))?.time ?? 0) > deadline, 120_000);
+    const { code, out } = await fillsCli.run(['--from', day(-1), '--to', day(1), '--format', 'json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(out) as FillReport;
+    for (const chainId of CHAINS) {
+      // All but the request kept for the reorg case (beta's, unused until then).
+      const orphan = cases.get(chainId)!.orphan.requestId;
+      const held = report.fates.filter((f) => f.chainId === chainId && f.clientRequestId !== orphan);
+      const project = (f: { clientRequestId?: string; integratorId: string; fate: string; reason?: string }) => ({
+        clientRequestId: f.clientRequestId,
+        integratorId: f.integratorId,
+        fate: f.fate,
+        ...(f.reason ? { reason: f.reason } : {}),
+      });
+      const byRequest = (a: { clientRequestId?: string }, b: { clientRequestId?: string }) =>
+        a.clientRequestId! < b.clientRequestId! ? -1 : 1;
+      expect(held.map(project).sort(byRequest)).toEqual(cases.get(chainId)!.fates.map(project).sort(byRequest));
+      for (const f of held.filter((h) => h.fate === 'executed')) {
+        expect(f.delaySeconds).toBeGreaterThanOrEqual(0);
+        expect(f.delaySeconds).toBeLessThan(60);
+        expect(f.delayBlocks).toBeGreaterThanOrEqual(0);
+        expect(f.firm).toBe(true);
+        expect(f.executedVsQuotedBps).toBeDefined();
+      }
+      // The figures add up, per integrator, to the fates.
+      for (const id of ['alpha', 'beta']) {
+        const mine = held.filter((f) => f.integratorId === id);
+        const rows = report.figures.filter((r) => r.integratorId === id && r.chainId === chainId);
+        const sum = (k: 'signatures' | 'executed' | 'reverted' | 'unused') => rows.reduce((t, r) => t + r[k], 0);
+        expect(rows.map((r) => r.pair)).toEqual([`WETH/${sys.chain(chainId).quoteToken.symbol}`]);
+        expect(sum('signatures')).toBe(mine.length + (id === 'beta' ? 1 : 0));
+        expect(sum('executed') + sum('reverted') + sum('unused')).toBe(sum('signatures'));
+        expect(sum('executed')).toBe(mine.filter((f) => f.fate === 'executed').length);
+      }
+      const alpha = report.figures.find((r) => r.integratorId === 'alpha' && r.chainId === chainId)!;
+      expect(alpha.fillRate).toBeCloseTo(alpha.executed / alpha.firm, 10);
+      expect(alpha.revertRate).toBeCloseTo(alpha.reverted / alpha.attempted, 10);
+      expect(alpha.revertsByReason).toEqual({ QuoteExpired: 1, InsufficientOutput: 2, InsufficientReserve: 1 });
+    }
+    // One integrator, one chain; the table and the CSV of the same report.
+    const beta = await fillsCli.run(['--from', day(-1), '--to', day(1), '--integrator', 'beta', '--chain', '56']);
+    expect(beta.out).toMatch(/beta\s+56\s+WETH\/\S+\s+/);
+    expect(beta.out).not.toMatch(/alpha/);
+    const csv = await fillsCli.run(['--from', day(-1), '--to', day(1), '--chain', '8453', '--format', 'csv']);
+    expect(csv.out.trim().split('\n')).toHaveLength(1 + report.fates.filter((f) => f.chainId === 8453).length);
+  });
+
+  it('behavior: a reorg that removes a reverted transaction removes its record and its fate', async () => {
     const chainId = CHAINS[0]!;
-    const { pub, stranger, stolen } = cases.get(chainId)!;
+    const { pub, stranger, orphan } = cases.get(chainId)!;
+    const fateOf = async () =>
+      (
+        JSON.parse((await fillsCli.run(['--from', day(-1), '--to', day(1), '--format', 'json'])).out) as FillReport
+      ).fates.find((f) => f.clientRequestId === orphan.requestId)!;
+    expect(await fateOf()).toMatchObject({ fate: 'unused' });
     const snapshot = (await pub.request({ method: 'evm_snapshot' as never })) as Hex;
     const hash = await stranger.sendTransaction({
       to: sys.chain(chainId).contracts.router as Hex,
-      data: stolen,
+      data: orphan.calldata,
       gas: 600_000n,
     });
     const receipt = await pub.waitForTransactionReceipt({ hash });
     expect(receipt.status).toBe('reverted');
     const held = async () => (await revertsOf(chainId)).some((r) => r.txHash === hash.toLowerCase());
     await until(held, 60_000);
+    expect(await fateOf()).toMatchObject({ fate: 'reverted', reason: 'WrongSender', integratorId: 'beta' });
     await pub.request({ method: 'evm_revert' as never, params: [snapshot] as never });
     await until(async () => (await pub.getBlockNumber()) > receipt.blockNumber + 2n, 30_000);
     await until(async () => !(await held()), 60_000);
+    expect(await fateOf()).toMatchObject({ fate: 'unused', reverts: 0 });
     const metrics = await (await fetch(ledgerOf(chainId).metricsUrl!)).text();
     expect(metrics).toMatch(/ledger_orphaned_reverts_total\{[^}]*\} [1-9]/);
   });

@@ -83,9 +83,21 @@ const totals = async (blockTime: number) =>
 describe("the ledger's day totals", () => {
   it('behavior: each committed block adds its swaps to its UTC day, per integrator; a day is kept a week', async () => {
     const store = createLedgerStore(redis, storeKeys, 256);
-    await store.commit(1, hash(1), [entry(1, 'acme', '300'), entry(1, 'acme', '150.5'), entry(1, '', '10')], []);
-    await store.commit(2, hash(2), [entry(2, 'beta', '99.25')], [reverted(2, 'QuoteExpired')]);
-    await store.commit(3, hash(3), [entry(3, 'acme', '1000')], [reverted(3, 'WrongSender')]);
+    await store.commit(
+      { number: 1, hash: hash(1), time: timeOf(1) },
+      [entry(1, 'acme', '300'), entry(1, 'acme', '150.5'), entry(1, '', '10')],
+      [],
+    );
+    await store.commit(
+      { number: 2, hash: hash(2), time: timeOf(2) },
+      [entry(2, 'beta', '99.25')],
+      [reverted(2, 'QuoteExpired')],
+    );
+    await store.commit(
+      { number: 3, hash: hash(3), time: timeOf(3) },
+      [entry(3, 'acme', '1000')],
+      [reverted(3, 'WrongSender')],
+    );
     expect(ledgerDay(timeOf(2))).toBe(ledgerDay(timeOf(1)));
     expect(ledgerDay(timeOf(3))).toBe(ledgerDay(timeOf(1)) + 1);
     expect(await totals(timeOf(1))).toEqual([
@@ -108,8 +120,7 @@ describe("the ledger's day totals", () => {
   it('behavior: a block committed again replaces its swaps in the totals, not adds to them', async () => {
     const store = createLedgerStore(redis, storeKeys, 256);
     await store.commit(
-      3,
-      hash(3),
+      { number: 3, hash: hash(3), time: timeOf(3) },
       [entry(3, 'acme', '400'), entry(3, 'gamma', '5')],
       [reverted(3, 'InvalidSignature')],
     );
@@ -133,13 +144,13 @@ describe("the ledger's day totals", () => {
     ]);
     expect(await totals(timeOf(3))).toEqual([]);
     // The new branch's blocks count as any other.
-    await store.commit(2, hash(22), [entry(2, 'beta', '1.75')], []);
+    await store.commit({ number: 2, hash: hash(22), time: timeOf(2) }, [entry(2, 'beta', '1.75')], []);
     expect((await totals(timeOf(2))).find((t) => t.integratorId === 'beta')).toEqual({
       integratorId: 'beta',
       swaps: 1,
       notional: 1.75,
     });
-    expect(await store.cursor()).toEqual({ number: 2, hash: hash(22) });
+    expect(await store.cursor()).toEqual({ number: 2, hash: hash(22), time: timeOf(2) });
   });
 });
 
