@@ -168,7 +168,8 @@ describe('against a running stack', () => {
 
   beforeAll(async () => {
     // The processes `npm start` runs, with its settings (testkit's startSystem).
-    // The maker's ledger too; its per-integrator series exist once a swap of the integrator executed.
+    // The maker's ledger too; its per-integrator series exist once a swap of the integrator executed
+    // (or reverted).
     sys = await startSystem({ services: ['indexer', 'signer', 'gateway', 'ledger'] });
     const { url, apiKey } = sys.gateway;
     const chains = [8453, 56, 4663].map((id) => {
@@ -221,8 +222,15 @@ describe('against a running stack', () => {
       }),
     });
     await publicClient.waitForTransactionReceipt({ hash: await user.sendTransaction({ to: router, data: calldata! }) });
+    // The same call again, its allowance spent: a reverted call, for the ledger's revert series.
+    await publicClient.waitForTransactionReceipt({
+      hash: await user.sendTransaction({ to: router, data: calldata!, gas: 600_000n }),
+    });
     const ledger = sys.processesOf('ledger').find((p) => p.name === 'ledger 8453')!;
-    await until(async () => /ledger_swaps_total\{/.test(await (await fetch(ledger.metricsUrl!)).text()), 30_000);
+    await until(async () => {
+      const text = await (await fetch(ledger.metricsUrl!)).text();
+      return /ledger_swaps_total\{/.test(text) && /ledger_reverted_calls_total\{/.test(text);
+    }, 30_000);
     await new Promise((r) => setTimeout(r, 3_000));
     const texts = await Promise.all(sys.processes.map(async (p) => (await fetch(p.metricsUrl!)).text()));
     for (const s of streams) s.abort.abort();
