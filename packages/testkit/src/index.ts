@@ -32,6 +32,8 @@ export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type Ra
 export {
   loadReport,
   missingRecords,
+  closedSigns,
+  KNEE_CLIENTS,
   pacedSigns,
   type Answered,
   type Refused,
@@ -40,6 +42,7 @@ export {
   type SignLoadOptions,
   type SignLoadResult,
 } from './load/sign-load';
+export { RawHttpPool, type RawAnswer } from './load/raw-http-pool';
 
 // pkcs11/: SoftHSM2 tokens, their run folder, a module that hangs
 export { buildHangingModule, type HangingModule } from './pkcs11/pkcs11-hang-shim';
