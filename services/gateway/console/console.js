@@ -255,6 +255,7 @@
       el('td', { 'data-field': 'integrator' }, who),
       el('td', { 'data-field': 'swaps', 'data-value': r.swaps }, String(r.swaps)),
       el('td', { 'data-field': 'notional', 'data-value': r.notional }, `${amount(r.notional)} ${quote}`),
+      el('td', { 'data-field': 'reverts', 'data-value': r.reverts }, String(r.reverts)),
       markout,
     );
     return tr;

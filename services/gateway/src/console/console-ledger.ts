@@ -1,6 +1,6 @@
 /**
- * The operator console's ledger table for one chain: each integrator's executed swaps and
- * notional of the current UTC day (on the gateway's clock), with its rolling 60 s markout, as
+ * The operator console's ledger table for one chain: each integrator's executed swaps,
+ * notional and reverted router calls of the current UTC day (on the gateway's clock), with its rolling 60 s markout, as
  * the chain's ledger keeps them in Redis (core's ledger-day-totals.ts and
  * ledger-rolling-markout.ts), and the last block the ledger holds (its cursor). Three reads per
  * chain whatever the day's volume: a GET and two HGETALLs of small hashes; never the swaps.
@@ -22,6 +22,8 @@ export interface ConsoleLedgerRow {
   swaps: number;
   /** Quote token units (the chain's quote token). */
   notional: number;
+  /** Router calls that reverted that day (docs/operations/ledger.md#reverted-calls). */
+  reverts: number;
   /** Mean 60 s markout of its last swaps (at most 100), bps from the maker's side; null before the first. */
   markout60sBps: number | null;
   /** Swaps behind that mean. */
@@ -33,7 +35,7 @@ export interface ConsoleLedger {
   day: string;
   /** The last block the ledger holds; null when no ledger has written on this chain. */
   block: number | null;
-  /** Integrators with swaps that day, largest notional first. */
+  /** Integrators with swaps or reverted calls that day, largest notional first. */
   integrators: ConsoleLedgerRow[];
 }
 

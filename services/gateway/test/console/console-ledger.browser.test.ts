@@ -1,15 +1,15 @@
 /**
  * The operator console's ledger table in headless Chromium: a gateway on a real Redis, the
  * chain's ledger written as the ledger process writes it (its store's commits and rollback, its
- * rolling markouts: support/ledger-writer.ts). The page lists each integrator's swaps, notional
- * and rolling 60 s markout of the day as the ledger keeps them, follows new blocks and a reorg,
+ * rolling markouts: support/ledger-writer.ts). The page lists each integrator's swaps, notional,
+ * reverted calls and rolling 60 s markout of the day as the ledger keeps them, follows new blocks and a reorg,
  * marks the maker's losses, shows the ledger's block on the chain's card, and shows nothing as
  * current while its stream is down.
  */
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Gateway } from '@pmm/gateway';
-import { launchBrowser, until } from '@pmm/testkit';
+import { launchBrowser, sampleLedgerRevert, until } from '@pmm/testkit';
 import { harness, type Harness } from '../support/harness';
 import { awayFromMidnight, ledgerWriter } from '../support/ledger-writer';
 
@@ -62,7 +62,7 @@ async function shows(expected: string[][], what: string): Promise<void> {
 }
 
 describe("the operator console's ledger table in a browser", () => {
-  it('behavior: lists per chain and integrator the swaps, notional and 60 s markout of the day; follows new blocks and a reorg', async () => {
+  it('behavior: lists per chain and integrator the swaps, notional, reverted calls and 60 s markout of the day; follows new blocks and a reorg', async () => {
     const ledger = ledgerWriter(h.redis, h.keys, 8453);
     await ledger.registry();
     await page.goto(`${ops}/console`);
@@ -87,9 +87,9 @@ describe("the operator console's ledger table in a browser", () => {
     ]);
     await shows(
       [
-        ['8453', 'acme', '2', '4,500.50 USDC', '-10.0 bps (2 swaps)'],
-        ['8453', 'beta', '1', '1,200.00 USDC', 'no swap 60 s old yet'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', 'no swap 60 s old yet'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
+        ['8453', 'beta', '1', '1,200.00 USDC', '0', 'no swap 60 s old yet'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
       ],
       'the ledger of block 100',
     );
@@ -101,15 +101,19 @@ describe("the operator console's ledger table in a browser", () => {
     expect(await page.textContent('#ledger-day')).toBe(`${new Date(now * 1_000).toISOString().slice(0, 10)} UTC`);
 
     // A new block, and beta's first markout (positive: the maker gained).
-    await ledger.commit(101, [ledger.entry(101, now, 'beta', '4000')]);
+    await ledger.commit(
+      101,
+      [ledger.entry(101, now, 'beta', '4000')],
+      [sampleLedgerRevert(101, now, { integratorId: 'beta' })],
+    );
     await ledger.markouts([{ integratorId: 'beta', bps: 3.25 }]);
     await shows(
       [
-        ['8453', 'beta', '2', '5,200.00 USDC', '3.3 bps (1 swap)'],
-        ['8453', 'acme', '2', '4,500.50 USDC', '-10.0 bps (2 swaps)'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', 'no swap 60 s old yet'],
+        ['8453', 'beta', '2', '5,200.00 USDC', '1', '3.3 bps (1 swap)'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
       ],
-      'block 101 counted',
+      'block 101 counted, with its reverted call',
     );
     expect(await page.getAttribute('#ledger tr[data-integrator="beta"] [data-field="markout"]', 'data-sign')).toBe(
       'positive',
@@ -119,9 +123,9 @@ describe("the operator console's ledger table in a browser", () => {
     await ledger.rollback(100);
     await shows(
       [
-        ['8453', 'acme', '2', '4,500.50 USDC', '-10.0 bps (2 swaps)'],
-        ['8453', 'beta', '1', '1,200.00 USDC', '3.3 bps (1 swap)'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', 'no swap 60 s old yet'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
+        ['8453', 'beta', '1', '1,200.00 USDC', '0', '3.3 bps (1 swap)'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
       ],
       'block 101 orphaned',
     );
@@ -132,9 +136,9 @@ describe("the operator console's ledger table in a browser", () => {
   it('behavior: while its stream is down the page shows no ledger figure as current', async () => {
     await shows(
       [
-        ['8453', 'acme', '2', '4,500.50 USDC', '-10.0 bps (2 swaps)'],
-        ['8453', 'beta', '1', '1,200.00 USDC', '3.3 bps (1 swap)'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', 'no swap 60 s old yet'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
+        ['8453', 'beta', '1', '1,200.00 USDC', '0', '3.3 bps (1 swap)'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
       ],
       'the table before the stream goes',
     );

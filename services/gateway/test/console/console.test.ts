@@ -6,6 +6,7 @@
  */
 import request from 'supertest';
 import { announcePresence } from '@pmm/core';
+import { sampleLedgerRevert } from '@pmm/testkit';
 import type { Gateway } from '@pmm/gateway';
 import { bookBody, harness, type Harness } from '../support/harness';
 import { awayFromMidnight, ledgerWriter, USDC } from '../support/ledger-writer';
@@ -145,7 +146,7 @@ describe('the console event stream', () => {
     expect(last.time).toBeGreaterThanOrEqual(at);
   }, 30_000);
 
-  it("behavior: the status carries each chain's ledger of the UTC day: per integrator swaps, notional and rolling 60 s markout, largest notional first, and the ledger's block", async () => {
+  it("behavior: the status carries each chain's ledger of the UTC day: per integrator swaps, notional, reverted calls and rolling 60 s markout, largest notional first, and the ledger's block", async () => {
     const ledger = ledgerWriter(h.redis, h.keys, 8453);
     await ledger.registry();
     await awayFromMidnight();
@@ -157,7 +158,15 @@ describe('the console event stream', () => {
       ledger.entry(900, now, 'beta', '5000'),
       ledger.entry(900, now, '', '12'),
     ]);
-    await ledger.commit(901, [ledger.entry(901, now, 'acme', '2999.75')]);
+    // Reverted calls: beta's beside its swap, and gamma's, an integrator with no swap at all.
+    await ledger.commit(
+      901,
+      [ledger.entry(901, now, 'acme', '2999.75')],
+      [
+        sampleLedgerRevert(901, now, { integratorId: 'beta' }),
+        sampleLedgerRevert(901, now, { integratorId: 'gamma', txHash: `0x${'cd'.repeat(32)}` }),
+      ],
+    );
     await ledger.markouts([
       { integratorId: 'acme', bps: -12 },
       { integratorId: 'acme', bps: -8 },
@@ -171,9 +180,10 @@ describe('the console event stream', () => {
       day: new Date(now * 1_000).toISOString().slice(0, 10),
       block: 901,
       integrators: [
-        { integratorId: 'acme', swaps: 2, notional: 6000, markout60sBps: -10, markoutSwaps: 2 },
-        { integratorId: 'beta', swaps: 1, notional: 5000, markout60sBps: null, markoutSwaps: 0 },
-        { integratorId: '', swaps: 1, notional: 12, markout60sBps: null, markoutSwaps: 0 },
+        { integratorId: 'acme', swaps: 2, notional: 6000, reverts: 0, markout60sBps: -10, markoutSwaps: 2 },
+        { integratorId: 'beta', swaps: 1, notional: 5000, reverts: 1, markout60sBps: null, markoutSwaps: 0 },
+        { integratorId: '', swaps: 1, notional: 12, reverts: 0, markout60sBps: null, markoutSwaps: 0 },
+        { integratorId: 'gamma', swaps: 0, notional: 0, reverts: 1, markout60sBps: null, markoutSwaps: 0 },
       ],
     });
     expect(last.chains.find((c) => c.chainId === 8453)!.quoteToken).toBe(USDC.toLowerCase());

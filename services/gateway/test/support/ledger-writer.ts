@@ -3,7 +3,7 @@
  * commit and rollback (swaps, day totals, cursor: @pmm/indexer's ledger-store.ts, core's
  * ledger-entry.ts) and its rolling markouts (rolling-markouts.ts), on the harness's Redis.
  */
-import { createLogger, type LedgerEntry, type RedisClient, type RedisKeys } from '@pmm/core';
+import { createLogger, type LedgerEntry, type LedgerRevert, type RedisClient, type RedisKeys } from '@pmm/core';
 import type { PairRegistry } from '@pmm/protocol';
 import { createLedgerMetrics, createLedgerStore, ledgerStoreKeys, RollingMarkouts } from '@pmm/indexer';
 
@@ -46,8 +46,8 @@ export function ledgerWriter(redis: RedisClient, keys: RedisKeys, chainId: numbe
         amountOut: '1000000000000000000',
       };
     },
-    commit: (block: number, entries: LedgerEntry[]) =>
-      store.commit({ number: block, hash: hash(block), time: entries[0]?.blockTime ?? 0 }, entries, []),
+    commit: (block: number, entries: LedgerEntry[], reverts: LedgerRevert[] = []) =>
+      store.commit({ number: block, hash: hash(block), time: entries[0]?.blockTime ?? 0 }, entries, reverts),
     rollback: (block: number) => store.rollback({ number: block, hash: hash(block) }),
     markouts: (list: { integratorId: string; bps: number }[]) => rolling.add(list),
     /** The chain's pair registry (WETH against USDC), as the indexer writes it: the console's symbols. */

@@ -17,6 +17,7 @@ import {
   ledgerRevertJson,
   parseLedgerCursor,
   parseLedgerEntry,
+  parseLedgerRevert,
   type LedgerCursor,
   type LedgerEntry,
   type LedgerRevert,
@@ -66,10 +67,16 @@ export function ledgerStoreKeys(keys: RedisKeys, chainId: number): LedgerKeys {
 
 type Transaction = ReturnType<RedisClient['multi']>;
 
-/** Adds (or takes back) the entries' swaps and notional to the totals of their days, in `tx`. */
-function addToDays(tx: Transaction, keys: LedgerKeys, entries: readonly LedgerEntry[], sign: 1 | -1): void {
+/** Adds (or takes back) the entries' swaps and notional and the reverted calls to the totals of their days, in `tx`. */
+function addToDays(
+  tx: Transaction,
+  keys: LedgerKeys,
+  entries: readonly LedgerEntry[],
+  reverts: readonly LedgerRevert[],
+  sign: 1 | -1,
+): void {
   const days = new Set<number>();
-  for (const inc of ledgerDayIncrements(entries, sign)) {
+  for (const inc of ledgerDayIncrements(entries, sign, reverts)) {
     if (inc.kind === 'count') tx.hincrby(keys.day(inc.day), inc.field, inc.by);
     else tx.hincrbyfloat(keys.day(inc.day), inc.field, inc.by);
     days.add(inc.day);
@@ -91,13 +98,14 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
       // What the set holds at this height (nothing, unless the block is committed again) leaves
       // the totals as it leaves the set.
       const replaced = (await redis.zrangebyscore(keys.ledger, number, number)).map(parseLedgerEntry);
+      const replacedReverts = (await redis.zrangebyscore(keys.reverts, number, number)).map(parseLedgerRevert);
       const tx = redis.multi();
       tx.zremrangebyscore(keys.ledger, number, number);
       for (const e of entries) tx.zadd(keys.ledger, number, ledgerEntryJson(e));
       tx.zremrangebyscore(keys.reverts, number, number);
       for (const r of reverts) tx.zadd(keys.reverts, number, ledgerRevertJson(r));
-      addToDays(tx, keys, replaced, -1);
-      addToDays(tx, keys, entries, 1);
+      addToDays(tx, keys, replaced, replacedReverts, -1);
+      addToDays(tx, keys, entries, reverts, 1);
       tx.hset(keys.blocks, String(number), hash);
       // One block's hash leaves as each new one comes: the hash keeps `keepHashes` blocks.
       tx.hdel(keys.blocks, String(number - keepHashes));
@@ -109,10 +117,11 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
     async rollback(to) {
       const orphans = (await redis.hkeys(keys.blocks)).filter((n) => Number(n) > to.number);
       const removed = (await redis.zrangebyscore(keys.ledger, `(${to.number}`, '+inf')).map(parseLedgerEntry);
+      const removedReverts = (await redis.zrangebyscore(keys.reverts, `(${to.number}`, '+inf')).map(parseLedgerRevert);
       const tx = redis.multi();
       tx.zremrangebyscore(keys.ledger, `(${to.number}`, '+inf');
       tx.zremrangebyscore(keys.reverts, `(${to.number}`, '+inf');
-      addToDays(tx, keys, removed, -1);
+      addToDays(tx, keys, removed, removedReverts, -1);
       if (orphans.length > 0) tx.hdel(keys.blocks, ...orphans);
       tx.set(keys.cursor, ledgerCursorJson(to));
       const results = await tx.exec();

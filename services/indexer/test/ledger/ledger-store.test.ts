@@ -101,11 +101,12 @@ describe("the ledger's day totals", () => {
     expect(ledgerDay(timeOf(2))).toBe(ledgerDay(timeOf(1)));
     expect(ledgerDay(timeOf(3))).toBe(ledgerDay(timeOf(1)) + 1);
     expect(await totals(timeOf(1))).toEqual([
-      { integratorId: '', swaps: 1, notional: 10 },
-      { integratorId: 'acme', swaps: 2, notional: 450.5 },
-      { integratorId: 'beta', swaps: 1, notional: 99.25 },
+      { integratorId: '', swaps: 1, notional: 10, reverts: 0 },
+      // Its reverted call of block 2 (QuoteExpired) counts beside its swaps.
+      { integratorId: 'acme', swaps: 2, notional: 450.5, reverts: 1 },
+      { integratorId: 'beta', swaps: 1, notional: 99.25, reverts: 0 },
     ]);
-    expect(await totals(timeOf(3))).toEqual([{ integratorId: 'acme', swaps: 1, notional: 1000 }]);
+    expect(await totals(timeOf(3))).toEqual([{ integratorId: 'acme', swaps: 1, notional: 1000, reverts: 1 }]);
     const ttl = await redis.ttl(keys.ledgerDay(CHAIN, ledgerDay(timeOf(1))));
     expect(ttl).toBeGreaterThan(LEDGER_DAY_TTL_SECONDS - 60);
     expect(ttl).toBeLessThanOrEqual(LEDGER_DAY_TTL_SECONDS);
@@ -129,8 +130,8 @@ describe("the ledger's day totals", () => {
       [3, 'InvalidSignature'],
     ]);
     expect(await totals(timeOf(3))).toEqual([
-      { integratorId: 'acme', swaps: 1, notional: 400 },
-      { integratorId: 'gamma', swaps: 1, notional: 5 },
+      { integratorId: 'acme', swaps: 1, notional: 400, reverts: 1 },
+      { integratorId: 'gamma', swaps: 1, notional: 5, reverts: 0 },
     ]);
   });
 
@@ -139,8 +140,8 @@ describe("the ledger's day totals", () => {
     expect(await store.rollback({ number: 1, hash: hash(1) })).toEqual({ swaps: 3, reverts: 2 });
     expect(await revertsHeld()).toEqual([]);
     expect(await totals(timeOf(1))).toEqual([
-      { integratorId: '', swaps: 1, notional: 10 },
-      { integratorId: 'acme', swaps: 2, notional: 450.5 },
+      { integratorId: '', swaps: 1, notional: 10, reverts: 0 },
+      { integratorId: 'acme', swaps: 2, notional: 450.5, reverts: 0 },
     ]);
     expect(await totals(timeOf(3))).toEqual([]);
     // The new branch's blocks count as any other.
@@ -149,6 +150,7 @@ describe("the ledger's day totals", () => {
       integratorId: 'beta',
       swaps: 1,
       notional: 1.75,
+      reverts: 0,
     });
     expect(await store.cursor()).toEqual({ number: 2, hash: hash(22), time: timeOf(2) });
   });
