@@ -42,7 +42,12 @@
  *    CPU per request), Redis's CPU per request (INFO; exact on `npm run bench`'s private
  *    Redis), and what the audit trail holds per signature (redis-footprint.ts): memory in the
  *    stream and its index, the append-only file's growth, and both per day at 100 and 1,000
- *    signatures/s.
+ *    signatures/s;
+ * 8. past capacity (overload-rows.ts): firm quotes, each a different amount, evenly paced at
+ *    500/s, at the knee (closed loop) and at twice the knee, on the main system (npm start's
+ *    shape) and on the replica mode's, side by side; `BENCH_GATEWAY_ONLY=overload` runs these
+ *    rows alone (both systems, the shipped sign deadlines).
+ * The systems and how they are seeded: bench-systems.ts.
  * BENCH_PROFILE=1 profiles every server process for the whole run (cpu-profile-hook.cjs; every
  * figure of that run is slower) and adds where each one's CPU goes per request in each row
  * (profile-breakdown.ts); BENCH_CPU_PROF=<dir> keeps the servers' V8 CPU profiles there.
@@ -54,14 +59,15 @@
  * 50 ms at a paced 500/s with every sign answered;
  * gateway + signer CPU per sign at 500/s ≤ 700 µs; saturated sign ≥ 12 % of bare; saturated
  * price ≥ 40 % of bare; sign with amountIn p50 within one node round trip + 1 ms of sign's;
- * sign with amountIn p99 at 100/s ≤ 100 ms.
+ * sign with amountIn p99 at 100/s ≤ 100 ms; firm quotes paced 500/s ≥ 99 % answered 200 with
+ * p99 ≤ 100 ms, and at twice the knee p99 ≤ the sign's deadline with 200s per second ≥ 90 % of
+ * the knee's.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Profiler } from 'node:inspector';
 import { Agent, createServer, request as httpRequest, type RequestListener } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import {
@@ -72,54 +78,37 @@ import {
   redisReady,
   type RedisClient,
 } from '@pmm/core';
-import { ApiKeyStore } from '@pmm/gateway';
-import { devnetRegistry, processCpuSeconds, publishBookHead, startSystem } from '@pmm/testkit';
+import { GATEWAY_SETTINGS } from '@pmm/gateway';
+import { processCpuSeconds } from '@pmm/testkit';
 import { devnetKey, type ChainStack } from '@pmm/devnet';
 import { quoteCalldataBuilder, signAmmVerification } from '@pmm/protocol';
 import { closedLoop, openLoop, type LatencyFigures, type LoadRequest } from './open-loop';
 import { profileBreakdown, profileWindow, type StepCost } from './profile-breakdown';
 import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds, signatureIndexEntryBytes } from './redis-footprint';
 import { measureSignFloor } from './sign-floor';
-import { fsyncLatencyMs, startModeRedis, type ComparedMode } from './durability-modes';
+import { fsyncLatencyMs } from './durability-modes';
+import { firmTarget, overloadOnly, overloadRows, printOverloadRows } from './overload-rows';
+import {
+  PROFILE,
+  PROFILE_DIR,
+  profiled,
+  seed,
+  signBody,
+  startMainSystem,
+  startModeSystem,
+  stopEverything,
+} from './bench-systems';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** How long each system's sign path runs saturated before the rows (the JIT's warm-up). */
 const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 5);
 const CONNECTIONS = 50;
+/** The firm path's warm-up before the rows past capacity (the sign path's ran before every row). */
+const FIRM_WARM_SECONDS = 2;
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const SIGN_PATH = '/v2/swap/sign';
 const PRICE_PATH = '/v2/price?chainId=8453';
-
-/** A book of the shape the indexer writes, of block `head`: 3 pairs × 10 levels per side (about 2.5 KB). */
-function sampleBook(head: { number: number; timestamp: number }): string {
-  const level = (i: number, side: number) => ({
-    price: (3000 + side * i * 1.5).toFixed(6),
-    amount: (0.25 * (i + 1)).toFixed(8),
-  });
-  const pairs = [1, 2, 3].map((n) => ({
-    baseToken: `0x${String(n).repeat(40)}`,
-    quoteToken: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
-    bids: Array.from({ length: 10 }, (_, i) => level(i, -1)),
-    asks: Array.from({ length: 10 }, (_, i) => level(i, 1)),
-  }));
-  return JSON.stringify({ chainId: 8453, blockNumber: head.number, blockTime: head.timestamp, pairs });
-}
-
-const USER = `0x${'ab'.repeat(20)}`;
-/**
- * A sign of the devnet's first pair: `sign` without amountIn, `signFirm` with it (then the signer
- * asks the node for the exact amountOut: one eth_call of the router's quote()).
- */
-const signBody = (chain: ChainStack, amountIn?: bigint) =>
-  JSON.stringify({
-    chainId: 8453,
-    tokenIn: chain.quoteToken.address,
-    tokenOut: chain.baseTokens[0]!.address,
-    fee: '30',
-    userAddress: USER,
-    ...(amountIn === undefined ? {} : { amountIn: String(amountIn), slippageBps: 50 }),
-  });
 
 /** The node's own round trip of a firm quote: the signer's eth_call of quote(), sent straight to the node. */
 function nodeQuoteBody(chain: ChainStack, head: { hash: string; timestamp: number }, amountIn: bigint): string {
@@ -299,19 +288,6 @@ interface Row {
   window: [number, number];
 }
 
-const PROFILE = process.env.BENCH_PROFILE === '1';
-/** Where the servers write their CPU profiles on exit, when the run is profiled. */
-const PROFILE_DIR =
-  process.env.BENCH_CPU_PROF ?? (PROFILE ? mkdtempSync(path.join(tmpdir(), 'bench-cpu-prof-')) : undefined);
-/** The environment that makes a server process profile itself (cpu-profile-hook.cjs). */
-const profiled = (name: string): Record<string, string> =>
-  PROFILE_DIR
-    ? {
-        NODE_OPTIONS: `--require "${path.join(__dirname, 'cpu-profile-hook.cjs')}"`,
-        BENCH_CPU_PROF: PROFILE_DIR,
-        BENCH_CPU_PROF_NAME: name,
-      }
-    : {};
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /**
@@ -406,53 +382,6 @@ function stopChild(child: ChildProcess): Promise<void> {
 const col = (s: string, width: number) => s.padStart(width);
 const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 
-/** The bench's API keys: one integrator's whose limit is never reached, one's with an exact limit. */
-interface BenchKeys {
-  /** `bench`: a billion a minute, reserved from Redis in batches (no Redis call per request). */
-  apiKey: string;
-  /**
-   * `limited`: 1,000 a second, never reached at the paced 100/s it is used at, but exact, as
-   * every limit up to 1,000 per window is (the default 600 a minute too): one reservation in
-   * Redis per request (the gateway's rate-limiter.ts), a write on the sign path.
-   */
-  limitedKey: string;
-}
-
-/** The bench's integrators and their keys, written as the key CLI writes them (the gateway's ApiKeyStore). */
-async function seed(redis: RedisClient, prefix: string): Promise<BenchKeys> {
-  const store = new ApiKeyStore(redis, prefix);
-  const issue = async (id: string, rateLimit: { requests: number; windowSeconds: number }) => {
-    await store.putIntegrator({
-      id,
-      name: id,
-      whitelist: [USER],
-      chains: [],
-      rateLimit,
-      // Counted as every integrator's signatures are (the signer's default quota applies to
-      // all), but never reached, however long BENCH_SECONDS makes the rows.
-      dailySignatureQuota: 1_000_000_000,
-      disabled: false,
-    });
-    return (await store.issueKey(id)).apiKey;
-  };
-  return {
-    apiKey: await issue('bench', { requests: 1_000_000_000, windowSeconds: 60 }),
-    limitedKey: await issue('limited', { requests: 1_000, windowSeconds: 1 }),
-  };
-}
-
-/**
- * The devnet chain's registry, and its latest block as the book's head (the firm quotes are
- * pinned to it) with the sample book's body: what the indexer would have written.
- */
-async function seedChain(redis: RedisClient, prefix: string, chain: ChainStack) {
-  const keys = redisKeys(prefix);
-  await redis.set(keys.pairs(8453), JSON.stringify(devnetRegistry(chain)));
-  const head = await publishBookHead(redis, keys, chain);
-  await redis.set(keys.book(8453), sampleBook(head));
-  return head;
-}
-
 /** Whether this checkout has the in-process composition (it is measured when it does). */
 function hasInProcess(): boolean {
   try {
@@ -463,74 +392,21 @@ function hasInProcess(): boolean {
   }
 }
 
-/** What stops the systems under test and the modes' Redis, on a failed run too (in reverse order). */
-const stops: (() => Promise<void>)[] = [];
-async function stopEverything(): Promise<void> {
-  for (const stop of stops.splice(0).reverse()) await stop();
-}
-
-/**
- * The gateway and the signer of one compared durability mode (durability-modes.ts), on the
- * mode's own Redis, seeded as the main system's (with keys of its own): the same requests,
- * answered the same way.
- */
-async function startModeSystem(mode: ComparedMode, prefix: string) {
-  const redis = await startModeRedis(mode);
-  stops.push(redis.stop);
-  const seedClient = redis.nodes[0]!;
-  let keys: BenchKeys | undefined;
-  const sys = await startSystem({
-    chains: [8453],
-    blockIntervalMs: 0,
-    services: ['signer', 'gateway'],
-    redisUrl: redis.url,
-    beforeServices: async ({ chains }) => {
-      keys = await seed(seedClient, prefix);
-      await seedChain(seedClient, prefix, chains['8453']!);
-    },
-    env: {
-      signer: { REDIS_KEY_PREFIX: prefix, ...redis.signerEnv, ...profiled(`signer-${mode}`) },
-      gateway: { REDIS_KEY_PREFIX: prefix, ...profiled(`gateway-${mode}`) },
-    },
-  });
-  stops.push(() => sys.stop());
-  const pid = (service: 'gateway' | 'signer') => sys.processesOf(service)[0]!.child.pid!;
-  return { redis, keys: keys!, port: Number(new URL(sys.gateway.url).port), pair: [pid('gateway'), pid('signer')] };
-}
-
 async function main(): Promise<void> {
   if (process.argv[2]?.startsWith('serve'))
     return serve(process.argv[2], process.argv[3]!, process.argv[4], process.argv[5]);
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  if (process.env.BENCH_GATEWAY_ONLY === 'overload') return overloadOnly(REDIS_URL, prefix, SECONDS, WARM_SECONDS);
   const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
   await redisReady(redis);
   const benchKeys = await seed(redis, prefix);
   const { apiKey } = benchKeys;
-  let head: { number: number; hash: string; timestamp: number } | undefined;
 
   // The other durability modes' systems start meanwhile (each has its own devnet and Redis).
   const modesStarting = Promise.all([startModeSystem('none', prefix), startModeSystem('replica', prefix)]);
   modesStarting.catch(() => undefined);
   // As `npm start` runs them, on this Redis under this run's prefix (the header says what differs).
-  const sys = await startSystem({
-    chains: [8453],
-    blockIntervalMs: 0,
-    services: ['signer', 'gateway'],
-    redisUrl: REDIS_URL,
-    beforeServices: async ({ chains }) => {
-      head = await seedChain(redis, prefix, chains['8453']!);
-    },
-    env: {
-      signer: {
-        REDIS_KEY_PREFIX: prefix,
-        // npm start's (startSystem's tests turn it off; this Redis fsyncs as shipped).
-        REDIS_DURABILITY: process.env.REDIS_DURABILITY ?? 'auto',
-        ...profiled('signer'),
-      },
-      gateway: { REDIS_KEY_PREFIX: prefix, ...profiled('gateway') },
-    },
-  });
-  stops.push(() => sys.stop());
+  const { sys, head } = await startMainSystem(redis, REDIS_URL, prefix);
   const [none, replica] = await modesStarting;
   const pidOf = (service: 'gateway' | 'signer') => sys.processesOf(service)[0]!.child.pid!;
   const chain = sys.chain(8453);
@@ -607,7 +483,7 @@ async function main(): Promise<void> {
         url: chain.rpcUrl,
         method: 'POST' as const,
         headers: { 'content-type': 'application/json' },
-        body: nodeQuoteBody(chain, head!, FIRM_AMOUNT_IN),
+        body: nodeQuoteBody(chain, head, FIRM_AMOUNT_IN),
       },
       servers: [] as number[],
     },
@@ -690,6 +566,27 @@ async function main(): Promise<void> {
     withInProcess(['barePost', 'sign', 'signNone', 'signReplica', 'bareGet', 'price', 'bareHop', 'bareHopWrite']),
     saturate,
   );
+
+  // Past capacity, on npm start's shape and on the replicated one (overload-rows.ts).
+  const overload = [
+    ...(await overloadRows(
+      firmTarget({
+        name: 'fsync',
+        port: gatewayPort,
+        apiKey,
+        chain,
+        metricsUrls: [`${sys.gateway.opsUrl}/metrics`, sys.processesOf('signer')[0]!.metricsUrl!],
+        pair,
+      }),
+      SECONDS,
+      FIRM_WARM_SECONDS,
+    )),
+    ...(await overloadRows(
+      firmTarget({ name: 'replica', ...replica, apiKey: replica.keys.apiKey }),
+      SECONDS,
+      FIRM_WARM_SECONDS,
+    )),
+  ];
 
   // Stopped (SIGTERM: each drains and exits, a profiled one writing its profile) before the footprint.
   await Promise.all([
@@ -954,6 +851,7 @@ async function main(): Promise<void> {
   );
   goal('sign throughput at 50 connections ≥ 12 % of bare', share('saturated sign'), 12, false, '%');
   goal('price throughput at 50 connections ≥ 40 % of bare', share('saturated price'), 40, false, '%');
+  printOverloadRows(overload, GATEWAY_SETTINGS.signDeadlineMs.default!);
 
   const left = await redis.keys(`${prefix}:*`);
   if (left.length) await redis.del(...left);
