@@ -5,7 +5,12 @@
  */
 const swc = [
   '@swc/jest',
-  { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  // `lazy`: a package a file imports (ethers, viem, express, ioredis…) is required when the file
+  // first uses it, not when the file loads. Jest loads every module again for each test file, and
+  // most files import @pmm/core or @pmm/testkit, whose indexes reach every library: ten files
+  // importing only those took 9.7 CPU s eagerly and 6.1 lazily (`jest --runInBand`), about 0.36 s
+  // less per file, some 70 CPU s of a full run. Relative imports stay eager (their order is kept).
+  { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs', lazy: true } },
 ];
 
 module.exports = {
