@@ -85,7 +85,11 @@ export interface OverloadRow {
   offered: number;
   seconds: number;
   result: SignLoadResult;
-  /** The refusals the services counted during the row, by `<service>_<kind>:<reason>`; `gateway_late` the sign answers it gave after the deadline plus 100 ms. */
+  /**
+   * What the services counted during the row: refusals by `<service>_<kind>:<reason>`;
+   * `gateway_late` the sign answers it gave after the deadline plus 100 ms; `firm_quotes` and
+   * `node_calls` the signer's firm quotes and its node calls for them.
+   */
   refusals: Record<string, number>;
   cost: RowCost;
 }
@@ -149,7 +153,12 @@ async function counts(urls: string[]): Promise<Record<string, number>> {
     const text = await (await fetch(url)).text();
     for (const m of text.matchAll(/^(\w+)_(overload|deadline)_refusals_total\{reason="(\w+)"[^}]*\} (\S+)$/gm))
       add(`${m[1]}_${m[2]}:${m[3]}`, Number(m[4]));
-    if (i > 0) continue;
+    if (i > 0) {
+      // The signer's node calls for its firm quotes: how well a block's quotes share them.
+      for (const m of text.matchAll(/^signer_firm_quote(s|_node_calls)_total\{[^}]*\} (\S+)$/gm))
+        add(m[1] === 's' ? 'firm_quotes' : 'node_calls', Number(m[2]));
+      continue;
+    }
     for (const m of text.matchAll(/^http_request_duration_seconds_(count|bucket)\{([^}]*)\} (\S+)$/gm)) {
       if (!m[2]!.includes('swap/sign')) continue;
       if (m[1] === 'count') add('gateway_late', Number(m[3]));
@@ -290,10 +299,12 @@ export function printOverloadRows(rows: OverloadRow[], deadlineMs: number): void
   );
   for (const row of rows) {
     const c = row.cost;
-    const listed = Object.entries(row.refusals).map(([name, n]) => `${name} ${n}`);
+    const { firm_quotes: quotes = 0, node_calls: calls = 0, ...refused } = row.refusals;
+    const listed = Object.entries(refused).map(([name, n]) => `${name} ${n}`);
     console.log(
       `    ${row.system} ${row.load}: gateway ${c.gatewayUs.toFixed(0)}, signer ${c.signerUs.toFixed(0)}; ` +
         `cores ${c.machineBusy.toFixed(0)} % busy; client lag ≤ ${c.clientLagMs.toFixed(0)} ms; ` +
+        `node calls per firm quote ${quotes ? (calls / quotes).toFixed(3) : 'n/a'}; ` +
         `${listed.length ? listed.join(', ') : 'nothing refused'}`,
     );
   }
