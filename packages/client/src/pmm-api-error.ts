@@ -13,6 +13,8 @@ export type ClientErrorCode = 'NETWORK_ERROR' | 'BAD_RESPONSE' | 'TIMEOUT' | 'AB
  * `HALTED` (503): the operator halted signing in a scope that covers the request (everything,
  * the chain, the pair, your integrator or the user address); not retried by the SDK, as it lasts
  * until the operator lifts it. The message names the kind of scope, never why.
+ * `PAIR_UNAVAILABLE` (503): the maker does not offer the pair for the moment (it is also out of
+ * the book); retried like other 503 answers, after `Retry-After`.
  */
 export class PmmApiError extends Error {
   constructor(

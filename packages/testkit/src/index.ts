@@ -23,7 +23,7 @@ export {
 } from './chain/json-rpc-relay';
 export { startRedirectTarget, type RedirectTarget } from './chain/redirect-target';
 export { revertName } from './chain/revert-name';
-export { curveOf, moveCurveMid, setCurve, type RouterOwner } from './chain/router-curve';
+export { curveOf, moveCurveMid, setCurve, setReference, type RouterOwner } from './chain/router-curve';
 
 // http/: HTTP over a bare socket
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './http/raw-http';

@@ -34,6 +34,7 @@ import { ApiKeyCache } from '../src/keys/api-key-cache';
 import { RateLimiter } from '../src/keys/rate-limiter';
 import { authenticate } from '../src/keys/api-key-step';
 import { enforceRateLimit } from '../src/keys/rate-limit-step';
+import { NO_REFERENCES } from '@pmm/signer';
 
 export async function startInProcessSign(opts: { redisUrl: string; prefix: string }): Promise<number> {
   const logger = createLogger({ service: 'in-process', level: 'warn', silent: true });
@@ -57,6 +58,7 @@ export async function startInProcessSign(opts: { redisUrl: string; prefix: strin
     quoteValiditySeconds: new Map([[8453, 60]]),
     pairs,
     // No halt: the check is a scan of the active halts, none here.
+    references: NO_REFERENCES,
     halts: { current: () => [] },
     audit: new RedisAuditTrail({
       keys,

@@ -62,6 +62,7 @@ import {
 } from '../src';
 import { benchKeyBackends, openTokenKey } from './key-backends';
 import { benchFirmQuotes } from './firm-quote-rows';
+import { NO_REFERENCES } from '../src/domain/reference-check';
 
 const CHAIN = 8453;
 const key = keccak256(toBytes('pmm-signer-bench-key'));
@@ -248,6 +249,7 @@ async function main(): Promise<void> {
       quoteValiditySeconds: new Map([[CHAIN, 60]]),
       originRates: new Map([[CHAIN, 0n]]),
       // No halt: the check is a scan of the active halts, none here.
+      references: NO_REFERENCES,
       halts: { current: () => [] },
       // No node here: the firm amount answers at once (npm run bench gateway has the node's round trip).
       firmQuotes: (req) => Promise.resolve({ grossOut: req.amountIn, blockNumber: 1 }),

@@ -45,6 +45,7 @@ export function createApp(deps: SignerDeps): RequestListener {
     pairs: deps.pairs,
     audit: deps.audit,
     halts: deps.halts,
+    references: deps.references,
     firmQuotes: deps.firmQuotes,
     dailySignatureQuota: deps.dailySignatureQuota,
     metrics: signMetrics(deps.metrics, deps.servedChains),

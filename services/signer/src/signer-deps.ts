@@ -6,6 +6,7 @@ import type { KeySigner, PairRegistry } from '@pmm/protocol';
 import type { HaltRecord, Logger, Metrics, OperatorGuardOptions, ReadinessCheck } from '@pmm/core';
 import type { FirmQuotes } from './chain/firm-quotes';
 import type { AuditSink } from './store/audit-trail';
+import type { StandingSource } from './domain/reference-check';
 import type { IntegratorSource } from './store/integrator-store';
 
 export interface SignerDeps {
@@ -33,6 +34,11 @@ export interface SignerDeps {
   halts: { current(): readonly HaltRecord[] };
   /** The audit trail: every signature is recorded here before it is returned. */
   audit: AuditSink;
+  /**
+   * Each pair's standing against its reference, as the indexer publishes it
+   * (store/reference-standings.ts): `standing()` throws when a pair with a reference has none fresh.
+   */
+  references: StandingSource;
   /** The exact amountOut of a /v2 sign with amountIn (chain/firm-quotes.ts). */
   firmQuotes: FirmQuotes;
   /** Signatures per integrator, chain and UTC day when its record sets none (0: no quota). */

@@ -30,6 +30,7 @@ import { RedisAuditTrail } from './store/audit-trail';
 import { IntegratorStore } from './store/integrator-store';
 import { auditTrailSizeMetric } from './store/audit-trail-size';
 import { PairRegistryCache } from './store/pair-registry-cache';
+import { ReferenceStandings } from './store/reference-standings';
 import { bookHeadReader } from './store/book-head';
 import { createFirmQuotes } from './chain/firm-quotes';
 import {
@@ -109,6 +110,16 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
   // The halts, on the same subscriber: re-read at each notice and five times a second.
   const halts = new HaltView({ redis: records, subscriber: recordsSubscriber, keys, logger });
   await halts.start();
+  // Each pair's standing against its reference, written by the indexers with the books (REDIS_URL).
+  const references = new ReferenceStandings({
+    redis,
+    subscriber,
+    keys,
+    chains: config.servedChains,
+    deployments: config.deployments,
+    logger,
+  });
+  await references.start();
   // On the command connection: an audit connection may be held by a WAIT.
   auditTrailSizeMetric(metrics, records, keys, config.servedChains);
   const originRates = new Map(config.servedChains.map((id) => [id, config.chains[id]?.originRate ?? 0n]));
@@ -128,6 +139,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
     pairs,
     integrators,
     halts,
+    references,
     audit: new RedisAuditTrail({
       keys,
       retentionMs: config.auditRetentionDays * DAY_MS,
@@ -181,6 +193,7 @@ export async function startSigner(config: SignerConfig, logger: Logger): Promise
         await pairs.close();
         await integrators.stop();
         await halts.stop();
+        await references.stop();
         await closeRedisConnections([redis, subscriber, records, recordsSubscriber, ...auditLanes]);
         await closeFirmQuoteChains(firmChains);
         await closeSigningKeys(signers);

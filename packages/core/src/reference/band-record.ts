@@ -48,6 +48,9 @@ export interface PairBandState {
   referencePrice?: number;
   /** The curve's mid as a price, when the book has one. */
   curvePrice?: number;
+  /** The pair's band, bps either side of the reference (the signer holds a firm quote's price to it). */
+  maxDeviationBelowBps: number;
+  maxDeviationAboveBps: number;
   /** While withheld: seconds until it could be served again at the earliest (recovery blocks left × block time). */
   retryAfterSeconds?: number;
 }
@@ -82,6 +85,9 @@ export function decodeBandRecord(text: string | null | undefined): BandRecord | 
     if (!REFERENCE_STATUSES.includes(p.status as ReferenceStatus)) return undefined;
     if (typeof p.withheld !== 'boolean' || typeof p.served !== 'boolean') return undefined;
     if (!Number.isSafeInteger(p.streak) || !Number.isSafeInteger(p.since)) return undefined;
+    if (typeof p.maxDeviationBelowBps !== 'number' || typeof p.maxDeviationAboveBps !== 'number') return undefined;
+    if (p.referencePrice !== undefined && !(typeof p.referencePrice === 'number' && p.referencePrice > 0))
+      return undefined;
   }
   return value as unknown as BandRecord;
 }

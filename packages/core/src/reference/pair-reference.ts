@@ -64,7 +64,7 @@ export const REFERENCE_BAND_FIELDS: Readonly<
 export const DEFAULT_REFERENCE_MODE: ReferenceMode = 'enforce';
 export const REFERENCE_MODE_DESCRIPTION =
   'What a pair out of band (or whose reference is stale or unreadable) gets: enforce (default; fail closed) leaves it out of ' +
-  'the book (withheld); watch only reports it (metrics, alerts).';
+  'the book and the signer refuses its signs (503 PAIR_UNAVAILABLE); watch only reports it (metrics, alerts).';
 
 /** A pair's reference as the chains setting gives it: the feed, and the band fields it sets itself. */
 export interface PairReference {

@@ -127,9 +127,30 @@ export async function swap(
   return { block: Number(receipt.blockNumber), received: (await balanceOf(x, tokenOut)) - before, hash };
 }
 
-/** Sets the base's curve to `moved` (the router's owner); resolves once it is mined. */
+/**
+ * Sets the base's curve to `moved` and its reference with it (the market moved), as the router's
+ * owner; resolves once the pair is served again: the two land in separate blocks, and in between
+ * the curve is off its reference, so the pair is withheld until its recovery blocks have passed.
+ */
 export async function setCurve(x: SwapChain, base: string, moved: RouterCurve): Promise<void> {
-  await setRouterCurve(routerOwner(x), base, moved);
+  const block = Number(await setRouterCurve(routerOwner(x), base, moved));
+  const served = (book: OrderbookResponse) => book.pairs.some((p) => p.baseToken.toLowerCase() === base.toLowerCase());
+  await until(
+    async () => {
+      // On automine no block comes by itself: one is mined per look, for the recovery blocks to pass.
+      await x.pub.request({ method: 'evm_mine' } as never);
+      return served(await priceAt(x, block));
+    },
+    30_000,
+    `chain ${x.c.chainId}: ${base} served again`,
+    100,
+  );
 }
 
-const routerOwner = (x: SwapChain): RouterOwner => ({ pub: x.pub, owner: x.owner, router: x.c.contracts.router });
+/** The router's owner; a curve it moves takes the pair's reference with it (the market moved). */
+const routerOwner = (x: SwapChain): RouterOwner => ({
+  pub: x.pub,
+  owner: x.owner,
+  router: x.c.contracts.router,
+  chain: x.c,
+});

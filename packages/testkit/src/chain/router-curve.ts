@@ -2,7 +2,9 @@
  * The router's curves on a devnet chain, read and set with viem the way the router's owner
  * would (tests that move the market by hand: markouts, limits, firm quotes after a move).
  */
-import { PmmRouterArtifact, type RouterCurve } from '@pmm/contracts';
+import { MockV3AggregatorArtifact, PmmRouterArtifact, type RouterCurve } from '@pmm/contracts';
+import { REFERENCE_FEED_DECIMALS, type ChainStack } from '@pmm/devnet';
+import { feedAnswerFromMidX18 } from '@pmm/protocol';
 import type { Account, Chain, Hex, PublicClient, Transport, WalletClient } from 'viem';
 
 const routerAbi = PmmRouterArtifact.abi;
@@ -12,6 +14,11 @@ export interface RouterOwner {
   pub: PublicClient;
   owner: WalletClient<Transport, Chain, Account>;
   router: string;
+  /**
+   * The chain, when the pair's reference feed moves with the curve (the market moved, not the
+   * curve alone): a curve moved by hand past its band without it is withheld, its signs refused.
+   */
+  chain?: Pick<ChainStack, 'references' | 'baseTokens' | 'quoteToken'>;
 }
 
 /** `base`'s curve, at `blockNumber` or the latest block. */
@@ -25,7 +32,7 @@ export async function curveOf(r: Pick<RouterOwner, 'pub' | 'router'>, base: stri
   })) as RouterCurve;
 }
 
-/** Sets `base`'s curve (the owner's setCurve); resolves with the block it was mined in. */
+/** Sets `base`'s curve (the owner's setCurve), and its reference with `r.chain`; resolves with the block the last was mined in. */
 export async function setCurve(r: RouterOwner, base: string, curve: RouterCurve): Promise<bigint> {
   const hash = await r.owner.writeContract({
     address: r.router as Hex,
@@ -35,6 +42,36 @@ export async function setCurve(r: RouterOwner, base: string, curve: RouterCurve)
   });
   const receipt = await r.pub.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new Error(`setCurve ${hash} reverted`);
+  if (!r.chain) return receipt.blockNumber;
+  return (await setReference(r, r.chain, base, curve.midPriceX18)) ?? receipt.blockNumber;
+}
+
+/**
+ * Publishes `midX18` as `base`'s reference: its devnet feed answers that price (as the owner; the
+ * mock lets anyone). Resolves with the block it was mined in (undefined: the pair has no feed).
+ */
+export async function setReference(
+  r: Pick<RouterOwner, 'pub' | 'owner'>,
+  chain: NonNullable<RouterOwner['chain']>,
+  base: string,
+  midX18: bigint,
+): Promise<bigint | undefined> {
+  const feed = chain.references[base]?.feed;
+  const token = chain.baseTokens.find((t) => t.address.toLowerCase() === base.toLowerCase());
+  if (!feed || !token) return undefined;
+  const answer = feedAnswerFromMidX18(midX18, {
+    feedDecimals: REFERENCE_FEED_DECIMALS,
+    baseDecimals: token.decimals,
+    quoteDecimals: chain.quoteToken.decimals,
+  });
+  const hash = await r.owner.writeContract({
+    address: feed as Hex,
+    abi: MockV3AggregatorArtifact.abi,
+    functionName: 'updateAnswer',
+    args: [answer],
+  });
+  const receipt = await r.pub.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new Error(`updateAnswer ${hash} reverted`);
   return receipt.blockNumber;
 }
 

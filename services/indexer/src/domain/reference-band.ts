@@ -101,6 +101,8 @@ export function nextBandState(
     served,
     streak,
     since,
+    maxDeviationBelowBps: band.maxDeviationBelowBps,
+    maxDeviationAboveBps: band.maxDeviationAboveBps,
     // A round already accepted stays the floor while the feed is unreadable.
     roundId: previous?.roundId,
     updatedAt: previous?.updatedAt,

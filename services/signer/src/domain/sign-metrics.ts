@@ -1,8 +1,10 @@
 /**
  * The sign use case's metrics: latency of the check-and-sign step, signatures issued, and
- * signatures withheld because their audit record could not be written.
+ * signatures withheld because their audit record could not be written, signs refused by a halt
+ * or against a pair's reference.
  */
 import type { HaltScopeKind, Metrics } from '@pmm/core';
+import type { ReferenceRefusal } from './reference-check';
 
 export interface SignMetrics {
   latency(chainId: number, seconds: number): void;
@@ -11,6 +13,7 @@ export interface SignMetrics {
   quotaRefusal(chainId: number): void;
   /** A sign refused by a halt (its scope's kind), or because the halts were unreadable. */
   haltRefusal(chainId: number, scope: HaltScopeKind | 'unreadable'): void;
+  referenceRefusal(chainId: number, reason: ReferenceRefusal): void;
 }
 
 /** `chains`: the served chains, whose failure counters start at 0 (see below). */
@@ -42,6 +45,12 @@ export function signMetrics(metrics: Metrics, chains: readonly number[] = []): S
     'Signs refused by an operator halt (503 HALTED, by the kind of the scope) or while the halts were unreadable (scope="unreadable")',
     ['chain', 'scope'] as const,
   );
+  const referenceRefusals = metrics.counter(
+    'signer_reference_refusals_total',
+    "Signs refused against a pair's reference: withheld by the indexer (503 PAIR_UNAVAILABLE), a firm quote's price past the " +
+      'band (firm_price, 503 PAIR_UNAVAILABLE), or no fresh standing (unknown, 503 SERVICE_UNAVAILABLE)',
+    ['chain', 'reason'] as const,
+  );
   // Present from the start at 0: a counter that appears at 1 shows no increase() to Prometheus,
   // so the alert on the first withheld signature would never fire.
   for (const chain of chains) {
@@ -63,6 +72,9 @@ export function signMetrics(metrics: Metrics, chains: readonly number[] = []): S
       let c = signedOf.get(key);
       if (!c) signedOf.set(key, (c = signed.labels(String(chainId), version, integratorId)));
       c.inc();
+    },
+    referenceRefusal(chainId, reason) {
+      referenceRefusals.inc({ chain: String(chainId), reason });
     },
     haltRefusal(chainId, scope) {
       haltRefusals.inc({ chain: String(chainId), scope });

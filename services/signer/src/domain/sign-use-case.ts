@@ -8,9 +8,13 @@
  *   halts     503 HALTED when an operator's halt covers the request; 503 SERVICE_UNAVAILABLE
  *             when the halts could not be read within the last 800 ms (fail closed)
  *   authorize checkSignRequest: chain, pair registry, pair, whitelist (sign-quote.ts)
+ *   reference a pair the indexer withholds against its reference: 503 PAIR_UNAVAILABLE with
+ *             Retry-After; one with a reference and no fresh standing: 503 SERVICE_UNAVAILABLE
+ *             (reference-check.ts)
  *   firm quote with amountIn on /v2: the exact amountOut at the served book's block
  *             (chain/firm-quotes.ts; 503 SERVICE_UNAVAILABLE within its deadline when there
- *             is none, 422 when the router cannot fill the amount): nothing is signed before it
+ *             is none, 422 when the router cannot fill the amount): nothing is signed before it;
+ *             503 PAIR_UNAVAILABLE when its price is better for the taker than the pair's band
  *   digest + sign  signCheckedQuote: the swap digest, its signature, the calldata
  *   record    the audit record, stored before anything leaves, within the integrator's daily
  *             quota per chain (429 QUOTA_EXCEEDED past it; 503 when it cannot be stored)
@@ -46,6 +50,7 @@ import { signatureRecord } from './signature-record';
 import type { SignMetrics } from './sign-metrics';
 import { QuotaExceededError } from '../store/audit-trail';
 import type { SignerDeps } from '../signer-deps';
+import { checkFirmPrice, checkStanding, pairOfSign } from './reference-check';
 import type { FirmQuote, FirmQuoteRequest, FirmQuotes } from '../chain/firm-quotes';
 
 export interface SignCommand {
@@ -79,6 +84,7 @@ export type SignUseCaseDeps = Pick<
   | 'halts'
   | 'dailySignatureQuota'
   | 'firmQuotes'
+  | 'references'
   | 'now'
 > & {
   metrics: SignMetrics;
@@ -124,12 +130,18 @@ export function createSignUseCase(deps: SignUseCaseDeps): SignUseCase {
       legacy: cmd.legacy,
     };
     checkSignRequest(parsed, ctx);
+    const registry = deps.pairs.get(parsed.chainId);
+    const pair = registry && pairOfSign(registry, parsed);
+    const refused = (reason: Parameters<SignMetrics['referenceRefusal']>[1]) =>
+      m.referenceRefusal(parsed.chainId, reason);
+    const standing = pair && checkStanding(deps.references, parsed.chainId, pair.base.address, refused);
     let firm: FirmAmount | undefined;
     if (parsed.amountIn !== undefined && !cmd.legacy) {
       const quoted = await firmQuote(
         { chainId: parsed.chainId, tokenIn: parsed.tokenIn, tokenOut: parsed.tokenOut, amountIn: parsed.amountIn },
         cmd.deadline,
       );
+      if (standing && pair) checkFirmPrice(standing, pair, parsed.amountIn, quoted.grossOut, refused);
       firm = { amountOut: netOfFee(quoted.grossOut, parsed.fee), blockNumber: quoted.blockNumber };
       // The quote waited for the node (up to FIRM_QUOTE_DEADLINE_MS): a halt made meanwhile must
       // still stop this signature (an in-memory check).

@@ -32,6 +32,7 @@ import {
   type Fixture,
 } from '../support/fixture';
 import { createDigestSigner } from '@pmm/core';
+import { NO_REFERENCES } from '../../src/domain/reference-check';
 
 const registry = testRegistry(8453);
 const metricsOf = () => createMetrics('deadline-test', { defaultMetrics: false });
@@ -52,6 +53,7 @@ function useCase(audit: AuditSink, admission: SignerAdmission, firmQuotes: FirmQ
     quoteValiditySeconds: new Map([[8453, 60]]),
     pairs: { get: (chainId) => (chainId === 8453 ? registry : undefined) },
     audit,
+    references: NO_REFERENCES,
     halts: NO_HALTS,
     firmQuotes,
     metrics: signMetrics(metricsOf()),

@@ -28,6 +28,7 @@ import {
   testKey,
   testRegistry,
 } from '../support/fixture';
+import { NO_REFERENCES } from '../../src/domain/reference-check';
 
 /** An audit sink whose writes the test settles by hand. */
 function heldAudit() {
@@ -55,6 +56,7 @@ function useCase(
       quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: (chainId) => (chainId === 8453 ? testRegistry(8453) : undefined) },
       audit,
+      references: NO_REFERENCES,
       halts: NO_HALTS,
       firmQuotes: fixedFirmQuotes,
       metrics: signMetrics(metrics),
@@ -257,6 +259,7 @@ describe('daily signature quota', () => {
       originRates: new Map(),
       quoteValiditySeconds: new Map([[8453, VALIDITY_SECONDS]]),
       pairs: { get: () => registry },
+      references: NO_REFERENCES,
       audit: refusing,
       halts: NO_HALTS,
       firmQuotes: fixedFirmQuotes,

@@ -28,6 +28,7 @@ import {
   type FirmQuotes,
   type SignerDeps,
 } from '../../src';
+import { NO_REFERENCES } from '../../src/domain/reference-check';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -193,6 +194,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
     originRates: new Map(chains.map((id) => [id, opts.originRates?.[id] ?? 0n])),
     quoteValiditySeconds: new Map(chains.map((id) => [id, opts.quoteValiditySeconds?.[id] ?? 60])),
     pairs,
+    references: NO_REFERENCES,
     integrators,
     halts: NO_HALTS,
     audit: new RedisAuditTrail({

@@ -210,6 +210,13 @@ export const SIGN_ANSWERS = (v1: boolean): Answer[] => [
     headers: [...limited],
   },
   haltedAnswer('No signature.', 'signing is halted for this pair by the operator; retry later'),
+  {
+    code: 'PAIR_UNAVAILABLE',
+    description:
+      'The pair is not offered for the moment (and is left out of `/v2/price`): the maker withholds it until its price is good again, usually within seconds. A sign with `amountIn` may also get it for that amount alone. The message never says why. Retry after `Retry-After` (seconds).',
+    headers: [...unavailable],
+    examples: { PAIR_UNAVAILABLE: 'this pair is not offered for the moment; retry after the time given' },
+  },
   unavailableAnswer(
     `The signer is unreachable${v1 ? '' : ", or the chain's pair list is not loaded yet (bootstrapping)"}; or the service is over capacity (refused at once, never queued behind late work); or the sign could not be answered within its deadline (${SIGN_DEADLINE_MS} ms from when the request arrived, whatever step it had reached: an answer after it would come too late to use). Retry shortly (\`Retry-After\`).`,
     {
