@@ -91,7 +91,8 @@ beforeAll(async () => {
     chains: [CHAIN],
     blockIntervalMs: 1_000,
     services: ['indexer', 'signer', 'gateway', 'ledger'],
-    env: { ledger: LIMITS },
+    // The market is moved by moving curves alone: the references only watch (docs/operations/references.md).
+    env: { ledger: LIMITS, indexer: { REFERENCE_MODE: 'watch' } },
   });
   stack = sys.chain(CHAIN);
   ledger = sys.processesOf('ledger')[0]!;

@@ -22,7 +22,8 @@ export const startLedgerSystem = (chainId: number, ledger: Readonly<Record<strin
     chains: [chainId],
     blockIntervalMs: 1_000,
     services: ['indexer', 'signer', 'gateway', 'ledger'],
-    env: { ledger },
+    // These tests move the market by moving curves alone: the references only watch (docs/operations/references.md).
+    env: { ledger, indexer: { REFERENCE_MODE: 'watch' } },
   });
 
 /** The last block the chain's ledger has committed; -1 before its first. */
