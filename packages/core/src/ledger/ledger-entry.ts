@@ -3,18 +3,9 @@
  * services/indexer/src/ledger; read by the operator's `markouts`). Stored as JSON members of a
  * sorted set scored by block number; this file is the one place that maps a record to it and back.
  */
+import { checkLedgerCall, type LedgerCall } from './ledger-call';
 
-export interface LedgerEntry {
-  chainId: number;
-  blockNumber: number;
-  blockHash: string;
-  /** Unix seconds of the block. */
-  blockTime: number;
-  txHash: string;
-  /** Order of the swap in its transaction (0 for the first). */
-  callIndex: number;
-  /** `direct`: the transaction calls the router; `nested`: a contract does (aggregator, split route). */
-  via: 'direct' | 'nested';
+export interface LedgerEntry extends LedgerCall {
   /** '' when not attributed (then `reason` says why). */
   integratorId: string;
   keyId: string;
@@ -44,12 +35,11 @@ export function ledgerEntryJson(e: LedgerEntry): string {
 
 /** Reads a stored entry back; throws naming what is wrong. */
 export function parseLedgerEntry(json: string): LedgerEntry {
-  const v = JSON.parse(json) as Partial<LedgerEntry>;
-  if (typeof v !== 'object' || v === null) throw new Error('ledger entry: not an object');
-  for (const f of ['chainId', 'blockNumber', 'blockTime', 'callIndex'] as const)
-    if (!Number.isSafeInteger(v[f])) throw new Error(`ledger entry: ${f} is not an integer`);
-  for (const f of ['txHash', 'blockHash', 'integratorId', 'base', 'pair', 'executionPrice', 'baseAmount'] as const)
-    if (typeof v[f] !== 'string') throw new Error(`ledger entry: ${f} is missing`);
+  const v: unknown = JSON.parse(json);
+  checkLedgerCall<LedgerEntry>('ledger entry', v, {
+    integers: [],
+    strings: ['integratorId', 'base', 'pair', 'executionPrice', 'baseAmount'],
+  });
   if (v.side !== 'bid' && v.side !== 'ask') throw new Error('ledger entry: side is neither bid nor ask');
   return v as LedgerEntry;
 }

@@ -4,18 +4,9 @@
  * as JSON members of a sorted set scored by block number; this file is the one place that maps a
  * record to it and back.
  */
+import { checkLedgerCall, type LedgerCall } from './ledger-call';
 
-export interface LedgerRevert {
-  chainId: number;
-  blockNumber: number;
-  blockHash: string;
-  /** Unix seconds of the block. */
-  blockTime: number;
-  txHash: string;
-  /** Order of the call among its transaction's router swap calls, reverted or not (0 for the first). */
-  callIndex: number;
-  /** `direct`: the transaction calls the router; `nested`: a contract does (aggregator, split route). */
-  via: 'direct' | 'nested';
+export interface LedgerRevert extends LedgerCall {
   /** True when the whole transaction reverted; false when a contract caught the call's revert and went on. */
   txReverted: boolean;
   /**
@@ -55,13 +46,11 @@ export function ledgerRevertJson(r: LedgerRevert): string {
 
 /** Reads a stored record back; throws naming what is wrong. */
 export function parseLedgerRevert(json: string): LedgerRevert {
-  const v = JSON.parse(json) as Partial<LedgerRevert>;
-  if (typeof v !== 'object' || v === null) throw new Error('ledger revert: not an object');
-  for (const f of ['chainId', 'blockNumber', 'blockTime', 'callIndex', 'quoteTimestamp'] as const)
-    if (!Number.isSafeInteger(v[f])) throw new Error(`ledger revert: ${f} is not an integer`);
-  for (const f of ['txHash', 'blockHash', 'reason', 'integratorId', 'tokenIn', 'tokenOut', 'pair'] as const)
-    if (typeof v[f] !== 'string') throw new Error(`ledger revert: ${f} is missing`);
-  if (v.via !== 'direct' && v.via !== 'nested') throw new Error('ledger revert: via is neither direct nor nested');
+  const v: unknown = JSON.parse(json);
+  checkLedgerCall<LedgerRevert>('ledger revert', v, {
+    integers: ['quoteTimestamp'],
+    strings: ['reason', 'integratorId', 'tokenIn', 'tokenOut', 'pair'],
+  });
   if (typeof v.args !== 'object' || v.args === null) throw new Error('ledger revert: args is not an object');
   return v as LedgerRevert;
 }
