@@ -62,6 +62,13 @@
  * sign with amountIn p99 at 100/s ≤ 100 ms; firm quotes paced 500/s ≥ 99 % answered 200 with
  * p99 ≤ 100 ms, and at twice the knee p99 ≤ the sign's deadline with 200s per second ≥ 90 % of
  * the knee's.
+ *
+ * What each part does lives in its own file: the systems (bench-systems.ts), the bare twins
+ * (bare-twins.ts), the loads (open-loop.ts), past capacity (overload-rows.ts), the floor
+ * (sign-floor.ts), the profiles (profile-breakdown.ts), the Redis footprint (redis-footprint.ts).
+ * main() below stays one function on purpose: it is the report, in the order it prints, each
+ * block one table over the systems started at its top, and the ratios it prints need the rows of
+ * one run side by side (this machine's jitter makes rows of separate runs incomparable).
  */
 import type { Profiler } from 'node:inspector';
 import { randomUUID } from 'node:crypto';
