@@ -320,7 +320,7 @@ describe('Redis users, one per role', () => {
     expect(await readConsoleLedger(gateway, keys, 8453, now * 1_000)).toEqual({
       day: expect.any(String),
       block: 1,
-      integrators: [{ integratorId: 'acme', swaps: 1, notional: 3000, markout60sBps: -4, markoutSwaps: 1 }],
+      integrators: [{ integratorId: 'acme', swaps: 1, reverts: 0, notional: 3000, markout60sBps: -4, markoutSwaps: 1 }],
     });
     expect(await commandOutcome(() => gateway.zrange(keys.ledger(8453), 0, -1))).toBe('NOPERM');
     expect(await commandOutcome(() => gateway.hgetall(keys.ledgerBlocks(8453)))).toBe('NOPERM');
