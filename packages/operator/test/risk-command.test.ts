@@ -14,9 +14,12 @@ import {
   DurableWrites,
   HaltStore,
   auditRecordJson,
+  bookBandKey,
   createRedis,
+  encodeBandRecord,
   redisKeys,
   redisReady,
+  type PairBandState,
   type RedisClient,
 } from '@pmm/core';
 import { privateStackRedis, sampleAuditRecord, type PrivateStackRedis } from '@pmm/testkit';
@@ -261,6 +264,65 @@ describe('risk halt, resume, status, history', () => {
     expect(r.err).toMatch(message);
     expect(r.err).toContain('usage: risk <command>');
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('behavior: status lists the pairs out of band against their references, from the standing written with each book', async () => {
+    const pair = (served: boolean, withheld: boolean): PairBandState => ({
+      status: served ? 'in_band' : 'out_of_band',
+      mode: withheld || served ? 'enforce' : 'watch',
+      withheld,
+      served,
+      streak: 0,
+      since: 41,
+      maxDeviationBelowBps: 50,
+      maxDeviationAboveBps: 50,
+      ...(served ? {} : { deviationBps: -123.45, ageSeconds: 12 }),
+    });
+    const QUIET = `0x${'dd'.repeat(20)}`;
+    const band = bookBandKey(keys.book(8453));
+    await rebuildable.set(
+      band,
+      encodeBandRecord({ block: 42, time: 1, pairs: { [WETH]: pair(false, true), [QUIET]: pair(true, false) } }),
+    );
+    await rebuildable.set(
+      bookBandKey(keys.book(56)),
+      encodeBandRecord({ block: 9, time: 1, pairs: { [QUIET]: pair(false, false) } }),
+    );
+    try {
+      const text = (await risk(['status'])).out.split('\n');
+      expect(text).toContain(
+        `chain 8453 pair ${WETH} withheld since block 41: out_of_band, deviation -123.5 bps, reference age 12 s`,
+      );
+      expect(text).toContain(
+        `chain 56 pair ${QUIET} out of band (watch: still served) since block 41: out_of_band, deviation -123.5 bps, reference age 12 s`,
+      );
+      expect(text.filter((l) => l.includes(QUIET) && l.includes('8453'))).toEqual([]);
+      const json = JSON.parse((await risk(['status', '--format', 'json'])).out) as { outOfBand: unknown[] };
+      expect(json.outOfBand).toEqual([
+        {
+          chainId: 8453,
+          base: WETH,
+          withheld: true,
+          status: 'out_of_band',
+          since: 41,
+          deviationBps: -123.45,
+          ageSeconds: 12,
+        },
+        {
+          chainId: 56,
+          base: QUIET,
+          withheld: false,
+          status: 'out_of_band',
+          since: 41,
+          deviationBps: -123.45,
+          ageSeconds: 12,
+        },
+      ]);
+      const down = await risk(['status'], NOW, { registries: () => Promise.reject(new Error('down')) });
+      expect(down.out).toContain("pairs out of band: unknown (the books' server cannot be read)");
+    } finally {
+      await rebuildable.del(band, bookBandKey(keys.book(56)));
+    }
   });
 
   it('behavior: a reason of exactly 1,000 characters is kept whole', async () => {

@@ -192,11 +192,11 @@ export function redisRoleRule(
       };
     case 'risk':
       // `risk`: the halts, the ledgers' trips (a resume lifts them) and the log; reads what it
-      // checks a scope against (integrators, pair registries) and the audit trail (the signatures
-      // a halt cannot recall).
+      // checks a scope against (integrators, pair registries), the audit trail (the signatures
+      // a halt cannot recall) and each pair's standing against its reference (`status`).
       return {
         readWrite: [halts, haltLog, trips],
-        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:audit`],
+        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:audit`, `${p}:{*}:book:band`],
         channels: [haltsUpdated],
         writes: true,
       };

@@ -17,6 +17,8 @@
 import { userInfo } from 'node:os';
 import {
   DurableWrites,
+  bookBandKey,
+  decodeBandRecord,
   HaltStore,
   MAX_HALT_REASON,
   haltScopeKind,
@@ -45,7 +47,8 @@ export const RISK_USAGE = `usage: risk <command> [options]
   resume  the same scope, exactly as halted (an operator's halt or a ledger's trip);
           --reason <text> [--by <name>]
   status  [--format text|json]   The active halts, each with the signatures issued in its scope
-                                 that the router still accepts (a halt cannot recall them).
+                                 that the router still accepts (a halt cannot recall them), and the
+                                 pairs out of band against their references (withheld, or watched).
   history [--format text|json]   Every halt, resume and trip, oldest first.
 
 --by defaults to the operator's login name. --reason: at most ${MAX_HALT_REASON} characters.`;
@@ -149,6 +152,7 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
       const at = now();
       const { halts, unreadableTrips } = await store.read();
       const exposure = await exposureOf(ctx, halts, at);
+      const outOfBand = await pairsOutOfBand(ctx);
       if (format === 'json') {
         io.out(
           JSON.stringify(
@@ -156,6 +160,7 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
               at: iso(at),
               halts: halts.map((h, i) => ({ ...haltJson(h), exposure: exposure[i] })),
               unreadableTrips,
+              outOfBand,
             },
             null,
             2,
@@ -168,6 +173,8 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
         io.out(describeHalt(h, at));
         io.out(`  ${describeExposure(exposure[i]!)}`);
       });
+      if (outOfBand === 'unreadable') io.out("pairs out of band: unknown (the books' server cannot be read)");
+      else for (const p of outOfBand) io.out(describeOutOfBand(p));
       return 0;
     }
     case 'history': {
@@ -195,6 +202,53 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
     default:
       throw new UsageError(command === undefined ? 'no command' : `unknown command "${command}"`);
   }
+}
+
+/** A pair out of its band against its reference at its chain's served book (core's band-record.ts). */
+interface OutOfBand {
+  chainId: number;
+  base: string;
+  /** Out of the book and its signs refused (enforce mode); false: watch mode, only reported. */
+  withheld: boolean;
+  status: string;
+  since: number;
+  deviationBps?: number;
+  ageSeconds?: number;
+}
+
+/**
+ * The pairs each known chain's indexers do not serve against their references, from the standing
+ * written with the served book; 'unreadable' when the books' server cannot be read (status goes on).
+ */
+async function pairsOutOfBand(ctx: RiskContext): Promise<OutOfBand[] | 'unreadable'> {
+  try {
+    const redis = await ctx.registries();
+    const texts = await redis.mget(...KNOWN_CHAIN_IDS.map((id) => bookBandKey(ctx.keys.book(id))));
+    return KNOWN_CHAIN_IDS.flatMap((chainId, i) =>
+      Object.entries(decodeBandRecord(texts[i])?.pairs ?? {})
+        .filter(([, p]) => !p.served)
+        .map(([base, p]) => ({
+          chainId,
+          base,
+          withheld: p.withheld,
+          status: p.status,
+          since: p.since,
+          deviationBps: p.deviationBps,
+          ageSeconds: p.ageSeconds,
+        })),
+    );
+  } catch {
+    return 'unreadable';
+  }
+}
+
+function describeOutOfBand(p: OutOfBand): string {
+  const figures = [
+    p.deviationBps === undefined ? undefined : `deviation ${p.deviationBps.toFixed(1)} bps`,
+    p.ageSeconds === undefined ? undefined : `reference age ${p.ageSeconds} s`,
+  ].filter(Boolean);
+  const what = p.withheld ? 'withheld' : 'out of band (watch: still served)';
+  return `chain ${p.chainId} pair ${p.base} ${what} since block ${p.since}: ${p.status}${figures.length ? `, ${figures.join(', ')}` : ''}`;
 }
 
 function defaultLogin(): string {
