@@ -143,8 +143,8 @@ describe('settings named in the documents', () => {
 });
 
 describe('the API document against the code', () => {
-  it('behavior: api.md documents every error code the service has, and names no other', () => {
-    const api = read('docs/api.md');
+  it('behavior: api-refusals.md documents every error code the service has, and names no other', () => {
+    const api = read('docs/api-refusals.md');
     const rows = [...api.matchAll(/^\| `([A-Z_]+)`/gm)].map((m) => m[1]!);
     expect(new Set(rows)).toEqual(new Set(ERROR_CODES));
   });
@@ -154,8 +154,10 @@ describe('the API document against the code', () => {
     expect(redisKeys('pmm').rateLimit('acme', 0)).toBe('pmm:rl:acme:0');
     const section = (text: string, heading: string) =>
       text.slice(text.indexOf(heading), text.indexOf('\n## ', text.indexOf(heading) + 1));
-    expect(section(read('docs/api.md'), '## Rate limits')).toMatch(/Each integrator has a request budget per window/);
-    for (const file of ['docs/api.md', 'README.md', 'services/gateway/README.md'])
+    expect(section(read('docs/api-refusals.md'), '## Rate limits')).toMatch(
+      /Each integrator has a request budget per window/,
+    );
+    for (const file of ['docs/api.md', 'docs/api-refusals.md', 'README.md', 'services/gateway/README.md'])
       expect([
         file,
         /per-key rate limit|Each API key has a request budget|rate limit per key/i.test(read(file)),

@@ -43,7 +43,13 @@ describe('documents cited in the repository', () => {
 });
 
 describe('the reference checker itself', () => {
-  const files = ['docs/decisions/0001-error-precedence.md', 'docs/api.md', 'services/signer/src/main.ts', 'README.md'];
+  const files = [
+    'docs/decisions/0001-error-precedence.md',
+    'docs/api.md',
+    'docs/api-refusals.md',
+    'services/signer/src/main.ts',
+    'README.md',
+  ];
   const citing = (text: string) => ({
     scanned: ['services/x.ts'],
     read: (file: string) => (file === 'services/x.ts' ? text : readFileSync(path.join(root, file), 'utf8')),
@@ -113,7 +119,10 @@ describe('the reference checker itself', () => {
     expect(findDanglingReferences(root, files, citing(text))).toEqual([]);
     const link = {
       scanned: ['docs/x.md'],
-      read: (f: string) => (f === 'docs/x.md' ? '[api](api.md#errors)' : readFileSync(path.join(root, f), 'utf8')),
+      read: (f: string) =>
+        f === 'docs/x.md'
+          ? '[api](api-refusals.md#errors) and [chains](api.md#chains)'
+          : readFileSync(path.join(root, f), 'utf8'),
     };
     expect(findDanglingReferences(root, ['docs/x.md', ...files], link)).toEqual([]);
   });

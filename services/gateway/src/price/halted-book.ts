@@ -1,5 +1,5 @@
 /**
- * What the halts leave of a book (docs/api.md#halts): a book a halt covers whole (everything, its
+ * What the halts leave of a book (docs/api-refusals.md#halts): a book a halt covers whole (everything, its
  * chain, the asking integrator) is not offered, 503 HALTED; a halted pair's levels are taken out
  * (the pair is left out of `pairs`), the rest served as stored. While the halts cannot be read,
  * no book is offered (503 SERVICE_UNAVAILABLE): a halted pair must not show because Redis stalled.

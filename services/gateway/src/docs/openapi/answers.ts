@@ -104,7 +104,7 @@ export const unavailableAnswer = (description: string, examples: Record<string, 
 });
 
 /**
- * 503 HALTED: the operator halted signing in a scope that covers the request (docs/api.md#halts).
+ * 503 HALTED: the operator halted signing in a scope that covers the request (docs/api-refusals.md#halts).
  * `what` says what the route withholds.
  */
 export const haltedAnswer = (what: string, example: string): Answer => ({
