@@ -9,6 +9,14 @@ import type { Account, Chain, Hex, PublicClient, Transport, WalletClient } from 
 
 const routerAbi = PmmRouterArtifact.abi;
 
+/**
+ * The feed's update carries its own gas limit, not the node's estimate. The mock stores
+ * `block.timestamp`, and anvil mines several blocks in one second: an estimate taken in the second
+ * of the last update (the store changes nothing, 2,800 gas less) ran out of gas when the update
+ * was mined in the next one. Measured: 100,603 gas in the same second, 103,403 in a new one.
+ */
+const FEED_UPDATE_GAS = 200_000n;
+
 /** A chain's router as its owner sees it. */
 export interface RouterOwner {
   pub: PublicClient;
@@ -69,6 +77,7 @@ export async function setReference(
     abi: MockV3AggregatorArtifact.abi,
     functionName: 'updateAnswer',
     args: [answer],
+    gas: FEED_UPDATE_GAS,
   });
   const receipt = await r.pub.waitForTransactionReceipt({ hash });
   if (receipt.status !== 'success') throw new Error(`updateAnswer ${hash} reverted`);
