@@ -24,6 +24,18 @@ export {
 export { startRedirectTarget, type RedirectTarget } from './chain/redirect-target';
 export { revertName } from './chain/revert-name';
 export { curveOf, moveCurveMid, setCurve, setReference, type RouterOwner } from './chain/router-curve';
+export {
+  approveRouter,
+  bookAt,
+  curveOn,
+  moveMarket,
+  sendSwap,
+  signFirm,
+  swapChain,
+  takerBalance,
+  type FirmSign,
+  type SwapChain,
+} from './chain/taker-swaps';
 
 // http/: HTTP over a bare socket
 export { rawExchange, parseRawResponses, type RawStep, type RawExchange, type RawResponse } from './http/raw-http';

@@ -8,19 +8,22 @@
  * what `audit tx` and the settlement report of a moved one.
  */
 import type { Hex } from 'viem';
-import { swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
-import { revertName, startSystem, type System } from '@pmm/testkit';
+import { PmmRouterArtifact, swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
 import {
-  approve,
-  curveOf,
-  priceAt,
-  routerAbi,
-  setCurve,
+  approveRouter,
+  bookAt,
+  curveOn,
+  moveMarket,
+  revertName,
+  sendSwap,
   signFirm,
-  swap,
+  startSystem,
   swapChain,
   type SwapChain,
-} from '../support/firm-swaps';
+  type System,
+} from '@pmm/testkit';
+
+const routerAbi = PmmRouterArtifact.abi;
 
 jest.setTimeout(240_000);
 
@@ -58,11 +61,11 @@ async function quoteThenMove(x: SwapChain, side: CurveSide, amountIn: bigint, pp
   const base = x.c.baseTokens[0]!.address;
   const quote = x.c.quoteToken.address;
   const [tokenIn, tokenOut] = side === 'ask' ? [quote, base] : [base, quote];
-  await priceAt(x, await approve(x, tokenIn, amountIn));
+  await bookAt(x, await approveRouter(x, tokenIn, amountIn));
   const firm = await signFirm(x, tokenIn, tokenOut, amountIn, FEE, { slippageBps: SLIPPAGE_BPS });
   expect(BigInt(firm.minAmountOut)).toBe((BigInt(firm.amountOut) * BigInt(10_000 - SLIPPAGE_BPS)) / 10_000n);
-  const moved = against(await curveOf(x, base), side, ppm);
-  await setCurve(x, base, moved);
+  const moved = against(await curveOn(x, base), side, ppm);
+  await moveMarket(x, base, moved);
   return { firm, moved, tokenOut };
 }
 
@@ -71,13 +74,13 @@ describe.each(CHAINS)('chain %i: the curve moves between quote and swap', (chain
     'behavior: %s side: a move within slippageBps pays what the router pays then; one past it reverts InsufficientOutput',
     async (side) => {
       const x = swapChain(sys, chainId);
-      const curve = await curveOf(x, x.c.baseTokens[0]!.address);
+      const curve = await curveOn(x, x.c.baseTokens[0]!.address);
       // Inside the first tier: a thousand quote units in, or a quarter of the first bid tier's base.
       const amountIn = side === 'ask' ? 1_000n * 10n ** BigInt(x.c.quoteToken.decimals) : curve.bidDepths[0]! / 4n;
 
       // 0.5 % against the taker, with 1 % slippage: executes, below the quote.
       const within = await quoteThenMove(x, side, amountIn, 5_000n);
-      const done = await swap(x, within.firm.calldata, within.tokenOut);
+      const done = await sendSwap(x, within.firm.calldata, within.tokenOut);
       expect(done.received).toBe(swapOut(within.moved, side, amountIn, FEE));
       expect(done.received).toBeLessThan(BigInt(within.firm.amountOut));
       expect(done.received).toBeGreaterThanOrEqual(BigInt(within.firm.minAmountOut));

@@ -10,9 +10,23 @@
  * from the code under test.
  */
 import type { Hex } from 'viem';
-import { swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
+import { PmmRouterArtifact, swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
 import { DEFAULT_KEY_PREFIX, createRedis, redisKeys, type RedisClient } from '@pmm/core';
-import { revertName, startSystem, until, type System } from '@pmm/testkit';
+import {
+  approveRouter,
+  bookAt,
+  curveOn,
+  type FirmSign,
+  moveMarket,
+  revertName,
+  sendSwap,
+  signFirm,
+  startSystem,
+  swapChain,
+  type SwapChain,
+  type System,
+  until,
+} from '@pmm/testkit';
 import {
   AuditReader,
   createChainReader,
@@ -21,18 +35,8 @@ import {
   type ChainReader,
   type SettlementReport,
 } from '@pmm/operator';
-import {
-  approve,
-  curveOf,
-  priceAt,
-  routerAbi,
-  setCurve,
-  signFirm,
-  swap,
-  swapChain,
-  type Firm,
-  type SwapChain,
-} from '../support/firm-swaps';
+
+const routerAbi = PmmRouterArtifact.abi;
 
 jest.setTimeout(240_000);
 
@@ -77,8 +81,13 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-const sign = (x: SwapChain, tokenIn: string, tokenOut: string, amountIn: bigint, extra: object = {}): Promise<Firm> =>
-  signFirm(x, tokenIn, tokenOut, amountIn, FEE, extra);
+const sign = (
+  x: SwapChain,
+  tokenIn: string,
+  tokenOut: string,
+  amountIn: bigint,
+  extra: object = {},
+): Promise<FirmSign> => signFirm(x, tokenIn, tokenOut, amountIn, FEE, extra);
 
 /** Amounts in of one side: half the first tier, and the first tier plus half the second. */
 function amountsOf(curve: RouterCurve, side: CurveSide): { inside: bigint; across: bigint } {
@@ -100,18 +109,18 @@ describe.each(CHAINS)('chain %i: the quoted amount is what executes', (chainId) 
       const base = x.c.baseTokens[0]!.address;
       const quote = x.c.quoteToken.address;
       const [tokenIn, tokenOut] = side === 'ask' ? [quote, base] : [base, quote];
-      const curve = await curveOf(x, base);
+      const curve = await curveOn(x, base);
       const { inside, across } = amountsOf(curve, side);
       for (const amountIn of [inside, across]) {
-        const approved = await approve(x, tokenIn, amountIn);
-        const book = await priceAt(x, approved);
+        const approved = await approveRouter(x, tokenIn, amountIn);
+        const book = await bookAt(x, approved);
         const firm = await sign(x, tokenIn, tokenOut, amountIn, { slippageBps: 0 });
         // Never older than the served book; here exactly the approval's block (nothing mined since).
         expect(firm.blockNumber).toBeGreaterThanOrEqual(book.blockNumber);
         expect(firm.blockNumber).toBe(approved);
         expect(BigInt(firm.amountOut)).toBe(swapOut(curve, side, amountIn, FEE));
         expect(firm.minAmountOut).toBe(firm.amountOut);
-        const done = await swap(x, firm.calldata, tokenOut);
+        const done = await sendSwap(x, firm.calldata, tokenOut);
         expect(done.block).toBe(firm.blockNumber + 1);
         expect(done.received).toBe(BigInt(firm.amountOut));
       }
@@ -123,7 +132,7 @@ describe('the curve moves between quote and swap', () => {
   /** Sets the base's curve `movePpm` lower (the maker pays less for base). */
   async function lowerBids(x: SwapChain, base: string, curve: RouterCurve, movePpm: bigint): Promise<RouterCurve> {
     const moved = { ...curve, midPriceX18: (curve.midPriceX18 * (1_000_000n - movePpm)) / 1_000_000n };
-    await setCurve(x, base, moved);
+    await moveMarket(x, base, moved);
     return moved;
   }
 
@@ -131,15 +140,15 @@ describe('the curve moves between quote and swap', () => {
     const x = ctx.get(56)!;
     const base = x.c.baseTokens[0]!.address;
     const quote = x.c.quoteToken.address;
-    const curve = await curveOf(x, base);
+    const curve = await curveOn(x, base);
     const amountIn = curve.bidDepths[0]! / 4n;
 
     // 0.5 % lower after a quote with 1 % slippage: executes, below the quote.
-    await priceAt(x, await approve(x, base, amountIn));
+    await bookAt(x, await approveRouter(x, base, amountIn));
     const firm = await sign(x, base, quote, amountIn, { slippageBps: 100 });
     expect(BigInt(firm.minAmountOut)).toBe((BigInt(firm.amountOut) * 9_900n) / 10_000n);
     const moved = await lowerBids(x, base, curve, 5_000n);
-    const done = await swap(x, firm.calldata, quote);
+    const done = await sendSwap(x, firm.calldata, quote);
     expect(done.received).toBe(swapOut(moved, 'bid', amountIn, FEE));
     expect(done.received).toBeLessThan(BigInt(firm.amountOut));
     expect(done.received).toBeGreaterThanOrEqual(BigInt(firm.minAmountOut));
@@ -160,7 +169,7 @@ describe('the curve moves between quote and swap', () => {
     );
 
     // 2 % lower again after a quote with 1 % slippage: the router refuses.
-    await priceAt(x, await approve(x, base, amountIn));
+    await bookAt(x, await approveRouter(x, base, amountIn));
     const tight = await sign(x, base, quote, amountIn, { slippageBps: 100 });
     await lowerBids(x, base, moved, 20_000n);
     const sent = x.user.sendTransaction({ to: x.c.contracts.router as Hex, data: tight.calldata });
@@ -170,7 +179,7 @@ describe('the curve moves between quote and swap', () => {
     const to = Math.floor(Date.now() / 1000) + 1;
     await until(async () => Math.floor(Date.now() / 1000) > to, 5_000, 'the period to end', 100);
     // A block after the period on every chain: the report is complete.
-    for (const y of ctx.values()) await approve(y, y.c.quoteToken.address, 1n);
+    for (const y of ctx.values()) await approveRouter(y, y.c.quoteToken.address, 1n);
     const text: string[] = [];
     const settled = await runSettleCommand(
       ['--from', new Date(startedSeconds * 1000).toISOString(), '--to', new Date(to * 1000).toISOString()],

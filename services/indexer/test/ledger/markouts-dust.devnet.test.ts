@@ -24,10 +24,9 @@ import {
 } from '@pmm/core';
 import { decodeSwapCalldata, encodeSwapCalldata } from '@pmm/protocol';
 import { HORIZONS, NO_MARKOUT_ZERO_LEG, type MarkoutReport } from '@pmm/operator';
-import { moveCurveMid, until, type System } from '@pmm/testkit';
+import { approveRouter, moveCurveMid, signFirm, swapChain, type SwapChain, type System, until } from '@pmm/testkit';
 import request from 'supertest';
 import { createTestClient, http, type Hex } from 'viem';
-import { approve, signFirm, swapChain, type SwapChain } from '../../../../packages/stack/test/support/firm-swaps';
 import {
   dayFromNow,
   ledgerCursorOf,
@@ -61,7 +60,7 @@ beforeAll(async () => {
   redis = createRedis(sys.redisRecordsUrl, { name: 'markouts-dust-e2e' });
   await redisReady(redis);
   markoutsCli = await markoutsCommand(sys, keys);
-  for (const token of [weth, quote]) await approve(x, token, 2n ** 255n);
+  for (const token of [weth, quote]) await approveRouter(x, token, 2n ** 255n);
   // The ledger starts at the head it first sees: the swaps below come after it.
   const head = Number(await x.pub.getBlockNumber());
   await until(async () => (await ledgerCursorOf(redis, keys, CHAIN)) >= head, 60_000, 'the ledger following', 200);
