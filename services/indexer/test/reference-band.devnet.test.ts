@@ -1,6 +1,6 @@
 /**
- * The drills, on devnet chains with a moving market (8453, and 56 whose quote token has 18
- * decimals), an indexer in-process and a real Redis: each pair's reference feed read in the block
+ * The drills, on every devnet chain with a moving market (8453, 56 whose quote token has 18
+ * decimals, and 4663), an indexer in-process and a real Redis: each pair's reference feed read in the block
  * call (still one eth_call per block), and a pair withheld from the book in the first block whose
  * on-chain state shows the breach (read independently with viem at that block), the other pair
  * untouched, and served again after its recovery blocks:
@@ -23,7 +23,7 @@ import { randomPrefix } from './support/redis';
 
 jest.setTimeout(300_000);
 
-const CHAINS = [8453, 56] as const;
+const CHAINS = [8453, 56, 4663] as const;
 /** Band of the drills: wide beside the market's moves (30 bps a block), so that only a fault breaches it. */
 const BAND_BPS = 100;
 const RECOVERY_BLOCKS = 3;
@@ -53,7 +53,7 @@ beforeAll(async () => {
     const [weth, wbtc] = c.baseTokens.map((t) => t.address);
     const references = {
       [weth!]: { feed: c.references[weth!]!.feed, maxAgeSeconds: MAX_AGE_SECONDS },
-      // On 8453 the other pair only watches (the watch drill); on 56 it is enforced (the control of every drill).
+      // On 8453 the other pair only watches (the watch drill); on 56 and 4663 it is enforced (the control of every drill).
       [wbtc!]: { feed: c.references[wbtc!]!.feed, ...(chainId === 8453 ? { mode: 'watch' } : {}) },
     };
     const { chainId: id, rpcUrl, wsUrl, contracts } = c;

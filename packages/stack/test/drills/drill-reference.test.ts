@@ -1,8 +1,8 @@
 /**
  * The reference drills through the whole stack (devnet with a moving market, indexers, signer,
- * gateway, as `npm start` runs them), on chains 8453 and 56 (its quote token has 18 decimals): for
- * each fault (a frozen curve while the market walks, a curve skewed by 200 bps, one skewed by
- * ×10¹², a stopped feed) the pair leaves `GET /v2/price` and its signs are refused, 503
+ * gateway, as `npm start` runs them), on every chain of one system (8453, 56 whose quote token
+ * has 18 decimals, and 4663): for each fault (a frozen curve while the market walks, a curve
+ * skewed by 200 bps, one skewed by ×10¹², a stopped feed) the pair leaves `GET /v2/price` and its signs are refused, 503
  * PAIR_UNAVAILABLE with Retry-After and no reason, from the block that shows it; not one of its
  * signs succeeds once that block's book is out; the other pair is signed throughout; and once the
  * fault is gone the pair is back, in the book and signed.
@@ -13,7 +13,7 @@ import type { ChainStack, MarketControls } from '@pmm/devnet';
 
 jest.setTimeout(600_000);
 
-const CHAINS = [8453, 56] as const;
+const CHAINS = [8453, 56, 4663] as const;
 let sys: System;
 
 beforeAll(async () => {
@@ -23,7 +23,7 @@ beforeAll(async () => {
     // 15 bps a block: a frozen curve crosses the 50 bps band within some seconds.
     market: { volatilityBps: 15, seed: 8, feed: { deviationBps: 10, heartbeatSeconds: 2 } },
     env: {
-      // Four sign loops and the book polled on two chains: far past the default rate of 600 a minute.
+      // Six sign loops and the book polled on three chains: far past the default rate of 600 a minute.
       gateway: { DEFAULT_RATE_LIMIT: '1000000' },
       indexer: {
         REFERENCE_MAX_DEVIATION_BELOW_BPS: '50',
@@ -159,7 +159,7 @@ async function drill(
   expect((await sign(c, weth)).status).toBe(200);
 }
 
-it('drills on 8453 and 56: a frozen curve, a skew by 200 bps, a skew by ×10¹², a stopped feed', async () => {
+it('drills on 8453, 56 and 4663: a frozen curve, a skew by 200 bps, a skew by ×10¹², a stopped feed', async () => {
   await Promise.all(
     CHAINS.map(async (chainId) => {
       await drill(
