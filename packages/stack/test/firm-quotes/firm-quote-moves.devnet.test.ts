@@ -6,9 +6,16 @@
  * moved curve, below the quote, at least the minimum); a move past `slippageBps` reverts
  * InsufficientOutput. firm-quote.devnet.test.ts holds the unmoved case on every chain and side, and
  * what `audit tx` and the settlement report of a moved one.
+ *
+ * And a curve moved so that its first tier gives value away while the book still looks in band
+ * (the indexer's mid averages the book's first levels, which span the tier): a firm quote inside
+ * that tier, priced past the band against the reference, is refused 503 PAIR_UNAVAILABLE; one
+ * across the tiers, within the band, is signed and executes on the router.
  */
 import type { Hex } from 'viem';
-import { PmmRouterArtifact, swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
+import { MockV3AggregatorArtifact, PmmRouterArtifact, swapOut, type CurveSide, type RouterCurve } from '@pmm/contracts';
+import { REFERENCE_FEED_DECIMALS } from '@pmm/devnet';
+import { midX18FromFeedAnswer } from '@pmm/protocol';
 import {
   approveRouter,
   bookAt,
@@ -16,9 +23,11 @@ import {
   moveMarket,
   revertName,
   sendSwap,
+  setCurve,
   signFirm,
   startSystem,
   swapChain,
+  until,
   type SwapChain,
   type System,
 } from '@pmm/testkit';
@@ -90,6 +99,141 @@ describe.each(CHAINS)('chain %i: the curve moves between quote and swap', (chain
       expect(swapOut(past.moved, side, amountIn, FEE)).toBeLessThan(BigInt(past.firm.minAmountOut));
       const sent = x.user.sendTransaction({ to: x.c.contracts.router as Hex, data: past.firm.calldata });
       expect(await revertName(sent, routerAbi, x.pub)).toBe('InsufficientOutput');
+    },
+  );
+});
+
+/** The pair's reference as a router mid (quote raw per base raw × 1e18), read from its feed. */
+async function referenceMidX18(x: SwapChain, base: string): Promise<bigint> {
+  const [, answer] = (await x.pub.readContract({
+    address: x.c.references[base]!.feed as Hex,
+    abi: MockV3AggregatorArtifact.abi,
+    functionName: 'latestRoundData',
+  })) as readonly [bigint, bigint, bigint, bigint, bigint];
+  const token = x.c.baseTokens.find((t) => t.address === base)!;
+  return midX18FromFeedAnswer(answer, {
+    feedDecimals: REFERENCE_FEED_DECIMALS,
+    baseDecimals: token.decimals,
+    quoteDecimals: x.c.quoteToken.decimals,
+  });
+}
+
+/**
+ * A curve 70 bps off `referenceX18` against the maker on `side`'s taker (asks below it, bids
+ * above), at no spread for a first tier of one quote unit's worth of base, then 80 bps of spread
+ * on the rest of that side (the other side at no spread). Inside the first tier the taker's price
+ * is 70 bps off the reference, past the 50 bps band on the side that gives value away; across the
+ * tiers it is within about 10 bps of it. The book's first level (100 quote units) averages the two
+ * tiers, so the book's mid stays some 30 bps off the reference: in band, the pair served.
+ */
+function givingFirstTier(
+  curve: RouterCurve,
+  side: CurveSide,
+  referenceX18: bigint,
+  quoteDecimals: number,
+): RouterCurve {
+  const mid = (referenceX18 * (side === 'ask' ? 993_000n : 1_007_000n)) / 1_000_000n;
+  const tier = (10n ** BigInt(quoteDecimals) * 10n ** 18n) / mid; // one quote unit's worth of base
+  const depths = side === 'ask' ? curve.askDepths : curve.bidDepths;
+  const given = { depths: [tier, depths.at(-1)!], spreads: [0n, 8_000n] };
+  const flat = (d: readonly bigint[]) => ({ depths: d, spreads: d.map(() => 0n) });
+  const [ask, bid] = side === 'ask' ? [given, flat(curve.bidDepths)] : [flat(curve.askDepths), given];
+  return {
+    midPriceX18: mid,
+    askDepths: ask.depths,
+    askSpreadsPpm: ask.spreads,
+    bidDepths: bid.depths,
+    bidSpreadsPpm: bid.spreads,
+  };
+}
+
+/** A sign with `amountIn` through the gateway: the status and the error's code, or the firm quote. */
+async function signAnswer(x: SwapChain, tokenIn: string, tokenOut: string, amountIn: bigint) {
+  const res = await fetch(`${x.sys.gateway.url}/v2/swap/sign`, {
+    method: 'POST',
+    headers: { 'X-API-KEY': x.sys.gateway.apiKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      chainId: x.c.chainId,
+      tokenIn,
+      tokenOut,
+      fee: String(FEE),
+      userAddress: x.c.testUser.address,
+      amountIn: amountIn.toString(),
+    }),
+  });
+  const body = (await res.json()) as { error?: { code: string }; calldata?: Hex; amountOut?: string };
+  return { status: res.status, code: body.error?.code, retryAfter: res.headers.get('retry-after'), body };
+}
+
+/** The signer's count of firm quotes refused for their price against the reference, on `chainId`. */
+async function firmPriceRefusals(chainId: number): Promise<number> {
+  const text = await (await fetch(sys.processesOf('signer')[0]!.metricsUrl!)).text();
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('signer_reference_refusals_total{') &&
+        l.includes(`chain="${chainId}"`) &&
+        l.includes('reason="firm_price"'),
+    );
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+describe.each(CHAINS)('chain %i: a firm quote held to the band against the reference', (chainId) => {
+  it.each([['ask'], ['bid']] as const)(
+    'behavior: %s side: inside a first tier priced past the band, refused 503 PAIR_UNAVAILABLE; across the tiers, within it, signed and executed',
+    async (side) => {
+      const x = swapChain(sys, chainId);
+      const base = x.c.baseTokens[0]!.address;
+      const quote = x.c.quoteToken.address;
+      const [tokenIn, tokenOut] = side === 'ask' ? [quote, base] : [base, quote];
+      const before = await curveOn(x, base);
+      const reference = await referenceMidX18(x, base);
+      const given = givingFirstTier(before, side, reference, x.c.quoteToken.decimals);
+      // The curve alone moves: the reference stays where the market is.
+      const moved = Number(await setCurve({ pub: x.pub, owner: x.owner, router: x.c.contracts.router }, base, given));
+      const unit = 10n ** BigInt(x.c.quoteToken.decimals);
+      const firstTier = given[side === 'ask' ? 'askDepths' : 'bidDepths'][0]!;
+      const [inside, across] = side === 'ask' ? [unit / 2n, 1_000n * unit] : [firstTier / 2n, firstTier * 400n];
+      await bookAt(x, await approveRouter(x, tokenIn, across));
+      // The pair is served: the book's mid is in band, so only the firm price can refuse.
+      const book = await bookAt(x, moved);
+      expect(book.pairs.some((p) => p.baseToken.toLowerCase() === base.toLowerCase())).toBe(true);
+
+      // Inside the first tier the taker would buy the base 70 bps below the reference (or sell it
+      // 70 bps above): past the 50 bps band on the side that gives value away.
+      const counted = await firmPriceRefusals(chainId);
+      const refused = await signAnswer(x, tokenIn, tokenOut, inside);
+      expect(refused).toMatchObject({ status: 503, code: 'PAIR_UNAVAILABLE' });
+      expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
+      // Refused for its price, not because the pair was withheld.
+      expect(await firmPriceRefusals(chainId)).toBe(counted + 1);
+      // The same tier priced off-chain against the reference: the refusal is the band's, not chance.
+      const price = (amountIn: bigint) => {
+        const out = swapOut(given, side, amountIn, 0n);
+        return (
+          Number(side === 'ask' ? (amountIn * 10n ** 18n) / out : (out * 10n ** 18n) / amountIn) / Number(reference)
+        );
+      };
+      expect(Math.abs(price(inside) - 1)).toBeGreaterThan(0.006);
+      expect(Math.abs(price(across) - 1)).toBeLessThan(0.002);
+
+      // Across the tiers the price is within the band: signed, and the router pays it.
+      const signed = await until(
+        async () => {
+          const a = await signAnswer(x, tokenIn, tokenOut, across);
+          return a.status === 200 && a.body;
+        },
+        30_000,
+        `chain ${chainId}: ${side}: a firm quote across the tiers signed`,
+        200,
+      );
+      const done = await sendSwap(x, signed.calldata!, tokenOut);
+      expect(done.received).toBe(BigInt(signed.amountOut!));
+      expect(done.received).toBe(swapOut(given, side, across, FEE));
+
+      // The curve back with its reference, for the next case.
+      await moveMarket(x, base, { ...before, midPriceX18: reference });
     },
   );
 });
