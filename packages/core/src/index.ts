@@ -194,7 +194,7 @@ export {
 } from './halts/halt-store';
 export { HaltView, HaltsUnreadable, type HaltViewOptions } from './halts/halt-view';
 
-// The audit trail's record (audit/)
+// The audit trail's record, and its pages by period (audit/)
 export {
   AUDIT_ENTRY_FIELD,
   AUDIT_FIELDS,
@@ -204,13 +204,31 @@ export {
   parseAuditRecord,
   type AuditRecord,
 } from './audit/audit-record';
+export {
+  AUDIT_CLOCK_SLACK_MS,
+  auditEntryOf,
+  readAuditPage,
+  type AuditEntry,
+  type AuditPage,
+  type AuditPageRequest,
+} from './audit/audit-page';
 
 // The maker's ledger and the mid history it is marked against (ledger/)
 export { ledgerEntryJson, parseLedgerEntry, type LedgerEntry } from './ledger/ledger-entry';
 export { ledgerRevertJson, parseLedgerRevert, type LedgerRevert } from './ledger/ledger-revert';
 export { ledgerCursorJson, parseLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor';
 export { quoteGapBps } from './ledger/quote-gap';
-export { signatureFates, type FateInputs, type FateKind, type SignatureFate } from './ledger/signature-fates';
+export {
+  chainFates,
+  FATE_CALLS,
+  fateCallPeriod,
+  signatureFates,
+  type FateInputs,
+  type FateKind,
+  type FateLedger,
+  type SignatureFate,
+} from './ledger/signature-fates';
+export { LedgerReads } from './ledger/ledger-reads';
 export { fillFigures, spreadOf, type FillFigures, type Spread } from './ledger/fill-figures';
 export {
   LEDGER_DAY_TTL_SECONDS,

@@ -1,7 +1,9 @@
 /**
  * `fills` (pure: the readers are the test's): the strict command line (usage errors exit 2 with
- * the usage), the period by signing time, --integrator passed to the trail, the ledger read from
- * the first signing on (an attempt after the window counts), and the table, JSON and CSV of the same report.
+ * the usage), the period by signing time, --integrator passed to the trail, the ledger read over the
+ * calls that can be the signatures' (core's fateCallPeriod: from a minute before the first signed
+ * timestamp to ten minutes after the last deadline, so an attempt after the window counts), and
+ * the table, JSON and CSV of the same report.
  */
 import type { AuditRecord } from '@pmm/core';
 import { sampleAuditRecord, sampleLedgerEntry, sampleLedgerRevert } from '@pmm/testkit';
@@ -54,7 +56,7 @@ function run(argv: string[]) {
 const PERIOD = ['--from', '2026-11-05', '--to', '2026-11-06'];
 
 describe('fills', () => {
-  it('behavior: JSON: each fate, and the figures; the ledger read from the first signing on', async () => {
+  it('behavior: JSON: each fate, and the figures; the ledger read over the calls that can be theirs', async () => {
     const { code, out, asked } = await run([...PERIOD, '--chain', '8453', '--format', 'json']);
     expect(code).toBe(0);
     const report = JSON.parse(out) as FillReport;
@@ -67,7 +69,8 @@ describe('fills', () => {
       ['acme', 2, 0.5, 0.5, 0],
       ['beta', 1, 0, null, 1],
     ]);
-    expect(asked.ledger).toEqual([[T + 1, Number.MAX_SAFE_INTEGER]]);
+    // Signed timestamps T+1 … T+3, deadlines 60 s later: from T+1 − 60 to T+3 + 60 + 600, inclusive.
+    expect(asked.ledger).toEqual([[T + 1 - 60, T + 3 + 60 + 600 + 1]]);
   });
 
   it('behavior: --integrator reads that integrator only; the table says so; CSV has a line per signature', async () => {

@@ -105,7 +105,14 @@ export {
 // reference/: a pair's reference price (a Chainlink-compatible feed) beside the router's curve
 export { feedAnswerFromMidX18, midX18FromFeedAnswer, type ReferenceScale } from './reference/reference-mid';
 
-// requests/: parsing and validation: the sign body and its fields, duplicate JSON keys
+// requests/: parsing and validation: the sign body and its fields, the fills query, duplicate JSON keys
+export {
+  FILLS_CURSOR_PATTERN,
+  FILLS_MAX_PERIOD_SECONDS,
+  FILLS_QUERY_SCHEMA,
+  parseFillsQuery,
+  type FillsQuery,
+} from './requests/fills-query';
 export { findDuplicateKey } from './requests/json-duplicate-key';
 export { isAddress, parseAddress } from './requests/parse-address';
 export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAIN_ID } from './requests/parse-chain-id';
@@ -157,6 +164,13 @@ export {
 } from './units/decimal';
 
 // wire/: the public bodies' shapes and their JSON schemas
+export {
+  FILL_FATE_SCHEMA,
+  FILLS_RESPONSE_SCHEMA,
+  type FillFate,
+  type FillFateKind,
+  type FillsResponse,
+} from './wire/fills-wire';
 export { type LegacySignSwapResponse, type SignSwapRequest, type SignSwapResponse } from './wire/sign-wire';
 export {
   errorEnvelopeSchema,

@@ -1,8 +1,9 @@
 /**
  * Each signature's fate once its window has passed, from the audit trail (who asked, when, for
  * what) and the ledger (what executed, what reverted), and the figures aggregators rank a maker
- * on, per integrator, chain and pair. Pure: the operator's `fills` and the gateway's integrator
- * view read the records and call this, so both count the same way.
+ * on, per integrator, chain and pair. The operator's `fills` and the gateway's integrator view
+ * (`GET /v2/fills`) both read them through {@link chainFates}, so both count the same way; the
+ * rest of this file is pure.
  *
  * A signature covers the user, the pair, the fee and the second, not the amounts: requests of the
  * same user and pair in the same second get the same signature, even from two integrators. So a
@@ -12,8 +13,9 @@
  * - **executed**: a swap of the ledger was attributed to the request (the first one, by block, names the
  *   block, the delay from signing in seconds and, for a firm quote, in blocks from the quote's
  *   block, and executed against quoted);
- * - **reverted**: no swap, but a reverted router call was attributed to it (the last one's reason),
- *   whenever it came: a call sent after the window (`QuoteExpired`) turns unused into reverted;
+ * - **reverted**: no swap, but a reverted router call was attributed to it (the last one's reason):
+ *   a call sent after the window (`QuoteExpired`, up to {@link FATE_CALLS}' ten minutes after it)
+ *   turns unused into reverted;
  * - **unused**: neither, and its window has passed in the ledger's time (the block time of the
  *   ledger's cursor is past its deadline: no later block can execute it);
  * - **pending**: the window has not passed in the ledger's time yet, or the record has no
@@ -21,50 +23,45 @@
  *
  * Counted per audit record (one request).
  */
+import type { FillFate, FillFateKind } from '@pmm/protocol';
 import type { AuditRecord } from '../audit/audit-record';
+import type { LedgerCursor } from './ledger-cursor';
 import type { LedgerEntry } from './ledger-entry';
 import type { LedgerRevert } from './ledger-revert';
 import { quoteGapBps } from './quote-gap';
 
-export type FateKind = 'executed' | 'reverted' | 'unused' | 'pending';
+export type FateKind = FillFateKind;
 
-export interface SignatureFate {
-  chainId: number;
+/** A signature's fate (the wire's, `GET /v2/fills`), with the integrator it was given to. */
+export interface SignatureFate extends FillFate {
   integratorId: string;
-  keyId: string;
-  requestId: string;
-  /** The integrator's own `X-Request-Id` of the sign request, when it sent one. */
-  clientRequestId?: string;
-  /** Lowercase hex. */
-  signature: string;
-  /** Unix ms of the signing, and the signed timestamp and deadline (Unix seconds). */
-  signedAt: number;
-  quoteTimestamp: number;
-  deadline?: number;
-  /** A firm quote: the record has the router's `amountOut` at a block. */
-  firm: boolean;
-  /** `WETH/USDC` when the ledger names the tokens; else `tokenIn/tokenOut` addresses. */
-  pair: string;
-  fate: FateKind;
-  /** Calls that carried the signature: swaps that executed, router calls that reverted. */
-  executions: number;
-  reverts: number;
-  /** executed: the first swap; reverted: the last reverted call. */
-  txHash?: string;
-  blockNumber?: number;
-  blockTime?: number;
-  /**
-   * executed: seconds from the signed timestamp (the second of signing) to the block's time, both
-   * whole seconds of the chain's kind; blocks from the firm quote's block.
-   */
-  delaySeconds?: number;
-  delayBlocks?: number;
-  /** executed: what the router paid (raw) and, for a firm quote of those very amounts, what it quoted, and the gap. */
-  amountOut?: string;
-  quotedAmountOut?: string;
-  executedVsQuotedBps?: number;
-  /** reverted: the router's error. */
-  reason?: string;
+}
+
+/**
+ * Which router calls can be a signature's: those mined from a minute before its signed timestamp
+ * (the router takes a quote up to 30 s from the future) to ten minutes after its deadline. A swap
+ * cannot execute after the deadline; a call sent later still reverts (`QuoteExpired`) and counts,
+ * within these ten minutes. One rule for every reader, so that a fate never depends on the period
+ * or the page it was read in.
+ */
+export const FATE_CALLS = { beforeSeconds: 60, afterDeadlineSeconds: 600 } as const;
+
+/** The block times (Unix s, [from, to)) of the calls that can be `record`'s. */
+function callWindow(r: AuditRecord): { from: number; to: number } {
+  return {
+    from: r.timestamp - FATE_CALLS.beforeSeconds,
+    to: (r.deadline ?? r.timestamp) + FATE_CALLS.afterDeadlineSeconds + 1,
+  };
+}
+
+/** The block times (Unix s, [from, to)) of the ledger records that can be the fates of `records` (none: undefined). */
+export function fateCallPeriod(records: readonly AuditRecord[]): { from: number; to: number } | undefined {
+  let period: { from: number; to: number } | undefined;
+  for (const r of records) {
+    const w = callWindow(r);
+    period = period ? { from: Math.min(period.from, w.from), to: Math.max(period.to, w.to) } : w;
+  }
+  return period;
 }
 
 export interface FateInputs {
@@ -122,8 +119,10 @@ export function signatureFates(inputs: FateInputs): SignatureFate[] {
   };
 
   return inputs.records.map((r) => {
-    const swaps = [...(swapsBy.get(`${r.chainId}:${r.requestId}`) ?? [])].sort(byBlock);
-    const reverted = [...(revertsBy.get(`${r.chainId}:${r.requestId}`) ?? [])].sort(byBlock);
+    const window = callWindow(r);
+    const within = (c: { blockTime: number }) => c.blockTime >= window.from && c.blockTime < window.to;
+    const swaps = (swapsBy.get(`${r.chainId}:${r.requestId}`) ?? []).filter(within).sort(byBlock);
+    const reverted = (revertsBy.get(`${r.chainId}:${r.requestId}`) ?? []).filter(within).sort(byBlock);
     const ledgerTime = inputs.ledgerTime(r.chainId);
     const final = r.deadline !== undefined && ledgerTime !== undefined && ledgerTime > r.deadline;
     const fate: SignatureFate = {
@@ -168,4 +167,34 @@ export function signatureFates(inputs: FateInputs): SignatureFate[] {
     }
     return fate;
   });
+}
+
+/** What {@link chainFates} reads of a chain's ledger (core's LedgerReads; a test's own). */
+export interface FateLedger {
+  entries(chainId: number, fromSeconds: number, toSeconds: number): Promise<LedgerEntry[]>;
+  reverts(chainId: number, fromSeconds: number, toSeconds: number): Promise<LedgerRevert[]>;
+  cursor(chainId: number): Promise<LedgerCursor | undefined>;
+}
+
+/**
+ * The fates of one chain's `records`, read from that chain's ledger: its cursor (how far the
+ * ledger's time is) first, then the swaps and reverted calls that can be theirs (their
+ * {@link fateCallPeriod}). What `npm run fills` does per chain and `GET /v2/fills` per page.
+ */
+export async function chainFates(
+  ledger: FateLedger,
+  chainId: number,
+  records: readonly AuditRecord[],
+): Promise<{ fates: SignatureFate[]; cursor: LedgerCursor | undefined }> {
+  // The cursor before the calls: a block committed in between is read, never judged unread.
+  const cursor = await ledger.cursor(chainId);
+  const period = fateCallPeriod(records);
+  const [entries, reverts] = period
+    ? await Promise.all([
+        ledger.entries(chainId, period.from, period.to),
+        ledger.reverts(chainId, period.from, period.to),
+      ])
+    : [[], []];
+  const fates = signatureFates({ records, entries, reverts, ledgerTime: () => cursor?.time });
+  return { fates, cursor };
 }

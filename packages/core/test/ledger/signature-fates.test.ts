@@ -2,10 +2,13 @@
  * Each signature's fate and the figures per integrator, chain and pair (pure): executed before
  * reverted before unused, pending until the ledger's time passes the deadline (never unused
  * early), the first swap's delay and executed-vs-quoted, the last revert's reason; calls joined
- * to the request they were attributed to, not to every record of a shared signature; rates that
+ * to the request they were attributed to, not to every record of a shared signature, and only
+ * within the signature's window (ten minutes past its deadline at most); rates that
  * add up, none over nothing.
  */
 import {
+  FATE_CALLS,
+  fateCallPeriod,
   fillFigures,
   signatureFates,
   spreadOf,
@@ -127,6 +130,22 @@ describe('signatureFates', () => {
     const behind = signatureFates({ ...inputs, ledgerTime: () => executed.deadline! });
     expect(behind.every((f) => f.fate === 'pending')).toBe(true);
     expect(signatureFates({ ...inputs, ledgerTime: () => undefined }).every((f) => f.fate === 'pending')).toBe(true);
+  });
+
+  it('behavior: a call is the signature\'s only within its window: ten minutes after the deadline, a minute before signing', () => {
+    const r = record(9);
+    const at = (blockTime: number) => ({ ...reverted(r, 200, 'QuoteExpired'), blockTime });
+    const fateWith = (blockTime: number) => signatureFates({ ...inputs, records: [r], reverts: [at(blockTime)] })[0]!;
+    expect(fateWith(r.deadline! + FATE_CALLS.afterDeadlineSeconds)).toMatchObject({ fate: 'reverted', reverts: 1 });
+    expect(fateWith(r.deadline! + FATE_CALLS.afterDeadlineSeconds + 1)).toMatchObject({ fate: 'unused', reverts: 0 });
+    expect(fateWith(r.timestamp - FATE_CALLS.beforeSeconds)).toMatchObject({ fate: 'reverted' });
+    expect(fateWith(r.timestamp - FATE_CALLS.beforeSeconds - 1)).toMatchObject({ fate: 'unused' });
+    // What a reader fetches for a set of records: every call any of them can have, no more.
+    expect(fateCallPeriod([record(1), r])).toEqual({
+      from: record(1).timestamp - FATE_CALLS.beforeSeconds,
+      to: r.deadline! + FATE_CALLS.afterDeadlineSeconds + 1,
+    });
+    expect(fateCallPeriod([])).toBeUndefined();
   });
 
   it('behavior: the figures per integrator, chain and pair add up', () => {

@@ -1,14 +1,18 @@
 /**
- * Reads the audit trail back for the operator's `audit` and `settle` commands (the layout is
- * described in audit-trail.ts, its writer).
+ * Reads the audit trail back for the operator's `audit`, `settle`, `fills` and `risk` commands
+ * (the layout is described in audit-trail.ts, its writer; a period's pages are core's audit-page.ts).
  */
-import { auditDay, parseAuditRecord, type AuditRecord, type RedisClient, type RedisKeys } from '@pmm/core';
+import {
+  AUDIT_CLOCK_SLACK_MS,
+  auditDay,
+  auditEntryOf,
+  readAuditPage,
+  type AuditEntry,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
 
-/** A record with the id of its stream entry (`<Redis ms>-<seq>`). */
-export interface AuditEntry {
-  id: string;
-  record: AuditRecord;
-}
+export type { AuditEntry };
 
 export interface AuditFilter {
   chains: readonly number[];
@@ -20,20 +24,9 @@ export interface AuditFilter {
   toMs?: number;
 }
 
-/**
- * Stream ids carry Redis's clock, records the signer's: a time-range read widens the id range by
- * this much and then filters on the record's `time`, so a skewed clock loses nothing.
- */
-const CLOCK_SLACK_MS = 60_000;
 const PAGE = 1_000;
 
 type StreamPage = [id: string, fields: string[]][];
-
-function entryOf(id: string, fields: readonly string[]): AuditEntry {
-  const json = fields[1];
-  if (json === undefined) throw new Error(`audit entry ${id}: empty`);
-  return { id, record: parseAuditRecord(json) };
-}
 
 export class AuditReader {
   constructor(
@@ -54,7 +47,7 @@ export class AuditReader {
     for (const id of ids.split(' ')) {
       const page = (await this.redis.xrange(this.keys.audit(chainId), id, id)) as StreamPage;
       for (const [entryId, fields] of page) {
-        const entry = entryOf(entryId, fields);
+        const entry = auditEntryOf(entryId, fields);
         // The index names the entry; the check guards against a hand-edited index.
         if (entry.record.signature.toLowerCase() === sig) out.push(entry);
       }
@@ -70,25 +63,14 @@ export class AuditReader {
 
   /** Every record matching the filter, chain by chain in the filter's order, each chain in stream order. */
   async *list(filter: AuditFilter): AsyncGenerator<AuditEntry> {
-    const user = filter.userAddress?.toLowerCase();
-    const from = filter.fromMs === undefined ? '-' : String(Math.max(0, filter.fromMs - CLOCK_SLACK_MS));
-    const to = filter.toMs === undefined ? '+' : String(filter.toMs + CLOCK_SLACK_MS);
-    for (const chainId of filter.chains) {
-      let start = from;
-      for (;;) {
-        const page = (await this.redis.xrange(this.keys.audit(chainId), start, to, 'COUNT', PAGE)) as StreamPage;
-        for (const [id, fields] of page) {
-          const entry = entryOf(id, fields);
-          const r = entry.record;
-          if (filter.integratorId !== undefined && r.integratorId !== filter.integratorId) continue;
-          if (user !== undefined && r.userAddress !== user) continue;
-          if (filter.fromMs !== undefined && r.time < filter.fromMs) continue;
-          if (filter.toMs !== undefined && r.time >= filter.toMs) continue;
-          yield entry;
-        }
-        if (page.length < PAGE) break;
-        start = `(${page[page.length - 1]![0]}`;
-      }
+    const { chains, ...rest } = filter;
+    for (const chainId of chains) {
+      let after: string | undefined;
+      do {
+        const page = await readAuditPage(this.redis, this.keys, { ...rest, chainId, after, maxScan: PAGE });
+        yield* page.entries;
+        after = page.next;
+      } while (after !== undefined);
     }
   }
 
@@ -103,9 +85,9 @@ export class AuditReader {
     for (;;) {
       const page = (await this.redis.xrevrange(this.keys.audit(chainId), end, '-', 'COUNT', PAGE)) as StreamPage;
       for (const [id, fields] of page) {
-        const entry = entryOf(id, fields);
+        const entry = auditEntryOf(id, fields);
         // A minute of slack for the signer's clock against this one's, as in list().
-        if ((entry.record.deadline ?? 0) * 1000 < nowSeconds * 1000 - CLOCK_SLACK_MS) return;
+        if ((entry.record.deadline ?? 0) * 1000 < nowSeconds * 1000 - AUDIT_CLOCK_SLACK_MS) return;
         if ((entry.record.deadline ?? 0) > nowSeconds) yield entry;
       }
       if (page.length < PAGE) return;

@@ -6,11 +6,10 @@
  * where markouts read the ledger's swaps and the mids, and it answers another question (did the
  * quotes hold and get used, not what the flow cost).
  */
-import { fillFigures, signatureFates, type AuditRecord, type LedgerEntry, type LedgerRevert } from '@pmm/core';
+import { chainFates, fillFigures, type AuditRecord, type FateLedger, type SignatureFate } from '@pmm/core';
 import type { AuditReader } from '../audit-trail/audit-reader';
 import { reportOptions, reportUsage } from '../cli/cli-options';
 import { reportErrors } from '../cli/run-operator-command';
-import type { LedgerReader } from '../ledger/ledger-reader';
 import { fillCsv, fillJson, fillTable } from './fill-report';
 
 export const FILLS_USAGE = `Usage: npm run fills -- --from <time> --to <time> [options]
@@ -26,7 +25,7 @@ ${reportUsage({ items: 'signatures', table: 'the figures', json: 'fates and figu
 
 export interface FillsCommandDeps {
   trail: Pick<AuditReader, 'list'>;
-  ledger: Pick<LedgerReader, 'entries' | 'reverts' | 'cursor'>;
+  ledger: FateLedger;
   out(text: string): void;
   err(line: string): void;
 }
@@ -37,23 +36,14 @@ export function runFillsCommand(argv: readonly string[], deps: FillsCommandDeps)
 
 async function fills(argv: readonly string[], deps: FillsCommandDeps): Promise<number> {
   const { fromMs, toMs, integrator, chains, format } = reportOptions(argv);
-  const records: AuditRecord[] = [];
-  const entries: LedgerEntry[] = [];
-  const reverts: LedgerRevert[] = [];
-  const ledgerTimes = new Map<number, number | undefined>();
+  const fates: SignatureFate[] = [];
   for (const chainId of chains) {
     const signed: AuditRecord[] = [];
     for await (const e of deps.trail.list({ chains: [chainId], integratorId: integrator, fromMs, toMs }))
       signed.push(e.record);
-    records.push(...signed);
-    ledgerTimes.set(chainId, (await deps.ledger.cursor(chainId))?.time);
-    if (signed.length === 0) continue;
-    // From the first signing on: a call sent after the window (QuoteExpired) is an attempt too.
-    const from = Math.floor(Math.min(...signed.map((r) => r.time)) / 1000);
-    entries.push(...(await deps.ledger.entries(chainId, from, Number.MAX_SAFE_INTEGER)));
-    reverts.push(...(await deps.ledger.reverts(chainId, from, Number.MAX_SAFE_INTEGER)));
+    // The calls that can be theirs (a call sent after the window, QuoteExpired, is an attempt too).
+    fates.push(...(await chainFates(deps.ledger, chainId, signed)).fates);
   }
-  const fates = signatureFates({ records, entries, reverts, ledgerTime: (id) => ledgerTimes.get(id) });
   const report = {
     period: { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() },
     chains,
