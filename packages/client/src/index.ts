@@ -3,6 +3,9 @@
 export { ERROR_CODES as API_ERROR_CODES } from '@pmm/protocol';
 export type {
   ErrorCode as ApiErrorCode,
+  FillFate,
+  FillFateKind,
+  FillsResponse,
   OrderbookResponse as Orderbook,
   OrderbookLevel,
   PairOrderbook,
@@ -14,7 +17,7 @@ export { PmmApiError } from './pmm-api-error';
 export { assertQuoteLive } from './quote-deadline';
 export type { ClientErrorCode } from './pmm-api-error';
 export { PmmClient } from './pmm-client';
-export type { PmmClientOptions } from './pmm-client';
+export type { FillsQuery, PmmClientOptions } from './pmm-client';
 export type { CallOptions, RetryOptions } from './http-request';
 export type { RateLimitInfo } from './rate-limit-info';
 export type {

@@ -3,7 +3,12 @@
  * answer becomes a PmmApiError carrying the spec's code and the request id; 429 and 503 are
  * retried as http-request.ts describes.
  */
-import type { OrderbookResponse as Orderbook, SignSwapRequest, SignSwapResponse } from '@pmm/protocol';
+import type {
+  FillsResponse,
+  OrderbookResponse as Orderbook,
+  SignSwapRequest,
+  SignSwapResponse,
+} from '@pmm/protocol';
 import { requestJson, type CallOptions, type RetryOptions } from './http-request';
 import { assertQuoteLive } from './quote-deadline';
 import type { RateLimitInfo } from './rate-limit-info';
@@ -18,6 +23,19 @@ export interface PmmClientOptions {
   /** Default retry policy of 429 and 503 (default 3 attempts). */
   retry?: RetryOptions;
 }
+
+/** The query of {@link PmmClient.getFills}: a period by signing time (at most a day), and the page. */
+export interface FillsQuery {
+  chainId?: number;
+  /** Inclusive; Unix seconds or a Date (whole seconds: the milliseconds are dropped). */
+  from: number | Date;
+  /** Exclusive, at most a day after `from`. */
+  to: number | Date;
+  /** The `next` of the page before. */
+  cursor?: string;
+}
+
+const unixSeconds = (t: number | Date) => (t instanceof Date ? Math.floor(t.getTime() / 1000) : t);
 
 const DEFAULT_RETRY: Required<RetryOptions> = { attempts: 3, minDelayMs: 200, maxDelayMs: 5_000 };
 
@@ -76,6 +94,29 @@ export class PmmClient {
     const quote = await this.request<SignSwapResponse>('POST', '/v2/swap/sign', body, options);
     assertQuoteLive(quote);
     return quote;
+  }
+
+  /**
+   * One page of your signatures of a period on a chain and the fate of each: executed, reverted
+   * (with the router's error), unused, or pending (`GET /v2/fills`). While the answer's `next` is
+   * not null, call again with `cursor: next` and the same period:
+   *
+   * ```ts
+   * for (let cursor: string | undefined; ; ) {
+   *   const page = await client.getFills({ chainId: 8453, from, to, cursor });
+   *   for (const fate of page.fates) console.log(fate.clientRequestId, fate.fate, fate.reason);
+   *   if (page.next === null) break;
+   *   cursor = page.next;
+   * }
+   * ```
+   */
+  getFills(query: FillsQuery, options: CallOptions = {}): Promise<FillsResponse> {
+    const params = new URLSearchParams();
+    if (query.chainId !== undefined) params.set('chainId', String(query.chainId));
+    params.set('from', String(unixSeconds(query.from)));
+    params.set('to', String(unixSeconds(query.to)));
+    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    return this.request<FillsResponse>('GET', `/v2/fills?${params.toString()}`, undefined, options);
   }
 
   private request<T>(method: string, path: string, body: unknown, options: CallOptions): Promise<T> {

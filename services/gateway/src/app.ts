@@ -2,7 +2,7 @@
  * `createApp(deps)`: the gateway from explicit dependencies, as two route tables (core
  * route-table.ts), one per port:
  * - `app`, the public port: the API's routes (http/public-routes.ts; each takes CORS, the API
- *   key and the rate limit, then its feature's step: price/, stream/, sign/, docs/) and the
+ *   key and the rate limit, then its feature's step: price/, stream/, sign/, fills/, docs/) and the
  *   keyless `/healthz` and `/docs` pages;
  * - `opsApp`, the operator port (operator/operator-port.ts): health, readiness, metrics and
  *   the operator console.
@@ -46,6 +46,7 @@ import { priceV1Step, priceV2Step } from './price/price-route';
 import { signAdmission } from './sign/sign-admission';
 import { signForwarder, signerAgent } from './sign/sign-forward';
 import { signStep } from './sign/sign-route';
+import { fillsStep } from './fills/fills-route';
 import { priceStreamStep } from './stream/price-stream';
 import { StreamHub } from './stream/stream-hub';
 import { StreamSlots } from './stream/stream-slots';
@@ -87,7 +88,7 @@ export interface GatewayDeps {
   subscriber?: RedisClient;
   /**
    * The records' server (core's redis-roles.ts): API keys, integrators, halts, the console's
-   * ledger and sign rate, with a subscriber for `access-updated` and `halts-updated`. Default:
+   * ledger and sign rate, the audit trail and the ledger that `/v2/fills` reads, with a subscriber for `access-updated` and `halts-updated`. Default:
    * `redis` and `subscriber` (one server holds both roles).
    */
   records?: RedisClient;
@@ -204,6 +205,7 @@ export function createApp(deps: GatewayDeps): Gateway {
       onRefused: gauges.rateLimited,
     }),
     sign: sign(ROUTES.sign.path),
+    fills: fillsStep({ records, keys: redisKeys(config.redisKeyPrefix), servedChains: config.servedChains }),
     openapi: openApiStep(openapi),
     v1Price: priceV1Step(books, halts),
     v1Sign: sign(ROUTES.v1Sign.path),

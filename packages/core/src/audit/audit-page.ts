@@ -58,7 +58,12 @@ export function auditEntryOf(id: string, fields: readonly string[]): AuditEntry 
 function compareIds(a: string, b: string): number {
   const [am = '', as = ''] = a.split('-');
   const [bm = '', bs = ''] = b.split('-');
-  return am.length - bm.length || (am < bm ? -1 : am > bm ? 1 : 0) || as.length - bs.length || (as < bs ? -1 : as > bs ? 1 : 0);
+  return (
+    am.length - bm.length ||
+    (am < bm ? -1 : am > bm ? 1 : 0) ||
+    as.length - bs.length ||
+    (as < bs ? -1 : as > bs ? 1 : 0)
+  );
 }
 
 /** Reads one page (see the module comment). */
@@ -68,7 +73,8 @@ export async function readAuditPage(redis: RedisClient, keys: RedisKeys, req: Au
   const lowest = req.fromMs === undefined ? '-' : `${Math.max(0, req.fromMs - AUDIT_CLOCK_SLACK_MS)}-0`;
   const end = req.toMs === undefined ? '+' : String(req.toMs + AUDIT_CLOCK_SLACK_MS);
   // After the cursor, never before the period's start (a cursor of another period reads this one's).
-  let start = req.after !== undefined && (lowest === '-' || compareIds(req.after, lowest) >= 0) ? `(${req.after}` : lowest;
+  let start =
+    req.after !== undefined && (lowest === '-' || compareIds(req.after, lowest) >= 0) ? `(${req.after}` : lowest;
   const entries: AuditEntry[] = [];
   let scanned = 0;
   for (;;) {

@@ -97,8 +97,9 @@ export function redisRoleRule(
           ...(opts.devKey ? [...keyData.slice(0, 3), `${p}:integrator:dev`] : []),
         ],
         // Keys and integrators (authentication), books, the console's indexer presence and audit
-        // stream length, and its ledger table: the ledger's cursor, day totals and rolling markouts,
-        // not its swaps.
+        // stream length, and its ledger table: the ledger's cursor, day totals and rolling markouts;
+        // `/v2/fills`: the audit trail and the ledger's swaps and reverted calls (never its block
+        // hashes, nor the signature index).
         readOnly: [
           ...keyData,
           `${p}:{*}:book`,
@@ -106,6 +107,8 @@ export function redisRoleRule(
           `${p}:{*}:indexer:*`,
           `${p}:{*}:indexers`,
           `${p}:{*}:audit`,
+          `${p}:{*}:ledger`,
+          `${p}:{*}:ledger:reverts`,
           `${p}:{*}:ledger:cursor`,
           `${p}:{*}:ledger:day:*`,
           `${p}:{*}:ledger:markout60s`,

@@ -54,7 +54,13 @@ async function pages(req: Omit<AuditPageRequest, 'after'>): Promise<number[][]> 
 
 describe('readAuditPage', () => {
   it("behavior: one integrator's records of the period by signing time, the stream's clock 30 s off", async () => {
-    const [only] = await pages({ chainId: 8453, integratorId: 'acme', fromMs: T + 10_000, toMs: T + 20_000, maxScan: 1_000 });
+    const [only] = await pages({
+      chainId: 8453,
+      integratorId: 'acme',
+      fromMs: T + 10_000,
+      toMs: T + 20_000,
+      maxScan: 1_000,
+    });
     expect(only).toEqual([10, 12, 14, 16, 18]);
   });
 

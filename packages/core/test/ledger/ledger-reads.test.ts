@@ -32,7 +32,8 @@ beforeAll(async () => {
   for (let block = 0; block < BLOCKS; block++) {
     for (const callIndex of [0, 1])
       write.zadd(keys.ledger(8453), block, ledgerEntryJson(sampleLedgerEntry(block, timeOf(block), { callIndex })));
-    if (block % 10 === 0) write.zadd(keys.ledgerReverts(8453), block, ledgerRevertJson(sampleLedgerRevert(block, timeOf(block))));
+    if (block % 10 === 0)
+      write.zadd(keys.ledgerReverts(8453), block, ledgerRevertJson(sampleLedgerRevert(block, timeOf(block))));
   }
   write.set(keys.ledgerCursor(8453), ledgerCursorJson({ number: BLOCKS - 1, hash: '0xab', time: timeOf(BLOCKS - 1) }));
   await write.exec();

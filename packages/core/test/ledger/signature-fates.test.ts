@@ -132,7 +132,7 @@ describe('signatureFates', () => {
     expect(signatureFates({ ...inputs, ledgerTime: () => undefined }).every((f) => f.fate === 'pending')).toBe(true);
   });
 
-  it('behavior: a call is the signature\'s only within its window: ten minutes after the deadline, a minute before signing', () => {
+  it("behavior: a call is the signature's only within its window: ten minutes after the deadline, a minute before signing", () => {
     const r = record(9);
     const at = (blockTime: number) => ({ ...reverted(r, 200, 'QuoteExpired'), blockTime });
     const fateWith = (blockTime: number) => signatureFates({ ...inputs, records: [r], reverts: [at(blockTime)] })[0]!;

@@ -1,5 +1,5 @@
 /**
- * The query of `GET /v2/fills` (docs/api.md#get-v2fills) and its validation, in the precedence
+ * The query of `GET /v2/fills` (docs/api.md#get-v2fills--your-signatures-fates) and its validation, in the precedence
  * order of docs/decisions/0001-error-precedence.md: an unknown parameter is 400 UNSUPPORTED_FIELD
  * (naming it), then each parameter in the order chainId, from, to, cursor: missing (when
  * required), repeated or malformed is 422 VALIDATION_ERROR `<name>: <reason>`; then the period
@@ -52,7 +52,13 @@ type Checked = Exclude<ParameterName, 'chainId'>;
 const CHECKED: Checked[] = ['from', 'to', 'cursor'];
 
 // As sign-request.ts: the validators answer yes or no about the value as sent, nothing more.
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: true });
+const ajv = new Ajv({
+  allErrors: false,
+  coerceTypes: false,
+  removeAdditional: false,
+  useDefaults: false,
+  strict: true,
+});
 const validate = Object.fromEntries(
   CHECKED.map((name) => [name, ajv.compile(FILLS_QUERY_SCHEMA.properties[name])]),
 ) as Record<Checked, ValidateFunction>;

@@ -1,6 +1,6 @@
 /**
  * `GET /v2/fills`: an integrator's own signatures of a period and what became of each on-chain
- * (docs/api.md#get-v2fills, docs/operations/ledger.md#fills-each-signatures-fate). The fate is
+ * (docs/api.md#get-v2fills--your-signatures-fates, docs/operations/ledger.md#fills-each-signatures-fate). The fate is
  * computed by core's signature-fates.ts (the operator's `npm run fills` uses the same function);
  * this file is the wire shape and its JSON schema, which the OpenAPI document and the SDK take.
  */

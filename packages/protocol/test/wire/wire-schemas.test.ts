@@ -9,6 +9,7 @@ import { levelsFromSamples } from '../../src/orderbook/orderbook-levels';
 import type { OrderbookLevel, OrderbookResponse, PairOrderbook } from '../../src/orderbook/orderbook';
 import { signSwapQuote } from '../../src/signing/sign-swap-quote';
 import type { LegacySignSwapResponse, SignSwapResponse } from '../../src/wire/sign-wire';
+import { FILL_FATE_SCHEMA, FILLS_RESPONSE_SCHEMA, type FillFate, type FillsResponse } from '../../src/wire/fills-wire';
 import {
   errorEnvelopeSchema,
   ORDERBOOK_LEVEL_SCHEMA,
@@ -34,7 +35,9 @@ const _shapes: [
   Matches<typeof V1_ORDERBOOK_RESPONSE_SCHEMA, Omit<OrderbookResponse, 'chainId'>>,
   Matches<typeof SIGN_RESPONSE_SCHEMA, SignSwapResponse>,
   Matches<typeof V1_SIGN_RESPONSE_SCHEMA, LegacySignSwapResponse>,
-] = [true, true, true, true, true, true];
+  Matches<typeof FILL_FATE_SCHEMA, FillFate>,
+  Matches<typeof FILLS_RESPONSE_SCHEMA, FillsResponse>,
+] = [true, true, true, true, true, true, true, true];
 
 /** The schemas as the OpenAPI document holds them, so that their `$ref`s resolve. */
 const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -1,6 +1,6 @@
 /**
  * One Redis user per role (packages/core/src/redis/redis-acl.ts), on a real redis-server: each role's
- * own code works under its user (the gateway's key lookups, rate limit and stream-free reads;
+ * own code works under its user (the gateway's key lookups, rate limit, stream-free and fills reads;
  * the signer's audit script; an indexer's book script and BullMQ queue; the key CLI's writes and
  * export; the operator's audit reads; the durability checks, by INFO), and every user is refused
  * (NOPERM) what lies outside its role: the server's configuration (its passwords), SCRIPT and
@@ -11,7 +11,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   HaltStore,
+  LedgerReads,
   aclUserLine,
+  chainFates,
+  readAuditPage,
   haltScopeName,
   DurableWrites,
   createLogger,
@@ -315,15 +318,26 @@ describe('Redis users, one per role', () => {
     expect(await commandOutcome(() => ledger.set(keys.book(8453), '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.get(keys.integrator('acme')))).toBe('NOPERM');
 
-    // The gateway's console reads the ledger's cursor, day totals and rolling markouts: not its swaps, nor write any.
+    // The gateway's console reads the ledger's cursor, day totals and rolling markouts; its
+    // `/v2/fills` the swaps and reverted calls; it writes none, and reads no block hash.
     const gateway = await connect('gateway');
     expect(await readConsoleLedger(gateway, keys, 8453, now * 1_000)).toEqual({
       day: expect.any(String),
       block: 1,
       integrators: [{ integratorId: 'acme', swaps: 1, reverts: 0, notional: 3000, markout60sBps: -4, markoutSwaps: 1 }],
     });
-    expect(await commandOutcome(() => gateway.zrange(keys.ledger(8453), 0, -1))).toBe('NOPERM');
+    await store.commit({ number: 2, hash: `0x${'2'.repeat(64)}`, time: now }, [], [sampleLedgerRevert(2, now)]);
+    const fills = await chainFates(new LedgerReads(gateway, keys), 8453, [
+      { ...record, requestId: 'req-1', timestamp: now, deadline: now + 60 },
+      { ...record, requestId: sampleLedgerRevert(2, now).requestId, timestamp: now, deadline: now + 60 },
+    ]);
+    expect(fills.fates.map((f) => f.executions + f.reverts)).toEqual([1, 1]);
+    const page = await readAuditPage(gateway, keys, { chainId: 8453, integratorId: 'acme', maxScan: 100 });
+    expect(page.entries.map((e) => e.record.signature)).toContain(record.signature);
+    expect(await commandOutcome(() => gateway.zadd(keys.ledger(8453), 1, '{}'))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.zadd(keys.ledgerReverts(8453), 1, '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => gateway.hgetall(keys.ledgerBlocks(8453)))).toBe('NOPERM');
+    expect(await commandOutcome(() => gateway.hget(keys.auditSignatures(8453, 1), 'x'))).toBe('NOPERM');
     expect(await commandOutcome(() => gateway.zrange(keys.mids(8453), 0, -1))).toBe('NOPERM');
     const today = keys.ledgerDay(8453, Math.floor(now / 86_400));
     expect(await commandOutcome(() => gateway.hincrby(today, 'swaps:acme', 1))).toBe('NOPERM');

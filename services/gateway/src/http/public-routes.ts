@@ -18,6 +18,7 @@ export const ROUTES = {
   price: { path: '/v2/price', methods: ['GET', 'HEAD'], legacy: false },
   priceStream: { path: '/v2/price/stream', methods: ['GET', 'HEAD'], legacy: false },
   sign: { path: '/v2/swap/sign', methods: ['POST'], legacy: false },
+  fills: { path: '/v2/fills', methods: ['GET', 'HEAD'], legacy: false },
   openapi: { path: '/v2/openapi.json', methods: ['GET', 'HEAD'], legacy: false },
   v1Price: { path: '/v1/price', methods: ['GET', 'HEAD'], legacy: true },
   v1Sign: { path: '/v1/swap/sign', methods: ['POST'], legacy: true },

@@ -123,14 +123,21 @@ export const routeAnswer = (code: Answer['code'], description: string, examples:
 
 // ---- the routes' own answers ---------------------------------------------------------------
 
+/** A query's `chainId` not served, or not enabled for the key. */
+export const UNSUPPORTED_CHAIN_QUERY: Answer = routeAnswer(
+  'UNSUPPORTED_CHAIN',
+  'A `chainId` that is well-formed but not served, or not enabled for this API key.',
+  {
+    UNSUPPORTED_CHAIN: 'chainId: 1 is not served (served: 8453, 56, 4663)',
+    UNSUPPORTED_CHAIN_KEY: 'chainId: 56 is not enabled for this API key',
+  },
+);
+
 export const CHAIN_QUERY_ANSWERS: Answer[] = [
   routeAnswer('UNSUPPORTED_FIELD', 'An unknown query parameter (only `chainId` is defined; the message names it).', {
     UNSUPPORTED_FIELD: 'chainid: unsupported query parameter (only chainId is defined)',
   }),
-  routeAnswer('UNSUPPORTED_CHAIN', 'A `chainId` that is well-formed but not served, or not enabled for this API key.', {
-    UNSUPPORTED_CHAIN: 'chainId: 1 is not served (served: 8453, 56, 4663)',
-    UNSUPPORTED_CHAIN_KEY: 'chainId: 56 is not enabled for this API key',
-  }),
+  UNSUPPORTED_CHAIN_QUERY,
 ];
 
 export const chainQueryInvalid = (extra: string, examples: Record<string, string> = {}): Answer =>

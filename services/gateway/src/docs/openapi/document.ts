@@ -10,6 +10,8 @@
  */
 import {
   DEFAULT_MAX_FEE,
+  FILL_FATE_SCHEMA,
+  FILLS_RESPONSE_SCHEMA,
   ORDERBOOK_LEVEL_SCHEMA,
   ORDERBOOK_RESPONSE_SCHEMA,
   PAIR_ORDERBOOK_SCHEMA,
@@ -71,6 +73,33 @@ const SIGN_FIELDS: Record<string, string> = {
     "Minimum output in wei of tokenOut (0 … 2^256−1, default 0); used only with `amountIn`. Scale with the token's own decimals (USDT has 18 on chain 56, USDC 6 on 8453). Not together with `slippageBps`.",
   slippageBps:
     "Only with `amountIn`, not with `minAmountOut` (422 otherwise): the calldata's minimum is `floor(amountOut × (10000 − slippageBps) / 10000)`. A JSON integer 0 … 10000.",
+};
+
+const FATE_FIELDS: Record<string, string> = {
+  chainId: 'The chain.',
+  keyId: "The public id of the API key that asked (your integrator's keys).",
+  requestId: "The service's id of the sign request: the `X-Request-Id` of its answer.",
+  clientRequestId: 'The `X-Request-Id` you sent with the sign request, when you sent one.',
+  signature: 'The signature given (lowercase hex), as in `verificationData`.',
+  signedAt: 'Unix milliseconds of the signing.',
+  quoteTimestamp: 'The signed `timestamp` (Unix seconds).',
+  deadline: 'The last block timestamp at which the router accepted it (Unix seconds).',
+  firm: 'A firm quote: signed on /v2 with `amountIn` (the answer had `amountOut`).',
+  pair: '`BASE/QUOTE` by symbol (e.g. `WETH/USDC`); the two token addresses when the ledger has not named them.',
+  fate: "`executed` (a swap carried it), `reverted` (no swap, a router call carrying it reverted), `unused` (neither, and the ledger has passed its `deadline`), `pending` (its window is still open in the ledger's time).",
+  executions: 'Swaps that carried it.',
+  reverts: 'Router calls carrying it that reverted (within ten minutes after its `deadline`).',
+  txHash: "`executed`: the first swap's transaction; `reverted`: the last reverted call's.",
+  blockNumber: 'The block of that transaction.',
+  blockTime: 'Unix seconds of that block.',
+  delaySeconds: '`executed`: seconds from `quoteTimestamp` to the block.',
+  delayBlocks: '`executed`, firm quotes: blocks from the block the quote was made at.',
+  amountOut: '`executed`: what the router paid (wei of tokenOut).',
+  quotedAmountOut: "`executed` with the firm quote's very amounts: what it quoted (wei).",
+  executedVsQuotedBps:
+    '`executed`: (paid − quoted) / quoted, in basis points (0.01 bp precision); negative when less was paid.',
+  reason:
+    "`reverted`: the router's error (`QuoteExpired`, `InsufficientOutput`, `InsufficientReserve`, `WrongSender`, `InvalidSignature`, …; `CallerReverted` when the router call succeeded and the contract that made it reverted after it).",
 };
 
 /** The whole document (the bytes `npm run openapi` writes: `JSON.stringify(doc, null, 2)`). */
@@ -194,6 +223,16 @@ export function buildOpenApiDocument(): Json {
             'Present if and only if `amountIn` was sent: the minimum the calldata encodes (as sent, default 0, or derived from `amountOut` and `slippageBps`).',
           blockNumber:
             'Present if and only if `amountIn` was sent: the block `amountOut` is exact for; never older than the book `GET /v2/price` serves for the chain.',
+        }),
+        FillFate: describe(FILL_FATE_SCHEMA, 'One of your signatures and what became of it on-chain.', FATE_FIELDS),
+        FillsResponse: describe(FILLS_RESPONSE_SCHEMA, 'The body of `GET /v2/fills`: one page of a period.', {
+          chainId: 'The resolved chain.',
+          from: 'The period asked for, Unix seconds (inclusive), by signing time.',
+          to: 'The period asked for, Unix seconds (exclusive).',
+          ledger:
+            "The last block the maker's ledger holds on the chain and its time: a fate is final once this time is past its `deadline`. null before the ledger's first block (every fate pending).",
+          fates: 'Your signatures of this page, in signing order.',
+          next: 'Pass as `cursor` (with the same period) to read the rest of the period; null when this page ends it.',
         }),
         ...errorSchemas,
       },

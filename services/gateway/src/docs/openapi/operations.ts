@@ -3,7 +3,8 @@
  * 200 bodies with examples, curl commands made from those examples (code-samples.ts), and its
  * error answers (answers.ts) grouped into responses.
  */
-import { KNOWN_CHAIN_IDS } from '@pmm/protocol';
+import { FILLS_MAX_PERIOD_SECONDS, FILLS_QUERY_SCHEMA, KNOWN_CHAIN_IDS } from '@pmm/protocol';
+import { FILLS_PAGE } from '../../fills/fills-route';
 import { ROUTES, type PublicRoute, type RouteName } from '../../http/public-routes';
 import {
   BEFORE_ROUTING,
@@ -16,6 +17,7 @@ import {
   UNAUTHORIZED,
   haltedAnswer,
   unavailableAnswer,
+  UNSUPPORTED_CHAIN_QUERY,
 } from './answers';
 import { curlGet, curlPost, type CodeSample } from './code-samples';
 import { HEARTBEAT_MS, seconds, STREAMS_PER_KEY } from './limits';
@@ -60,6 +62,54 @@ const V1_SIGNED_WITH_CALLDATA = {
   calldata: '0xa1b2c3d40000000000000000000000000000000000000000000000000000000000000000',
 };
 const SIGNED = { ...V1_SIGNED, deadline: 1767225660 };
+const FATE = {
+  chainId: 8453,
+  keyId: 'pmm_k1a2b3c4d5',
+  requestId: '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+  clientRequestId: 'order-1234',
+  signature: `0x${'ab'.repeat(64)}1b`,
+  signedAt: 1767225600123,
+  quoteTimestamp: 1767225600,
+  deadline: 1767225660,
+  firm: true,
+  pair: 'WETH/USDC',
+};
+const FILLS = {
+  chainId: 8453,
+  from: 1767225600,
+  to: 1767229200,
+  ledger: { blockNumber: 23456900, blockTime: 1767229188 },
+  fates: [
+    {
+      ...FATE,
+      fate: 'executed',
+      executions: 1,
+      reverts: 0,
+      txHash: `0x${'c1'.repeat(32)}`,
+      blockNumber: 23456791,
+      blockTime: 1767225604,
+      delaySeconds: 4,
+      delayBlocks: 2,
+      amountOut: '330120000000000000',
+      quotedAmountOut: '330120000000000000',
+      executedVsQuotedBps: 0,
+    },
+    {
+      ...FATE,
+      requestId: '7a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+      clientRequestId: 'order-1235',
+      signature: `0x${'cd'.repeat(64)}1c`,
+      fate: 'reverted',
+      executions: 0,
+      reverts: 1,
+      txHash: `0x${'d2'.repeat(32)}`,
+      blockNumber: 23456840,
+      blockTime: 1767225702,
+      reason: 'QuoteExpired',
+    },
+  ],
+  next: '1767225600500-0',
+};
 const SIGNED_WITH_CALLDATA = { ...SIGNED, calldata: V1_SIGNED_WITH_CALLDATA.calldata };
 
 // ---- operations ------------------------------------------------------------------------------
@@ -195,6 +245,72 @@ const OPERATIONS: Record<RouteName, Operation> = {
       content: json('SignQuoteResponse', { withCalldata: SIGNED_WITH_CALLDATA, withoutCalldata: SIGNED }),
     },
     answers: SIGN_ANSWERS(false),
+  },
+  fills: {
+    operationId: 'getFills',
+    summary: "Your signatures' fates: executed, reverted, unused",
+    description: `What became of each signature your API keys (every key of your integrator) were given on one chain in a period, by signing time: \`executed\` (its first swap: block, delay from signing, what the router paid against what it quoted), \`reverted\` (the router's error of its last reverted call, e.g. \`QuoteExpired\`, \`InsufficientOutput\`, \`WrongSender\`, \`InvalidSignature\`), \`unused\` (neither, and the maker's ledger has passed its \`deadline\`), or \`pending\` (its window is still open in the ledger's time). Only your own signatures: the integrator is the API key's. A call counts for a signature from a minute before its \`timestamp\` to ten minutes after its \`deadline\`. Paged: a page reads at most ${FILLS_PAGE.maxScan} entries of the chain's signature log (every integrator's) and answers at most ${FILLS_PAGE.maxFates} signatures; while \`next\` is not null, ask again with \`cursor=<next>\` and the same period (a page may be empty and still have a \`next\`). The period is at most ${FILLS_MAX_PERIOD_SECONDS} s (a day); signatures older than the operator's audit retention are gone. Readable while your integrator is halted. Checks, first match wins: 401 · 429 · 400 UNSUPPORTED_FIELD · 422 VALIDATION_ERROR (chainId, from, to, cursor, then the period) · 400 UNSUPPORTED_CHAIN · 503 SERVICE_UNAVAILABLE. Also answers \`HEAD\`.`,
+    parameters: [
+      chainIdParameter(' Any parameter but `chainId`, `from`, `to` and `cursor` is 400 UNSUPPORTED_FIELD naming it.'),
+      {
+        name: 'from',
+        in: 'query',
+        required: true,
+        description:
+          'Start of the period, Unix seconds, inclusive, on the signing time. Missing, repeated or not ASCII digits (at most 12) is 422.',
+        schema: { ...FILLS_QUERY_SCHEMA.properties.from, examples: [String(FILLS.from)] },
+      },
+      {
+        name: 'to',
+        in: 'query',
+        required: true,
+        description: `End of the period, Unix seconds, exclusive: after \`from\` and at most ${FILLS_MAX_PERIOD_SECONDS} s after it (else 422). A period that has not ended yet is fine: its later signatures come on later reads.`,
+        schema: { ...FILLS_QUERY_SCHEMA.properties.to, examples: [String(FILLS.to)] },
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'The `next` of the page before, to read the rest of the period. Not of that shape is 422.',
+        schema: { ...FILLS_QUERY_SCHEMA.properties.cursor, examples: [FILLS.next] },
+      },
+    ],
+    codeSamples: [
+      curlGet('curl', `${ROUTES.fills.path}?chainId=${FILLS.chainId}&from=${FILLS.from}&to=${FILLS.to}`),
+      curlGet(
+        'curl (next page)',
+        `${ROUTES.fills.path}?chainId=${FILLS.chainId}&from=${FILLS.from}&to=${FILLS.to}&cursor=${FILLS.next}`,
+      ),
+    ],
+    success: {
+      description: 'One page of your signatures of the period, in signing order, each with its fate.',
+      content: json('FillsResponse', { page: FILLS }),
+    },
+    answers: [
+      routeAnswer(
+        'UNSUPPORTED_FIELD',
+        'An unknown query parameter (only `chainId`, `from`, `to` and `cursor` are defined; the message names it).',
+        { UNSUPPORTED_FIELD: 'integrator: unsupported query parameter (defined: chainId, from, to, cursor)' },
+      ),
+      routeAnswer(
+        'VALIDATION_ERROR',
+        '`chainId`, `from`, `to` or `cursor` missing (from, to), repeated or malformed, or a period that ends before it starts or lasts more than a day; the message names the parameter.',
+        {
+          VALIDATION_ERROR: 'from: is required',
+          VALIDATION_ERROR_PERIOD: `to: must be at most ${FILLS_MAX_PERIOD_SECONDS} s (a day) after from`,
+          VALIDATION_ERROR_ORDER: 'to: must be after from',
+          VALIDATION_ERROR_CHAIN: 'chainId: must be a base-10 unsigned integer (ASCII digits only)',
+        },
+      ),
+      UNSUPPORTED_CHAIN_QUERY,
+      unavailableAnswer(
+        `The signature log or the ledger cannot be read right now, or ${FILLS_PAGE.inFlight} reads of this endpoint are already under way on this gateway instance. Retry shortly (\`Retry-After\`).`,
+        {
+          SERVICE_UNAVAILABLE: 'fills: the ledger cannot be read right now; retry shortly',
+          SERVICE_UNAVAILABLE_BUSY: 'fills: too many reads at once; retry shortly',
+        },
+      ),
+    ],
   },
   openapi: {
     operationId: 'getOpenApi',
