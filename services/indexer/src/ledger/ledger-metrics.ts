@@ -104,7 +104,7 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
     ),
     limitTrips: metrics.counter(
       'ledger_limit_trips_total',
-      'Halts written by a limit on executed swaps (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-below-quote',
+      'Halts written by a limit on what executes (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-below-quote, integrator-reverts',
       ['limit'] as const,
     ),
     limitsBlock: metrics.gauge(

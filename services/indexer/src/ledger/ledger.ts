@@ -191,7 +191,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       settleMarkouts().catch((err: unknown) =>
         log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
       );
-      executedLimits?.onCommit(block, entries, blockTime);
+      executedLimits?.onCommit(block, entries, blockTime, reverts);
       deps.onCommit?.(block, entries, head, reverts);
     },
     onReorg: (to, removed) => {

@@ -1,6 +1,6 @@
 /**
- * The limits on executed swaps (docs/operations/halts.md#limits-that-trip-on-what-executes): their
- * settings, each off until given, and what they load into. Amounts are in the chain's quote token
+ * The limits on what executes and what reverts (docs/operations/halts.md#limits-that-trip-on-what-executes):
+ * their settings, each off until given, and what they load into. Amounts are in the chain's quote token
  * (human units: 5000 is 5,000 USDC), shares and markouts in basis points. A ledger process serves
  * one chain, so a setting applies to each chain's ledger it reaches.
  */
@@ -52,6 +52,22 @@ export const LIMIT_SETTINGS = {
     20,
     [1, 100_000],
   ),
+  limitRevertShareBps: settings.optionalDecimal(
+    'LIMIT_REVERT_SHARE_BPS',
+    "Trip level of the share of an integrator's router calls on the chain that reverted (reverted calls attributed to it, over those and its executed swaps) within LIMIT_WINDOW_SECONDS, basis points (2000: a fifth): above it, over at least LIMIT_REVERT_MIN_CALLS calls, the ledger halts the integrator. After an operator's resume of such a trip, the integrator is held to LIMIT_REVERT_REARM_BPS for a whole window (hysteresis). Empty (default): off.",
+    { max: 10_000 },
+  ),
+  limitRevertRearmBps: settings.optionalDecimal(
+    'LIMIT_REVERT_REARM_BPS',
+    'Re-arm level of LIMIT_REVERT_SHARE_BPS, basis points, below the trip level: for LIMIT_WINDOW_SECONDS after an operator resumes an integrator this limit tripped, a revert share above it halts the integrator again (its flow must come back below it, not only below the trip level). Empty (default): half the trip level.',
+    { max: 10_000 },
+  ),
+  limitRevertMinCalls: settings.int(
+    'LIMIT_REVERT_MIN_CALLS',
+    'Router calls (executed or reverted) an integrator needs in the window before LIMIT_REVERT_SHARE_BPS applies. Default 20.',
+    20,
+    [1, 100_000],
+  ),
 };
 
 /** The limits as loaded: a limit is absent when off. */
@@ -62,6 +78,8 @@ export interface LimitConfig {
   pairNotional?: string;
   markout?: { floorBps: number; horizon: HorizonKey; minSwaps: number };
   belowQuote?: { shareBps: number; minSwaps: number };
+  /** The revert share: tripped above `shareBps`, above `rearmBps` for a window after a resume of its trip. */
+  reverts?: { shareBps: number; rearmBps: number; minCalls: number };
 }
 
 type LoadedLimitSettings = {
@@ -76,6 +94,12 @@ export function limitConfigOf(c: LoadedLimitSettings): LimitConfig {
   ] as const)
     if (value !== '' && Number(value) === 0)
       throw new ConfigError(`${env}: a cap of 0 would halt at the first swap; leave it empty for off`);
+  const revertShare = Number(c.limitRevertShareBps);
+  const rearm = c.limitRevertRearmBps === '' ? revertShare / 2 : Number(c.limitRevertRearmBps);
+  if (c.limitRevertShareBps !== '' && !(rearm < revertShare))
+    throw new ConfigError(
+      `LIMIT_REVERT_REARM_BPS (limitRevertRearmBps): ${rearm} must be below the trip level LIMIT_REVERT_SHARE_BPS (${revertShare}): the hysteresis re-arms lower than it trips`,
+    );
   return {
     windowSeconds: c.limitWindowSeconds,
     ...(c.limitIntegratorNotional !== '' ? { integratorNotional: c.limitIntegratorNotional } : {}),
@@ -91,6 +115,9 @@ export function limitConfigOf(c: LoadedLimitSettings): LimitConfig {
       : {}),
     ...(c.limitBelowQuoteShareBps !== ''
       ? { belowQuote: { shareBps: Number(c.limitBelowQuoteShareBps), minSwaps: c.limitBelowQuoteMinSwaps } }
+      : {}),
+    ...(c.limitRevertShareBps !== ''
+      ? { reverts: { shareBps: revertShare, rearmBps: rearm, minCalls: c.limitRevertMinCalls } }
       : {}),
   };
 }

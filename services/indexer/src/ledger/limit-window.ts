@@ -12,12 +12,17 @@
  * - integrator-markout: the mean markout at the horizon of the integrator's swaps whose horizon has
  *   passed, below the floor, over at least `minSwaps` of them;
  * - integrator-below-quote: the share of its swaps with a firm quote that executed below it (the
- *   settlement's gap < 0, core's quote-gap.ts) above the cap, over at least `minSwaps` of them.
+ *   settlement's gap < 0, core's quote-gap.ts) above the cap, over at least `minSwaps` of them;
+ * - integrator-reverts: the share of its router calls that reverted (its reverted calls over those
+ *   and its executed swaps, as the IntegratorSwapsRevert alert counts them) above the trip level,
+ *   over at least `minCalls` of them; for a window after an operator's resume of this limit's
+ *   trip (its probation), above the lower re-arm level: hysteresis, so that a flow resumed before
+ *   it got better halts again at once, and one that did is back to the trip level a window later.
  *
  * Only scopes touched since the last evaluation are evaluated (a new swap, a new markout, or
  * {@link LimitWindow.touch} after a trip that could not be written): sums only fall otherwise.
  */
-import type { HaltScope, LedgerEntry } from '@pmm/core';
+import type { HaltScope, LedgerEntry, LedgerRevert } from '@pmm/core';
 import { formatUnits, parseUnits } from '@pmm/protocol';
 import { quoteGapBps } from '@pmm/core';
 import type { LimitConfig } from './limit-settings';
@@ -27,6 +32,7 @@ export const LIMIT_NAMES = [
   'pair-notional',
   'integrator-markout',
   'integrator-below-quote',
+  'integrator-reverts',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -61,9 +67,17 @@ interface Markout {
   bps: number;
 }
 
+/** One of an integrator's router calls: an executed swap or a reverted call. */
+interface Call {
+  id: string;
+  blockNumber: number;
+  blockTime: number;
+  reverted: boolean;
+}
+
 const idOf = (e: Pick<LedgerEntry, 'txHash' | 'callIndex'>) => `${e.txHash}:${e.callIndex}`;
 
-/** What a scope's limits add up over its swaps (or markouts): exact, markouts in millionths of a bp. */
+/** What a scope's limits add up over its swaps (or markouts, or calls): exact, markouts in millionths of a bp. */
 interface Sums {
   count: number;
   quote: bigint;
@@ -71,14 +85,17 @@ interface Sums {
   quoted: number;
   below: number;
   microBps: bigint;
+  /** Calls that reverted (of `count` calls). */
+  reverted: number;
 }
-const NONE: Sums = { count: 0, quote: 0n, quoted: 0, below: 0, microBps: 0n };
+const NONE: Sums = { count: 0, quote: 0n, quoted: 0, below: 0, microBps: 0n, reverted: 0 };
 const plus = (a: Sums, b: Sums): Sums => ({
   count: a.count + b.count,
   quote: a.quote + b.quote,
   quoted: a.quoted + b.quoted,
   below: a.below + b.below,
   microBps: a.microBps + b.microBps,
+  reverted: a.reverted + b.reverted,
 });
 const minus = (a: Sums, b: Sums): Sums => ({
   count: a.count - b.count,
@@ -86,6 +103,7 @@ const minus = (a: Sums, b: Sums): Sums => ({
   quoted: a.quoted - b.quoted,
   below: a.below - b.below,
   microBps: a.microBps - b.microBps,
+  reverted: a.reverted - b.reverted,
 });
 const swapSums = (s: Swap): Sums => ({
   ...NONE,
@@ -95,6 +113,7 @@ const swapSums = (s: Swap): Sums => ({
   below: s.belowQuote ? 1 : 0,
 });
 const markoutSums = (m: Markout): Sums => ({ ...NONE, count: 1, microBps: BigInt(Math.round(m.bps * 1e6)) });
+const callSums = (c: Call): Sums => ({ ...NONE, count: 1, reverted: c.reverted ? 1 : 0 });
 
 /**
  * Swaps or markouts of one scope, in block order, each with the running sums up to it: what a
@@ -156,8 +175,11 @@ type Key = `integrator ${string}` | `pair ${string}`;
 export class LimitWindow {
   private readonly swaps = new Map<Key, Series<Swap>>();
   private readonly markouts = new Map<string, Series<Markout>>();
+  /** Each integrator's router calls (when the revert limit is set). */
+  private readonly calls = new Map<string, Series<Call>>();
   private readonly ids = new Set<string>();
   private readonly markoutIds = new Set<string>();
+  private readonly callIds = new Set<string>();
   private readonly dirty = new Set<Key>();
   private readonly integratorCap?: bigint;
   private readonly pairCap?: bigint;
@@ -187,8 +209,37 @@ export class LimitWindow {
         ...(gap !== undefined ? { belowQuote: gap < 0 } : {}),
       };
       this.series(`pair ${e.base}`).add(swap);
-      if (e.integratorId) this.series(`integrator ${e.integratorId}`).add(swap);
+      if (e.integratorId) {
+        this.series(`integrator ${e.integratorId}`).add(swap);
+        this.addCall(e.integratorId, {
+          id: `swap ${id}`,
+          blockNumber: e.blockNumber,
+          blockTime: e.blockTime,
+          reverted: false,
+        });
+      }
     }
+  }
+
+  /** Committed reverted calls (one already held is ignored); only attributed ones count, for their integrator. */
+  addReverts(reverts: readonly LedgerRevert[]): void {
+    for (const r of reverts)
+      if (r.integratorId)
+        this.addCall(r.integratorId, {
+          id: `revert ${idOf(r)}`,
+          blockNumber: r.blockNumber,
+          blockTime: r.blockTime,
+          reverted: true,
+        });
+  }
+
+  private addCall(integratorId: string, call: Call): void {
+    if (!this.config.reverts || this.callIds.has(call.id)) return;
+    this.callIds.add(call.id);
+    let series = this.calls.get(integratorId);
+    if (!series) this.calls.set(integratorId, (series = new Series<Call>(callSums)));
+    series.add(call);
+    this.dirty.add(`integrator ${integratorId}`);
   }
 
   /**
@@ -213,6 +264,11 @@ export class LimitWindow {
       for (const s of gone) this.ids.delete(s.id);
     }
     for (const series of this.markouts.values()) for (const m of series.rollback(block)) this.markoutIds.delete(m.id);
+    for (const [integrator, series] of this.calls) {
+      const gone = series.rollback(block);
+      if (gone.length > 0) this.dirty.add(`integrator ${integrator}`);
+      for (const c of gone) this.callIds.delete(c.id);
+    }
   }
 
   /** Evaluate `scope` again at the next {@link breaches} (a trip that could not be written). */
@@ -223,9 +279,15 @@ export class LimitWindow {
 
   /**
    * The limits broken at chain time `now` (Unix s) by the scopes touched since the last call.
-   * `resumedAt`: the last resume of a scope (Unix ms; -Infinity when never).
+   * `resumedAt`: the last resume of a scope (Unix ms; -Infinity when never). `liftedTrip`: the
+   * last resume of a scope that lifted a trip of `limit` (Unix ms; -Infinity when none): the
+   * revert limit's probation starts there.
    */
-  breaches(now: number, resumedAt: (scope: HaltScope) => number): Breach[] {
+  breaches(
+    now: number,
+    resumedAt: (scope: HaltScope) => number,
+    liftedTrip: (scope: HaltScope, limit: LimitName) => number = () => -Infinity,
+  ): Breach[] {
     const cutoff = now - this.config.windowSeconds;
     this.expire(cutoff);
     const out: Breach[] = [];
@@ -249,6 +311,9 @@ export class LimitWindow {
       if (markout) out.push(markout);
       const below = this.belowQuote(id, scope, swaps, during);
       if (below) out.push(below);
+      const calls = this.calls.get(id)?.since(since) ?? NONE;
+      const reverts = this.reverts(id, scope, calls, during, liftedTrip(scope, 'integrator-reverts'), now);
+      if (reverts) out.push(reverts);
     }
     this.dirty.clear();
     return out;
@@ -269,6 +334,10 @@ export class LimitWindow {
     for (const [integrator, series] of this.markouts) {
       for (const m of series.expire(cutoff)) this.markoutIds.delete(m.id);
       if (series.size === 0) this.markouts.delete(integrator);
+    }
+    for (const [integrator, series] of this.calls) {
+      for (const c of series.expire(cutoff)) this.callIds.delete(c.id);
+      if (series.size === 0) this.calls.delete(integrator);
     }
   }
 
@@ -336,6 +405,41 @@ export class LimitWindow {
       reason:
         `limit integrator-below-quote: ${swaps.below} of ${integrator}'s ${swaps.quoted} swaps with a firm quote on chain ` +
         `${this.chainId} ${during} executed below it (${value} bps), above the cap of ${threshold} bps`,
+    };
+  }
+
+  /**
+   * The revert share above its level: the trip level, or the re-arm level while on probation (a
+   * window from the resume that lifted this limit's trip, `liftedAtMs`).
+   */
+  private reverts(
+    integrator: string,
+    scope: HaltScope,
+    calls: Sums,
+    during: string,
+    liftedAtMs: number,
+    now: number,
+  ): Breach | undefined {
+    const limit = this.config.reverts;
+    if (!limit || calls.count === 0 || calls.count < limit.minCalls) return undefined;
+    const probationEnds = liftedAtMs / 1000 + this.config.windowSeconds;
+    const probation = now < probationEnds;
+    const level = probation ? limit.rearmBps : limit.shareBps;
+    const shareBps = (calls.reverted * 10_000) / calls.count;
+    if (!(shareBps > level)) return undefined;
+    const value = String(Number(shareBps.toFixed(2)));
+    const threshold = String(level);
+    const above = probation
+      ? `above the re-arm level of ${threshold} bps (on probation after its last trip, until ${new Date(probationEnds * 1000).toISOString()})`
+      : `above the trip level of ${threshold} bps`;
+    return {
+      limit: 'integrator-reverts',
+      scope,
+      value,
+      threshold,
+      reason:
+        `limit integrator-reverts: ${calls.reverted} of ${integrator}'s ${calls.count} router calls on chain ` +
+        `${this.chainId} ${during} reverted (${value} bps), ${above}`,
     };
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The limits that trip on what executes, run by each chain's ledger
+ * The limits that trip on what executes (and what reverts), run by each chain's ledger
  * (docs/decisions/0068-limits-on-executed-swaps-in-each-chains-ledger-after-each-block.md):
  * after each committed block, the window (limit-window.ts) takes the block's
  * swaps and the markouts whose horizon has passed (pending-markouts.ts), and each limit broken in
@@ -15,6 +15,9 @@
  *
  * A trip that cannot be written (Redis refuses, the write is not confirmed durable) is counted,
  * logged, and tried again at the next block for as long as the limit stays broken.
+ *
+ * The log also says which resumes lifted a trip, and of which limit: the revert limit holds a
+ * scope to its lower re-arm level for a window after such a resume (limit-window.ts).
  */
 import {
   DurableWrites,
@@ -22,15 +25,17 @@ import {
   haltScopeName,
   ledgerAuthor,
   parseLedgerEntry,
+  parseLedgerRevert,
   type HaltScope,
   type LedgerEntry,
+  type LedgerRevert,
   type Logger,
   type RedisClient,
   type RedisKeys,
 } from '@pmm/core';
 import { outageLog } from '../outage-log';
 import type { LimitConfig } from './limit-settings';
-import { LimitWindow, type Breach } from './limit-window';
+import { LimitWindow, type Breach, type LimitName } from './limit-window';
 import type { LedgerMetrics } from './ledger-metrics';
 import { PendingMarkouts, type MidHistory } from './pending-markouts';
 
@@ -48,8 +53,8 @@ export interface LimitsDeps {
 }
 
 export interface Limits {
-  /** After each committed block: its number, swaps and time (Unix s). Evaluates in the background. */
-  onCommit(block: number, entries: readonly LedgerEntry[], blockTime: number): void;
+  /** After each committed block: its number, swaps, time (Unix s) and reverted calls. Evaluates in the background. */
+  onCommit(block: number, entries: readonly LedgerEntry[], blockTime: number, reverts?: readonly LedgerRevert[]): void;
   /** After a reorg: what blocks above `to` held is forgotten. */
   onReorg(to: number): void;
   /** Resolves once no evaluation is under way (tests; the ledger's stop). */
@@ -58,7 +63,9 @@ export interface Limits {
 
 /** True when at least one limit is set. */
 export function anyLimit(config: LimitConfig): boolean {
-  return Boolean(config.integratorNotional || config.pairNotional || config.markout || config.belowQuote);
+  return Boolean(
+    config.integratorNotional || config.pairNotional || config.markout || config.belowQuote || config.reverts,
+  );
 }
 
 const PAGE = 500;
@@ -78,6 +85,9 @@ export function startLimits(deps: LimitsDeps): Limits {
     : undefined;
   /** Last resume of each scope (ms), by scope name; the log's last entry read. */
   const resumes = new Map<string, number>();
+  /** By scope name: the limit of its trip the log holds with no resume after it yet, and the last resume that lifted one. */
+  const trippedBy = new Map<string, string>();
+  const lifted = new Map<string, { limit: string; at: number }>();
   let logCursor: string | undefined;
   let loaded = false;
   let latest = { block: 0, time: 0 };
@@ -90,19 +100,31 @@ export function startLimits(deps: LimitsDeps): Limits {
     for (const e of entries) if (e.integratorId) markouts?.add(e);
   };
 
-  /** The swaps of the last window from the ledger in Redis, newest first, until one is older. */
-  const load = async () => {
+  /** A set's records of the last window from the ledger in Redis, newest first until one is older; in block order. */
+  const lastWindow = async <T extends { blockTime: number }>(key: string, parse: (json: string) => T) => {
     const cutoff = now() / 1000 - config.windowSeconds;
-    const found: LedgerEntry[] = [];
+    const found: T[] = [];
     for (let offset = 0; ; offset += PAGE) {
-      const page = await redis.zrevrangebyscore(keys.ledger(chainId), '+inf', '-inf', 'LIMIT', offset, PAGE);
-      const entries = page.map((json) => parseLedgerEntry(json));
-      found.push(...entries.filter((e) => e.blockTime > cutoff));
-      if (page.length < PAGE || entries.some((e) => e.blockTime <= cutoff)) break;
+      const page = await redis.zrevrangebyscore(key, '+inf', '-inf', 'LIMIT', offset, PAGE);
+      const records = page.map(parse);
+      found.push(...records.filter((e) => e.blockTime > cutoff));
+      if (page.length < PAGE || records.some((e) => e.blockTime <= cutoff)) break;
     }
-    add(found.reverse());
+    return found.reverse();
+  };
+
+  /** The swaps (and, for the revert limit, the reverted calls) of the last window. */
+  const load = async () => {
+    const swaps = await lastWindow(keys.ledger(chainId), parseLedgerEntry);
+    const reverts = config.reverts ? await lastWindow(keys.ledgerReverts(chainId), parseLedgerRevert) : [];
+    add(swaps);
+    window.addReverts(reverts);
     loaded = true;
-    log.info('limits: window loaded from the ledger', { swaps: found.length, windowSeconds: config.windowSeconds });
+    log.info('limits: window loaded from the ledger', {
+      swaps: swaps.length,
+      reverts: reverts.length,
+      windowSeconds: config.windowSeconds,
+    });
   };
 
   const readResumes = async () => {
@@ -113,10 +135,21 @@ export function startLimits(deps: LimitsDeps): Limits {
       log.error("entries of the halts' log do not parse: skipped", { malformed });
     }
     for (const event of events) {
-      if (event.action !== 'resume') continue;
       const name = haltScopeName(event.scope);
+      // A resume logs the trips it lifts (as halts with their trip) just before itself.
+      if (event.action === 'halt') {
+        if (event.trip) trippedBy.set(name, event.trip.limit);
+        continue;
+      }
       resumes.set(name, Math.max(resumes.get(name) ?? -Infinity, event.at));
+      const limit = trippedBy.get(name);
+      if (limit !== undefined) lifted.set(name, { limit, at: event.at });
+      trippedBy.delete(name);
     }
+  };
+  const liftedTrip = (scope: HaltScope, limit: LimitName) => {
+    const last = lifted.get(haltScopeName(scope));
+    return last?.limit === limit ? last.at : -Infinity;
   };
 
   const trip = async (breach: Breach, at: number) => {
@@ -152,7 +185,11 @@ export function startLimits(deps: LimitsDeps): Limits {
     if (!loaded) await load();
     await readResumes();
     await markouts?.settle();
-    const breaches = window.breaches(time, (scope: HaltScope) => resumes.get(haltScopeName(scope)) ?? -Infinity);
+    const breaches = window.breaches(
+      time,
+      (scope: HaltScope) => resumes.get(haltScopeName(scope)) ?? -Infinity,
+      liftedTrip,
+    );
     if (breaches.length === 0) return;
     let active;
     try {
@@ -203,8 +240,9 @@ export function startLimits(deps: LimitsDeps): Limits {
   };
 
   return {
-    onCommit(block, entries, blockTime) {
+    onCommit(block, entries, blockTime, reverts = []) {
       add(entries);
+      window.addReverts(reverts);
       latest = { block, time: Math.max(latest.time, blockTime) };
       schedule();
     },

@@ -1,6 +1,7 @@
 /**
  * The limits' settings as the ledger loads them (ledger-config.ts, limit-settings.ts): off unless
- * set, each limit whole when its threshold is, refused with the setting's name when malformed.
+ * set, each limit whole when its threshold is, refused with the setting's name when malformed
+ * (and a revert share whose re-arm level is not below its trip level).
  */
 import { loadLedgerConfig } from '../../src/ledger/ledger-config';
 
@@ -42,6 +43,26 @@ it('behavior: each limit set is loaded whole, with its horizon and minimum of sw
     markout: { floorBps: -12.5, horizon: '5b', minSwaps: 20 },
     belowQuote: { shareBps: 5000, minSwaps: 4 },
   });
+});
+
+it('behavior: the revert share with its re-arm level (half the trip level unless set) and its minimum of calls', () => {
+  expect(load({ LIMIT_REVERT_SHARE_BPS: '2000' }).limits.reverts).toEqual({
+    shareBps: 2000,
+    rearmBps: 1000,
+    minCalls: 20,
+  });
+  expect(
+    load({ LIMIT_REVERT_SHARE_BPS: '1500', LIMIT_REVERT_REARM_BPS: '1200', LIMIT_REVERT_MIN_CALLS: '50' }).limits
+      .reverts,
+  ).toEqual({ shareBps: 1500, rearmBps: 1200, minCalls: 50 });
+});
+
+it('error: a re-arm level at or above the trip level, or a trip level of 0, is no hysteresis: refused', () => {
+  expect(() => load({ LIMIT_REVERT_SHARE_BPS: '1000', LIMIT_REVERT_REARM_BPS: '1000' })).toThrow(
+    /LIMIT_REVERT_REARM_BPS.*must be below the trip level/,
+  );
+  expect(() => load({ LIMIT_REVERT_SHARE_BPS: '0' })).toThrow(/LIMIT_REVERT_REARM_BPS/);
+  expect(() => load({ LIMIT_REVERT_SHARE_BPS: '10001' })).toThrow('LIMIT_REVERT_SHARE_BPS');
 });
 
 it('error: a cap of 0, a negative cap, a share above 100 %, an unknown horizon name the setting', () => {

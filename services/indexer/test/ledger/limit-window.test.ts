@@ -1,8 +1,11 @@
 /**
  * The limits' arithmetic (limit-window.ts), on ledger entries made here: which limit each scope
- * breaks, with what value against what threshold; the window, a resume restarting it, a reorg.
+ * breaks, with what value against what threshold; the window, a resume restarting it, a reorg;
+ * the revert share's hysteresis (a trip level, and a lower re-arm level for a window after the
+ * resume of its trip).
  */
-import type { HaltScope, LedgerEntry } from '@pmm/core';
+import type { HaltScope, LedgerEntry, LedgerRevert } from '@pmm/core';
+import { sampleLedgerRevert } from '@pmm/testkit';
 import { LimitWindow } from '../../src/ledger/limit-window';
 import type { LimitConfig } from '../../src/ledger/limit-settings';
 
@@ -197,6 +200,76 @@ describe('the share below the quote', () => {
     const w = new LimitWindow(config({ belowQuote: { shareBps: 5000, minSwaps: 2 } }), 8453);
     w.add([quoted(1, '1000001'), quoted(2, '999000')]);
     expect(w.breaches(1_002, never)).toEqual([]);
+  });
+});
+
+describe('the revert share, with hysteresis', () => {
+  const revertConfig = config({ windowSeconds: 600, reverts: { shareBps: 2000, rearmBps: 1000, minCalls: 5 } });
+  let calls = 0;
+  const reverted = (integratorId: string, blockNumber: number): LedgerRevert =>
+    sampleLedgerRevert(blockNumber, 1_000 + blockNumber, { integratorId, callIndex: ++calls, reason: 'QuoteExpired' });
+  /** `executed` swaps and `failed` reverted calls of acme in block `block`. */
+  const block = (w: LimitWindow, n: number, executed: number, failed: number) => {
+    w.add(Array.from({ length: executed }, () => entry({ integratorId: 'acme', blockNumber: n })));
+    w.addReverts(Array.from({ length: failed }, () => reverted('acme', n)));
+  };
+
+  it("behavior: an integrator's reverted calls over its calls (swaps and reverts) above the trip level, over the minimum, trip", () => {
+    const w = new LimitWindow(revertConfig, 8453);
+    // 1 of 4 calls: under the minimum of 5. Unattributed reverts count for no one.
+    block(w, 1, 3, 1);
+    w.addReverts([reverted('', 1), reverted('', 1)]);
+    expect(w.breaches(1_001, never)).toEqual([]);
+    // 1 of 5: 2000 bps, at the level, not above it.
+    block(w, 2, 1, 0);
+    expect(w.breaches(1_002, never)).toEqual([]);
+    block(w, 3, 0, 1);
+    expect(w.breaches(1_003, never)).toEqual([
+      {
+        limit: 'integrator-reverts',
+        scope: { integratorId: 'acme' },
+        value: '3333.33',
+        threshold: '2000',
+        reason:
+          "limit integrator-reverts: 2 of acme's 6 router calls on chain 8453 in the last 600 s reverted (3333.33 bps), above the trip level of 2000 bps",
+      },
+    ]);
+  });
+
+  it('behavior: after a resume that lifted its trip, the re-arm level for a window (probation), then the trip level again', () => {
+    const w = new LimitWindow(revertConfig, 8453);
+    // Resumed at 1010 s after a trip of this limit: the window restarts there too.
+    const resumed = () => 1_010_000;
+    const lifted = (_scope: HaltScope, limit: string) => (limit === 'integrator-reverts' ? 1_010_000 : -Infinity);
+    block(w, 1, 0, 5);
+    // 1 of 6 after the resume: 1666.67 bps, under the trip level, above the re-arm level.
+    block(w, 20, 5, 1);
+    const [probation] = w.breaches(1_020, resumed, lifted);
+    expect(probation).toMatchObject({ limit: 'integrator-reverts', value: '1666.67', threshold: '1000' });
+    expect(probation!.reason).toMatch(
+      /since its resume at .* reverted \(1666\.67 bps\), above the re-arm level of 1000 bps \(on probation after its last trip, until 1970-01-01T00:26:50\.000Z\)$/,
+    );
+    // The same share without a lifted trip of this limit (another limit's, or an operator's halt): the trip level.
+    w.touch({ integratorId: 'acme' });
+    expect(w.breaches(1_020, resumed, () => -Infinity)).toEqual([]);
+    // A window after the resume (1010 + 600): the trip level again.
+    block(w, 611, 0, 0);
+    w.touch({ integratorId: 'acme' });
+    expect(w.breaches(1_611, resumed, lifted)).toEqual([]);
+  });
+
+  it('behavior: a reorg forgets the reverted calls of the orphaned blocks; a call given twice counts once; off, nothing counts', () => {
+    const w = new LimitWindow(revertConfig, 8453);
+    block(w, 1, 4, 0);
+    const late = reverted('acme', 2);
+    w.addReverts([late, late, { ...late }]);
+    block(w, 3, 0, 1);
+    expect(w.breaches(1_003, never)).toHaveLength(1);
+    w.rollback(2);
+    expect(w.breaches(1_003, never)).toEqual([]);
+    const off = new LimitWindow(config({}), 8453);
+    block(off, 1, 0, 50);
+    expect(off.breaches(1_001, never)).toEqual([]);
   });
 });
 

@@ -10,7 +10,10 @@
  * - executed below quote: `slipped` signs with a firm quote (amountIn, slippageBps), the test
  *   raises the mid before the swap executes, so it executes below its quote, twice;
  * - pair notional: two integrators, each under its own cap, together execute 5,300 USDC of WBTC
- *   against the pair's 5,000.
+ *   against the pair's 5,000;
+ * - revert share, with hysteresis: `reverter`'s calls revert (a minimum above what the curve
+ *   pays), 2 of 3 against a trip level of 5,000 bps; resumed, 1 of 4 (2,500 bps, under the trip
+ *   level) halts it again, as it is held to the re-arm level of 2,000 for a window after the resume.
  *
  * Each trip halts exactly its scope (a sign in it answers 503 HALTED, a sign elsewhere 200), is
  * recorded with its limit, value and threshold (`risk status`, `risk history`, the metric), and a
@@ -36,6 +39,7 @@ import {
 import { deployerWallet, type ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
 import { runRiskCommand } from '@pmm/operator';
+import { decodeSwapCalldata, encodeSwapCalldata } from '@pmm/protocol';
 import {
   chainClients,
   freePort,
@@ -63,8 +67,11 @@ const LIMITS = {
   LIMIT_MARKOUT_MIN_SWAPS: '3',
   LIMIT_BELOW_QUOTE_SHARE_BPS: '5000',
   LIMIT_BELOW_QUOTE_MIN_SWAPS: '2',
+  LIMIT_REVERT_SHARE_BPS: '5000',
+  LIMIT_REVERT_REARM_BPS: '2000',
+  LIMIT_REVERT_MIN_CALLS: '3',
 };
-const INTEGRATORS = ['whale', 'informed', 'slipped', 'pair-a', 'pair-b', 'bystander'];
+const INTEGRATORS = ['whale', 'informed', 'slipped', 'pair-a', 'pair-b', 'reverter', 'bystander'];
 
 let sys: System;
 /** The records' server (halts, integrators and keys, the ledger), as its administrator. */
@@ -192,6 +199,20 @@ async function swap(
     user.sendTransaction({ to: stack.contracts.router as Hex, data: (signed.body as { calldata: Hex }).calldata }),
   );
   return { block, quoted: BigInt((signed.body as { amountOut: string }).amountOut) };
+}
+
+/** A call that reverts: signed for `integratorId`, sent with a minimum above what the curve pays (InsufficientOutput). */
+async function revertingSwap(integratorId: string, amountIn: bigint): Promise<bigint> {
+  const signed = await sign(integratorId, weth, amountIn);
+  expect(signed.status).toBe(200);
+  const greedy = encodeSwapCalldata({
+    ...decodeSwapCalldata((signed.body as { calldata: string }).calldata),
+    minAmountOut: 2n ** 200n,
+  }) as Hex;
+  const hash = await user.sendTransaction({ to: stack.contracts.router as Hex, data: greedy, gas: 600_000n });
+  const receipt = await pub.waitForTransactionReceipt({ hash });
+  expect(receipt.status).toBe('reverted');
+  return receipt.blockNumber;
 }
 
 /** Moves `base`'s curve mid by `factorPpm` (1_010_000: +1 %) and waits until the served book has it. */
@@ -412,5 +433,40 @@ describe('limits that trip on what executes', () => {
       ['halt', `chain=${CHAIN} pair=${wbtc.toLowerCase()}`, 'pair-notional'],
     ]);
     await until(async () => (await metricValue(ledger, 'pair-notional')) === 1, 10_000, 'the trip counted', 100);
+  });
+
+  it('behavior: an integrator whose calls revert above the trip level is halted; resumed, it is held to the re-arm level for a window and halted again under the trip level', async () => {
+    await swap('reverter', weth, usdc(106));
+    await revertingSwap('reverter', usdc(107));
+    const block = await revertingSwap('reverter', usdc(108));
+    const halt = await tripped({ integratorId: 'reverter' }, 'the reverter halted');
+    expect(halt.trip).toEqual({ limit: 'integrator-reverts', value: '6666.67', threshold: '5000' });
+    expect(halt.reason).toMatch(
+      /^limit integrator-reverts: 2 of reverter's 3 router calls on chain 8453 in the last 3600 s reverted \(6666\.67 bps\), above the trip level of 5000 bps/,
+    );
+    await expectHaltedOnly(
+      () => sign('reverter', weth, usdc(17)),
+      () => sign('bystander', weth, usdc(18)),
+    );
+    expect((await risk(['resume', '--integrator', 'reverter', '--reason', 'integration fixed'])).code).toBe(0);
+    await until(
+      async () => (await sign('reverter', weth, usdc(19))).status === 200,
+      20_000,
+      'the reverter signed',
+      100,
+    );
+    // On probation: three swaps execute, then one call reverts: 2,500 bps, under the trip level.
+    for (const amount of [109, 110, 111]) {
+      const { block: executed } = await swap('reverter', weth, usdc(amount));
+      await limitsEvaluated(ledger, executed);
+      expect((await halts.active()).some((h) => h.scope.integratorId === 'reverter')).toBe(false);
+    }
+    expect(await revertingSwap('reverter', usdc(112))).toBeGreaterThan(block);
+    const again = await tripped({ integratorId: 'reverter' }, 'the reverter halted again, on probation');
+    expect(again.trip).toEqual({ limit: 'integrator-reverts', value: '2500', threshold: '2000' });
+    expect(again.reason).toMatch(
+      /since its resume at .* \(2500 bps\), above the re-arm level of 2000 bps \(on probation/,
+    );
+    await until(async () => (await metricValue(ledger, 'integrator-reverts')) === 2, 10_000, 'both trips counted', 100);
   });
 });

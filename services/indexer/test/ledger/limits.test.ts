@@ -3,7 +3,8 @@
  * from the mid history as the indexer writes it (mid-store.ts) trips the markout floor and writes
  * the halt with its trip; a trip whose write cannot be confirmed durable (a Redis without an
  * append-only file, under REDIS_DURABILITY=fsync) is counted, written nowhere, and tried again at
- * the next block without a new swap.
+ * the next block without a new swap; the revert share's probation after the resume of its trip,
+ * read from the halts' log (by a ledger started again too).
  */
 import {
   DurableWrites,
@@ -15,7 +16,7 @@ import {
   type LedgerEntry,
   type RedisClient,
 } from '@pmm/core';
-import { privateRedis, privateReplicatedRedis, until, type PrivateRedis } from '@pmm/testkit';
+import { privateRedis, privateReplicatedRedis, sampleLedgerRevert, until, type PrivateRedis } from '@pmm/testkit';
 import { createLedgerMetrics, type LedgerMetrics } from '../../src/ledger/ledger-metrics';
 import { startLimits } from '../../src/ledger/limits';
 import { redisMidHistory } from '../../src/ledger/pending-markouts';
@@ -182,3 +183,52 @@ it('behavior: in replica mode a trip counts only once its halt is on the replica
     await nodes.stop();
   }
 }, 60_000);
+
+it("behavior: the revert share trips; after the operator's resume the ledger reads from the log that the trip was this limit's, and a ledger started again too: the re-arm level for a window", async () => {
+  const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
+  const start = (now: number) =>
+    startLimits({
+      chainId: 8453,
+      config: { windowSeconds: 600, reverts: { shareBps: 2000, rearmBps: 1000, minCalls: 5 } },
+      redis,
+      keys,
+      durability: DurableWrites.unconfirmed(redis),
+      history: redisMidHistory(redis, { mids: keys.mids(8453), midTimes: keys.midTimes(8453) }),
+      metrics,
+      logger,
+      now: () => now,
+    });
+  const reverted = (block: number, n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      sampleLedgerRevert(block, 1_000 + block, { integratorId: 'acme', callIndex: i, txHash: `0x${block}${i}` }),
+    );
+  const store = new HaltStore(redis, keys);
+  const limits = start(1_002_000);
+  // 2 of 5 calls reverted: 4000 bps, above the trip level.
+  limits.onCommit(1, [swap('acme', 1), swap('acme', 1), swap('acme', 1)], 1_001, reverted(1, 2));
+  await limits.idle();
+  expect((await store.active())[0]).toMatchObject({
+    scope: { integratorId: 'acme' },
+    trip: { limit: 'integrator-reverts', value: '4000', threshold: '2000' },
+  });
+  await store.resume({ integratorId: 'acme' }, { reason: 'fixed', by: 'alice', at: 1_010_000 });
+  // After the resume: 1 of 8 calls, 1250 bps: under the trip level, above the re-arm level.
+  const after = [20, 21, 22, 23, 24, 25, 26].map((block) => swap('acme', block));
+  limits.onCommit(26, after, 1_026, reverted(26, 1));
+  await limits.idle();
+  const [again] = await store.active();
+  expect(again).toMatchObject({ trip: { limit: 'integrator-reverts', value: '1250', threshold: '1000' } });
+  expect(again!.reason).toContain('on probation after its last trip');
+
+  // A ledger started again after a second resume reads the probation from the log.
+  await store.resume({ integratorId: 'acme' }, { reason: 'fixed again', by: 'alice', at: 1_030_000 });
+  const restarted = start(1_040_000);
+  restarted.onCommit(
+    40,
+    [1, 2, 3, 4, 5, 6, 7].map(() => swap('acme', 40)),
+    1_040,
+    reverted(40, 1),
+  );
+  await restarted.idle();
+  expect((await store.active())[0]).toMatchObject({ trip: { limit: 'integrator-reverts', value: '1250' } });
+});
