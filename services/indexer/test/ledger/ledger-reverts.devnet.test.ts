@@ -9,8 +9,10 @@
  * a transaction that goes on, and signatures never used. Each reverted call must be in the
  * chain's ledger with the router's error and who asked for its signature; nothing else is. Once
  * the windows have passed, `npm run fills` (as the operator's Redis user) gives each signature its
- * fate and reason, and its figures per integrator add up. A reorg that removes a reverted
- * transaction removes its record and its fate.
+ * fate and reason, and its figures per integrator add up; each integrator reads the same fates of
+ * its own signatures, and none of the other's, with its own key (`GET /v2/fills`, through the
+ * gateway as its Redis user). A reorg that removes a reverted transaction removes its record and
+ * its fate.
  */
 import { TestExecutorArtifact, TestTokenArtifact } from '@pmm/contracts';
 import {
@@ -27,7 +29,13 @@ import {
 import { DEVNET_VALIDITY_SECONDS, deployerWallet, type ChainStack } from '@pmm/devnet';
 import { ApiKeyStore } from '@pmm/gateway';
 import type { FillReport } from '@pmm/operator';
-import { decodeSwapCalldata, decodeVerificationData, encodeSwapCalldata } from '@pmm/protocol';
+import {
+  decodeSwapCalldata,
+  decodeVerificationData,
+  encodeSwapCalldata,
+  type FillFate,
+  type FillsResponse,
+} from '@pmm/protocol';
 import { chainClients, startSystem, until, type System } from '@pmm/testkit';
 import request from 'supertest';
 import { encodeAbiParameters, getContractAddress, keccak256, type Abi, type Hex } from 'viem';
@@ -407,6 +415,51 @@ describe("the ledger's reverted router calls", () => {
     expect(beta.out).not.toMatch(/alpha/);
     const csv = await fillsCli.run(['--from', day(-1), '--to', day(1), '--chain', '8453', '--format', 'csv']);
     expect(csv.out.trim().split('\n')).toHaveLength(1 + report.fates.filter((f) => f.chainId === 8453).length);
+  });
+
+  it("behavior: `GET /v2/fills`: each integrator reads with its own key exactly its fates as `fills` gives them, nothing of the other's", async () => {
+    const report = JSON.parse(
+      (await fillsCli.run(['--from', day(-1), '--to', day(1), '--format', 'json'])).out,
+    ) as FillReport;
+    // The test's signatures are all of the last hour.
+    const to = Math.floor(Date.now() / 1000) + 60;
+    const project = (f: FillFate) => [
+      f.requestId,
+      f.clientRequestId,
+      f.fate,
+      f.reason,
+      f.txHash,
+      f.executions,
+      f.reverts,
+    ];
+    for (const chainId of CHAINS) {
+      for (const id of ['alpha', 'beta']) {
+        const read: FillFate[] = [];
+        for (let cursor: string | undefined; ;) {
+          const res = await request(sys.gateway.url)
+            .get(`/v2/fills?chainId=${chainId}&from=${to - 3_600}&to=${to}${cursor ? `&cursor=${cursor}` : ''}`)
+            .set('X-API-KEY', apiKeys.get(id)!);
+          expect(res.status).toBe(200);
+          const page = res.body as FillsResponse;
+          read.push(...page.fates);
+          if (page.next === null) break;
+          cursor = page.next;
+        }
+        const own = report.fates.filter((f) => f.chainId === chainId && f.integratorId === id);
+        expect(read.map(project)).toEqual(own.map(project));
+        // Its executed, reverted (with each reason) and unused signatures; none of the other's.
+        const mine = cases.get(chainId)!.fates.filter((f) => f.integratorId === id);
+        const fateOf = (clientRequestId: string) => read.find((f) => f.clientRequestId === clientRequestId);
+        for (const f of mine)
+          expect([f.clientRequestId, fateOf(f.clientRequestId)?.fate, fateOf(f.clientRequestId)?.reason]).toEqual([
+            f.clientRequestId,
+            f.fate,
+            f.reason,
+          ]);
+        const theirs = cases.get(chainId)!.fates.filter((f) => f.integratorId !== id);
+        for (const f of theirs) expect(fateOf(f.clientRequestId)).toBeUndefined();
+      }
+    }
   });
 
   it('behavior: a reorg that removes a reverted transaction removes its record and its fate', async () => {
