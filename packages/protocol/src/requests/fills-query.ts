@@ -7,11 +7,11 @@
  * Whether the chain is served and enabled for the key is the gateway's (400 UNSUPPORTED_CHAIN).
  *
  * The JSON schema below is the one source of the parameters' shapes: the validators are compiled
- * from it (as sign-request.ts does for the sign body) and the OpenAPI document lists it.
+ * from it by ajv (strict-validator.ts, as for the sign body) and the OpenAPI document lists it.
  */
-import Ajv, { type ValidateFunction } from 'ajv';
 import { ApiError, validationError } from '../errors/api-error';
 import { chainIdFromQuery } from './parse-chain-id';
+import { propertyValidators } from './strict-validator';
 
 /** The longest period one request may ask for: a day (page through longer ones day by day). */
 export const FILLS_MAX_PERIOD_SECONDS = 86_400;
@@ -51,17 +51,8 @@ const REQUIRED: ReadonlySet<string> = new Set(FILLS_QUERY_SCHEMA.required);
 type Checked = Exclude<ParameterName, 'chainId'>;
 const CHECKED: Checked[] = ['from', 'to', 'cursor'];
 
-// As sign-request.ts: the validators answer yes or no about the value as sent, nothing more.
-const ajv = new Ajv({
-  allErrors: false,
-  coerceTypes: false,
-  removeAdditional: false,
-  useDefaults: false,
-  strict: true,
-});
-const validate = Object.fromEntries(
-  CHECKED.map((name) => [name, ajv.compile(FILLS_QUERY_SCHEMA.properties[name])]),
-) as Record<Checked, ValidateFunction>;
+// Yes or no about the value as sent (strict-validator.ts).
+const validate = propertyValidators(FILLS_QUERY_SCHEMA.properties, CHECKED);
 
 const REASONS: Record<Checked, string> = {
   from: 'must be Unix seconds (ASCII digits only, at most 12)',

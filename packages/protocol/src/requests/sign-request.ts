@@ -9,12 +9,13 @@
  * (ajv's `JSONSchemaType<T>` is not used: it demands `nullable: true` on every optional
  * property, which would accept `"amountIn": null`.)
  */
-import Ajv, { type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { ApiError, validationError } from '../errors/api-error';
 import { ADDRESS_FORMAT_REASON, ADDRESS_PATTERN, parseAddress } from './parse-address';
 import { UINT256_MAX, UINT_FORMAT_REASON, UINT_STRING_PATTERN, parseUintString } from './parse-uint';
 import { CHAIN_ID_NEGATIVE_REASON, chainIdFromBody } from './parse-chain-id';
 import { parseFee } from './parse-fee';
+import { propertyValidators } from './strict-validator';
 import { DEFAULT_CHAIN_ID } from '../chains/chains';
 import { MAX_SLIPPAGE_BPS } from '../signing/firm-quote';
 
@@ -72,24 +73,12 @@ export interface SignRequestOptions {
 const FIELDS = Object.keys(SIGN_REQUEST_SCHEMA.properties) as FieldName[];
 const REQUIRED: ReadonlySet<string> = new Set(SIGN_REQUEST_SCHEMA.required);
 
-// INVARIANT: no allErrors (stop at the first error), no coercion, no removal of unknown fields,
-// no defaults: the validators only ever answer yes or no about the body as sent.
-const ajv = new Ajv({
-  allErrors: false,
-  coerceTypes: false,
-  removeAdditional: false,
-  useDefaults: false,
-  strict: true,
-});
-
 /**
  * One validator per field, so that the first failing field in schema order is reported. (A
  * whole-body validator without allErrors reports all `required` failures before any type
- * failure, whatever the field order.)
+ * failure, whatever the field order.) They answer yes or no about the body as sent (strict-validator.ts).
  */
-const validateField = Object.fromEntries(
-  FIELDS.map((name) => [name, ajv.compile(SIGN_REQUEST_SCHEMA.properties[name])]),
-) as Record<FieldName, ValidateFunction>;
+const validateField = propertyValidators(SIGN_REQUEST_SCHEMA.properties, FIELDS);
 
 /** The reason for a value that fails its field schema, in the same words as the parsers. */
 function schemaReason(name: FieldName, validator: ValidateFunction): string {

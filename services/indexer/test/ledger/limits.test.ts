@@ -18,6 +18,7 @@ import {
 } from '@pmm/core';
 import { privateRedis, privateReplicatedRedis, sampleLedgerRevert, until, type PrivateRedis } from '@pmm/testkit';
 import { createLedgerMetrics, type LedgerMetrics } from '../../src/ledger/ledger-metrics';
+import type { LimitConfig } from '../../src/ledger/limit-settings';
 import { startLimits } from '../../src/ledger/limits';
 import { redisMidHistory } from '../../src/ledger/pending-markouts';
 import { createMidStore } from '../../src/store/mid-store';
@@ -69,6 +70,20 @@ function swap(integratorId: string, blockNumber: number, quoteAmount = '1000'): 
   };
 }
 
+/** The limits on this Redis, their halts unconfirmed, the clock at `nowMs`. */
+const limitsOn = (config: LimitConfig, metrics: LedgerMetrics, nowMs: number) =>
+  startLimits({
+    chainId: 8453,
+    config,
+    redis,
+    keys,
+    durability: DurableWrites.unconfirmed(redis),
+    history: redisMidHistory(redis, { mids: keys.mids(8453), midTimes: keys.midTimes(8453) }),
+    metrics,
+    logger,
+    now: () => nowMs,
+  });
+
 const counter = async (metrics: LedgerMetrics, name: 'limitTrips' | 'limitTripFailures') =>
   (await metrics[name].get()).values.reduce((total, v) => total + v.value, 0);
 
@@ -87,18 +102,12 @@ it('behavior: markouts at a time horizon, read from the mid history, trip the fl
     ]);
   }
   const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
-  const limits = startLimits({
-    chainId: 8453,
-    config: { windowSeconds: 3_600, markout: { floorBps: -20, horizon: '12s', minSwaps: 2 } },
-    redis,
-    keys,
-    durability: DurableWrites.unconfirmed(redis),
-    history: redisMidHistory(redis, { mids: keys.mids(8453), midTimes: keys.midTimes(8453) }),
+  // The window loaded at the first evaluation ends at the swaps' time.
+  const limits = limitsOn(
+    { windowSeconds: 3_600, markout: { floorBps: -20, horizon: '12s', minSwaps: 2 } },
     metrics,
-    logger,
-    // The window loaded at the first evaluation ends at the swaps' time.
-    now: () => 1_031_000,
-  });
+    1_031_000,
+  );
   limits.onCommit(10, [swap('informed', 10)], 1_010);
   limits.onCommit(11, [swap('informed', 11)], 1_011);
   limits.onCommit(31, [], 1_031);
@@ -187,17 +196,7 @@ it('behavior: in replica mode a trip counts only once its halt is on the replica
 it("behavior: the revert share trips; after the operator's resume the ledger reads from the log that the trip was this limit's, and a ledger started again too: the re-arm level for a window", async () => {
   const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
   const start = (now: number) =>
-    startLimits({
-      chainId: 8453,
-      config: { windowSeconds: 600, reverts: { shareBps: 2000, rearmBps: 1000, minCalls: 5 } },
-      redis,
-      keys,
-      durability: DurableWrites.unconfirmed(redis),
-      history: redisMidHistory(redis, { mids: keys.mids(8453), midTimes: keys.midTimes(8453) }),
-      metrics,
-      logger,
-      now: () => now,
-    });
+    limitsOn({ windowSeconds: 600, reverts: { shareBps: 2000, rearmBps: 1000, minCalls: 5 } }, metrics, now);
   const reverted = (block: number, n: number) =>
     Array.from({ length: n }, (_, i) =>
       sampleLedgerRevert(block, 1_000 + block, { integratorId: 'acme', callIndex: i, txHash: `0x${block}${i}` }),
