@@ -3,12 +3,7 @@
  * answer becomes a PmmApiError carrying the spec's code and the request id; 429 and 503 are
  * retried as http-request.ts describes.
  */
-import type {
-  FillsResponse,
-  OrderbookResponse as Orderbook,
-  SignSwapRequest,
-  SignSwapResponse,
-} from '@pmm/protocol';
+import type { FillsResponse, OrderbookResponse as Orderbook, SignSwapRequest, SignSwapResponse } from '@pmm/protocol';
 import { requestJson, type CallOptions, type RetryOptions } from './http-request';
 import { assertQuoteLive } from './quote-deadline';
 import type { RateLimitInfo } from './rate-limit-info';

@@ -38,7 +38,7 @@ describe('PmmClient.getFills', () => {
   it("behavior: every page of the period through next, the key's own signatures each once", async () => {
     const read: FillFate[] = [];
     let pages = 0;
-    for (let cursor: string | undefined; ; ) {
+    for (let cursor: string | undefined; ;) {
       const page = await client.getFills({ from: new Date(T * 1_000), to: T + 3_600, cursor });
       pages++;
       expect(page).toMatchObject({ chainId: 8453, from: T, to: T + 3_600 });
@@ -52,7 +52,7 @@ describe('PmmClient.getFills', () => {
     expect(new Set(read.map((f) => f.fate))).toEqual(new Set(['pending']));
   });
 
-  it('error: a period over a day is the API\'s 422, not retried', async () => {
+  it("error: a period over a day is the API's 422, not retried", async () => {
     const err = await client.getFills({ chainId: 56, from: T, to: T + 86_401 }).then(
       () => undefined,
       (e: PmmApiError) => e,
