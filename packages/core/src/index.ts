@@ -303,7 +303,8 @@ export {
   type TransportLimits,
 } from './chain/json-rpc';
 export { createHttpTransport } from './chain/json-rpc-http-transport';
-export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode, readNodeAnswer } from './chain/node-http';
+export { NodeAnswerTooLarge, NodeRedirectError, nodeFetchRequest, postToNode } from './chain/node-http';
+export type { NodeAnswer, PostToNodeOptions } from './chain/node-http';
 export { DECIMALS_CALLDATA, SYMBOL_CALLDATA, decodeTokenDecimals, decodeTokenSymbol } from './chain/token-metadata';
 
 // Signing keys: in memory (secp256k1) or in a PKCS#11 module, the quoter key (signing-keys/)

@@ -1,5 +1,5 @@
 /**
- * JSON-RPC over HTTP (core's postToNode: Node's fetch, keep-alive), with a timeout per request.
+ * JSON-RPC over HTTP (core's postToNode: node:http, keep-alive), with a timeout per request.
  * Used for polling when the chain has no WebSocket URL, and for the second node that confirms
  * registry changes; stateless, so it never needs rebuilding.
  *
@@ -9,7 +9,7 @@
  * redirect, too large, not JSON, or not of JSON-RPC's shape fails its request
  * (RpcConnectionError) and is counted (`indexer_node_messages_dropped_total{reason}`).
  */
-import { NodeAnswerTooLarge, NodeRedirectError, postToNode, readNodeAnswer } from './node-http';
+import { NodeAnswerTooLarge, NodeRedirectError, postToNode } from './node-http';
 import {
   type DroppedReason,
   RpcConnectionError,
@@ -54,12 +54,12 @@ export function createHttpTransport(url: string, limits: TransportLimits): RpcTr
     controllers.add(controller);
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
-      const res = await postToNode(url, JSON.stringify(body), controller.signal);
-      if (!res.ok) {
-        await res.body?.cancel().catch(() => undefined);
-        throw new RpcConnectionError(`${label}: HTTP ${res.status}`);
-      }
-      return parse(await readNodeAnswer(res, limits.maxAnswerBytes), label);
+      const answer = await postToNode(url, JSON.stringify(body), {
+        signal: controller.signal,
+        maxBytes: limits.maxAnswerBytes,
+      });
+      if (answer.status < 200 || answer.status >= 300) throw new RpcConnectionError(`${label}: HTTP ${answer.status}`);
+      return parse(answer.text, label);
     } catch (err) {
       if (controller.signal.aborted) throw new RpcTimeoutError(label, timeoutMs);
       if (err instanceof RpcConnectionError) throw err;

@@ -19,7 +19,6 @@ import {
   decodeTokenSymbol,
   nodeFetchRequest,
   postToNode,
-  readNodeAnswer,
 } from '@pmm/core';
 
 /** `Transfer(address,address,uint256)`: the standard ERC-20 event every token emits. */
@@ -139,18 +138,18 @@ let requestId = 0;
 
 /** One JSON-RPC request over HTTP; rejects with the node's error as ethers does (`error: {code, message}`). */
 async function rawRequest(rpcUrl: string, method: string, params: unknown[], maxBytes: number): Promise<unknown> {
-  const res = await postToNode(
-    rpcUrl,
-    JSON.stringify({ jsonrpc: '2.0', id: ++requestId, method, params }),
-    AbortSignal.timeout(120_000),
-  );
-  let text: string;
+  let res;
   try {
-    text = await readNodeAnswer(res, maxBytes);
+    res = await postToNode(rpcUrl, JSON.stringify({ jsonrpc: '2.0', id: ++requestId, method, params }), {
+      signal: AbortSignal.timeout(120_000),
+      maxBytes,
+      readErrors: true,
+    });
   } catch (err) {
     if (err instanceof NodeAnswerTooLarge) throw new AnswerTooLarge(`${method}: ${err.message}`);
     throw err;
   }
+  const text = res.text;
   let body: { result?: unknown; error?: { code?: number; message?: string } };
   try {
     body = JSON.parse(text) as typeof body;

@@ -60,8 +60,8 @@ export async function firmQuoteChains(
         maxAnswerBytes: MAX_QUOTE_ANSWER_BYTES,
         onDropped: (reason) => dropped.inc({ reason }),
       });
-      // The first request loads Node's HTTP client and opens the connection (hundreds of ms on a
-      // busy machine): done now, not inside the first sign's deadline. A node that is down is
+      // The first request opens the connection (and on a busy machine takes hundreds of ms): done
+      // now, not inside the first sign's deadline. A node that is down is
       // only logged: signs with amountIn answer 503 until it is back.
       rpc.request('eth_chainId', [], 5_000).catch((err: unknown) =>
         logger.warn('firm quotes: the node does not answer yet', {
