@@ -11,8 +11,9 @@
  *   succeeded, on each connection before its first write, again after each reconnect and at
  *   most `recheckMs` later, so a changed or restarted Redis is noticed. `appendfsync always`
  *   is the deployment's: INFO does not show it (docs/decisions/0020-durable-writes.md).
- * - `replica`: once the writes are answered, `WAIT <replicas> <waitTimeoutMs>` on every master
- *   connection they were made on: fewer acknowledgements than `replicas` is a failure. A WAIT
+ * - `replica`: `WAIT <replicas> <waitTimeoutMs>` on every master connection the writes were made
+ *   on, after them (on one master, sent right behind them, before their answers: one round
+ *   trip): fewer acknowledgements than `replicas` is a failure. A WAIT
  *   holds its connection until the replicas answer, so writes are spread over several
  *   connections (lanes), each carrying one flight of writes and its WAIT at a time
  *   ({@link DurableWrites.run}).
@@ -154,16 +155,25 @@ export class DurableWrites {
    * Call once every write on the session's connection is answered: resolves when they are
    * durable, else DurabilityError. In replica mode the WAIT sent here follows those writes on
    * their connection, so it counts the replicas that acknowledged them (and every earlier write
-   * of that connection: https://redis.io/commands/wait).
+   * of that connection: https://redis.io/commands/wait). `sentWaits`: WAITs already sent on a
+   * master connection behind the writes (their answers are awaited here instead).
    */
-  async confirm(session: WriteSession): Promise<void> {
+  async confirm(session: WriteSession, sentWaits?: ReadonlyMap<Redis, Promise<number>>): Promise<void> {
     if (this.policy.mode === 'none') return;
     const masters = masterConnections(session.lane);
     if (this.policy.mode === 'replica') {
       const { replicas, waitTimeoutMs } = this.policy;
-      const written = masters.filter((node) => this.state(node).sent);
-      const acks = await Promise.all(written.map((node) => this.wait(node)));
-      const short = acks.find((n) => n < replicas);
+      const acks = await Promise.all(
+        masters.map(async (node) => {
+          const sent = sentWaits?.get(node);
+          // A WAIT already sent covers every write before it; one that went out after it (a
+          // NOSCRIPT's EVAL, a write made after an await) needs a WAIT of its own.
+          const early = sent === undefined ? undefined : await sent;
+          if (this.state(node).sent) return this.wait(node);
+          return early;
+        }),
+      );
+      const short = acks.find((n) => n !== undefined && n < replicas);
       if (short !== undefined)
         throw new DurabilityError(`${short} of ${replicas} replica acknowledgements within ${waitTimeoutMs} ms`);
     }
@@ -222,7 +232,13 @@ export class DurableWrites {
     }
   }
 
-  /** One flight: the runs' writes on `lane`, then (all answered) one confirmation for them all. */
+  /**
+   * One flight: the runs' writes on `lane`, then one confirmation for them all. On one master
+   * (not a Cluster) the WAIT goes out right behind the writes sent at once, in the same
+   * pipeline: Redis runs a connection's commands in order, so it counts the replicas'
+   * acknowledgements of those writes as it would once they were answered, and the flight costs
+   * one round trip to the primary instead of two (and the signer one wake-up fewer).
+   */
   private async fly(lane: RedisClient, flight: Waiting[]): Promise<void> {
     let results: PromiseSettledResult<unknown>[] = [];
     let confirmed = false;
@@ -230,8 +246,16 @@ export class DurableWrites {
     try {
       const session = await this.begin(lane);
       // async: a run that throws instead of rejecting fails alone.
-      results = await Promise.allSettled(flight.map(async (w) => w.writes(lane)));
-      await this.confirm(session);
+      const settled = Promise.allSettled(flight.map(async (w) => w.writes(lane)));
+      const sentWaits = new Map<Redis, Promise<number>>();
+      if (this.policy.mode === 'replica' && !isCluster(lane) && this.state(lane).sent) {
+        const wait = this.wait(lane);
+        // Read once the writes are answered; a failure is handled there, not left unhandled now.
+        wait.catch(() => undefined);
+        sentWaits.set(lane, wait);
+      }
+      results = await settled;
+      await this.confirm(session, sentWaits);
       confirmed = true;
     } catch (err) {
       failure = err;

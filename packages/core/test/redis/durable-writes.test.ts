@@ -139,6 +139,46 @@ describe('DurableWrites in replica mode', () => {
     );
   });
 
+  it('behavior: the WAIT goes out right behind the writes of its flight, before their answers (one round trip); each write is on the replica when answered', async () => {
+    const [lane] = await lanes(1);
+    const sent: string[] = [];
+    const send = lane!.sendCommand.bind(lane);
+    lane!.sendCommand = (command, stream) => {
+      sent.push(`sent ${command.name.toLowerCase()}`);
+      return send(command, stream);
+    };
+    const durable = new DurableWrites([lane!], { mode: 'replica', replicas: 1, waitTimeoutMs: 5_000 });
+    const key = `dw-${randomUUID()}`;
+    await durable.run((redis) => redis.set(key, 'a').then((v) => (sent.push('answered set'), v)));
+    expect(sent).toEqual(['sent set', 'sent wait', 'answered set']);
+    expect(await replica.get(key)).toBe('a');
+  });
+
+  it('behavior: a write its flight sends after the WAIT went out (a script re-sent after NOSCRIPT, a write after an await) gets a WAIT of its own', async () => {
+    const [lane] = await lanes(1);
+    const durable = new DurableWrites([lane!], { mode: 'replica', replicas: 1, waitTimeoutMs: 20_000 });
+    const key = `dw-${randomUUID()}`;
+    const before = await waitsRun();
+    let answered = false;
+    const run = durable
+      .run(async (redis) => {
+        await redis.set(`${key}:first`, 1);
+        // The replica stops answering before the second write: only a second WAIT can cover it.
+        nodes.replicas[0]!.pause();
+        return redis.set(`${key}:second`, 2);
+      })
+      .then(() => (answered = true));
+    try {
+      await until(async () => (await waitsBlocked()) === 1, 10_000, 'a WAIT for the second write', 50);
+      expect(answered).toBe(false);
+    } finally {
+      nodes.replicas[0]!.resume();
+    }
+    await run;
+    expect((await waitsRun()) - before).toBe(2);
+    expect(await replica.get(`${key}:second`)).toBe('2');
+  });
+
   it('error: fewer replica acknowledgements than required refuse the write and every write that shared its WAIT; none is answered', async () => {
     // Two replicas asked of a primary that has one: WAIT returns 1 at its timeout.
     const durable = new DurableWrites(await lanes(1), { mode: 'replica', replicas: 2, waitTimeoutMs: 200 });
