@@ -5,16 +5,21 @@
  * (REDIS_DURABILITY=auto: WAIT for one replica). `SENTINEL FAILOVER`
  * while signing; once the old primary has rejoined as a replica (what discarded 1,106
  * acknowledged records before), every signature a client received must have its record on the
- * new primary, and signing must have resumed there.
+ * new primary, and signing must have resumed there. With the shipped settings the load is firm
+ * quotes (issue 50: 500 a second, each its own amountIn, quoted by the devnet's node), the
+ * heaviest sign; its answers' p99 before the fail-over is printed, not asserted (the machine is
+ * shared: capacity.md has the figures).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRedis, redisReady, type RedisClient } from '@pmm/core';
+import { startDevnet, type Devnet } from '@pmm/devnet';
 import { REPO_ROOT, freePort, loadReport, stopAll, until, waitForPort } from '@pmm/testkit';
 import {
   DRILL_SIGNS_PER_SECOND,
+  firmSignerLoad,
   lostRecords,
   signerLoad,
   startDrillSigner,
@@ -36,9 +41,11 @@ const clients: RedisClient[] = [];
 let dir: string;
 const dirs: string[] = [];
 let signer: DrillSigner | undefined;
+let devnet: Promise<Devnet> | undefined;
 
 afterAll(async () => {
   await signer?.close();
+  await (await devnet?.catch(() => undefined))?.stop();
   for (const c of clients) c.disconnect();
   await stopAll(children, 'SIGKILL');
   if (KEEP) console.log(`drill files kept in ${dirs.join(', ')}`);
@@ -74,12 +81,21 @@ interface FailoverDrill {
   afterMs: number;
   /** The sentinel's own password (`requirepass`), given to the signer as REDIS_SENTINEL_PASSWORD. */
   sentinelPassword?: string;
+  /** The load is firm quotes on the devnet chain 8453 (started meanwhile), not plain signs. */
+  firm?: boolean;
 }
+
+const quantile = (values: number[], q: number) => {
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+};
 
 /** One primary, one replica, one sentinel; SENTINEL FAILOVER under DRILL_SIGNS_PER_SECOND signs/s. */
 async function failoverDrill(name: string, opts: FailoverDrill) {
   dir = mkdtempSync(path.join(tmpdir(), 'drill-sentinel-'));
   dirs.push(dir);
+  // The chain deploys while the Redis nodes and the sentinel start.
+  if (opts.firm) devnet = startDevnet({ chains: [8453], blockIntervalMs: 0 });
   const ports: number[] = [];
   while (ports.length < 3) {
     const p = await freePort();
@@ -135,11 +151,15 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
     100,
   );
 
+  const chain = opts.firm ? (await devnet!).stack.chains['8453'] : undefined;
   signer = await startDrillSigner(
     `redis-sentinel://127.0.0.1:${sentinelPort}/pmm`,
     opts.sentinelPassword === undefined ? {} : { REDIS_SENTINEL_PASSWORD: opts.sentinelPassword },
+    chain,
   );
-  const load = signerLoad(signer.url, DRILL_SIGNS_PER_SECOND);
+  const load = chain
+    ? firmSignerLoad(signer.url, DRILL_SIGNS_PER_SECOND, chain)
+    : signerLoad(signer.url, DRILL_SIGNS_PER_SECOND);
   await sleep(2_000);
   const failoverAt = Date.now() - load.started;
   await sentinel.call('SENTINEL', 'FAILOVER', 'pmm');
@@ -163,12 +183,22 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
   const times = [failoverAt, ...result.ok.map((a) => a.at).filter((t) => t >= failoverAt), loadEnd];
   const gap = Math.max(...times.slice(1).map((t, i) => t - times[i]!));
   const afterwards = result.ok.filter((a) => a.at > failoverAt + 15_000).length;
+  // Every answer before the fail-over (200 or not), from when its request was sent.
+  const earlier = [...result.ok, ...result.refused].filter((a) => a.at < failoverAt);
+  const earlierOk = result.ok.filter((a) => a.at < failoverAt).length;
   console.log(
     loadReport(
       name,
       result,
       missing.length,
-      `longest time without a signature from the fail-over on ${gap} ms; answered 200 from 15 s after it ${afterwards}`,
+      `longest time without a signature from the fail-over on ${gap} ms; answered 200 from 15 s after it ${afterwards}; ` +
+        `before the fail-over ${earlierOk} of ${earlier.length} answered 200, p50 ${quantile(
+          earlier.map((a) => a.ms),
+          0.5,
+        ).toFixed(1)} ms, p99 ${quantile(
+          earlier.map((a) => a.ms),
+          0.99,
+        ).toFixed(1)} ms`,
     ),
   );
   await stopAll(children.splice(0), 'SIGKILL');
@@ -177,11 +207,12 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
 
 // Each drill waits about 45 s by design (the first sync, 18 s of load, the sentinel's next INFO);
 // at a load average of 15 one took over 90 s.
-it('drill: a Sentinel fail-over (shipped settings, a sentinel with its own password) during a paced sign load loses no record, and signing resumes on the new primary', async () => {
-  const drill = await failoverDrill('Sentinel fail-over drill (shipped settings)', {
+it('drill: a Sentinel fail-over (shipped settings, a sentinel with its own password) during a paced load of firm quotes loses no record, and signing resumes on the new primary', async () => {
+  const drill = await failoverDrill('Sentinel fail-over drill (shipped settings, firm quotes)', {
     shipped: true,
     afterMs: 18_000,
     sentinelPassword: 'sentinel-own-password-1',
+    firm: true,
   });
   expect(drill.missing).toEqual([]);
   expect(drill.before).toBeGreaterThan(0);

@@ -13,7 +13,8 @@ import {
   redisKeys,
   redisReady,
 } from '@pmm/core';
-import { missingRecords, pacedSigns, type Answered, type SignLoad } from '@pmm/testkit';
+import type { ChainStack } from '@pmm/devnet';
+import { devnetRegistry, missingRecords, pacedSigns, publishBookHead, type Answered, type SignLoad } from '@pmm/testkit';
 import { loadSignerConfig, startSigner, type RunningSigner } from '../../src';
 import { INTERNAL_TOKEN, USER, integrator, testKey, testRegistry } from './fixture';
 
@@ -29,8 +30,15 @@ export interface DrillSigner {
 /**
  * Seeds an integrator and chain 8453's pairs, then starts the signer on `redisUrl` with `env` over
  * the drill's settings. The seed connects as the signer will (its sentinel password, say).
+ * With `firm`, the devnet chain 8453 (its node and contracts, no block unless asked): the
+ * signer quotes signs with amountIn on it (the chain's quoter key), its pairs are the devnet's,
+ * and the chain's latest block is the served book's head (what the indexer would write).
  */
-export async function startDrillSigner(redisUrl: string, env: Record<string, string> = {}): Promise<DrillSigner> {
+export async function startDrillSigner(
+  redisUrl: string,
+  env: Record<string, string> = {},
+  firm?: ChainStack,
+): Promise<DrillSigner> {
   const prefix = `pmm-drill-${randomBytes(4).toString('hex')}`;
   const config = loadSignerConfig({
     env: {
@@ -45,6 +53,10 @@ export async function startDrillSigner(redisUrl: string, env: Record<string, str
       // Every signature answered or withheld counts the same here: a Redis fault that stalls the
       // writes past the sign's deadline must not turn the drill into one of deadlines.
       MAX_SIGN_DEADLINE_MS: '10000',
+      ...(firm && {
+        QUOTER_KEY_8453: firm.quoter.privateKey,
+        CHAINS: JSON.stringify({ [CHAIN]: { chainId: CHAIN, rpcUrl: firm.rpcUrl, contracts: firm.contracts } }),
+      }),
       ...env,
     },
     file: {},
@@ -54,7 +66,8 @@ export async function startDrillSigner(redisUrl: string, env: Record<string, str
   try {
     await redisReady(seed, 15_000);
     await seed.set(keys.integrator('acme'), JSON.stringify(integrator('acme')));
-    await seed.set(keys.pairs(CHAIN), JSON.stringify(testRegistry(CHAIN)));
+    await seed.set(keys.pairs(CHAIN), JSON.stringify(firm ? devnetRegistry(firm) : testRegistry(CHAIN)));
+    if (firm) await publishBookHead(seed, keys, firm);
   } finally {
     await closeRedis(seed);
   }
@@ -85,6 +98,33 @@ export function signerLoad(url: string, perSecond: number): SignLoad {
         tokenOut: registry.quoteToken.address,
         fee: String(1 + (i % 5_000)),
         userAddress: USER,
+      }),
+  });
+}
+
+/**
+ * A paced load of firm quotes straight to the signer (the gateway's headers): signs with
+ * amountIn on the devnet chain `firm`, each its own amount (a quote of its own at the node,
+ * sent with those of the same event-loop turn in one round trip), inside its first ask tier.
+ * Each its own fee too, as signerLoad's: the signature covers the rate, not the amount, and the
+ * audit trail indexes at most MAX_INDEXED_IDS records under one signature (the drill finds each
+ * record by its signature).
+ */
+export function firmSignerLoad(url: string, perSecond: number, firm: ChainStack): SignLoad {
+  const base = 1_000n * 10n ** BigInt(firm.quoteToken.decimals);
+  return pacedSigns({
+    url,
+    perSecond,
+    headers: { 'x-internal-token': INTERNAL_TOKEN, 'x-integrator-id': 'acme' },
+    body: (i) =>
+      JSON.stringify({
+        chainId: CHAIN,
+        tokenIn: firm.quoteToken.address,
+        tokenOut: firm.baseTokens[0]!.address,
+        fee: String(1 + (i % 5_000)),
+        userAddress: USER,
+        amountIn: String(base + BigInt(i)),
+        slippageBps: 50,
       }),
   });
 }
