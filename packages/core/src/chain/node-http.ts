@@ -96,7 +96,8 @@ export function postToNode(url: string, body: string, opts: PostToNodeOptions): 
           res.resume();
           return resolve({ status, text: '' });
         }
-        if (Number(res.headers['content-length'] ?? 0) > opts.maxBytes) return fail(new NodeAnswerTooLarge(opts.maxBytes));
+        if (Number(res.headers['content-length'] ?? 0) > opts.maxBytes)
+          return fail(new NodeAnswerTooLarge(opts.maxBytes));
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {

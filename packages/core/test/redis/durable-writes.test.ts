@@ -8,6 +8,7 @@
  * refused (DurabilityError), and so is every write that shared that WAIT.
  */
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { DurabilityError, DurableWrites, createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { privateReplicatedRedis, until, type PrivateReplicatedRedis } from '@pmm/testkit';
 
@@ -142,8 +143,10 @@ describe('DurableWrites in replica mode', () => {
   it('behavior: the WAIT goes out right behind the writes of its flight, before their answers (one round trip); each write is on the replica when answered', async () => {
     const [lane] = await lanes(1);
     const sent: string[] = [];
-    const send = lane!.sendCommand.bind(lane);
-    lane!.sendCommand = (command, stream) => {
+    // One primary: the lane is a single connection.
+    const node = lane as Redis;
+    const send = node.sendCommand.bind(node);
+    node.sendCommand = (command, stream) => {
       sent.push(`sent ${command.name.toLowerCase()}`);
       return send(command, stream);
     };

@@ -14,7 +14,14 @@ import {
   redisReady,
 } from '@pmm/core';
 import type { ChainStack } from '@pmm/devnet';
-import { devnetRegistry, missingRecords, pacedSigns, publishBookHead, type Answered, type SignLoad } from '@pmm/testkit';
+import {
+  devnetRegistry,
+  missingRecords,
+  pacedSigns,
+  publishBookHead,
+  type Answered,
+  type SignLoad,
+} from '@pmm/testkit';
 import { loadSignerConfig, startSigner, type RunningSigner } from '../../src';
 import { INTERNAL_TOKEN, USER, integrator, testKey, testRegistry } from './fixture';
 
