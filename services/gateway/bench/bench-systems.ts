@@ -113,6 +113,12 @@ export async function seedChain(redis: RedisClient, prefix: string, chain: Chain
   return head;
 }
 
+/** Settings over a system's own, per service (a variant compared in the same run). */
+export interface ExtraEnv {
+  gateway?: Record<string, string>;
+  signer?: Record<string, string>;
+}
+
 /** What stops the systems under test and the modes' Redis, on a failed run too (in reverse order). */
 export const stops: (() => Promise<void>)[] = [];
 export async function stopEverything(): Promise<void> {
@@ -124,7 +130,7 @@ export async function stopEverything(): Promise<void> {
  * mode's own Redis, seeded as the main system's (with keys of its own): the same requests,
  * answered the same way.
  */
-export async function startModeSystem(mode: ComparedMode, prefix: string) {
+export async function startModeSystem(mode: ComparedMode, prefix: string, extra: ExtraEnv = {}) {
   const redis = await startModeRedis(mode);
   stops.push(redis.stop);
   const seedClient = redis.nodes[0]!;
@@ -146,8 +152,14 @@ export async function startModeSystem(mode: ComparedMode, prefix: string) {
         ...SHIPPED_DEADLINES.signer,
         ...redis.signerEnv,
         ...profiled(`signer-${mode}`),
+        ...extra.signer,
       },
-      gateway: { REDIS_KEY_PREFIX: prefix, ...SHIPPED_DEADLINES.gateway, ...profiled(`gateway-${mode}`) },
+      gateway: {
+        REDIS_KEY_PREFIX: prefix,
+        ...SHIPPED_DEADLINES.gateway,
+        ...profiled(`gateway-${mode}`),
+        ...extra.gateway,
+      },
     },
   });
   stops.push(() => sys.stop());
@@ -167,7 +179,7 @@ export async function startModeSystem(mode: ComparedMode, prefix: string) {
  * server for both Redis roles) under `prefix`, the signer's REDIS_DURABILITY npm start's (auto)
  * unless REDIS_DURABILITY says otherwise; the chain seeded through `redis`.
  */
-export async function startMainSystem(redis: RedisClient, redisUrl: string, prefix: string) {
+export async function startMainSystem(redis: RedisClient, redisUrl: string, prefix: string, extra: ExtraEnv = {}) {
   let head: { number: number; hash: string; timestamp: number } | undefined;
   const sys = await startSystem({
     chains: [8453],
@@ -184,8 +196,9 @@ export async function startMainSystem(redis: RedisClient, redisUrl: string, pref
         REDIS_DURABILITY: process.env.REDIS_DURABILITY ?? 'auto',
         ...SHIPPED_DEADLINES.signer,
         ...profiled('signer'),
+        ...extra.signer,
       },
-      gateway: { REDIS_KEY_PREFIX: prefix, ...SHIPPED_DEADLINES.gateway, ...profiled('gateway') },
+      gateway: { REDIS_KEY_PREFIX: prefix, ...SHIPPED_DEADLINES.gateway, ...profiled('gateway'), ...extra.gateway },
     },
   });
   stops.push(() => sys.stop());

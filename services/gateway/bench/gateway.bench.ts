@@ -85,7 +85,14 @@ import { profileBreakdown, profileWindow, type StepCost } from './profile-breakd
 import { aofMark, auditFootprint, bytesPerDay, redisCpuSeconds, signatureIndexEntryBytes } from './redis-footprint';
 import { measureSignFloor } from './sign-floor';
 import { fsyncLatencyMs } from './durability-modes';
-import { firmTarget, overloadOnly, overloadRows, printOverloadRows } from './overload-rows';
+import {
+  firmTarget,
+  mainSystemOthers,
+  modeSystemOthers,
+  overloadOnly,
+  overloadRows,
+  printOverloadRows,
+} from './overload-rows';
 import {
   PROFILE,
   PROFILE_DIR,
@@ -398,12 +405,13 @@ async function main(): Promise<void> {
         chain,
         metricsUrls: [`${sys.gateway.opsUrl}/metrics`, sys.processesOf('signer')[0]!.metricsUrl!],
         pair,
+        others: await mainSystemOthers(chain, redis),
       }),
       SECONDS,
       FIRM_WARM_SECONDS,
     )),
     ...(await overloadRows(
-      firmTarget({ name: 'replica', ...replica, apiKey: replica.keys.apiKey }),
+      firmTarget({ name: 'replica', ...replica, apiKey: replica.keys.apiKey, others: await modeSystemOthers(replica) }),
       SECONDS,
       FIRM_WARM_SECONDS,
     )),

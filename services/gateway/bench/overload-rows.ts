@@ -14,9 +14,10 @@
  * how busy the machine's cores were (/proc/stat), and how late this process's own event loop
  * ran (its lateness is in every latency it measures).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createRedis, redisReady } from '@pmm/core';
+import { createRedis, redisReady, type RedisClient } from '@pmm/core';
 import { GATEWAY_SETTINGS } from '@pmm/gateway';
 import {
   closedSigns,
@@ -28,6 +29,7 @@ import {
 } from '@pmm/testkit';
 import type { ChainStack } from '@pmm/devnet';
 import { seed, signBody, startMainSystem, startModeSystem, stopEverything } from './bench-systems';
+import type { ModeRedis } from './durability-modes';
 
 /** A system under test as the bench starts it (bench-systems.ts). */
 export interface FirmSystem {
@@ -40,6 +42,8 @@ export interface FirmSystem {
   metricsUrls: string[];
   /** The gateway's and the signer's processes. */
   pair: number[];
+  /** The processes the row also costs, by name: the chain's node, each Redis server. */
+  others: Record<string, number>;
 }
 
 /** Firm quotes through `s`: each a different amount, from inside the first ask tier of every devnet chain. */
@@ -52,6 +56,7 @@ export function firmTarget(s: FirmSystem): FirmTarget {
     body: (i) => signBody(s.chain, base + BigInt(i)),
     metricsUrls: s.metricsUrls,
     pids: [s.pair[0]!, s.pair[1]!],
+    others: s.others,
   };
 }
 
@@ -66,6 +71,8 @@ export interface FirmTarget {
   metricsUrls: string[];
   /** The gateway's and the signer's processes. */
   pids: [gateway: number, signer: number];
+  /** The other processes each row costs (the node, Redis), by name. */
+  others: Record<string, number>;
 }
 
 /** What a row cost and how the machine ran meanwhile. */
@@ -73,6 +80,9 @@ export interface RowCost {
   /** CPU µs per request of the gateway and of the signer. */
   gatewayUs: number;
   signerUs: number;
+  /** CPU µs per request of the other processes (the node, Redis) by name, and of this load's own process. */
+  othersUs: Record<string, number>;
+  clientUs: number;
   /** Share of both cores busy (every process's), %. */
   machineBusy: number;
   /** This process's event loop delay at its worst, ms. */
@@ -168,6 +178,41 @@ async function counts(urls: string[]): Promise<Record<string, number>> {
   return found;
 }
 
+/** The process of the devnet node serving `chain` (the anvil listening on its RPC port). */
+function nodePid(chain: ChainStack): number {
+  const port = new URL(chain.rpcUrl).port;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const at = args.indexOf('--port');
+    if (path.basename(args[0] ?? '') === 'anvil' && at >= 0 && args[at + 1] === port) return Number(entry);
+  }
+  throw new Error(`no anvil on port ${port}`);
+}
+
+/** The process of a Redis server (INFO server). */
+async function redisPid(redis: RedisClient): Promise<number> {
+  return Number(/^process_id:(\d+)/m.exec(String(await redis.info('server')))?.[1]);
+}
+
+/** What a row costs besides the main system's gateway and signer: its chain's node and the Redis at `redis`. */
+export async function mainSystemOthers(chain: ChainStack, redis: RedisClient): Promise<Record<string, number>> {
+  return { node: nodePid(chain), redis: await redisPid(redis) };
+}
+
+/** The same for a durability mode's system (bench-systems.ts startModeSystem): its node and every Redis node. */
+export async function modeSystemOthers(s: { chain: ChainStack; redis: ModeRedis }): Promise<Record<string, number>> {
+  const others: Record<string, number> = { node: nodePid(s.chain) };
+  const names = s.redis.nodes.length === 1 ? ['redis'] : ['redis primary', 'redis replica'];
+  for (const [i, node] of s.redis.nodes.entries()) others[names[i] ?? `redis ${i}`] = await redisPid(node);
+  return others;
+}
+
 /** The cores' busy and total time so far, in clock ticks (/proc/stat's first line). */
 function machineTicks(): { busy: number; total: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -183,6 +228,8 @@ async function during<T extends { sent: number }>(
 ): Promise<[T, Record<string, number>, RowCost]> {
   const before = await counts(target.metricsUrls);
   const cpu = target.pids.map(processCpuSeconds);
+  const others = Object.values(target.others).map(processCpuSeconds);
+  const client = process.cpuUsage();
   const ticks = machineTicks();
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
@@ -190,6 +237,8 @@ async function during<T extends { sent: number }>(
   loop.disable();
   const ticksAfter = machineTicks();
   const cpuAfter = target.pids.map(processCpuSeconds);
+  const othersAfter = Object.values(target.others).map(processCpuSeconds);
+  const clientCpu = process.cpuUsage(client);
   const after = await counts(target.metricsUrls);
   const added: Record<string, number> = {};
   for (const [name, n] of Object.entries(after)) if (n > (before[name] ?? 0)) added[name] = n - (before[name] ?? 0);
@@ -200,6 +249,13 @@ async function during<T extends { sent: number }>(
     {
       gatewayUs: perRequest(0),
       signerUs: perRequest(1),
+      othersUs: Object.fromEntries(
+        Object.keys(target.others).map((name, i) => [
+          name,
+          ((othersAfter[i]! - others[i]!) * 1e6) / Math.max(1, value.sent),
+        ]),
+      ),
+      clientUs: (clientCpu.user + clientCpu.system) / Math.max(1, value.sent),
       machineBusy: (100 * (ticksAfter.busy - ticks.busy)) / Math.max(1, ticksAfter.total - ticks.total),
       clientLagMs: loop.max / 1e6,
     },
@@ -295,7 +351,7 @@ export function printOverloadRows(rows: OverloadRow[], deadlineMs: number): void
     );
   }
   console.log(
-    "  each row: CPU µs per request (gateway, signer), the cores busy, this client's worst event-loop delay; what the services counted:",
+    "  each row: CPU µs per request (gateway, signer; the node, Redis, this load's client), the cores busy, this client's worst event-loop delay; what the services counted:",
   );
   for (const row of rows) {
     const c = row.cost;
@@ -303,6 +359,9 @@ export function printOverloadRows(rows: OverloadRow[], deadlineMs: number): void
     const listed = Object.entries(refused).map(([name, n]) => `${name} ${n}`);
     console.log(
       `    ${row.system} ${row.load}: gateway ${c.gatewayUs.toFixed(0)}, signer ${c.signerUs.toFixed(0)}; ` +
+        `${Object.entries(c.othersUs)
+          .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+          .join(', ')}, client ${c.clientUs.toFixed(0)}; ` +
         `cores ${c.machineBusy.toFixed(0)} % busy; client lag ≤ ${c.clientLagMs.toFixed(0)} ms; ` +
         `node calls per firm quote ${quotes ? (calls / quotes).toFixed(3) : 'n/a'}; ` +
         `${listed.length ? listed.join(', ') : 'nothing refused'}`,
@@ -354,8 +413,14 @@ export async function overloadOnly(redisUrl: string, prefix: string, seconds: nu
         chain: sys.chain(8453),
         metricsUrls: [`${sys.gateway.opsUrl}/metrics`, sys.processesOf('signer')[0]!.metricsUrl!],
         pair: [pid('gateway'), pid('signer')],
+        others: await mainSystemOthers(sys.chain(8453), redis),
       }),
-      firmTarget({ name: 'replica', ...replica, apiKey: replica.keys.apiKey }),
+      firmTarget({
+        name: 'replica',
+        ...replica,
+        apiKey: replica.keys.apiKey,
+        others: await modeSystemOthers(replica),
+      }),
     ];
     const rows: OverloadRow[] = [];
     for (const t of systems) rows.push(...(await overloadRows(t, seconds, warmSeconds)));
