@@ -18,7 +18,7 @@
  *    one amount (answered for the block: no node call); and the node's own round trip of the
  *    `quote()` the signer sends (one eth_call pinned to the block's hash, straight to anvil over
  *    node:http, as the other rows' client), and the same eth_call through the signer's own
- *    transport (core's createHttpTransport, Node's fetch), for where the difference goes.
+ *    transport (core's createHttpTransport, node:http), for where the difference goes.
  *    Goal: firm sign p50 ≤ plain sign p50 + the node's p50 + 1 ms.
  */
 import { Agent, request } from 'node:http';
