@@ -7,7 +7,11 @@
  * One MULTI per read (the three keys share the chain's hash tag; the write is atomic, so the
  * read sees one book's head): the hash key, and only the first bytes of the book's body, whose
  * first members are `chainId`, `blockNumber` and `blockTime` (the indexer writes them first).
- * Not cached: a cached head could lag the book the gateway already serves.
+ * Not cached: a cached head could lag the book the gateway already serves. The firm quotes of
+ * one chain asked in the same turn of the event loop share one read, sent once that turn's
+ * requests are all in (at setImmediate): so every quote still reads a head read after its own
+ * request arrived, and at the knee the signer writes one Redis command per turn, not one per
+ * quote (it was most of the signer's Redis writes: docs/decisions/0071-past-capacity-a-fast-no.md).
  */
 import { bookHashKey, type RedisClient, type RedisKeys } from '@pmm/core';
 
@@ -34,8 +38,29 @@ export function parseBookHead(chainId: number, bodyStart: string | null, hash: s
   return { number, hash, time };
 }
 
-/** Reads a chain's book head (null: no book, or one without a hash); rejects when Redis fails. */
+/**
+ * Reads a chain's book head (null: no book, or one without a hash); rejects when Redis fails.
+ * The calls for one chain in the same turn share one read, sent at the end of that turn.
+ */
 export function bookHeadReader(redis: RedisClient, keys: RedisKeys): (chainId: number) => Promise<BookHead | null> {
+  const read = readBookHead(redis, keys);
+  // Per chain, the read this turn's calls share, until it is sent.
+  const gathering = new Map<number, Promise<BookHead | null>>();
+  return (chainId) => {
+    let shared = gathering.get(chainId);
+    if (!shared) {
+      shared = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        // Sent now: a call from here on waits for a read of its own, sent after it.
+        gathering.delete(chainId);
+        return read(chainId);
+      });
+      gathering.set(chainId, shared);
+    }
+    return shared;
+  };
+}
+
+function readBookHead(redis: RedisClient, keys: RedisKeys): (chainId: number) => Promise<BookHead | null> {
   return async (chainId) => {
     const book = keys.book(chainId);
     const results = await redis

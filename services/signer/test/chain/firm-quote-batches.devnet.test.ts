@@ -30,7 +30,6 @@ import { chainClients, devnetRegistry, publishBookHead, revertName, startSystem,
 import { bookHeadReader, createFirmQuotes, type FirmQuote, type FirmQuotes, type RunningSigner } from '../../src';
 import { INTERNAL_TOKEN, REDIS_URL, integrator } from '../support/fixture';
 import { startFirmSigner } from '../support/firm-signer';
-import { oneReadPerTurn } from '../support/one-read-per-turn';
 
 jest.setTimeout(120_000);
 
@@ -127,7 +126,7 @@ beforeAll(async () => {
         },
       ],
     ]),
-    bookHead: oneReadPerTurn(bookHeadReader(redis, keys)),
+    bookHead: bookHeadReader(redis, keys),
     // Generous on a loaded machine: the deadline is firm-quotes.test.ts's subject.
     deadlineMs: 5_000,
     onRoundTrip: (_chain, quotes, calls) => roundTrips.push([quotes, calls]),

@@ -32,7 +32,6 @@ import { Interface } from 'ethers';
 import { Multicall3Artifact, PmmRouterArtifact } from '@pmm/contracts';
 import { bookHeadReader, createFirmQuotes, type FirmQuoteOutcome, type FirmQuotes } from '../../src';
 import { REDIS_URL, testKey } from '../support/fixture';
-import { oneReadPerTurn } from '../support/one-read-per-turn';
 
 const CHAIN = 8453;
 /**
@@ -274,8 +273,8 @@ function batchedFirm(deadlineMs = 2_000): FirmQuotes {
         },
       ],
     ]),
-    // The quotes of a test start together: one head read for them (support/one-read-per-turn.ts).
-    bookHead: oneReadPerTurn(bookHeadReader(redis, keys)),
+    // The quotes of a test start together: one head read for them (the reader's, per turn).
+    bookHead: bookHeadReader(redis, keys),
     deadlineMs,
     onOutcome: (_chain, outcome) => outcomes.push(outcome),
     onRoundTrip: (_chain, quotes, ethCalls) => roundTrips.push([quotes, ethCalls]),
