@@ -97,6 +97,7 @@ export {
 export {
   DEFAULT_KEY_PREFIX,
   bookBandKey,
+  bookBandLogKey,
   bookBlockKey,
   bookHashKey,
   redisKeys,
@@ -245,8 +246,9 @@ export {
   parseRollingMarkout,
   rollingMarkoutJson,
   rollingMean,
+  type RollingMarkout,
 } from './ledger/ledger-rolling-markout';
-export { midOf, midRecordJson, parseMidRecord, type MidRecord } from './ledger/mid-history';
+export { midOf, midRecordJson, parseMidRecord, referenceOf, type MidRecord, type MidTop } from './ledger/mid-history';
 
 // Indexer replicas' presence (presence/)
 export {
@@ -271,6 +273,14 @@ export {
   type PairBandState,
   type ReferenceStatus,
 } from './reference/band-record';
+export {
+  BAND_LOG_FIELD,
+  BAND_LOG_MAX_ENTRIES,
+  bandTransitions,
+  decodeBandTransition,
+  encodeBandTransition,
+  type BandTransition,
+} from './reference/band-transition';
 export {
   DEFAULT_REFERENCE_MODE,
   REFERENCE_BAND_FIELDS,

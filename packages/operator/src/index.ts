@@ -15,7 +15,7 @@ export type { SettlementReport, SwapLine, SummaryLine } from './settle/settlemen
 export { runMarkoutsCommand } from './markouts/markouts-command';
 export { runFillsCommand } from './fills/fills-command';
 export type { FillReport } from './fills/fill-report';
-export { buildMarkoutReport, statsOf } from './markouts/markout-report';
+export { buildMarkoutReport, markoutCsv, markoutTable, statsOf } from './markouts/markout-report';
 export type { MarkoutReport, SwapMarkoutLine } from './markouts/markout-report';
 export { runRiskCommand } from './risk/risk-command';
 
@@ -28,6 +28,7 @@ export type { EntryTokens } from './ledger/swap-entry';
 export {
   HORIZONS,
   NO_MARKOUT_ZERO_LEG,
+  markAt,
   markoutBps,
   markoutPrice,
   markoutQuote,
@@ -36,7 +37,7 @@ export {
   swapMarkouts,
   targetReached,
 } from './ledger/markouts';
-export type { Horizon, HorizonKey, MarkoutTarget, Markouts, NoMarkout } from './ledger/markouts';
+export type { Horizon, HorizonKey, MarkoutBasis, MarkoutTarget, Markouts, NoMarkout } from './ledger/markouts';
 export { createChainReader } from './chain/chain-reader';
 export type { ChainReader, ChainTransaction, TokenMeta, TransferLog } from './chain/chain-reader';
 export { TracerChoice } from './chain/call-trace';

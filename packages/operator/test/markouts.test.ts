@@ -2,6 +2,8 @@
  * Markouts and their aggregates (pure): the maker's sign, the horizon's book (the last block at
  * or before the target, null before the history reaches it), statistics with their interval; a
  * swap with a zero leg has none, says so in `markouts`' JSON, CSV and table, and counts in no mean.
+ * Beside each markout, the same against the pair's reference at the horizon: a frozen curve marks
+ * its losses at zero against its own mid, not against the reference.
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
 import {
@@ -9,8 +11,10 @@ import {
   NO_MARKOUT_ZERO_LEG,
   buildMarkoutReport,
   markoutBps,
+  markoutCsv,
   markoutPrice,
   markoutQuote,
+  markoutTable,
   recordAt,
   runMarkoutsCommand,
   statsOf,
@@ -103,6 +107,65 @@ describe('markouts', () => {
     ]);
     // The mid fell 1 % after the maker sold: +100 bps for the maker.
     expect(report.aggregates[2]!.markoutsBps['1b']!.mean).toBeCloseTo(100, 9);
+  });
+});
+
+describe('markouts against the reference', () => {
+  /** A frozen curve (its mid stays at 3000) while the market, and its reference, rise 1 %. */
+  const frozen = (block: number, time: number, ref?: string): MidRecord => ({
+    block,
+    time,
+    hash: '0x',
+    pairs: { [BASE]: { bid: '2999', ask: '3001', ...(ref ? { ref } : {}) } },
+  });
+  const history = [
+    frozen(100, 1_000, '3000'),
+    frozen(101, 1_002, '3030'),
+    frozen(105, 1_012, '3030'),
+    frozen(130, 1_300),
+    frozen(140, 1_400),
+  ];
+
+  it('behavior: the maker sold at its frozen mid while the reference rose: 0 against its own mid, −100 bps against the reference; null where the record has no reference', () => {
+    const own = swapMarkouts(entry(), history);
+    const ref = swapMarkouts(entry(), history, 'reference');
+    // The maker sold at its own mid, which never moved: 0 (a sign on zero is still zero).
+    for (const h of ['1b', '5b', '12s'] as const) expect(Math.abs(own.bps[h] as number)).toBe(0);
+    expect(ref.bps['1b']).toBeCloseTo(-100, 9);
+    expect(ref.quote['1b']).toBeCloseTo(-60, 9); // −(3030 − 3000) × 2
+    expect(ref.bps['5b']).toBeCloseTo(-100, 9);
+    expect(ref.bps['12s']).toBeCloseTo(-100, 9);
+    // Block 125 is read from block 105 (the last at or before it); 300 s from block 130, which has no reference.
+    expect(ref.bps['25b']).toBeCloseTo(-100, 9);
+    expect(Math.abs(own.bps['300s'] as number)).toBe(0);
+    expect(ref.bps['300s']).toBeNull();
+  });
+
+  it('behavior: the report carries both, per swap and per aggregate, in JSON, CSV and the table', () => {
+    const report = buildMarkoutReport({
+      fromSeconds: 0,
+      toSeconds: 10_000,
+      chains: [8453],
+      entries: [entry(), entry({ txHash: '0x' + '33'.repeat(32) })],
+      history: () => history,
+    });
+    expect(report.swaps[0]!.referenceMarkoutsBps['1b']).toBeCloseTo(-100, 9);
+    expect(report.swaps[0]!.referenceMarkoutsQuote['1b']).toBeCloseTo(-60, 9);
+    const pair = report.aggregates.find((a) => a.by === 'pair')!;
+    expect(Math.abs(pair.markoutsBps['1b']!.mean)).toBe(0);
+    expect(pair.referenceMarkoutsBps['1b']!.mean).toBeCloseTo(-100, 9);
+    expect(pair.referenceMarkoutsBps['300s']).toBeNull();
+    const [head, row] = markoutCsv(report)
+      .trim()
+      .split('\n')
+      .map((l) => l.split(','));
+    expect(Math.abs(Number(row![head!.indexOf('markout_1b_bps')]))).toBe(0);
+    expect(Number(row![head!.indexOf('ref_markout_1b_bps')])).toBeCloseTo(-100, 4);
+    expect(Number(row![head!.indexOf('ref_markout_1b_quote')])).toBeCloseTo(-60, 6);
+    expect(row![head!.indexOf('ref_markout_300s_bps')]).toBe('');
+    const table = markoutTable(report);
+    expect(table).toContain('1b ref bps');
+    expect(table).toContain('-100.00 (med -100.00');
   });
 });
 

@@ -14,9 +14,13 @@ import {
   DurableWrites,
   HaltStore,
   auditRecordJson,
+  BAND_LOG_FIELD,
   bookBandKey,
+  bookBandLogKey,
   createRedis,
   encodeBandRecord,
+  encodeBandTransition,
+  type BandTransition,
   redisKeys,
   redisReady,
   type PairBandState,
@@ -322,6 +326,69 @@ describe('risk halt, resume, status, history', () => {
       expect(down.out).toContain("pairs out of band: unknown (the books' server cannot be read)");
     } finally {
       await rebuildable.del(band, bookBandKey(keys.book(56)));
+    }
+  });
+
+  it("behavior: history lists each pair's transitions in and out of band, from each chain's log: when, which block, why", async () => {
+    const logs = [8453, 56].map((id) => bookBandLogKey(keys.book(id)));
+    const transition = (over: Partial<BandTransition>): string =>
+      encodeBandTransition({
+        block: 41,
+        time: 1_764_300_000,
+        base: WETH,
+        symbol: 'WETH',
+        to: 'out',
+        status: 'out_of_band',
+        mode: 'enforce',
+        withheld: true,
+        deviationBps: -123.45,
+        ageSeconds: 12,
+        referencePrice: 3000,
+        curvePrice: 2962.965,
+        ...over,
+      });
+    await rebuildable.xadd(logs[0]!, '*', BAND_LOG_FIELD, transition({}));
+    await rebuildable.xadd(
+      logs[1]!,
+      '*',
+      BAND_LOG_FIELD,
+      transition({ block: 7, time: 1_764_300_002, to: 'out', mode: 'watch', withheld: false, status: 'stale' }),
+    );
+    await rebuildable.xadd(
+      logs[0]!,
+      '*',
+      BAND_LOG_FIELD,
+      transition({ block: 44, time: 1_764_300_009, to: 'in', status: 'in_band', withheld: false, deviationBps: 3.2 }),
+    );
+    await rebuildable.xadd(logs[0]!, '*', BAND_LOG_FIELD, 'not a transition');
+    try {
+      const history = await risk(['history']);
+      expect(history.err).toBe('risk: 1 entry of the band logs do not parse: skipped');
+      expect(history.out.split('\n').slice(-3)).toEqual([
+        `2025-11-28T03:20:00Z  withheld  chain=8453 pair=${WETH} (WETH) at block 41: out_of_band, deviation -123.5 bps, reference age 12 s, reference 3000, curve 2962.965`,
+        `2025-11-28T03:20:02Z  out-of-band  chain=56 pair=${WETH} (WETH) at block 7: stale, deviation -123.5 bps, reference age 12 s, reference 3000, curve 2962.965`,
+        `2025-11-28T03:20:09Z  restored  chain=8453 pair=${WETH} (WETH) at block 44: in_band, deviation 3.2 bps, reference age 12 s, reference 3000, curve 2962.965`,
+      ]);
+      const json = JSON.parse((await risk(['history', '--format', 'json'])).out) as { action: string }[];
+      expect(json.filter((e) => e.action !== 'halt' && e.action !== 'resume')).toEqual([
+        expect.objectContaining({
+          action: 'withheld',
+          chainId: 8453,
+          pair: WETH,
+          block: 41,
+          status: 'out_of_band',
+          deviationBps: -123.45,
+        }),
+        expect.objectContaining({ action: 'out-of-band', chainId: 56, block: 7, mode: 'watch', withheld: false }),
+        expect.objectContaining({ action: 'restored', chainId: 8453, block: 44, at: '2025-11-28T03:20:09Z' }),
+      ]);
+      // The books' server out of reach: the halts' history all the same, and a word on what is missing.
+      const down = await risk(['history'], NOW, { registries: () => Promise.reject(new Error('down')) });
+      expect(down.code).toBe(0);
+      expect(down.err).toBe("risk: the pairs' band transitions are unknown (the books' server cannot be read)");
+      expect(down.out).not.toContain('withheld');
+    } finally {
+      await rebuildable.del(...logs);
     }
   });
 

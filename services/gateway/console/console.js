@@ -2,9 +2,11 @@
  * The operator console's page script: one EventSource on `console/events` (the gateway's
  * console-feed.ts), a card per chain with a depth chart per pair (SVG drawn here: two step
  * areas, no library), the levels as a table beside it (exactly the strings of `GET /v2/price`),
- * the readiness of every part and the sign rate, and the maker's ledger of the day as a table.
- * A chain whose book goes, or every chain while the stream is down, shows "unavailable" and no
- * chart: never a stale chart as if live; the ledger table is emptied while the stream is down.
+ * the readiness of every part and the sign rate, each pair's standing against its reference (its
+ * band, deviation and reference age: a withheld pair is out of the book, and shows here), and the
+ * maker's ledger of the day as a table. A chain whose book goes, or every chain while the stream
+ * is down, shows "unavailable" and no chart: never a stale chart as if live; the ledger and the
+ * references tables are emptied while the stream is down.
  */
 'use strict';
 
@@ -51,7 +53,7 @@
     ]) {
       dl.append(el('dt', {}, label), el('dd', { 'data-field': key }, '—'));
     }
-    card.append(head, dl, el('div', { class: 'pairs' }));
+    card.append(head, dl, el('div', { class: 'references' }), el('div', { class: 'pairs' }));
     const list = $('#chains');
     // Cards in chain order, whichever event created them first.
     const after = [...list.children].find((n) => Number(n.dataset.chain) > chainId);
@@ -261,6 +263,58 @@
     return tr;
   }
 
+  const signed = (n, digits = 1) => `${n > 0 ? '+' : ''}${n.toFixed(digits)}`;
+
+  /** Each pair's standing against its reference (text only), or a note when unknown or none. */
+  function renderReferences(c, refs) {
+    const holder = $('.references', c.card);
+    if (refs === null) {
+      holder.replaceChildren(el('p', { class: 'note' }, 'references: unknown (Redis unreachable)'));
+      return;
+    }
+    if (refs.length === 0) {
+      holder.replaceChildren();
+      return;
+    }
+    const table = el('table', { class: 'references' });
+    table.append(el('caption', {}, `References at block ${refs[0].block}`));
+    const head = el('tr');
+    for (const h of ['pair', 'standing', 'status', 'deviation (band)', 'reference age', 'since block'])
+      head.append(el('th', { scope: 'col' }, h));
+    const thead = el('thead');
+    thead.append(head);
+    const body = el('tbody');
+    for (const r of refs) {
+      const standing = r.withheld ? 'withheld' : r.served ? 'served' : 'out of band (watch: served)';
+      const tr = el('tr', {
+        'data-base': r.base,
+        'data-status': r.status,
+        'data-withheld': r.withheld,
+        'data-state': r.served ? 'ok' : 'fail',
+      });
+      const band = `−${r.maxDeviationBelowBps}…+${r.maxDeviationAboveBps} bps`;
+      tr.append(
+        el('td', {}, symbolOf(c, r.base)),
+        el('td', { 'data-field': 'standing' }, standing),
+        el('td', { 'data-field': 'status' }, r.status.replace(/_/g, ' ')),
+        el(
+          'td',
+          { 'data-field': 'deviation', 'data-value': r.deviationBps ?? '' },
+          `${r.deviationBps === null ? '—' : `${signed(r.deviationBps)} bps`} (${band})`,
+        ),
+        el(
+          'td',
+          { 'data-field': 'age', 'data-value': r.ageSeconds ?? '' },
+          r.ageSeconds === null ? '—' : `${r.ageSeconds} s`,
+        ),
+        el('td', { 'data-field': 'since' }, String(r.since)),
+      );
+      body.append(tr);
+    }
+    table.append(thead, body);
+    holder.replaceChildren(table);
+  }
+
   function onStatus(status) {
     skewMs = status.time - Date.now();
     const parts = $('#parts');
@@ -298,6 +352,7 @@
       rate.textContent = s.signRate === null ? 'measuring…' : `${s.signRate.toFixed(2)} signatures/s (all signers)`;
       if (s.signRate === null) known = false;
       else total += s.signRate;
+      renderReferences(c, s.references);
       const indexers = field(c, 'indexers');
       if (s.indexers === null) {
         indexers.textContent = 'unknown (Redis unreachable)';
@@ -344,7 +399,10 @@
   events.addEventListener('error', () => {
     connection('reconnecting', 'stream lost: reconnecting…');
     // Nothing can be trusted while the stream is down; the feed resends everything on reconnect.
-    for (const chainId of chains.keys()) onUnavailable(chainId, 'the console lost its stream');
+    for (const [chainId, c] of chains) {
+      onUnavailable(chainId, 'the console lost its stream');
+      $('.references', c.card).replaceChildren();
+    }
     $('#ledger tbody').replaceChildren(row(null, { note: 'unknown: the console lost its stream' }));
   });
   events.addEventListener('book', (e) => onBook(JSON.parse(e.data)));

@@ -9,12 +9,22 @@
  *   only reported (and its metric set), never withheld;
  * - a stopped feed (and a curve that stopped with it), withheld once older than its limit;
  * - a hostile feed: a negative answer, an updatedAt in the future, a round older than the last.
+ * Each transition in and out of band is in the chain's log with its block and values (what
+ * `risk history` shows).
  */
 import Redis from 'ioredis';
 import type { Address } from 'viem';
 import { chainClients, startSystem, until, type System } from '@pmm/testkit';
 import { MockV3AggregatorArtifact, PmmRouterArtifact } from '@pmm/contracts';
-import { bookBandKey, decodeBandRecord, redisKeys, type BandRecord } from '@pmm/core';
+import {
+  BAND_LOG_FIELD,
+  bookBandKey,
+  bookBandLogKey,
+  decodeBandRecord,
+  decodeBandTransition,
+  redisKeys,
+  type BandRecord,
+} from '@pmm/core';
 import { midX18FromFeedAnswer, type OrderbookResponse } from '@pmm/protocol';
 import { REFERENCE_FEED_DECIMALS, type ChainStack, type MarketControls } from '@pmm/devnet';
 import { startIndexer, type BlockEvent, type RunningIndexer } from '../src';
@@ -197,6 +207,22 @@ async function drillFrozenCurve(chainId: number, market: MarketControls) {
   market.startEngine(weth);
   const back = await firstWith(chainId, weth, out.index, `chain ${chainId}: WETH back once its curve catches up`);
   checkRecovery(chainId, weth, back.index);
+  // Both transitions in the chain's log, at the blocks of those books, with the values then.
+  const log = (await redis.xrange(bookBandLogKey(keys.book(chainId)), '-', '+')).map(([, fields]) => {
+    expect(fields[0]).toBe(BAND_LOG_FIELD);
+    return decodeBandTransition(fields[1])!;
+  });
+  const ofWeth = log.filter((t) => t.base === weth.toLowerCase());
+  expect(ofWeth.find((t) => t.block === out.book.blockNumber)).toMatchObject({
+    to: 'out',
+    symbol: 'WETH',
+    status: 'out_of_band',
+    withheld: true,
+    deviationBps: out.band.pairs[weth.toLowerCase()]!.deviationBps,
+  });
+  expect(ofWeth.find((t) => t.block === back.book.blockNumber)).toMatchObject({ to: 'in', status: 'in_band' });
+  // None for the other pair, which stayed in band.
+  expect(log.filter((t) => t.base === wbtc.toLowerCase() && t.block <= back.book.blockNumber)).toEqual([]);
   // The other pair was in every book meanwhile.
   for (const w of list.slice(start, back.index + 1)) expect(has(w.book, wbtc)).toBe(true);
   return back.index;

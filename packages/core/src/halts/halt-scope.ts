@@ -23,7 +23,10 @@ export interface HaltScope {
 
 /** What an automatic limit on executed swaps records when it trips (the ledger's limits, services/indexer/src/ledger/limits.ts). */
 export interface HaltTrip {
-  /** The limit's name: `integrator-notional`, `pair-notional`, `integrator-markout`, `integrator-below-quote`, `integrator-reverts`. */
+  /**
+   * The limit's name: `integrator-notional`, `pair-notional`, `integrator-markout`,
+   * `integrator-reference-markout`, `integrator-below-quote`, `integrator-reverts`.
+   */
   limit: string;
   /** The measured value and the threshold it crossed, as decimal strings in the limit's units. */
   value: string;

@@ -96,13 +96,14 @@ export function redisRoleRule(
           `${p}:streams:*`,
           ...(opts.devKey ? [...keyData.slice(0, 3), `${p}:integrator:dev`] : []),
         ],
-        // Keys and integrators (authentication), books, the console's indexer presence and audit
-        // stream length, and its ledger table: the ledger's cursor, day totals and rolling markouts;
-        // `/v2/fills`: the audit trail and the ledger's swaps and reverted calls (never its block
-        // hashes, nor the signature index).
+        // Keys and integrators (authentication), books, the console's indexer presence, audit
+        // stream length and each pair's standing against its reference, and its ledger table: the
+        // ledger's cursor, day totals and rolling markouts; `/v2/fills`: the audit trail and the
+        // ledger's swaps and reverted calls (never its block hashes, nor the signature index).
         readOnly: [
           ...keyData,
           `${p}:{*}:book`,
+          `${p}:{*}:book:band`,
           `${p}:{*}:pairs`,
           `${p}:{*}:indexer:*`,
           `${p}:{*}:indexers`,
@@ -196,10 +197,17 @@ export function redisRoleRule(
     case 'risk':
       // `risk`: the halts, the ledgers' trips (a resume lifts them) and the log; reads what it
       // checks a scope against (integrators, pair registries), the audit trail (the signatures
-      // a halt cannot recall) and each pair's standing against its reference (`status`).
+      // a halt cannot recall), each pair's standing against its reference (`status`) and the log
+      // of its transitions in and out of band (`history`).
       return {
         readWrite: [halts, haltLog, trips],
-        readOnly: [`${p}:integrator:*`, `${p}:{*}:pairs`, `${p}:{*}:audit`, `${p}:{*}:book:band`],
+        readOnly: [
+          `${p}:integrator:*`,
+          `${p}:{*}:pairs`,
+          `${p}:{*}:audit`,
+          `${p}:{*}:book:band`,
+          `${p}:{*}:book:band:log`,
+        ],
         channels: [haltsUpdated],
         writes: true,
       };

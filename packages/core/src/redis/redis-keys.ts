@@ -124,3 +124,12 @@ export function bookHashKey(bookKey: string): string {
 export function bookBandKey(bookKey: string): string {
   return `${bookKey}:band`;
 }
+
+/**
+ * The stream of each pair's transitions in and out of its band (core's band-transition.ts), written
+ * in the book's script (same hash tag): history, kept past the book's expiry, trimmed to
+ * BAND_LOG_MAX_ENTRIES.
+ */
+export function bookBandLogKey(bookKey: string): string {
+  return `${bookKey}:band:log`;
+}

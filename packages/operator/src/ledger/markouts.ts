@@ -5,7 +5,11 @@
  * −1 when it sold it (`ask`): negative means the maker lost (the flow was informed).
  *
  * The mid is the midpoint of the book's best bid and best ask (the mid history, core's
- * mid-history.ts). At a block horizon (+1, +5, +25 blocks) it is the book of block n+h, or of the
+ * mid-history.ts): the maker's own. Beside it, the same markout is taken against the pair's
+ * reference at t+h (its feed's answer at that block, kept in the same history): a curve that
+ * stopped moving while the market moved marks its own losses at zero against its own mid, and at
+ * what they are against the reference. A pair without a reference (or whose feed could not be
+ * believed at t+h) has `null` reference markouts. At a block horizon (+1, +5, +25 blocks) it is the book of block n+h, or of the
  * last block before it the indexer computed (it skips blocks when busy); at a time horizon (12,
  * 60, 300 s) the book in force at t+h: the last block at or before it. A horizon the history has
  * not reached yet is `null`, and so is one whose book had an empty side.
@@ -14,7 +18,7 @@
  * price, hence no markout, ever: each of its horizons holds {@link NO_MARKOUT_ZERO_LEG}, and it
  * counts in no mean. No function here returns a markout that is not a finite number.
  */
-import { midOf, type LedgerEntry, type MidRecord } from '@pmm/core';
+import { midOf, referenceOf, type LedgerEntry, type MidRecord } from '@pmm/core';
 
 export type HorizonKey = '1b' | '5b' | '25b' | '12s' | '60s' | '300s';
 
@@ -104,8 +108,23 @@ export function recordAt(history: readonly MidRecord[], target: MarkoutTarget): 
   return found;
 }
 
-/** Every horizon's markout of one swap (bps, or null), and the same in quote units; the marker at every horizon for a zero leg. */
-export function swapMarkouts(entry: LedgerEntry, history: readonly MidRecord[]): { bps: Markouts; quote: Markouts } {
+/** What a markout is taken against: the maker's own mid (the book's), or the pair's reference. */
+export type MarkoutBasis = 'mid' | 'reference';
+
+/** The price a record gives `base` on `basis`; undefined when it has none. */
+export function markAt(record: MidRecord, base: string, basis: MarkoutBasis): number | undefined {
+  return basis === 'mid' ? midOf(record, base) : referenceOf(record, base);
+}
+
+/**
+ * Every horizon's markout of one swap against `basis` (bps, or null), and the same in quote
+ * units; the marker at every horizon for a zero leg.
+ */
+export function swapMarkouts(
+  entry: LedgerEntry,
+  history: readonly MidRecord[],
+  basis: MarkoutBasis = 'mid',
+): { bps: Markouts; quote: Markouts } {
   const bps = {} as Markouts;
   const quote = {} as Markouts;
   const priced = markoutPrice(entry) !== undefined;
@@ -115,7 +134,7 @@ export function swapMarkouts(entry: LedgerEntry, history: readonly MidRecord[]):
       continue;
     }
     const record = recordAt(history, markoutTarget(entry, h));
-    const mid = record ? midOf(record, entry.base) : undefined;
+    const mid = record ? markAt(record, entry.base, basis) : undefined;
     bps[h.key] = (mid === undefined ? undefined : markoutBps(entry, mid)) ?? null;
     quote[h.key] = (mid === undefined ? undefined : markoutQuote(entry, mid)) ?? null;
   }

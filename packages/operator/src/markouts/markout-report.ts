@@ -1,7 +1,7 @@
 /**
- * The markout report: each executed swap of the ledger with its markouts (markouts.ts), and
- * aggregates per integrator, per pair and per size bucket: count, notional, and for each
- * horizon the mean and median markout with a 95 % confidence interval of the mean (normal
+ * The markout report: each executed swap of the ledger with its markouts (markouts.ts), against
+ * the maker's own mid and against the pair's reference, and aggregates per integrator, per pair
+ * and per size bucket: count, notional, and for each horizon and each the mean and median markout with a 95 % confidence interval of the mean (normal
  * approximation, mean ± 1.96 × s/√n: with a handful of swaps the interval is wide, as it should
  * be; none with fewer than two), plus the executed-versus-quoted gap where swaps had a firm quote.
  * A zero-leg swap (no price: markouts.ts) shows {@link NO_MARKOUT_ZERO_LEG} in place of its
@@ -38,6 +38,9 @@ export interface SwapMarkoutLine {
   markoutsBps: Markouts;
   /** Quote-token units by horizon. */
   markoutsQuote: Markouts;
+  /** The same against the pair's reference at each horizon (null: none there, or not yet). */
+  referenceMarkoutsBps: Markouts;
+  referenceMarkoutsQuote: Markouts;
   /** Executed versus the firm quote, bps (null: no quote recorded). */
   quotedGapBps: number | null;
 }
@@ -60,6 +63,8 @@ export interface MarkoutAggregate {
   notional: number;
   /** Basis points by horizon; null when no swap has reached it. */
   markoutsBps: Record<HorizonKey, MarkoutStats | null>;
+  /** The same against the reference: null when no swap has a reference markout at that horizon. */
+  referenceMarkoutsBps: Record<HorizonKey, MarkoutStats | null>;
   quotedGapBps: MarkoutStats | null;
 }
 
@@ -119,6 +124,7 @@ export function buildMarkoutReport(input: MarkoutInput): MarkoutReport {
   );
   const swaps = ordered.map((e): SwapMarkoutLine => {
     const m = swapMarkouts(e, input.history(e.chainId));
+    const r = swapMarkouts(e, input.history(e.chainId), 'reference');
     return {
       chainId: e.chainId,
       txHash: e.txHash,
@@ -134,6 +140,8 @@ export function buildMarkoutReport(input: MarkoutInput): MarkoutReport {
       executionPrice: e.executionPrice,
       markoutsBps: m.bps,
       markoutsQuote: m.quote,
+      referenceMarkoutsBps: r.bps,
+      referenceMarkoutsQuote: r.quote,
       quotedGapBps: quotedGapBps(e),
     };
   });
@@ -148,15 +156,19 @@ export function buildMarkoutReport(input: MarkoutInput): MarkoutReport {
     for (const s of swaps) groups.set(keyOf[by](s), [...(groups.get(keyOf[by](s)) ?? []), s]);
     for (const key of [...groups.keys()].sort()) {
       const group = groups.get(key)!;
-      const markoutsBps = {} as Record<HorizonKey, MarkoutStats | null>;
-      for (const h of HORIZONS) markoutsBps[h.key] = statsOf(group.flatMap((s) => numberOr(s.markoutsBps[h.key])));
+      const stats = (of: (s: SwapMarkoutLine) => Markouts) => {
+        const byHorizon = {} as Record<HorizonKey, MarkoutStats | null>;
+        for (const h of HORIZONS) byHorizon[h.key] = statsOf(group.flatMap((s) => numberOr(of(s)[h.key])));
+        return byHorizon;
+      };
       aggregates.push({
         by,
         key,
         count: group.length,
         zeroLeg: group.filter((s) => markoutPrice(s) === undefined).length,
         notional: group.reduce((t, s) => t + Number(s.quoteAmount), 0),
-        markoutsBps,
+        markoutsBps: stats((s) => s.markoutsBps),
+        referenceMarkoutsBps: stats((s) => s.referenceMarkoutsBps),
         quotedGapBps: statsOf(group.flatMap((s) => (s.quotedGapBps === null ? [] : [s.quotedGapBps]))),
       });
     }
@@ -184,7 +196,7 @@ const fixed = (v: number | null | undefined, digits = 2) => (v === null || v ===
 const rounded = (v: Markouts[HorizonKey], digits: number) =>
   v === null ? undefined : typeof v === 'string' ? v : Number(v.toFixed(digits));
 
-/** One line per swap, a column per horizon (bps). */
+/** One line per swap, a column per horizon (bps, then quote units), against the mid then the reference. */
 export function markoutCsv(report: MarkoutReport): string {
   const head = [
     'chainId',
@@ -200,6 +212,8 @@ export function markoutCsv(report: MarkoutReport): string {
     'executionPrice',
     ...HORIZONS.map((h) => `markout_${h.key}_bps`),
     ...HORIZONS.map((h) => `markout_${h.key}_quote`),
+    ...HORIZONS.map((h) => `ref_markout_${h.key}_bps`),
+    ...HORIZONS.map((h) => `ref_markout_${h.key}_quote`),
     'quotedGapBps',
   ];
   const rows = report.swaps.map((s) =>
@@ -217,6 +231,8 @@ export function markoutCsv(report: MarkoutReport): string {
       s.executionPrice,
       ...HORIZONS.map((h) => rounded(s.markoutsBps[h.key], 4)),
       ...HORIZONS.map((h) => rounded(s.markoutsQuote[h.key], 6)),
+      ...HORIZONS.map((h) => rounded(s.referenceMarkoutsBps[h.key], 4)),
+      ...HORIZONS.map((h) => rounded(s.referenceMarkoutsQuote[h.key], 6)),
       rounded(s.quotedGapBps, 4),
     ]),
   );
@@ -224,8 +240,8 @@ export function markoutCsv(report: MarkoutReport): string {
 }
 
 /**
- * The aggregates as an aligned text table: mean [95 % interval] bps per horizon, and how many of
- * the swaps had a zero leg (in no mean).
+ * The aggregates as an aligned text table: mean [95 % interval] bps per horizon against the mid,
+ * then against the reference (`ref`), and how many of the swaps had a zero leg (in no mean).
  */
 export function markoutTable(report: MarkoutReport): string {
   const head = [
@@ -234,6 +250,7 @@ export function markoutTable(report: MarkoutReport): string {
     'swaps',
     'notional',
     ...HORIZONS.map((h) => `${h.key} bps`),
+    ...HORIZONS.map((h) => `${h.key} ref bps`),
     'vs quote bps',
     NO_MARKOUT_ZERO_LEG,
   ];
@@ -247,6 +264,7 @@ export function markoutTable(report: MarkoutReport): string {
     String(a.count),
     fixed(a.notional),
     ...HORIZONS.map((h) => cell(a.markoutsBps[h.key])),
+    ...HORIZONS.map((h) => cell(a.referenceMarkoutsBps[h.key])),
     cell(a.quotedGapBps),
     String(a.zeroLeg),
   ]);

@@ -14,7 +14,9 @@ export const MARKOUTS_USAGE = `Usage: npm run markouts -- --from <time> --to <ti
 The executed swaps of the maker's ledger in the period, each with its markouts at +1, +5 and +25
 blocks and 12, 60 and 300 s: side x (mid at t+h - execution price) / execution price, in bps and
 in quote-token units, from the maker's side (negative: the maker lost); null until the horizon
-has passed. A swap with a zero leg (a dust amount the router paid nothing for) has no price,
+has passed. Beside each, the same against the pair's reference at t+h (its feed's answer, which a
+curve that stopped moving does not follow; "ref" in the table and the CSV): null for a pair
+without one. A swap with a zero leg (a dust amount the router paid nothing for) has no price,
 hence no markout: "no markout: zero leg" in place of each, and it counts in no mean. Aggregated
 per integrator, per pair and per size bucket: count, notional, mean, median and a 95 %
 confidence interval, and the executed-versus-quoted gap where swaps had one.

@@ -33,6 +33,7 @@ import {
 } from '@pmm/core';
 import { KNOWN_CHAIN_IDS, isAddress, isIntegratorId, type PairRegistry } from '@pmm/protocol';
 import { AuditReader } from '../audit-trail/audit-reader';
+import { bandHistory, bandTransitionJson, describeBandTransition } from './band-history';
 import { UsageError, parseOptions } from '../cli/cli-options';
 
 export const RISK_USAGE = `usage: risk <command> [options]
@@ -49,7 +50,9 @@ export const RISK_USAGE = `usage: risk <command> [options]
   status  [--format text|json]   The active halts, each with the signatures issued in its scope
                                  that the router still accepts (a halt cannot recall them), and the
                                  pairs out of band against their references (withheld, or watched).
-  history [--format text|json]   Every halt, resume and trip, oldest first.
+  history [--format text|json]   Every halt, resume and trip, oldest first; then every pair's
+                                 transitions in and out of its band (withheld, restored; in watch
+                                 mode out-of-band, in-band), with the block and the values.
 
 --by defaults to the operator's login name. --reason: at most ${MAX_HALT_REASON} characters.`;
 
@@ -180,7 +183,7 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
     case 'history': {
       const format = formatArg(rest);
       // The log, in its order, and the trips no operator has lifted yet (a lifted trip is in the log), each at its time.
-      const [history, active] = await Promise.all([store.history(), store.read()]);
+      const [history, active, band] = await Promise.all([store.history(), store.read(), bandHistory(ctx)]);
       const events: HaltEvent[] = [...history.events];
       for (const trip of active.halts.filter((h) => h.trip !== undefined)) {
         const after = events.findIndex((e) => e.at > trip.at);
@@ -190,13 +193,21 @@ export async function runRiskCommand(argv: readonly string[], ctx: RiskContext, 
         io.err(
           `risk: ${history.malformed} entr${history.malformed === 1 ? 'y' : 'ies'} of the halts' log do not parse: skipped`,
         );
+      if (band === 'unreadable')
+        io.err("risk: the pairs' band transitions are unknown (the books' server cannot be read)");
+      else if (band.malformed > 0)
+        io.err(
+          `risk: ${band.malformed} entr${band.malformed === 1 ? 'y' : 'ies'} of the band logs do not parse: skipped`,
+        );
+      const transitions = band === 'unreadable' ? [] : band.transitions;
       if (format === 'json') {
-        io.out(JSON.stringify(events.map(eventJson), null, 2));
+        io.out(JSON.stringify([...events.map(eventJson), ...transitions.map(bandTransitionJson)], null, 2));
         return 0;
       }
       if (events.length === 0) io.out('no halt so far');
       for (const e of events)
         io.out(`${iso(e.at)}  ${e.action.padEnd(6)}  ${haltScopeName(e.scope)}  by ${e.by}: ${e.reason}${tripText(e)}`);
+      for (const t of transitions) io.out(describeBandTransition(t));
       return 0;
     }
     default:

@@ -13,6 +13,8 @@ import {
   HaltStore,
   LedgerReads,
   aclUserLine,
+  bookBandKey,
+  bookBandLogKey,
   chainFates,
   readAuditPage,
   haltScopeName,
@@ -232,6 +234,9 @@ describe('Redis users, one per role', () => {
       ttlMs: 10_000,
     });
     expect(await books.write(5, '{"blockNumber":5}')).toBe(true);
+    // With its pairs' standing and their transitions in and out of band (the book's script).
+    expect(await books.write(6, '{"blockNumber":6}', { band: '{}', transitions: ['{}'] })).toBe(true);
+    expect(await indexer.xlen(bookBandLogKey(keys.book(8453)))).toBe(1);
     // The pair registry is written in a MULTI/EXEC transaction.
     expect(await indexer.multi().set(keys.pairs(8453), '{}').publish(keys.updates(8453), 'x').exec()).toEqual([
       [null, 'OK'],
@@ -310,7 +315,7 @@ describe('Redis users, one per role', () => {
     const logger = createLogger({ service: 'acl-test', silent: true });
     const rolling = new RollingMarkouts(ledger, keys.ledgerMarkouts(8453), metrics, logger);
     await rolling.load();
-    await rolling.add([{ integratorId: 'acme', bps: -4 }]);
+    await rolling.add([{ integratorId: 'acme', bps: -4, referenceBps: -30 }]);
     expect(await ledger.zrange(keys.mids(8453), 0, -1)).toEqual([]);
     expect(await commandOutcome(() => ledger.zadd(keys.mids(8453), 1, 'x'))).toBe('NOPERM');
     expect(await commandOutcome(() => ledger.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
@@ -324,7 +329,18 @@ describe('Redis users, one per role', () => {
     expect(await readConsoleLedger(gateway, keys, 8453, now * 1_000)).toEqual({
       day: expect.any(String),
       block: 1,
-      integrators: [{ integratorId: 'acme', swaps: 1, reverts: 0, notional: 3000, markout60sBps: -4, markoutSwaps: 1 }],
+      integrators: [
+        {
+          integratorId: 'acme',
+          swaps: 1,
+          reverts: 0,
+          notional: 3000,
+          markout60sBps: -4,
+          markoutSwaps: 1,
+          referenceMarkout60sBps: -30,
+          referenceMarkoutSwaps: 1,
+        },
+      ],
     });
     await store.commit({ number: 2, hash: `0x${'2'.repeat(64)}`, time: now }, [], [sampleLedgerRevert(2, now)]);
     const fills = await chainFates(new LedgerReads(gateway, keys), 8453, [
@@ -447,6 +463,16 @@ describe('Redis users, one per role', () => {
     expect(await commandOutcome(() => risk.get(keys.integrator('acme')))).toBe('ok');
     expect(await commandOutcome(() => risk.get(keys.pairs(8453)))).toBe('ok');
     expect(await commandOutcome(() => risk.xrange(keys.audit(8453), '-', '+'))).toBe('ok');
+    // Each pair's standing (status) and its transitions in and out of band (history), read only.
+    expect(await commandOutcome(() => risk.get(bookBandKey(keys.book(8453))))).toBe('ok');
+    expect(await commandOutcome(() => risk.xrange(bookBandLogKey(keys.book(8453)), '-', '+'))).toBe('ok');
+    expect(await commandOutcome(() => risk.xadd(bookBandLogKey(keys.book(8453)), '*', 'transition', '{}'))).toBe(
+      'NOPERM',
+    );
+    // The gateway's console reads the standing, not the log.
+    const gatewayUser = await connect('gateway');
+    expect(await commandOutcome(() => gatewayUser.get(bookBandKey(keys.book(8453))))).toBe('ok');
+    expect(await commandOutcome(() => gatewayUser.xrange(bookBandLogKey(keys.book(8453)), '-', '+'))).toBe('NOPERM');
     expect(await commandOutcome(() => risk.set(keys.integrator('acme'), '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => risk.xadd(keys.audit(8453), '*', 'r', '{}'))).toBe('NOPERM');
     expect(await commandOutcome(() => risk.get(keys.apiKey('f'.repeat(64))))).toBe('NOPERM');

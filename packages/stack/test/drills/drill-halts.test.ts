@@ -277,9 +277,10 @@ it('drill: each of the five scopes halts within a second on every replica under 
   }
   console.log(`refusals by code: ${JSON.stringify(codes)}`);
   expect(codes.HALTED).toBeGreaterThan(0);
-  // The log has every halt and resume, with who and why.
+  // The log has every halt and resume, with who and why (the pairs' band transitions, if any, aside).
   const history = JSON.parse((await risk(['history', '--format', 'json'])).stdout) as { action: string; by: string }[];
-  expect(history.map((e) => e.action)).toEqual(phases.flatMap(() => ['halt', 'resume']));
+  const halts = history.filter((e) => e.action === 'halt' || e.action === 'resume');
+  expect(halts.map((e) => e.action)).toEqual(phases.flatMap(() => ['halt', 'resume']));
 }, 300_000);
 
 /** One sign through a gateway: its status and error code. */

@@ -12,6 +12,7 @@ import {
   parseLedgerDay,
   parseRollingMarkout,
   rollingMean,
+  type RollingMarkout,
   type RedisClient,
   type RedisKeys,
 } from '@pmm/core';
@@ -28,6 +29,9 @@ export interface ConsoleLedgerRow {
   markout60sBps: number | null;
   /** Swaps behind that mean. */
   markoutSwaps: number;
+  /** The same against each pair's reference (its swaps of pairs with one). */
+  referenceMarkout60sBps: number | null;
+  referenceMarkoutSwaps: number;
 }
 
 export interface ConsoleLedger {
@@ -52,13 +56,14 @@ export async function readConsoleLedger(
     redis.hgetall(keys.ledgerDay(chainId, day)),
     redis.hgetall(keys.ledgerMarkouts(chainId)),
   ]);
-  const rolling = (integratorId: string): number[] => {
+  const none = { bps: [], referenceBps: [] };
+  const rolling = (integratorId: string): RollingMarkout => {
     const json = markouts[integratorId];
-    if (json === undefined) return [];
+    if (json === undefined) return none;
     try {
       return parseRollingMarkout(json);
     } catch {
-      return []; // unreadable: shown as no markout yet, never as a wrong one
+      return none; // unreadable: shown as no markout yet, never as a wrong one
     }
   };
   let block: number | null = null;
@@ -68,8 +73,14 @@ export async function readConsoleLedger(
     // An unreadable cursor: the block is unknown.
   }
   const integrators = parseLedgerDay(totals).map((t) => {
-    const bps = rolling(t.integratorId);
-    return { ...t, markout60sBps: rollingMean(bps), markoutSwaps: bps.length };
+    const { bps, referenceBps } = rolling(t.integratorId);
+    return {
+      ...t,
+      markout60sBps: rollingMean(bps),
+      markoutSwaps: bps.length,
+      referenceMarkout60sBps: rollingMean(referenceBps),
+      referenceMarkoutSwaps: referenceBps.length,
+    };
   });
   integrators.sort((a, b) =>
     b.notional !== a.notional ? b.notional - a.notional : a.integratorId < b.integratorId ? -1 : 1,

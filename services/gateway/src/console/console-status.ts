@@ -3,12 +3,15 @@
  * (console-feed.ts): the readiness of the gateway's dependencies (the same checks as `/readyz`:
  * Redis, the signer), and per chain the indexer replicas that announce themselves (core's
  * indexer-presence.ts), the sign rate across every signer (sign-rate.ts), the symbols of the
- * chain's tokens (from the pair registry, to label the charts), the maker's ledger of the day
- * (console-ledger.ts), and the active halts with who made them and why (read only). Books are not
+ * chain's tokens (from the pair registry, to label the charts), each pair's standing against its
+ * reference at the served book (core's band-record.ts: its band, deviation and reference age), the
+ * maker's ledger of the day (console-ledger.ts), and the active halts with who made them and why (read only). Books are not
  * in it: they come from the price stream's hub as they are written.
  */
 import {
+  bookBandKey,
   checkReadiness,
+  decodeBandRecord,
   haltScopeKind,
   haltScopeName,
   type HaltScopeKind,
@@ -34,6 +37,50 @@ export interface ConsoleChainStatus {
   quoteToken: string | null;
   /** The maker's ledger of the day; null when Redis could not be read. */
   ledger: ConsoleLedger | null;
+  /**
+   * Each pair with a reference at the served book (registry order of the record), [] when none
+   * has one or no book is served; null when Redis could not be read.
+   */
+  references: ConsoleReference[] | null;
+}
+
+/** A pair's standing against its reference, as the console shows it. */
+export interface ConsoleReference {
+  /** Lowercase base token address. */
+  base: string;
+  /** The book's block the standing was written with. */
+  block: number;
+  status: string;
+  mode: string;
+  withheld: boolean;
+  served: boolean;
+  /** The block where `served` last changed. */
+  since: number;
+  /** The curve's mid against the reference, signed bps; null when either is unknown. */
+  deviationBps: number | null;
+  /** The reference's age at the block, s; null when unreadable. */
+  ageSeconds: number | null;
+  maxDeviationBelowBps: number;
+  maxDeviationAboveBps: number;
+}
+
+/** The standing written with the chain's served book, as the console shows it (anything unreadable: none). */
+function references(text: string | null): ConsoleReference[] {
+  const record = decodeBandRecord(text);
+  if (!record) return [];
+  return Object.entries(record.pairs).map(([base, p]) => ({
+    base,
+    block: record.block,
+    status: p.status,
+    mode: p.mode,
+    withheld: p.withheld,
+    served: p.served,
+    since: p.since,
+    deviationBps: p.deviationBps ?? null,
+    ageSeconds: p.ageSeconds ?? null,
+    maxDeviationBelowBps: p.maxDeviationBelowBps,
+    maxDeviationAboveBps: p.maxDeviationAboveBps,
+  }));
 }
 
 /** An active halt as the console shows it (read only: `npm run risk` changes them). */
@@ -93,11 +140,12 @@ export function consoleStatus(opts: ConsoleStatusOptions): () => Promise<Console
   const { redis, records, keys } = opts;
   const rates = new Map(opts.chains.map((chainId) => [chainId, new SignRate(records, keys.audit(chainId))]));
   const chainStatus = async (chainId: number): Promise<ConsoleChainStatus> => {
-    const [indexers, signRate, registry, ledger] = await Promise.allSettled([
+    const [indexers, signRate, registry, ledger, band] = await Promise.allSettled([
       readPresence(redis, keys, chainId),
       rates.get(chainId)!.sample(),
       redis.get(keys.pairs(chainId)),
       readConsoleLedger(records, keys, chainId),
+      redis.get(bookBandKey(keys.book(chainId))),
     ]);
     return {
       chainId,
@@ -105,6 +153,7 @@ export function consoleStatus(opts: ConsoleStatusOptions): () => Promise<Console
       signRate: signRate.status === 'fulfilled' ? signRate.value : null,
       ...registryTokens(registry.status === 'fulfilled' ? registry.value : null),
       ledger: ledger.status === 'fulfilled' ? ledger.value : null,
+      references: band.status === 'fulfilled' ? references(band.value) : null,
     };
   };
   return async () => {

@@ -3,7 +3,9 @@
  * (testkit's startSystem): three devnet chains, an indexer process per chain (two replicas on
  * 8453), the signer and the gateway, each a process. Checks that every chain's depth chart shows exactly the levels that
  * `GET /v2/price` returns for the block it shows, that the chart moves with new blocks, and that
- * a chain whose node stops is shown unavailable, chart gone. Also takes the screenshot of
+ * a chain whose node stops is shown unavailable, chart gone; and that each pair's standing against
+ * its reference is shown live as the indexer wrote it (deviation, band, age), a curve moved past
+ * its band showing the pair withheld (and out of the chart) until it is back. Also takes the screenshot of
  * docs/images/console.png: written there only with UPDATE_SCREENSHOTS=1 (else to a temp folder,
  * so that a test run leaves the tree clean).
  */
@@ -14,7 +16,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { type OrderbookResponse } from '@pmm/protocol';
-import { launchBrowser, startSystem, until, type System } from '@pmm/testkit';
+import { bookBandKey, createRedis, decodeBandRecord, redisKeys, DEFAULT_KEY_PREFIX } from '@pmm/core';
+import { curveOn, launchBrowser, setCurve, startSystem, swapChain, until, type System } from '@pmm/testkit';
 
 jest.setTimeout(240_000);
 
@@ -186,6 +189,83 @@ describe('the operator console in a browser', () => {
     expect(rate).toBeGreaterThan(1);
     expect(rate).toBeLessThan(20);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it("behavior: each pair's standing against its reference, live: in band with the indexer's deviation and age; a curve moved past its band shows withheld until it is back", async () => {
+    const redis = createRedis(sys.redisUrl, { name: 'console-references-test' });
+    const bandKey = (chainId: number) => bookBandKey(redisKeys(DEFAULT_KEY_PREFIX).book(chainId));
+    /** The references table of a chain as the page shows it: its block, and per pair its cells. */
+    const references = (chainId: number) =>
+      page.evaluate((id) => {
+        const table = document.querySelector(`.chain[data-chain="${id}"] table.references`);
+        if (!table) return null;
+        return {
+          block: Number(/at block (\d+)/.exec(table.querySelector('caption')!.textContent ?? '')?.[1]),
+          rows: [...table.querySelectorAll<HTMLElement>('tbody tr')].map((tr) => ({
+            base: tr.dataset.base!,
+            withheld: tr.dataset.withheld === 'true',
+            status: tr.querySelector('[data-field="status"]')!.textContent,
+            standing: tr.querySelector('[data-field="standing"]')!.textContent,
+            deviation: tr.querySelector<HTMLElement>('[data-field="deviation"]')!.dataset.value,
+            deviationText: tr.querySelector('[data-field="deviation"]')!.textContent,
+            age: tr.querySelector<HTMLElement>('[data-field="age"]')!.dataset.value,
+          })),
+        };
+      }, chainId);
+    try {
+      for (const chainId of CHAINS) {
+        // The page and the record in Redis compared at the same block (a new one may land in between: retry).
+        const [table, record] = await until(
+          async () => {
+            const onPage = await references(chainId);
+            const stored = decodeBandRecord(await redis.get(bandKey(chainId)));
+            return onPage && stored && onPage.block === stored.block ? ([onPage, stored] as const) : null;
+          },
+          30_000,
+          `chain ${chainId}: the references shown at the block of the stored standing`,
+          200,
+        );
+        expect(table.rows.map((r) => r.base)).toEqual(Object.keys(record.pairs));
+        for (const row of table.rows) {
+          const state = record.pairs[row.base]!;
+          expect(row).toMatchObject({ withheld: false, status: 'in band', standing: 'served' });
+          expect(Number(row.deviation)).toBe(state.deviationBps);
+          expect(Number(row.age)).toBe(state.ageSeconds);
+          expect(row.deviationText).toContain(`(−${state.maxDeviationBelowBps}…+${state.maxDeviationAboveBps} bps)`);
+        }
+      }
+      // WETH's curve on 56 moved 2 % up alone (its reference stays): withheld, shown so, and out of the chart.
+      const x = swapChain(sys, 56);
+      const weth = x.c.tokens.WETH!.address.toLowerCase();
+      const before = await curveOn(x, weth);
+      const owner = { pub: x.pub, owner: x.owner, router: x.c.contracts.router };
+      await setCurve(owner, weth, { ...before, midPriceX18: (before.midPriceX18 * 102n) / 100n });
+      await page.waitForSelector(
+        `.chain[data-chain="56"] table.references tr[data-base="${weth}"][data-withheld="true"]`,
+        {
+          timeout: 30_000,
+        },
+      );
+      const withheld = (await references(56))!.rows.find((r) => r.base === weth)!;
+      expect(withheld).toMatchObject({ status: 'out of band', standing: 'withheld' });
+      expect(Number(withheld.deviation)).toBeGreaterThan(150);
+      await until(
+        async () => (await shown(56))?.pairs.every((p) => p.base !== weth),
+        30_000,
+        'WETH out of the chart on 56',
+        200,
+      );
+      // The curve back: served again after its recovery blocks, and shown so.
+      await setCurve(owner, weth, before);
+      await page.waitForSelector(
+        `.chain[data-chain="56"] table.references tr[data-base="${weth}"][data-withheld="false"]`,
+        {
+          timeout: 60_000,
+        },
+      );
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('behavior: a chain whose node stops is shown unavailable, its chart gone', async () => {

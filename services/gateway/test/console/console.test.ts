@@ -168,22 +168,39 @@ describe('the console event stream', () => {
       ],
     );
     await ledger.markouts([
-      { integratorId: 'acme', bps: -12 },
+      { integratorId: 'acme', bps: -12, referenceBps: -40 },
       { integratorId: 'acme', bps: -8 },
       { integratorId: 'zeta', bps: 3 },
     ]);
     const s = await viewer();
     const ledgerOf = (st: ConsoleStatus) => st.chains.find((c) => c.chainId === 8453)?.ledger;
+    /** A row without markouts yet. */
+    const row = (integratorId: string, swaps: number, notional: number, reverts: number) => ({
+      integratorId,
+      swaps,
+      notional,
+      reverts,
+      markout60sBps: null,
+      markoutSwaps: 0,
+      referenceMarkout60sBps: null,
+      referenceMarkoutSwaps: 0,
+    });
     await s.until((x) => statuses(x).some((st) => ledgerOf(st)?.block === 901));
     const last = statuses(s).find((st) => ledgerOf(st)?.block === 901)!;
     expect(ledgerOf(last)).toEqual({
       day: new Date(now * 1_000).toISOString().slice(0, 10),
       block: 901,
       integrators: [
-        { integratorId: 'acme', swaps: 2, notional: 6000, reverts: 0, markout60sBps: -10, markoutSwaps: 2 },
-        { integratorId: 'beta', swaps: 1, notional: 5000, reverts: 1, markout60sBps: null, markoutSwaps: 0 },
-        { integratorId: '', swaps: 1, notional: 12, reverts: 0, markout60sBps: null, markoutSwaps: 0 },
-        { integratorId: 'gamma', swaps: 0, notional: 0, reverts: 1, markout60sBps: null, markoutSwaps: 0 },
+        {
+          ...row('acme', 2, 6000, 0),
+          markout60sBps: -10,
+          markoutSwaps: 2,
+          referenceMarkout60sBps: -40,
+          referenceMarkoutSwaps: 1,
+        },
+        row('beta', 1, 5000, 1),
+        row('', 1, 12, 0),
+        row('gamma', 0, 0, 1),
       ],
     });
     expect(last.chains.find((c) => c.chainId === 8453)!.quoteToken).toBe(USDC.toLowerCase());

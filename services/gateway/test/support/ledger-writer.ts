@@ -49,7 +49,7 @@ export function ledgerWriter(redis: RedisClient, keys: RedisKeys, chainId: numbe
     commit: (block: number, entries: LedgerEntry[], reverts: LedgerRevert[] = []) =>
       store.commit({ number: block, hash: hash(block), time: entries[0]?.blockTime ?? 0 }, entries, reverts),
     rollback: (block: number) => store.rollback({ number: block, hash: hash(block) }),
-    markouts: (list: { integratorId: string; bps: number }[]) => rolling.add(list),
+    markouts: (list: { integratorId: string; bps?: number; referenceBps?: number }[]) => rolling.add(list),
     /** The chain's pair registry (WETH against USDC), as the indexer writes it: the console's symbols. */
     registry: () => {
       const registry: PairRegistry = {

@@ -23,7 +23,9 @@
 import {
   type BandRecord,
   blockHashRef,
+  bandTransitions,
   decodeBandRecord,
+  encodeBandTransition,
   REFERENCE_STATUSES,
   encodeBandRecord,
   type Logger,
@@ -171,13 +173,8 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
         });
       } else silentFailures.ok();
       const pairs = decodeBlockResults(tracked, batch.results);
-      const band = blockBandRecord(
-        tracked,
-        pairs,
-        decodeFeedAnswers(tracked, batch.results),
-        decodeBandRecord(stored?.band),
-        job,
-      );
+      const previousBand = decodeBandRecord(stored?.band);
+      const band = blockBandRecord(tracked, pairs, decodeFeedAnswers(tracked, batch.results), previousBand, job);
       const body = JSON.stringify({
         chainId: deps.ctx.chainId,
         blockNumber: job.number,
@@ -186,16 +183,20 @@ export function createBlockProcessor(deps: BlockProcessorDeps): (job: BlockJobDa
       });
       const ttlMs = bookLifeMs(job.timestamp);
       if (ttlMs <= 0) return done({ blockNumber: job.number, outcome: 'stale' });
+      const symbols = new Map(tracked.pairs.map((p) => [p.base.address.toLowerCase(), p.base.symbol]));
       const written = await deps.books.write(job.number, body, {
         hash: job.hash,
         ttlMs,
         band: band ? encodeBandRecord(band) : '',
+        transitions: band
+          ? bandTransitions(previousBand, band, (base) => symbols.get(base) ?? base).map(encodeBandTransition)
+          : [],
       });
       if (written && band) reportBand(tracked, band);
       const now = Date.now();
       // After the book (whose latency is what integrators see); a newer book written meanwhile
       // does not make this block's tops wrong. A failed record costs markouts one block, not the book.
-      await deps.mids?.record(job, pairs).catch((err: unknown) =>
+      await deps.mids?.record(job, pairs, band).catch((err: unknown) =>
         log.warn('mid history not recorded', {
           block: job.number,
           error: err instanceof Error ? err.message : String(err),

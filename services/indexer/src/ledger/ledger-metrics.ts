@@ -24,6 +24,9 @@ export interface LedgerMetrics {
   /** label integrator */
   markout60s: Gauge;
   markout60sSwaps: Gauge;
+  /** The same against each pair's reference (swaps of pairs with one). */
+  referenceMarkout60s: Gauge;
+  referenceMarkout60sSwaps: Gauge;
   /** labels integrator, reason: router calls that reverted (ledger-revert.ts) */
   reverts: Counter;
   reorgs: Counter;
@@ -78,6 +81,16 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
     markout60sSwaps: metrics.gauge('ledger_markout_60s_swaps', 'Swaps behind ledger_markout_60s_bps (at most 100)', [
       'integrator',
     ] as const),
+    referenceMarkout60s: metrics.gauge(
+      'ledger_reference_markout_60s_bps',
+      "Mean 60 s markout against the pair's reference of the integrator's last swaps with one (at most 100), basis points from the maker's side: a curve that stopped moving shows its losses here, not in ledger_markout_60s_bps",
+      ['integrator'] as const,
+    ),
+    referenceMarkout60sSwaps: metrics.gauge(
+      'ledger_reference_markout_60s_swaps',
+      'Swaps behind ledger_reference_markout_60s_bps (at most 100)',
+      ['integrator'] as const,
+    ),
     reverts: metrics.counter(
       'ledger_reverted_calls_total',
       "Router swap calls that reverted, by integrator (who asked for the signature; '(unattributed)' when no audit record matches) and reason (the router's error)",
@@ -104,7 +117,7 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
     ),
     limitTrips: metrics.counter(
       'ledger_limit_trips_total',
-      'Halts written by a limit on what executes (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-below-quote, integrator-reverts',
+      'Halts written by a limit on what executes (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-reference-markout, integrator-below-quote, integrator-reverts',
       ['limit'] as const,
     ),
     limitsBlock: metrics.gauge(

@@ -32,7 +32,7 @@ import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
 import { createLedgerStore, ledgerStoreKeys } from './ledger-store';
 import { anyLimit, startLimits } from './limits';
 import { PendingMarkouts, redisMidHistory } from './pending-markouts';
-import { RollingMarkouts } from './rolling-markouts';
+import { RollingMarkouts, type IntegratorMarkout } from './rolling-markouts';
 import { transportChainReader } from './transport-chain-reader';
 
 export interface LedgerDeps {
@@ -103,7 +103,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   });
 
   // The 60 s markout per integrator: each swap waits until the indexer's mid history is 60 s
-  // past it, then reads the mid in force then.
+  // past it, then reads the mid in force then, and the pair's reference then.
   const history = redisMidHistory(midsRedis, {
     mids: keys.mids(config.chainId),
     midTimes: keys.midTimes(config.chainId),
@@ -115,11 +115,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       error: err instanceof Error ? err.message : String(err),
     }),
   );
-  const markouts60s: { integratorId: string; bps: number }[] = [];
+  const markouts60s: IntegratorMarkout[] = [];
   const waiting = new PendingMarkouts(
     HORIZONS.find((h) => h.seconds === LEDGER_MARKOUT_HORIZON_SECONDS)!.key,
     history,
-    (e, bps) => markouts60s.push({ integratorId: e.integratorId, bps }),
+    (e, m) => markouts60s.push({ integratorId: e.integratorId, ...m }),
     MARKOUT_MAX_WAIT_SECONDS,
     // A zero leg (a dust swap the router paid nothing for): no price, so no markout, in no mean.
     (e, reason) =>

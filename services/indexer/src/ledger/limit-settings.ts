@@ -29,15 +29,20 @@ export const LIMIT_SETTINGS = {
     "Floor of an integrator's mean markout at LIMIT_MARKOUT_HORIZON over its swaps in LIMIT_WINDOW_SECONDS, basis points from the maker's side (e.g. -20: the maker loses 20 bps on average): below it, over at least LIMIT_MARKOUT_MIN_SWAPS swaps, the ledger halts the integrator. Empty (default): off.",
     { signed: true },
   ),
+  limitReferenceMarkoutFloorBps: settings.optionalDecimal(
+    'LIMIT_REFERENCE_MARKOUT_FLOOR_BPS',
+    "Floor of an integrator's mean markout against the pair's reference (its feed's answer at the horizon, not the maker's own mid) at LIMIT_MARKOUT_HORIZON over its swaps with one in LIMIT_WINDOW_SECONDS, basis points from the maker's side: below it, over at least LIMIT_MARKOUT_MIN_SWAPS swaps, the ledger halts the integrator. A curve that stopped moving marks its losses at zero against its own mid; this floor sees them. Empty (default): off.",
+    { signed: true },
+  ),
   limitMarkoutHorizon: settings.oneOf(
     'LIMIT_MARKOUT_HORIZON',
-    `The markout horizon the floor applies to: ${HORIZON_KEYS.join(', ')} (blocks or seconds after the swap; a swap counts once its horizon has passed). Default 60s.`,
+    `The markout horizon both markout floors apply to: ${HORIZON_KEYS.join(', ')} (blocks or seconds after the swap; a swap counts once its horizon has passed). Default 60s.`,
     '60s',
     HORIZON_KEYS,
   ),
   limitMarkoutMinSwaps: settings.int(
     'LIMIT_MARKOUT_MIN_SWAPS',
-    'Swaps with a markout an integrator needs in the window before LIMIT_MARKOUT_FLOOR_BPS applies (a few swaps prove nothing). Default 20.',
+    'Swaps with a markout an integrator needs in the window before LIMIT_MARKOUT_FLOOR_BPS (or LIMIT_REFERENCE_MARKOUT_FLOOR_BPS, counting its swaps with a reference markout) applies (a few swaps prove nothing). Default 20.',
     20,
     [1, 100_000],
   ),
@@ -70,13 +75,22 @@ export const LIMIT_SETTINGS = {
   ),
 };
 
+/** A floor on an integrator's mean markout at a horizon, over at least `minSwaps` swaps. */
+export interface MarkoutFloor {
+  floorBps: number;
+  horizon: HorizonKey;
+  minSwaps: number;
+}
+
 /** The limits as loaded: a limit is absent when off. */
 export interface LimitConfig {
   windowSeconds: number;
   /** Caps as decimal text in quote units (exact: compared at 18 decimals). */
   integratorNotional?: string;
   pairNotional?: string;
-  markout?: { floorBps: number; horizon: HorizonKey; minSwaps: number };
+  markout?: MarkoutFloor;
+  /** The same floor against the pair's reference. */
+  referenceMarkout?: MarkoutFloor;
   belowQuote?: { shareBps: number; minSwaps: number };
   /** The revert share: tripped above `shareBps`, above `rearmBps` for a window after a resume of its trip. */
   reverts?: { shareBps: number; rearmBps: number; minCalls: number };
@@ -100,19 +114,17 @@ export function limitConfigOf(c: LoadedLimitSettings): LimitConfig {
     throw new ConfigError(
       `LIMIT_REVERT_REARM_BPS (limitRevertRearmBps): ${rearm} must be below the trip level LIMIT_REVERT_SHARE_BPS (${revertShare}): the hysteresis re-arms lower than it trips`,
     );
+  const floor = (bps: string): MarkoutFloor => ({
+    floorBps: Number(bps),
+    horizon: c.limitMarkoutHorizon,
+    minSwaps: c.limitMarkoutMinSwaps,
+  });
   return {
     windowSeconds: c.limitWindowSeconds,
     ...(c.limitIntegratorNotional !== '' ? { integratorNotional: c.limitIntegratorNotional } : {}),
     ...(c.limitPairNotional !== '' ? { pairNotional: c.limitPairNotional } : {}),
-    ...(c.limitMarkoutFloorBps !== ''
-      ? {
-          markout: {
-            floorBps: Number(c.limitMarkoutFloorBps),
-            horizon: c.limitMarkoutHorizon,
-            minSwaps: c.limitMarkoutMinSwaps,
-          },
-        }
-      : {}),
+    ...(c.limitMarkoutFloorBps !== '' ? { markout: floor(c.limitMarkoutFloorBps) } : {}),
+    ...(c.limitReferenceMarkoutFloorBps !== '' ? { referenceMarkout: floor(c.limitReferenceMarkoutFloorBps) } : {}),
     ...(c.limitBelowQuoteShareBps !== ''
       ? { belowQuote: { shareBps: Number(c.limitBelowQuoteShareBps), minSwaps: c.limitBelowQuoteMinSwaps } }
       : {}),

@@ -11,6 +11,9 @@
  * - pair-notional: the pair's (every swap of its base token, unattributed ones too) above the cap;
  * - integrator-markout: the mean markout at the horizon of the integrator's swaps whose horizon has
  *   passed, below the floor, over at least `minSwaps` of them;
+ * - integrator-reference-markout: the same against each pair's reference (its swaps of pairs with
+ *   one), below its own floor: a curve that stopped moving marks its losses at zero against its
+ *   own mid, not against the reference;
  * - integrator-below-quote: the share of its swaps with a firm quote that executed below it (the
  *   settlement's gap < 0, core's quote-gap.ts) above the cap, over at least `minSwaps` of them;
  * - integrator-reverts: the share of its router calls that reverted (its reverted calls over those
@@ -25,12 +28,18 @@
 import type { HaltScope, LedgerEntry, LedgerRevert } from '@pmm/core';
 import { formatUnits, parseUnits } from '@pmm/protocol';
 import { quoteGapBps } from '@pmm/core';
-import type { LimitConfig } from './limit-settings';
+import type { LimitConfig, MarkoutFloor } from './limit-settings';
+import type { SwapMarkout } from './pending-markouts';
+
+/** What a markout is taken against (the markout limits keep one series each). */
+type Basis = 'mid' | 'reference';
+const BASES: readonly Basis[] = ['mid', 'reference'];
 
 export const LIMIT_NAMES = [
   'integrator-notional',
   'pair-notional',
   'integrator-markout',
+  'integrator-reference-markout',
   'integrator-below-quote',
   'integrator-reverts',
 ] as const;
@@ -174,11 +183,11 @@ type Key = `integrator ${string}` | `pair ${string}`;
 
 export class LimitWindow {
   private readonly swaps = new Map<Key, Series<Swap>>();
-  private readonly markouts = new Map<string, Series<Markout>>();
+  private readonly markouts: Record<Basis, Map<string, Series<Markout>>> = { mid: new Map(), reference: new Map() };
   /** Each integrator's router calls (when the revert limit is set). */
   private readonly calls = new Map<string, Series<Call>>();
   private readonly ids = new Set<string>();
-  private readonly markoutIds = new Set<string>();
+  private readonly markoutIds: Record<Basis, Set<string>> = { mid: new Set(), reference: new Set() };
   private readonly callIds = new Set<string>();
   private readonly dirty = new Set<Key>();
   private readonly integratorCap?: bigint;
@@ -243,17 +252,23 @@ export class LimitWindow {
   }
 
   /**
-   * A swap's markout at the limit's horizon, once it has passed (ignored for a swap already
-   * counted, and for a value that is not a finite number: it counts in no mean).
+   * A swap's markouts at the limits' horizon, once it has passed: against its own mid and against
+   * the reference, each when known (ignored for a swap already counted, and for a value that is
+   * not a finite number: it counts in no mean).
    */
-  addMarkout(e: LedgerEntry, bps: number): void {
+  addMarkout(e: LedgerEntry, markout: SwapMarkout): void {
     const id = idOf(e);
-    if (!e.integratorId || !Number.isFinite(bps) || this.markoutIds.has(id)) return;
-    this.markoutIds.add(id);
-    let series = this.markouts.get(e.integratorId);
-    if (!series) this.markouts.set(e.integratorId, (series = new Series<Markout>(markoutSums)));
-    series.add({ id, blockNumber: e.blockNumber, blockTime: e.blockTime, bps });
-    this.dirty.add(`integrator ${e.integratorId}`);
+    if (!e.integratorId) return;
+    for (const basis of BASES) {
+      const bps = basis === 'mid' ? markout.bps : markout.referenceBps;
+      if (bps === undefined || !Number.isFinite(bps) || this.markoutIds[basis].has(id)) continue;
+      this.markoutIds[basis].add(id);
+      const all = this.markouts[basis];
+      let series = all.get(e.integratorId);
+      if (!series) all.set(e.integratorId, (series = new Series<Markout>(markoutSums)));
+      series.add({ id, blockNumber: e.blockNumber, blockTime: e.blockTime, bps });
+      this.dirty.add(`integrator ${e.integratorId}`);
+    }
   }
 
   /** A reorg: what the orphaned blocks above `block` held is forgotten. */
@@ -263,7 +278,9 @@ export class LimitWindow {
       if (gone.length > 0) this.dirty.add(key);
       for (const s of gone) this.ids.delete(s.id);
     }
-    for (const series of this.markouts.values()) for (const m of series.rollback(block)) this.markoutIds.delete(m.id);
+    for (const basis of BASES)
+      for (const series of this.markouts[basis].values())
+        for (const m of series.rollback(block)) this.markoutIds[basis].delete(m.id);
     for (const [integrator, series] of this.calls) {
       const gone = series.rollback(block);
       if (gone.length > 0) this.dirty.add(`integrator ${integrator}`);
@@ -307,8 +324,10 @@ export class LimitWindow {
       }
       const notional = this.notional('integrator-notional', this.integratorCap, swaps, pair, scope, id, during);
       if (notional) out.push(notional);
-      const markout = this.markout(id, scope, this.markouts.get(id)?.since(since) ?? NONE, during);
-      if (markout) out.push(markout);
+      for (const basis of BASES) {
+        const markout = this.markout(basis, id, scope, this.markouts[basis].get(id)?.since(since) ?? NONE, during);
+        if (markout) out.push(markout);
+      }
       const below = this.belowQuote(id, scope, swaps, during);
       if (below) out.push(below);
       const calls = this.calls.get(id)?.since(since) ?? NONE;
@@ -331,10 +350,11 @@ export class LimitWindow {
       for (const s of series.expire(cutoff)) this.ids.delete(s.id);
       if (series.size === 0) this.swaps.delete(key);
     }
-    for (const [integrator, series] of this.markouts) {
-      for (const m of series.expire(cutoff)) this.markoutIds.delete(m.id);
-      if (series.size === 0) this.markouts.delete(integrator);
-    }
+    for (const basis of BASES)
+      for (const [integrator, series] of this.markouts[basis]) {
+        for (const m of series.expire(cutoff)) this.markoutIds[basis].delete(m.id);
+        if (series.size === 0) this.markouts[basis].delete(integrator);
+      }
     for (const [integrator, series] of this.calls) {
       for (const c of series.expire(cutoff)) this.callIds.delete(c.id);
       if (series.size === 0) this.calls.delete(integrator);
@@ -372,20 +392,28 @@ export class LimitWindow {
     };
   }
 
-  private markout(integrator: string, scope: HaltScope, markouts: Sums, during: string): Breach | undefined {
-    const limit = this.config.markout;
+  private markout(
+    basis: Basis,
+    integrator: string,
+    scope: HaltScope,
+    markouts: Sums,
+    during: string,
+  ): Breach | undefined {
+    const limit: MarkoutFloor | undefined = basis === 'mid' ? this.config.markout : this.config.referenceMarkout;
     if (!limit || markouts.count === 0 || markouts.count < limit.minSwaps) return undefined;
     const mean = Number(markouts.microBps) / 1e6 / markouts.count;
     if (!(mean < limit.floorBps)) return undefined;
     const value = mean.toFixed(2);
     const threshold = String(limit.floorBps);
+    const name = basis === 'mid' ? 'integrator-markout' : 'integrator-reference-markout';
+    const what = basis === 'mid' ? 'markout' : 'markout against the reference';
     return {
-      limit: 'integrator-markout',
+      limit: name,
       scope,
       value,
       threshold,
       reason:
-        `limit integrator-markout: ${integrator}'s mean ${limit.horizon} markout on chain ${this.chainId} ` +
+        `limit ${name}: ${integrator}'s mean ${limit.horizon} ${what} on chain ${this.chainId} ` +
         `${during} is ${value} bps over ${markouts.count} swaps, below the floor of ${threshold} bps`,
     };
   }

@@ -64,7 +64,12 @@ export interface Limits {
 /** True when at least one limit is set. */
 export function anyLimit(config: LimitConfig): boolean {
   return Boolean(
-    config.integratorNotional || config.pairNotional || config.markout || config.belowQuote || config.reverts,
+    config.integratorNotional ||
+    config.pairNotional ||
+    config.markout ||
+    config.referenceMarkout ||
+    config.belowQuote ||
+    config.reverts,
   );
 }
 
@@ -75,13 +80,10 @@ export function startLimits(deps: LimitsDeps): Limits {
   const now = deps.now ?? Date.now;
   const window = new LimitWindow(config, chainId);
   const store = new HaltStore(redis, keys);
-  const markouts = config.markout
-    ? new PendingMarkouts(
-        config.markout.horizon,
-        deps.history,
-        (e, bps) => window.addMarkout(e, bps),
-        config.windowSeconds,
-      )
+  // Both floors share their horizon: one wait per swap gives both markouts.
+  const floor = config.markout ?? config.referenceMarkout;
+  const markouts = floor
+    ? new PendingMarkouts(floor.horizon, deps.history, (e, m) => window.addMarkout(e, m), config.windowSeconds)
     : undefined;
   /** Last resume of each scope (ms), by scope name; the log's last entry read. */
   const resumes = new Map<string, number>();

@@ -10,17 +10,22 @@
  * none), and a failure of one (its book unreadable, the consumer throwing) never costs another
  * its markout.
  *
- * The ledger keeps two: the 60 s markout behind its metric, and the markout limit's horizon.
+ * Each markout is taken against the book's mid and against the pair's reference in the same
+ * record (the history keeps both): a swap gets whichever of the two the record has.
+ *
+ * The ledger keeps two: the 60 s markout behind its metrics, and the markout limits' horizon.
  */
-import { midOf, parseMidRecord, type LedgerEntry, type MidRecord, type RedisClient } from '@pmm/core';
+import { parseMidRecord, type LedgerEntry, type MidRecord, type RedisClient } from '@pmm/core';
 import {
   HORIZONS,
+  markAt,
   markoutBps,
   markoutPrice,
   markoutTarget,
   targetReached,
   type Horizon,
   type HorizonKey,
+  type MarkoutBasis,
   type MarkoutTarget,
 } from '@pmm/operator';
 
@@ -54,6 +59,12 @@ export function redisMidHistory(redis: RedisClient, keys: { mids: string; midTim
   };
 }
 
+/** A swap's markout at the horizon, bps from the maker's side: against its own mid, and against the reference (each when the record has it). */
+export interface SwapMarkout {
+  bps?: number;
+  referenceBps?: number;
+}
+
 /** Why a swap gets no markout (the ledger logs it). */
 export type NoMarkoutReason = 'zero leg';
 
@@ -73,7 +84,7 @@ export class PendingMarkouts {
   constructor(
     horizon: HorizonKey,
     private readonly history: MidHistory,
-    private readonly onMarkout: (entry: LedgerEntry, bps: number) => void,
+    private readonly onMarkout: (entry: LedgerEntry, markout: SwapMarkout) => void,
     private readonly maxWaitSeconds: number,
     private readonly onNoMarkout: (entry: LedgerEntry, reason: NoMarkoutReason) => void = () => undefined,
   ) {
@@ -152,11 +163,14 @@ export class PendingMarkouts {
     for (const { entry, record } of resolved) {
       if (!still.has(entry)) continue;
       handled.add(entry);
-      const mid = record ? midOf(record, entry.base) : undefined;
-      const bps = mid === undefined ? undefined : markoutBps(entry, mid);
-      if (bps === undefined) continue;
+      const against = (basis: MarkoutBasis) => {
+        const price = record ? markAt(record, entry.base, basis) : undefined;
+        return price === undefined ? undefined : markoutBps(entry, price);
+      };
+      const markout: SwapMarkout = { bps: against('mid'), referenceBps: against('reference') };
+      if (markout.bps === undefined && markout.referenceBps === undefined) continue;
       try {
-        this.onMarkout(entry, bps);
+        this.onMarkout(entry, markout);
       } catch (err) {
         failure ??= { err };
       }

@@ -1,7 +1,8 @@
 /**
  * Each integrator's rolling 60 s markout (core's ledger-rolling-markout.ts): its last swaps'
- * markouts in memory, their mean as the metrics `ledger_markout_60s_bps` and
- * `ledger_markout_60s_swaps`, and the values in Redis (one hash field per integrator), so that a
+ * markouts in memory, against its own mid and against the reference, their means as the metrics
+ * `ledger_markout_60s_bps` and `ledger_markout_60s_swaps`, `ledger_reference_markout_60s_bps` and
+ * `ledger_reference_markout_60s_swaps`, and the values in Redis (one hash field per integrator), so that a
  * restarted ledger goes on from them and the operator console reads the same figure.
  */
 import {
@@ -11,17 +12,31 @@ import {
   rollingMean,
   type Logger,
   type RedisClient,
+  type RollingMarkout,
 } from '@pmm/core';
 import type { LedgerMetrics } from './ledger-metrics';
 
+/** One markout of an integrator's swap: against its own mid, against the reference (each when known). */
+export interface IntegratorMarkout {
+  integratorId: string;
+  bps?: number;
+  referenceBps?: number;
+}
+
+const LISTS = ['bps', 'referenceBps'] as const;
+const keep = (list: number[], more: readonly number[]) => [...list, ...more].slice(-LEDGER_ROLLING_SWAPS);
+
 export class RollingMarkouts {
-  private readonly values = new Map<string, number[]>();
+  private readonly values = new Map<string, RollingMarkout>();
   private loading: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly key: string,
-    private readonly metrics: Pick<LedgerMetrics, 'markout60s' | 'markout60sSwaps'>,
+    private readonly metrics: Pick<
+      LedgerMetrics,
+      'markout60s' | 'markout60sSwaps' | 'referenceMarkout60s' | 'referenceMarkout60sSwaps'
+    >,
     private readonly log: Logger,
   ) {}
 
@@ -34,7 +49,7 @@ export class RollingMarkouts {
   load(): Promise<void> {
     return (this.loading ??= this.redis.hgetall(this.key).then((stored) => {
       for (const [integratorId, json] of Object.entries(stored)) {
-        let before: number[];
+        let before: RollingMarkout;
         try {
           before = parseRollingMarkout(json);
         } catch (err) {
@@ -44,8 +59,11 @@ export class RollingMarkouts {
           });
           continue;
         }
-        const since = this.values.get(integratorId) ?? [];
-        this.values.set(integratorId, [...before, ...since].slice(-LEDGER_ROLLING_SWAPS));
+        const since = this.values.get(integratorId) ?? { bps: [], referenceBps: [] };
+        this.values.set(integratorId, {
+          bps: keep(before.bps, since.bps),
+          referenceBps: keep(before.referenceBps, since.referenceBps),
+        });
         this.export(integratorId);
       }
     }));
@@ -54,7 +72,7 @@ export class RollingMarkouts {
   /** The integrator's series exist from its first swap: no mean yet (NaN), none behind it. */
   track(integratorId: string): void {
     if (this.values.has(integratorId)) return;
-    this.values.set(integratorId, []);
+    this.values.set(integratorId, { bps: [], referenceBps: [] });
     this.export(integratorId);
   }
 
@@ -62,17 +80,19 @@ export class RollingMarkouts {
    * Adds markouts (basis points) whose horizon has passed; keeps the changed integrators' values in
    * Redis. A value that is not a finite number is left out: it would make the mean one too.
    */
-  async add(all: readonly { integratorId: string; bps: number }[]): Promise<void> {
-    const markouts = all.filter((m) => Number.isFinite(m.bps));
-    if (markouts.length === 0) return;
+  async add(all: readonly IntegratorMarkout[]): Promise<void> {
     const changed = new Set<string>();
-    for (const { integratorId, bps } of markouts) {
-      const list = this.values.get(integratorId) ?? [];
-      list.push(bps);
-      if (list.length > LEDGER_ROLLING_SWAPS) list.shift();
-      this.values.set(integratorId, list);
-      changed.add(integratorId);
+    for (const m of all) {
+      const values = this.values.get(m.integratorId) ?? { bps: [], referenceBps: [] };
+      for (const list of LISTS) {
+        const bps = m[list];
+        if (bps === undefined || !Number.isFinite(bps)) continue;
+        values[list] = keep(values[list], [bps]);
+        changed.add(m.integratorId);
+      }
+      this.values.set(m.integratorId, values);
     }
+    if (changed.size === 0) return;
     for (const integratorId of changed) this.export(integratorId);
     // After the last run's values are in (a failed load was logged: this run's values stand alone).
     await this.loading?.catch(() => undefined);
@@ -81,8 +101,11 @@ export class RollingMarkouts {
   }
 
   private export(integratorId: string): void {
-    const list = this.values.get(integratorId)!;
-    this.metrics.markout60s.set({ integrator: integratorId }, rollingMean(list) ?? NaN);
-    this.metrics.markout60sSwaps.set({ integrator: integratorId }, list.length);
+    const { bps, referenceBps } = this.values.get(integratorId)!;
+    const labels = { integrator: integratorId };
+    this.metrics.markout60s.set(labels, rollingMean(bps) ?? NaN);
+    this.metrics.markout60sSwaps.set(labels, bps.length);
+    this.metrics.referenceMarkout60s.set(labels, rollingMean(referenceBps) ?? NaN);
+    this.metrics.referenceMarkout60sSwaps.set(labels, referenceBps.length);
   }
 }

@@ -17,10 +17,15 @@
  *
  * A fourth side key (`pmm:{<id>}:book:band`) holds each pair's standing against its reference at
  * that book (core's band-record.ts), written and expiring with it: the next block's band reads it,
- * and so does the signer.
+ * and so does the signer. A fifth (`pmm:{<id>}:book:band:log`, a stream) keeps each pair's
+ * transitions in and out of band (core's band-transition.ts), added by the same script with the
+ * book that shows them, trimmed to BAND_LOG_MAX_ENTRIES, never expiring: `risk history` reads it.
  */
 import {
+  BAND_LOG_FIELD,
+  BAND_LOG_MAX_ENTRIES,
   bookBandKey,
+  bookBandLogKey,
   bookBlockKey,
   bookHashKey,
   commandsDir,
@@ -48,7 +53,7 @@ export interface BookStore {
   write(
     blockNumber: number,
     body: string,
-    options?: { hash?: string; ttlMs?: number; band?: string },
+    options?: { hash?: string; ttlMs?: number; band?: string; transitions?: readonly string[] },
   ): Promise<boolean>;
   /** The block of the stored book (and its pairs' standing), or null when there is none. */
   storedBlock(): Promise<StoredBlock | null>;
@@ -74,14 +79,16 @@ export function createBookStore(
   const blockKey = bookBlockKey(opts.keys.book);
   const hashKey = bookHashKey(opts.keys.book);
   const bandKey = bookBandKey(opts.keys.book);
-  const writeBook = luaCommand<number>(redis, COMMANDS, 'pmmBookWrite', 4);
+  const bandLogKey = bookBandLogKey(opts.keys.book);
+  const writeBook = luaCommand<number>(redis, COMMANDS, 'pmmBookWrite', 5);
   const deleteBook = luaCommand<number>(redis, COMMANDS, 'pmmBookDelete', 4);
   return {
     ttlMs: opts.ttlMs,
-    async write(blockNumber, body, { hash = '', ttlMs = opts.ttlMs, band = '' } = {}) {
+    async write(blockNumber, body, { hash = '', ttlMs = opts.ttlMs, band = '', transitions = [] } = {}) {
       const message = encodeChainUpdate({ type: 'book', chainId: opts.chainId, blockNumber });
       const args = [String(blockNumber), body, String(ttlMs), opts.keys.updates, message, hash, band];
-      return (await writeBook(opts.keys.book, blockKey, hashKey, bandKey, ...args)) === 1;
+      const log = [String(BAND_LOG_MAX_ENTRIES), BAND_LOG_FIELD, ...transitions];
+      return (await writeBook(opts.keys.book, blockKey, hashKey, bandKey, bandLogKey, ...args, ...log)) === 1;
     },
     async storedBlock() {
       const [number, hash, band] = await redis.mget(blockKey, hashKey, bandKey);

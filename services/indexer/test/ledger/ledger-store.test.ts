@@ -176,7 +176,7 @@ describe('the rolling 60 s markout', () => {
     await first.add([...values.slice(60), { integratorId: 'beta', bps: 2.5 }]);
     expect(await gauge(metrics, 'ledger_markout_60s_bps', 'acme')).toBe(-60.5);
     expect(await gauge(metrics, 'ledger_markout_60s_swaps', 'acme')).toBe(LEDGER_ROLLING_SWAPS);
-    const stored = parseRollingMarkout((await redis.hget(key, 'acme'))!);
+    const stored = parseRollingMarkout((await redis.hget(key, 'acme'))!).bps;
     expect(stored).toHaveLength(LEDGER_ROLLING_SWAPS);
     expect(stored[0]).toBe(-11);
 
@@ -187,7 +187,7 @@ describe('the rolling 60 s markout', () => {
     const loading = second.load();
     second.track('acme');
     await Promise.all([loading, second.add([{ integratorId: 'acme', bps: -111 }])]);
-    expect(parseRollingMarkout((await redis.hget(key, 'acme'))!).slice(-2)).toEqual([-110, -111]);
+    expect(parseRollingMarkout((await redis.hget(key, 'acme'))!).bps.slice(-2)).toEqual([-110, -111]);
     // -12 … -111: mean -61.5.
     expect(await gauge(again, 'ledger_markout_60s_bps', 'acme')).toBe(-61.5);
     expect(await gauge(again, 'ledger_markout_60s_bps', 'beta')).toBe(2.5);
@@ -209,6 +209,37 @@ describe('the rolling 60 s markout', () => {
     ]);
     expect(await gauge(metrics, 'ledger_markout_60s_bps', 'dusty')).toBe(-20);
     expect(await gauge(metrics, 'ledger_markout_60s_swaps', 'dusty')).toBe(3);
-    expect(await redis.hget(key, 'dusty')).toBe('{"bps":[-30,-10,-20]}');
+    expect(await redis.hget(key, 'dusty')).toBe('{"bps":[-30,-10,-20],"referenceBps":[]}');
+  });
+
+  it("behavior: the markouts against the reference are kept beside the mid's, as their own metrics, and a restart goes on from both", async () => {
+    const key = keys.ledgerMarkouts(CHAIN) + ':reference-test';
+    const metrics = createLedgerMetrics({ chainId: CHAIN, defaultMetrics: false });
+    const first = new RollingMarkouts(redis, key, metrics, logger);
+    await first.load();
+    first.track('frozen');
+    expect(await gauge(metrics, 'ledger_reference_markout_60s_bps', 'frozen')).toBeNaN();
+    expect(await gauge(metrics, 'ledger_reference_markout_60s_swaps', 'frozen')).toBe(0);
+    // A frozen curve: 0 against its own mid, a loss against the reference; a pair without one adds the mid's alone.
+    await first.add([
+      { integratorId: 'frozen', bps: 0, referenceBps: -80 },
+      { integratorId: 'frozen', bps: 2, referenceBps: -60 },
+      { integratorId: 'frozen', bps: 1 },
+    ]);
+    expect(await gauge(metrics, 'ledger_markout_60s_bps', 'frozen')).toBe(1);
+    expect(await gauge(metrics, 'ledger_markout_60s_swaps', 'frozen')).toBe(3);
+    expect(await gauge(metrics, 'ledger_reference_markout_60s_bps', 'frozen')).toBe(-70);
+    expect(await gauge(metrics, 'ledger_reference_markout_60s_swaps', 'frozen')).toBe(2);
+    expect(parseRollingMarkout((await redis.hget(key, 'frozen'))!)).toEqual({
+      bps: [0, 2, 1],
+      referenceBps: [-80, -60],
+    });
+
+    const again = createLedgerMetrics({ chainId: CHAIN, defaultMetrics: false });
+    const second = new RollingMarkouts(redis, key, again, logger);
+    await second.load();
+    await second.add([{ integratorId: 'frozen', referenceBps: -100 }]);
+    expect(await gauge(again, 'ledger_reference_markout_60s_bps', 'frozen')).toBe(-80);
+    expect(await gauge(again, 'ledger_markout_60s_swaps', 'frozen')).toBe(3);
   });
 });

@@ -32,6 +32,7 @@ it('behavior: each limit set is loaded whole, with its horizon and minimum of sw
     LIMIT_INTEGRATOR_NOTIONAL: '250000.5',
     LIMIT_PAIR_NOTIONAL: '1000000',
     LIMIT_MARKOUT_FLOOR_BPS: '-12.5',
+    LIMIT_REFERENCE_MARKOUT_FLOOR_BPS: '-30',
     LIMIT_MARKOUT_HORIZON: '5b',
     LIMIT_BELOW_QUOTE_SHARE_BPS: '5000',
     LIMIT_BELOW_QUOTE_MIN_SWAPS: '4',
@@ -41,6 +42,7 @@ it('behavior: each limit set is loaded whole, with its horizon and minimum of sw
     integratorNotional: '250000.5',
     pairNotional: '1000000',
     markout: { floorBps: -12.5, horizon: '5b', minSwaps: 20 },
+    referenceMarkout: { floorBps: -30, horizon: '5b', minSwaps: 20 },
     belowQuote: { shareBps: 5000, minSwaps: 4 },
   });
 });

@@ -147,10 +147,10 @@ describe('the markout floor', () => {
     const w = new LimitWindow(markoutConfig, 8453);
     const swaps = [1, 2, 3].map((n) => entry({ integratorId: 'informed', blockNumber: n }));
     w.add(swaps);
-    w.addMarkout(swaps[0]!, -90);
-    w.addMarkout(swaps[1]!, -100);
+    w.addMarkout(swaps[0]!, { bps: -90 });
+    w.addMarkout(swaps[1]!, { bps: -100 });
     expect(w.breaches(1_010, never)).toEqual([]);
-    w.addMarkout(swaps[2]!, -95.5);
+    w.addMarkout(swaps[2]!, { bps: -95.5 });
     expect(w.breaches(1_010, never)).toEqual([
       {
         limit: 'integrator-markout',
@@ -167,9 +167,51 @@ describe('the markout floor', () => {
     const w = new LimitWindow(markoutConfig, 8453);
     const swaps = [1, 2, 3].map((n) => entry({ integratorId: 'random', blockNumber: n }));
     w.add(swaps);
-    for (const s of swaps) w.addMarkout(s, -20);
+    for (const s of swaps) w.addMarkout(s, { bps: -20 });
     expect(w.breaches(1_010, never)).toEqual([]);
-    w.addMarkout(swaps[0]!, -500);
+    w.addMarkout(swaps[0]!, { bps: -500 });
+    expect(w.breaches(1_010, never)).toEqual([]);
+  });
+});
+
+describe('the markout floor against the reference', () => {
+  const floors = config({
+    markout: { floorBps: -20, horizon: '5b', minSwaps: 2 },
+    referenceMarkout: { floorBps: -20, horizon: '5b', minSwaps: 2 },
+  });
+
+  it("behavior: a frozen curve's swaps, at 0 against its own mid and -80 against the reference: only the reference's floor trips", () => {
+    const w = new LimitWindow(floors, 8453);
+    const swaps = [1, 2].map((n) => entry({ integratorId: 'picker', blockNumber: n }));
+    w.add(swaps);
+    w.addMarkout(swaps[0]!, { bps: 0, referenceBps: -80 });
+    // A swap of a pair without a reference counts in the mid's mean only.
+    w.addMarkout(swaps[1]!, { bps: 0 });
+    expect(w.breaches(1_010, never)).toEqual([]);
+    const third = entry({ integratorId: 'picker', blockNumber: 3 });
+    w.add([third]);
+    w.addMarkout(third, { bps: 1, referenceBps: -60 });
+    expect(w.breaches(1_010, never)).toEqual([
+      {
+        limit: 'integrator-reference-markout',
+        scope: { integratorId: 'picker' },
+        value: '-70.00',
+        threshold: '-20',
+        reason:
+          "limit integrator-reference-markout: picker's mean 5b markout against the reference on chain 8453 in the last 3600 s is -70.00 bps over 2 swaps, below the floor of -20 bps",
+      },
+    ]);
+  });
+
+  it('behavior: each basis counts a swap once, and a reorg takes both back', () => {
+    const w = new LimitWindow(floors, 8453);
+    const swaps = [1, 2].map((n) => entry({ integratorId: 'picker', blockNumber: n }));
+    w.add(swaps);
+    w.addMarkout(swaps[0]!, { referenceBps: -80 });
+    w.addMarkout(swaps[0]!, { referenceBps: -80 });
+    expect(w.breaches(1_010, never)).toEqual([]);
+    w.addMarkout(swaps[1]!, { referenceBps: -80 });
+    w.rollback(1);
     expect(w.breaches(1_010, never)).toEqual([]);
   });
 });
@@ -277,6 +319,6 @@ it('behavior: limits that are off never trip, whatever executes', () => {
   const w = new LimitWindow(config({}), 8453);
   const e = entry({ integratorId: 'acme', blockNumber: 1, quoteAmount: '1000000000', quotedAmountOut: '2' });
   w.add([e]);
-  w.addMarkout(e, -10_000);
+  w.addMarkout(e, { bps: -10_000 });
   expect(w.breaches(1_001, never)).toEqual([]);
 });

@@ -425,7 +425,10 @@ describe('limits that trip on what executes', () => {
       name: string;
       trip?: { limit: string; value: string; threshold: string };
     }[];
-    expect(history.map((e) => [e.action, e.name, e.trip?.limit])).toEqual([
+    // The halts' entries (the history also lists the pairs' transitions in and out of band: the
+    // curves moved here by hand leave their references behind, in watch mode).
+    const haltEntries = history.filter((e) => e.action === 'halt' || e.action === 'resume');
+    expect(haltEntries.map((e) => [e.action, e.name, e.trip?.limit])).toEqual([
       ['halt', 'integrator=whale', 'integrator-notional'],
       ['resume', 'integrator=whale', undefined],
       ['halt', 'integrator=informed', 'integrator-markout'],

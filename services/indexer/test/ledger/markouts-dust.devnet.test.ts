@@ -15,25 +15,17 @@
 import {
   DEFAULT_KEY_PREFIX,
   HaltStore,
-  createRedis,
   haltScopeName,
   parseRollingMarkout,
   redisKeys,
-  redisReady,
   type RedisClient,
 } from '@pmm/core';
 import { decodeSwapCalldata, encodeSwapCalldata } from '@pmm/protocol';
 import { HORIZONS, NO_MARKOUT_ZERO_LEG, type MarkoutReport } from '@pmm/operator';
-import { approveRouter, moveCurveMid, signFirm, swapChain, type SwapChain, type System, until } from '@pmm/testkit';
+import { moveCurveMid, signFirm, type SwapChain, type System, until } from '@pmm/testkit';
 import request from 'supertest';
-import { createTestClient, http, type Hex } from 'viem';
-import {
-  dayFromNow,
-  ledgerCursorOf,
-  markoutsCommand,
-  startLedgerSystem,
-  type MarkoutsCommand,
-} from '../support/ledger-devnet';
+import type { Hex } from 'viem';
+import { inOneBlock, ledgerTestbed, startLedgerSystem } from '../support/ledger-devnet';
 
 jest.setTimeout(600_000);
 
@@ -44,66 +36,26 @@ const keys = redisKeys(DEFAULT_KEY_PREFIX);
 const LIMITS = { LIMIT_MARKOUT_FLOOR_BPS: '-20', LIMIT_MARKOUT_HORIZON: '25b', LIMIT_MARKOUT_MIN_SWAPS: '10' };
 
 let sys: System;
-/** The records' server (the ledger, its markouts, the halts), as its administrator. */
-let redis: RedisClient;
-/** `npm run markouts`, as the operator's Redis user. */
-let markoutsCli: MarkoutsCommand;
+let bed: Awaited<ReturnType<typeof ledgerTestbed>>;
 let x: SwapChain;
 let weth: Hex;
 let quote: Hex;
+/** The records' server (the ledger, its markouts, the halts), as its administrator. */
+let redis: RedisClient;
 
 beforeAll(async () => {
   sys = await startLedgerSystem(CHAIN, LIMITS);
-  x = swapChain(sys, CHAIN);
-  weth = x.c.tokens.WETH!.address as Hex;
-  quote = x.c.quoteToken.address as Hex;
-  redis = createRedis(sys.redisRecordsUrl, { name: 'markouts-dust-e2e' });
-  await redisReady(redis);
-  markoutsCli = await markoutsCommand(sys, keys);
-  for (const token of [weth, quote]) await approveRouter(x, token, 2n ** 255n);
-  // The ledger starts at the head it first sees: the swaps below come after it.
-  const head = Number(await x.pub.getBlockNumber());
-  await until(async () => (await ledgerCursorOf(redis, keys, CHAIN)) >= head, 60_000, 'the ledger following', 200);
+  bed = await ledgerTestbed(sys, CHAIN, 'markouts-dust-e2e');
+  ({ x, weth, quote, redis } = bed);
 });
 
 afterAll(async () => {
-  redis?.disconnect();
-  await markoutsCli?.close();
+  await bed?.close();
   await sys?.stop();
 });
 
-/** Sends every calldata in one block: mining paused, consecutive nonces, one block mined. */
-async function inOneBlock(calldatas: Hex[]): Promise<Hex[]> {
-  const anvil = createTestClient({ mode: 'anvil', transport: http(x.c.rpcUrl) });
-  await anvil.setIntervalMining({ interval: 0 });
-  const hashes: Hex[] = [];
-  try {
-    const nonce = await x.pub.getTransactionCount({ address: x.user.account.address, blockTag: 'pending' });
-    for (const [i, data] of calldatas.entries())
-      hashes.push(
-        await x.user.sendTransaction({ to: x.c.contracts.router as Hex, data, nonce: nonce + i, gas: 500_000n }),
-      );
-    await anvil.mine({ blocks: 1 });
-  } finally {
-    await anvil.setIntervalMining({ interval: 1 });
-  }
-  const receipts = await Promise.all(hashes.map((hash) => x.pub.waitForTransactionReceipt({ hash })));
-  expect(receipts.map((r) => r.status)).toEqual(hashes.map(() => 'success'));
-  expect(new Set(receipts.map((r) => r.blockNumber)).size).toBe(1);
-  return hashes;
-}
-
-const markouts = (format: 'json' | 'csv' | 'table') =>
-  markoutsCli.run(['--from', dayFromNow(-1), '--to', dayFromNow(1), '--chain', String(CHAIN), '--format', format]);
-
-async function metric(name: string): Promise<string | undefined> {
-  const text = await (await fetch(sys.processesOf('ledger')[0]!.metricsUrl!)).text();
-  return text
-    .split('\n')
-    .find((l) => l.startsWith(`${name}{`) && l.includes(`integrator="${INTEGRATOR}"`))
-    ?.split(' ')
-    .at(-1);
-}
+const markouts = (format: 'json' | 'csv' | 'table') => bed.markouts(format);
+const metric = (name: string) => bed.metric(name, INTEGRATOR);
 
 describe('a dust swap ahead of real ones', () => {
   it('behavior: the dust swap has no markout and says so, every real swap has its own, and the markout limit trips over the ten', async () => {
@@ -114,7 +66,7 @@ describe('a dust swap ahead of real ones', () => {
     // Each its own amount: the audit record of each then matches its swap.
     const realCalls: Hex[] = [];
     for (let i = 0; i < 10; i++) realCalls.push((await signFirm(x, quote, weth, usdc(100 + i), 10n)).calldata);
-    const hashes = (await inOneBlock([dustCall, ...realCalls])).map((h) => h.toLowerCase());
+    const hashes = (await inOneBlock(x, [dustCall, ...realCalls])).map((h) => h.toLowerCase());
     const dust = hashes[0]!;
     const real = hashes.slice(1);
     // The market rises 1 % right after the ten bought WETH: about −100 bps each for the maker.
@@ -195,7 +147,7 @@ describe('a dust swap ahead of real ones', () => {
     // The ledger's rolling 60 s markout: the ten real swaps' only, stored and exported as numbers.
     await until(async () => (await metric('ledger_markout_60s_swaps')) === '10', 30_000, 'the rolling markout', 250);
     const rolling = parseRollingMarkout((await redis.hget(keys.ledgerMarkouts(CHAIN), INTEGRATOR))!);
-    expect(rolling).toHaveLength(10);
+    expect(rolling.bps).toHaveLength(10);
     expect(Number.isFinite(Number(await metric('ledger_markout_60s_bps')))).toBe(true);
   });
 });

@@ -2,7 +2,8 @@
  * Swaps waiting for a markout horizon (pending-markouts.ts), against an in-memory mid history:
  * a swap gets its markout once the history reaches its horizon, from the book of the last block
  * at or before it; a reorg's orphans and swaps that waited too long get none; a swap with a zero
- * leg gets none and is reported, and never costs another swap its markout.
+ * leg gets none and is reported, and never costs another swap its markout. Each markout is taken
+ * against the book's mid and, from the same record, against the pair's reference.
  */
 import type { LedgerEntry, MidRecord } from '@pmm/core';
 import { recordAt } from '@pmm/operator';
@@ -52,7 +53,7 @@ const swap = (blockNumber: number, txHash = `0x${blockNumber}`): LedgerEntry => 
 it('behavior: a swap waits until the history reaches its horizon, then reads the book of the last block at or before it', async () => {
   const records = [book(10, 3000), book(12, 3030)];
   const got: [string, number][] = [];
-  const pending = new PendingMarkouts('5b', history(records), (e, bps) => got.push([e.txHash, bps]), 3_600);
+  const pending = new PendingMarkouts('5b', history(records), (e, m) => got.push([e.txHash, m.bps!]), 3_600);
   pending.add(swap(10));
   await pending.settle();
   expect(got).toEqual([]);
@@ -62,6 +63,26 @@ it('behavior: a swap waits until the history reaches its horizon, then reads the
   // The maker bought at 3000; the mid at the horizon is 3030 (block 12's book): +100 bps.
   expect(got).toEqual([['0x10', 100]]);
   expect(pending.size).toBe(0);
+});
+
+it("behavior: the record's reference gives the markout against it beside the mid's; a record without one gives the mid's alone", async () => {
+  // The curve frozen at 3000 while the reference rose to 3030: the maker that sold lost 100 bps against it.
+  const withRef = (block: number, ref?: string): MidRecord => ({
+    ...book(block, 3000),
+    pairs: { [WETH]: { bid: '2999', ask: '3001', ...(ref ? { ref } : {}) } },
+  });
+  const records = [withRef(10, '3000'), withRef(11, '3030')];
+  const got: [string, { bps?: number; referenceBps?: number }][] = [];
+  const pending = new PendingMarkouts('1b', history(records), (e, m) => got.push([e.txHash, m]), 3_600);
+  const sold = { ...swap(10), side: 'ask' as const };
+  pending.add(sold);
+  pending.add(swap(11, '0x11'));
+  records.push(withRef(12));
+  await pending.settle();
+  expect(got[0]![0]).toBe('0x10');
+  expect(Math.abs(got[0]![1].bps!)).toBe(0);
+  expect(got[0]![1].referenceBps).toBeCloseTo(-100, 9);
+  expect(got[1]).toEqual(['0x11', { bps: 0, referenceBps: undefined }]);
 });
 
 it("behavior: a reorg's orphans get no markout; a swap that waited longer than its limit is dropped", async () => {
@@ -96,7 +117,7 @@ it('behavior: a dust swap (a zero leg) in a batch of real ones: it is reported w
   const pending = new PendingMarkouts(
     '1b',
     history(records),
-    (e, bps) => got.push([e.txHash, bps]),
+    (e, m) => got.push([e.txHash, m.bps!]),
     3_600,
     (e, reason) => none.push([e.txHash, reason]),
   );

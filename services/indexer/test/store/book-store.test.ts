@@ -2,10 +2,11 @@
  * The book's compare-and-set in a real Redis: the book never moves backwards, the same block
  * (same hash) is not rewritten while another hash at the same height (a reorg) replaces it,
  * every write carries its expiry and is announced, and the liveness delete spares a newer book.
+ * The pairs' transitions in and out of band go to their log only with a book written.
  */
 import Redis from 'ioredis';
 import { redisKeys } from '@pmm/core';
-import { bookBandKey, bookBlockKey, bookHashKey } from '@pmm/core';
+import { BAND_LOG_FIELD, bookBandKey, bookBandLogKey, bookBlockKey, bookHashKey } from '@pmm/core';
 import { createBookStore } from '../../src/store/book-store';
 import { REDIS_URL, deleteKeys, randomPrefix } from '../support/redis';
 import { until } from '@pmm/testkit';
@@ -98,4 +99,26 @@ it('behavior: the scripts survive a flushed script cache (EVALSHA falls back to 
   expect(await books.write(300, '{"blockNumber":300}')).toBe(true);
   await redis.script('FLUSH');
   expect(await books.deleteIfNotAbove(300)).toBe(true);
+});
+
+it('behavior: the transitions of a block go to the log with its book, once: a replica writing the same block adds none, and the log outlives the book', async () => {
+  const chain = 4663;
+  const books = createBookStore(redis, {
+    keys: { book: keys.book(chain), updates: keys.updates(chain) },
+    chainId: chain,
+    ttlMs: 5_000,
+  });
+  const log = bookBandLogKey(keys.book(chain));
+  const entries = async () => (await redis.xrange(log, '-', '+')).map(([, fields]) => fields);
+  expect(await books.write(20, '{}', { hash: HASH_A, band: '{}', transitions: ['{"t":1}', '{"t":2}'] })).toBe(true);
+  // The same block from another replica: not written, nothing added.
+  expect(await books.write(20, '{}', { hash: HASH_A, band: '{}', transitions: ['{"t":1}', '{"t":2}'] })).toBe(false);
+  // An older block: not written, nothing added.
+  expect(await books.write(19, '{}', { hash: HASH_B, band: '{}', transitions: ['{"t":0}'] })).toBe(false);
+  expect(await books.write(21, '{}', { hash: HASH_B, band: '{}' })).toBe(true);
+  expect(await entries()).toEqual([
+    [BAND_LOG_FIELD, '{"t":1}'],
+    [BAND_LOG_FIELD, '{"t":2}'],
+  ]);
+  expect(await redis.pttl(log)).toBe(-1);
 });

@@ -1,9 +1,10 @@
 /**
- * The mid history in a real Redis: each computed block's tops of book, the same block replaced
- * (a re-run job, a reorg's other block), trimmed to the retention by block time.
+ * The mid history in a real Redis: each computed block's tops of book (and the pair's reference
+ * when the block's standing has one), the same block replaced (a re-run job, a reorg's other
+ * block), trimmed to the retention by block time.
  */
 import Redis from 'ioredis';
-import { parseMidRecord, redisKeys } from '@pmm/core';
+import { parseMidRecord, redisKeys, referenceOf, type BandRecord, type PairBandState } from '@pmm/core';
 import type { PairOrderbook } from '@pmm/protocol';
 import { createMidStore } from '../../src/store/mid-store';
 import { REDIS_URL, deleteKeys, randomPrefix } from '../support/redis';
@@ -46,4 +47,34 @@ it("behavior: one record per block with each pair's best bid and ask; the same b
   await mids.record({ number: 3, timestamp: 1120, hash: hash(3) }, book('3000', '3004'));
   expect((await stored()).map((r) => r.block)).toEqual([2, 3]);
   expect(await redis.zrange(keys.midTimes(8453), 0, -1)).toEqual(['2', '3']);
+});
+
+it("behavior: a pair's reference at the block is kept beside its tops when the standing believed its feed; none without", async () => {
+  const mids = createMidStore(redis, {
+    keys: { mids: keys.mids(56), midTimes: keys.midTimes(56) },
+    retentionSeconds: 100,
+  });
+  const hash = '0x' + '7'.repeat(64);
+  const state = (referencePrice?: number): PairBandState => ({
+    status: referencePrice ? 'in_band' : 'unreadable',
+    mode: 'enforce',
+    withheld: !referencePrice,
+    served: !!referencePrice,
+    streak: 0,
+    since: 1,
+    maxDeviationBelowBps: 50,
+    maxDeviationAboveBps: 50,
+    ...(referencePrice ? { referencePrice } : {}),
+  });
+  const band = (s: PairBandState): BandRecord => ({ block: 5, time: 1000, pairs: { [BASE.toLowerCase()]: s } });
+  await mids.record({ number: 5, timestamp: 1000, hash }, book('2999', '3001'), band(state(3012.5)));
+  await mids.record({ number: 6, timestamp: 1001, hash }, book('2999', '3001'), band(state()));
+  await mids.record({ number: 7, timestamp: 1002, hash }, book('2999', '3001'));
+  const [five, six, seven] = (await redis.zrange(keys.mids(56), 0, -1)).map((json) => parseMidRecord(json));
+  expect(five!.pairs[BASE.toLowerCase()]).toEqual({ bid: '2999', ask: '3001', ref: '3012.5' });
+  expect(referenceOf(five!, BASE)).toBe(3012.5);
+  for (const r of [six!, seven!]) {
+    expect(r.pairs[BASE.toLowerCase()]).toEqual({ bid: '2999', ask: '3001' });
+    expect(referenceOf(r, BASE)).toBeUndefined();
+  }
 });

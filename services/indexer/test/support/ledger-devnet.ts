@@ -3,28 +3,72 @@
  * indexer, signer, gateway and the ledger, as `npm start` runs them), where the ledger is, and
  * `npm run markouts` and `npm run fills` in-process as the operator runs them beside that system:
  * as the operator's Redis user, the ledger and the audit trail on the records' server and the mids
- * on the rebuildable one.
+ * on the rebuildable one; and what a test drives beside it (ledgerTestbed).
  */
 import {
+  DEFAULT_KEY_PREFIX,
   closeRedisConnections,
   createRedis,
   parseLedgerCursor,
+  redisKeys,
   redisReady,
   type RedisClient,
   type RedisKeys,
 } from '@pmm/core';
 import { AuditReader, LedgerReader, runFillsCommand, runMarkoutsCommand } from '@pmm/operator';
-import { startSystem, type System } from '@pmm/testkit';
+import {
+  approveRouter,
+  startSystem,
+  swapChain,
+  until,
+  type SwapChain,
+  type System,
+  type SystemOptions,
+} from '@pmm/testkit';
+import { createTestClient, http, type Hex } from 'viem';
 
-/** The system on chain `chainId` alone; `ledger`: the ledger's own settings (its limits). */
-export const startLedgerSystem = (chainId: number, ledger: Readonly<Record<string, string>> = {}): Promise<System> =>
+/**
+ * The system on chain `chainId` alone; `ledger`: the ledger's own settings (its limits); `market`:
+ * a moving market (still without).
+ */
+export const startLedgerSystem = (
+  chainId: number,
+  ledger: Readonly<Record<string, string>> = {},
+  market?: SystemOptions['market'],
+): Promise<System> =>
   startSystem({
     chains: [chainId],
     blockIntervalMs: 1_000,
+    market,
     services: ['indexer', 'signer', 'gateway', 'ledger'],
-    // These tests move the market by moving curves alone: the references only watch (docs/operations/references.md).
+    // These tests move the market by moving curves alone, or hold a curve still while the market
+    // moves: the references only watch (docs/operations/references.md).
     env: { ledger, indexer: { REFERENCE_MODE: 'watch' } },
   });
+
+/**
+ * Sends every calldata to the router in one block of the system's chain (its interval mining,
+ * a block a second): mining paused, consecutive nonces, one block mined; each must succeed.
+ */
+export async function inOneBlock(x: SwapChain, calldatas: Hex[]): Promise<Hex[]> {
+  const anvil = createTestClient({ mode: 'anvil', transport: http(x.c.rpcUrl) });
+  await anvil.setIntervalMining({ interval: 0 });
+  const hashes: Hex[] = [];
+  try {
+    const nonce = await x.pub.getTransactionCount({ address: x.user.account.address, blockTag: 'pending' });
+    for (const [i, data] of calldatas.entries())
+      hashes.push(
+        await x.user.sendTransaction({ to: x.c.contracts.router as Hex, data, nonce: nonce + i, gas: 500_000n }),
+      );
+    await anvil.mine({ blocks: 1 });
+  } finally {
+    await anvil.setIntervalMining({ interval: 1 });
+  }
+  const receipts = await Promise.all(hashes.map((hash) => x.pub.waitForTransactionReceipt({ hash })));
+  if (receipts.some((r) => r.status !== 'success')) throw new Error('a swap sent in one block reverted');
+  if (new Set(receipts.map((r) => r.blockNumber)).size !== 1) throw new Error('the swaps landed in several blocks');
+  return hashes;
+}
 
 /** The last block the chain's ledger has committed; -1 before its first. */
 export async function ledgerCursorOf(redis: RedisClient, keys: RedisKeys, chainId: number): Promise<number> {
@@ -79,3 +123,54 @@ export const fillsCommand = (sys: System, keys: RedisKeys): Promise<OperatorComm
 /** The UTC day `offsetDays` from today, `2026-11-05`: a `--from` or `--to` around now. */
 export const dayFromNow = (offsetDays: number): string =>
   new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+
+/**
+ * What a ledger test drives beside its system on chain `chainId` (the `dev` integrator's swaps):
+ * the taker (every allowance given for WETH and the quote token), the records' server as its
+ * administrator, `npm run markouts` as the operator runs it, the ledger's metrics; ready once the
+ * ledger follows the head (it starts at the head it first sees: the swaps after come after it).
+ */
+export async function ledgerTestbed(sys: System, chainId: number, name: string) {
+  const keys = redisKeys(DEFAULT_KEY_PREFIX);
+  const x = swapChain(sys, chainId);
+  const weth = x.c.tokens.WETH!.address as Hex;
+  const quote = x.c.quoteToken.address as Hex;
+  const redis = createRedis(sys.redisRecordsUrl, { name });
+  await redisReady(redis);
+  const markoutsCli = await markoutsCommand(sys, keys);
+  for (const token of [weth, quote]) await approveRouter(x, token, 2n ** 255n);
+  const head = Number(await x.pub.getBlockNumber());
+  await until(async () => (await ledgerCursorOf(redis, keys, chainId)) >= head, 60_000, 'the ledger following', 200);
+  return {
+    keys,
+    x,
+    weth,
+    quote,
+    redis,
+    /** `npm run markouts` of the chain, from yesterday to tomorrow. */
+    markouts: (format: 'json' | 'csv' | 'table') =>
+      markoutsCli.run([
+        '--from',
+        dayFromNow(-1),
+        '--to',
+        dayFromNow(1),
+        '--chain',
+        String(chainId),
+        '--format',
+        format,
+      ]),
+    /** The ledger's series `name` of `integrator` (its last value as text), or undefined. */
+    async metric(metricName: string, integrator: string): Promise<string | undefined> {
+      const text = await (await fetch(sys.processesOf('ledger')[0]!.metricsUrl!)).text();
+      return text
+        .split('\n')
+        .find((l) => l.startsWith(`${metricName}{`) && l.includes(`integrator="${integrator}"`))
+        ?.split(' ')
+        .at(-1);
+    },
+    async close() {
+      redis.disconnect();
+      await markoutsCli.close();
+    },
+  };
+}
