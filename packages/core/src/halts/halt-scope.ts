@@ -25,7 +25,7 @@ export interface HaltScope {
 export interface HaltTrip {
   /**
    * The limit's name: `integrator-notional`, `pair-notional`, `integrator-markout`,
-   * `integrator-reference-markout`, `integrator-below-quote`, `integrator-reverts`.
+   * `integrator-reference-markout`, `integrator-below-quote`, `integrator-reverts`, `integrator-unused`.
    */
   limit: string;
   /** The measured value and the threshold it crossed, as decimal strings in the limit's units. */

@@ -117,7 +117,7 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
     ),
     limitTrips: metrics.counter(
       'ledger_limit_trips_total',
-      'Halts written by a limit on what executes (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-reference-markout, integrator-below-quote, integrator-reverts',
+      'Halts written by a limit on what executes (LIMIT_* settings), by limit: integrator-notional, pair-notional, integrator-markout, integrator-reference-markout, integrator-below-quote, integrator-reverts, integrator-unused',
       ['limit'] as const,
     ),
     limitsBlock: metrics.gauge(

@@ -73,6 +73,22 @@ export const LIMIT_SETTINGS = {
     20,
     [1, 100_000],
   ),
+  limitUnusedShareBps: settings.optionalDecimal(
+    'LIMIT_UNUSED_SHARE_BPS',
+    "Trip level of the share of an integrator's firm signatures (signed on /v2 with amountIn) on the chain whose window passed, within LIMIT_WINDOW_SECONDS by deadline, unused (no swap and no reverted call carried them), basis points (9000: nine in ten): above it, over at least LIMIT_UNUSED_MIN_FIRM of them, the ledger halts the integrator. After an operator's resume of such a trip, the integrator is held to LIMIT_UNUSED_REARM_BPS for a whole window (hysteresis). Empty (default): off.",
+    { max: 10_000 },
+  ),
+  limitUnusedRearmBps: settings.optionalDecimal(
+    'LIMIT_UNUSED_REARM_BPS',
+    'Re-arm level of LIMIT_UNUSED_SHARE_BPS, basis points, below the trip level: for LIMIT_WINDOW_SECONDS after an operator resumes an integrator this limit tripped, an unused share above it halts the integrator again. Empty (default): half the trip level.',
+    { max: 10_000 },
+  ),
+  limitUnusedMinFirm: settings.int(
+    'LIMIT_UNUSED_MIN_FIRM',
+    'Firm signatures whose window passed an integrator needs in the window before LIMIT_UNUSED_SHARE_BPS applies. Default 50.',
+    50,
+    [1, 1_000_000],
+  ),
 };
 
 /** A floor on an integrator's mean markout at a horizon, over at least `minSwaps` swaps. */
@@ -93,7 +109,15 @@ export interface LimitConfig {
   referenceMarkout?: MarkoutFloor;
   belowQuote?: { shareBps: number; minSwaps: number };
   /** The revert share: tripped above `shareBps`, above `rearmBps` for a window after a resume of its trip. */
-  reverts?: { shareBps: number; rearmBps: number; minCalls: number };
+  reverts?: ShareLimit & { minCalls: number };
+  /** The unused share of firm signatures, the same way. */
+  unused?: ShareLimit & { minFirm: number };
+}
+
+/** A share's two levels, basis points (hysteresis: the re-arm level is below the trip level). */
+export interface ShareLimit {
+  shareBps: number;
+  rearmBps: number;
 }
 
 type LoadedLimitSettings = {
@@ -108,17 +132,13 @@ export function limitConfigOf(c: LoadedLimitSettings): LimitConfig {
   ] as const)
     if (value !== '' && Number(value) === 0)
       throw new ConfigError(`${env}: a cap of 0 would halt at the first swap; leave it empty for off`);
-  const revertShare = Number(c.limitRevertShareBps);
-  const rearm = c.limitRevertRearmBps === '' ? revertShare / 2 : Number(c.limitRevertRearmBps);
-  if (c.limitRevertShareBps !== '' && !(rearm < revertShare))
-    throw new ConfigError(
-      `LIMIT_REVERT_REARM_BPS (limitRevertRearmBps): ${rearm} must be below the trip level LIMIT_REVERT_SHARE_BPS (${revertShare}): the hysteresis re-arms lower than it trips`,
-    );
   const floor = (bps: string): MarkoutFloor => ({
     floorBps: Number(bps),
     horizon: c.limitMarkoutHorizon,
     minSwaps: c.limitMarkoutMinSwaps,
   });
+  const reverts = shareLimit(c.limitRevertShareBps, c.limitRevertRearmBps, 'LIMIT_REVERT', 'limitRevertRearmBps');
+  const unused = shareLimit(c.limitUnusedShareBps, c.limitUnusedRearmBps, 'LIMIT_UNUSED', 'limitUnusedRearmBps');
   return {
     windowSeconds: c.limitWindowSeconds,
     ...(c.limitIntegratorNotional !== '' ? { integratorNotional: c.limitIntegratorNotional } : {}),
@@ -128,8 +148,19 @@ export function limitConfigOf(c: LoadedLimitSettings): LimitConfig {
     ...(c.limitBelowQuoteShareBps !== ''
       ? { belowQuote: { shareBps: Number(c.limitBelowQuoteShareBps), minSwaps: c.limitBelowQuoteMinSwaps } }
       : {}),
-    ...(c.limitRevertShareBps !== ''
-      ? { reverts: { shareBps: revertShare, rearmBps: rearm, minCalls: c.limitRevertMinCalls } }
-      : {}),
+    ...(reverts ? { reverts: { ...reverts, minCalls: c.limitRevertMinCalls } } : {}),
+    ...(unused ? { unused: { ...unused, minFirm: c.limitUnusedMinFirm } } : {}),
   };
+}
+
+/** A share limit's levels, or undefined when off; a re-arm level not below the trip level is refused. */
+function shareLimit(share: string, rearm: string, env: string, key: string): ShareLimit | undefined {
+  if (share === '') return undefined;
+  const shareBps = Number(share);
+  const rearmBps = rearm === '' ? shareBps / 2 : Number(rearm);
+  if (!(rearmBps < shareBps))
+    throw new ConfigError(
+      `${env}_REARM_BPS (${key}): ${rearmBps} must be below the trip level ${env}_SHARE_BPS (${shareBps}): the hysteresis re-arms lower than it trips`,
+    );
+  return { shareBps, rearmBps };
 }

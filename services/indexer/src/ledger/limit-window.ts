@@ -1,7 +1,8 @@
 /**
- * The limits on executed swaps, as arithmetic: one chain's swaps of the rolling window (and the
- * markouts known for them), per integrator and per pair, and which limits they break. Pure: the
- * ledger feeds it what it commits and what the mid history says (limits.ts), and writes the halts.
+ * The limits on what executes (and reverts, and goes unused), as arithmetic: one chain's swaps of
+ * the rolling window (and the markouts known for them, the reverted calls, the firm signatures
+ * judged), per integrator and per pair, and which limits they break. Pure: the ledger feeds it
+ * what it commits, what the mid history and the audit trail say (limits.ts), and writes the halts.
  *
  * A scope's swaps are those executed (block time) within the last `windowSeconds` AND after the
  * last resume of that scope: a resume restarts the window, so the swaps that tripped a limit (and
@@ -20,7 +21,9 @@
  *   and its executed swaps, as the IntegratorSwapsRevert alert counts them) above the trip level,
  *   over at least `minCalls` of them; for a window after an operator's resume of this limit's
  *   trip (its probation), above the lower re-arm level: hysteresis, so that a flow resumed before
- *   it got better halts again at once, and one that did is back to the trip level a window later.
+ *   it got better halts again at once, and one that did is back to the trip level a window later;
+ * - integrator-unused: the share of its firm signatures whose window passed (by deadline) that no
+ *   call carried (firm-signatures.ts), over at least `minFirm` of them; the same two levels.
  *
  * Only scopes touched since the last evaluation are evaluated (a new swap, a new markout, or
  * {@link LimitWindow.touch} after a trip that could not be written): sums only fall otherwise.
@@ -28,7 +31,8 @@
 import type { HaltScope, LedgerEntry, LedgerRevert } from '@pmm/core';
 import { formatUnits, parseUnits } from '@pmm/protocol';
 import { quoteGapBps } from '@pmm/core';
-import type { LimitConfig, MarkoutFloor } from './limit-settings';
+import type { FirmFate } from './firm-signatures';
+import type { LimitConfig, MarkoutFloor, ShareLimit } from './limit-settings';
 import type { SwapMarkout } from './pending-markouts';
 
 /** What a markout is taken against (the markout limits keep one series each). */
@@ -42,6 +46,7 @@ export const LIMIT_NAMES = [
   'integrator-reference-markout',
   'integrator-below-quote',
   'integrator-reverts',
+  'integrator-unused',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
@@ -84,6 +89,14 @@ interface Call {
   reverted: boolean;
 }
 
+/** One of an integrator's firm signatures once judged: at its block, in the window by its deadline. */
+interface Firm {
+  id: string;
+  blockNumber: number;
+  blockTime: number;
+  unused: boolean;
+}
+
 const idOf = (e: Pick<LedgerEntry, 'txHash' | 'callIndex'>) => `${e.txHash}:${e.callIndex}`;
 
 /** What a scope's limits add up over its swaps (or markouts, or calls): exact, markouts in millionths of a bp. */
@@ -94,10 +107,11 @@ interface Sums {
   quoted: number;
   below: number;
   microBps: bigint;
-  /** Calls that reverted (of `count` calls). */
+  /** Calls that reverted (of `count` calls); firm signatures unused (of `count`). */
   reverted: number;
+  unused: number;
 }
-const NONE: Sums = { count: 0, quote: 0n, quoted: 0, below: 0, microBps: 0n, reverted: 0 };
+const NONE: Sums = { count: 0, quote: 0n, quoted: 0, below: 0, microBps: 0n, reverted: 0, unused: 0 };
 const plus = (a: Sums, b: Sums): Sums => ({
   count: a.count + b.count,
   quote: a.quote + b.quote,
@@ -105,6 +119,7 @@ const plus = (a: Sums, b: Sums): Sums => ({
   below: a.below + b.below,
   microBps: a.microBps + b.microBps,
   reverted: a.reverted + b.reverted,
+  unused: a.unused + b.unused,
 });
 const minus = (a: Sums, b: Sums): Sums => ({
   count: a.count - b.count,
@@ -113,6 +128,7 @@ const minus = (a: Sums, b: Sums): Sums => ({
   below: a.below - b.below,
   microBps: a.microBps - b.microBps,
   reverted: a.reverted - b.reverted,
+  unused: a.unused - b.unused,
 });
 const swapSums = (s: Swap): Sums => ({
   ...NONE,
@@ -123,6 +139,7 @@ const swapSums = (s: Swap): Sums => ({
 });
 const markoutSums = (m: Markout): Sums => ({ ...NONE, count: 1, microBps: BigInt(Math.round(m.bps * 1e6)) });
 const callSums = (c: Call): Sums => ({ ...NONE, count: 1, reverted: c.reverted ? 1 : 0 });
+const firmSums = (f: Firm): Sums => ({ ...NONE, count: 1, unused: f.unused ? 1 : 0 });
 
 /**
  * Swaps or markouts of one scope, in block order, each with the running sums up to it: what a
@@ -184,8 +201,9 @@ type Key = `integrator ${string}` | `pair ${string}`;
 export class LimitWindow {
   private readonly swaps = new Map<Key, Series<Swap>>();
   private readonly markouts: Record<Basis, Map<string, Series<Markout>>> = { mid: new Map(), reference: new Map() };
-  /** Each integrator's router calls (when the revert limit is set). */
+  /** Each integrator's router calls (when the revert limit is set), and its firm signatures judged (the unused limit). */
   private readonly calls = new Map<string, Series<Call>>();
+  private readonly firm = new Map<string, Series<Firm>>();
   private readonly ids = new Set<string>();
   private readonly markoutIds: Record<Basis, Set<string>> = { mid: new Set(), reference: new Set() };
   private readonly callIds = new Set<string>();
@@ -242,6 +260,17 @@ export class LimitWindow {
         });
   }
 
+  /** Firm signatures judged (firm-signatures.ts), when the unused limit is set. */
+  addFirm(fates: readonly FirmFate[]): void {
+    if (!this.config.unused) return;
+    for (const f of fates) {
+      let series = this.firm.get(f.integratorId);
+      if (!series) this.firm.set(f.integratorId, (series = new Series<Firm>(firmSums)));
+      series.add({ id: f.requestId, blockNumber: f.blockNumber, blockTime: f.deadline, unused: f.unused });
+      this.dirty.add(`integrator ${f.integratorId}`);
+    }
+  }
+
   private addCall(integratorId: string, call: Call): void {
     if (!this.config.reverts || this.callIds.has(call.id)) return;
     this.callIds.add(call.id);
@@ -286,6 +315,8 @@ export class LimitWindow {
       if (gone.length > 0) this.dirty.add(`integrator ${integrator}`);
       for (const c of gone) this.callIds.delete(c.id);
     }
+    // Judged again at the next block (firm-signatures.ts).
+    for (const series of this.firm.values()) series.rollback(block);
   }
 
   /** Evaluate `scope` again at the next {@link breaches} (a trip that could not be written). */
@@ -298,7 +329,7 @@ export class LimitWindow {
    * The limits broken at chain time `now` (Unix s) by the scopes touched since the last call.
    * `resumedAt`: the last resume of a scope (Unix ms; -Infinity when never). `liftedTrip`: the
    * last resume of a scope that lifted a trip of `limit` (Unix ms; -Infinity when none): the
-   * revert limit's probation starts there.
+   * revert and unused limits' probation starts there.
    */
   breaches(
     now: number,
@@ -331,8 +362,27 @@ export class LimitWindow {
       const below = this.belowQuote(id, scope, swaps, during);
       if (below) out.push(below);
       const calls = this.calls.get(id)?.since(since) ?? NONE;
-      const reverts = this.reverts(id, scope, calls, during, liftedTrip(scope, 'integrator-reverts'), now);
+      const reverts = this.share(
+        'integrator-reverts',
+        this.config.reverts,
+        { part: calls.reverted, whole: calls.count, now, liftedAtMs: liftedTrip(scope, 'integrator-reverts') },
+        scope,
+        (value, above) =>
+          `limit integrator-reverts: ${calls.reverted} of ${id}'s ${calls.count} router calls on chain ` +
+          `${this.chainId} ${during} reverted (${value} bps), ${above}`,
+      );
       if (reverts) out.push(reverts);
+      const firm = this.firm.get(id)?.since(since) ?? NONE;
+      const unused = this.share(
+        'integrator-unused',
+        this.config.unused,
+        { part: firm.unused, whole: firm.count, now, liftedAtMs: liftedTrip(scope, 'integrator-unused') },
+        scope,
+        (value, above) =>
+          `limit integrator-unused: ${firm.unused} of ${id}'s ${firm.count} firm signatures on chain ` +
+          `${this.chainId} whose window passed ${during} were never used (${value} bps), ${above}`,
+      );
+      if (unused) out.push(unused);
     }
     this.dirty.clear();
     return out;
@@ -358,6 +408,10 @@ export class LimitWindow {
     for (const [integrator, series] of this.calls) {
       for (const c of series.expire(cutoff)) this.callIds.delete(c.id);
       if (series.size === 0) this.calls.delete(integrator);
+    }
+    for (const [integrator, series] of this.firm) {
+      series.expire(cutoff);
+      if (series.size === 0) this.firm.delete(integrator);
     }
   }
 
@@ -437,37 +491,29 @@ export class LimitWindow {
   }
 
   /**
-   * The revert share above its level: the trip level, or the re-arm level while on probation (a
-   * window from the resume that lifted this limit's trip, `liftedAtMs`).
+   * A share (`part` of `whole`) above its level: the trip level, or the re-arm level while on
+   * probation (a window from the resume that lifted this limit's trip, `liftedAtMs`); over at
+   * least the limit's minimum. `reason` words it from the value and the level passed.
    */
-  private reverts(
-    integrator: string,
+  private share(
+    limit: 'integrator-reverts' | 'integrator-unused',
+    levels: (ShareLimit & { minCalls?: number; minFirm?: number }) | undefined,
+    at: { part: number; whole: number; now: number; liftedAtMs: number },
     scope: HaltScope,
-    calls: Sums,
-    during: string,
-    liftedAtMs: number,
-    now: number,
+    reason: (value: string, above: string) => string,
   ): Breach | undefined {
-    const limit = this.config.reverts;
-    if (!limit || calls.count === 0 || calls.count < limit.minCalls) return undefined;
-    const probationEnds = liftedAtMs / 1000 + this.config.windowSeconds;
-    const probation = now < probationEnds;
-    const level = probation ? limit.rearmBps : limit.shareBps;
-    const shareBps = (calls.reverted * 10_000) / calls.count;
+    const minimum = levels?.minCalls ?? levels?.minFirm ?? 1;
+    if (!levels || at.whole === 0 || at.whole < minimum) return undefined;
+    const probationEnds = at.liftedAtMs / 1000 + this.config.windowSeconds;
+    const probation = at.now < probationEnds;
+    const level = probation ? levels.rearmBps : levels.shareBps;
+    const shareBps = (at.part * 10_000) / at.whole;
     if (!(shareBps > level)) return undefined;
     const value = String(Number(shareBps.toFixed(2)));
     const threshold = String(level);
     const above = probation
       ? `above the re-arm level of ${threshold} bps (on probation after its last trip, until ${new Date(probationEnds * 1000).toISOString()})`
       : `above the trip level of ${threshold} bps`;
-    return {
-      limit: 'integrator-reverts',
-      scope,
-      value,
-      threshold,
-      reason:
-        `limit integrator-reverts: ${calls.reverted} of ${integrator}'s ${calls.count} router calls on chain ` +
-        `${this.chainId} ${during} reverted (${value} bps), ${above}`,
-    };
+    return { limit, scope, value, threshold, reason: reason(value, above) };
   }
 }

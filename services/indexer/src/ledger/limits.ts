@@ -2,7 +2,8 @@
  * The limits that trip on what executes (and what reverts), run by each chain's ledger
  * (docs/decisions/0068-limits-on-executed-swaps-in-each-chains-ledger-after-each-block.md):
  * after each committed block, the window (limit-window.ts) takes the block's
- * swaps and the markouts whose horizon has passed (pending-markouts.ts), and each limit broken in
+ * swaps, its reverted calls, the firm signatures whose window has passed (firm-signatures.ts) and
+ * the markouts whose horizon has passed (pending-markouts.ts), and each limit broken in
  * a scope not halted yet halts exactly that scope: a trip in the ledger's own trips hash (core's
  * halt-store.ts HaltStore.trip), under the durable-write rule, with the trip (limit, value,
  * threshold) in the record: `risk status` and `risk history` show it, every gateway and signer
@@ -35,6 +36,7 @@ import {
 } from '@pmm/core';
 import { outageLog } from '../outage-log';
 import type { LimitConfig } from './limit-settings';
+import { FirmSignatures } from './firm-signatures';
 import { LimitWindow, type Breach, type LimitName } from './limit-window';
 import type { LedgerMetrics } from './ledger-metrics';
 import { PendingMarkouts, type MidHistory } from './pending-markouts';
@@ -69,16 +71,29 @@ export function anyLimit(config: LimitConfig): boolean {
     config.markout ||
     config.referenceMarkout ||
     config.belowQuote ||
-    config.reverts,
+    config.reverts ||
+    config.unused,
   );
 }
 
 const PAGE = 500;
+/**
+ * How long before the window the unused limit reads the trail and the ledger's calls: a signature
+ * whose deadline is in the window was signed up to a validity before it, and its calls began a
+ * minute before that (core's FATE_CALLS); 15 minutes covers every chain's validity.
+ */
+const FIRM_MARGIN_SECONDS = 900;
 
 export function startLimits(deps: LimitsDeps): Limits {
   const { config, redis, keys, chainId, metrics, logger: log } = deps;
   const now = deps.now ?? Date.now;
   const window = new LimitWindow(config, chainId);
+  // The unused limit's firm signatures (firm-signatures.ts), their calls kept a while past the window.
+  const firm = config.unused
+    ? new FirmSignatures(redis, keys.audit(chainId), config.windowSeconds + FIRM_MARGIN_SECONDS)
+    : undefined;
+  /** The first block this process committed: the ledger has seen the chain since then at least. */
+  const first = { block: Infinity, time: Infinity };
   const store = new HaltStore(redis, keys);
   // Both floors share their horizon: one wait per swap gives both markouts.
   const floor = config.markout ?? config.referenceMarkout;
@@ -102,9 +117,12 @@ export function startLimits(deps: LimitsDeps): Limits {
     for (const e of entries) if (e.integratorId) markouts?.add(e);
   };
 
-  /** A set's records of the last window from the ledger in Redis, newest first until one is older; in block order. */
+  /**
+   * A set's records of the last window (and `moreSeconds` before it) from the ledger in Redis,
+   * newest first until one is older; in block order.
+   */
   const lastWindow = async <T extends { blockTime: number }>(key: string, parse: (json: string) => T) => {
-    const cutoff = now() / 1000 - config.windowSeconds;
+    const cutoff = now() / 1000 - config.windowSeconds - (firm ? FIRM_MARGIN_SECONDS : 0);
     const found: T[] = [];
     for (let offset = 0; ; offset += PAGE) {
       const page = await redis.zrevrangebyscore(key, '+inf', '-inf', 'LIMIT', offset, PAGE);
@@ -115,12 +133,24 @@ export function startLimits(deps: LimitsDeps): Limits {
     return found.reverse();
   };
 
-  /** The swaps (and, for the revert limit, the reverted calls) of the last window. */
+  /**
+   * The swaps (and, for the revert and unused limits, the reverted calls) of the last window; for
+   * the unused limit, the audit trail from a little before the window, and how far back the
+   * ledger has seen the chain.
+   */
   const load = async () => {
     const swaps = await lastWindow(keys.ledger(chainId), parseLedgerEntry);
-    const reverts = config.reverts ? await lastWindow(keys.ledgerReverts(chainId), parseLedgerRevert) : [];
+    const reverts = config.reverts || firm ? await lastWindow(keys.ledgerReverts(chainId), parseLedgerRevert) : [];
     add(swaps);
     window.addReverts(reverts);
+    if (firm) {
+      // A ledger resumed (its recent blocks hold one before this process's first) has seen the
+      // chain all along; one started for the first time, only from its first block.
+      const held = await redis.hkeys(keys.ledgerBlocks(chainId));
+      const resumed = held.some((block) => Number(block) < first.block);
+      const coveredFrom = resumed ? -Infinity : first.time;
+      firm.start(now() - (config.windowSeconds + FIRM_MARGIN_SECONDS) * 1000, coveredFrom, [...swaps, ...reverts]);
+    }
     loaded = true;
     log.info('limits: window loaded from the ledger', {
       swaps: swaps.length,
@@ -179,13 +209,14 @@ export function startLimits(deps: LimitsDeps): Limits {
 
   const evaluate = async () => {
     const at = latest;
-    await evaluateAt(at.time);
+    await evaluateAt(at);
     metrics.limitsBlock.set(at.block);
   };
 
-  const evaluateAt = async (time: number) => {
+  const evaluateAt = async ({ block, time }: { block: number; time: number }) => {
     if (!loaded) await load();
     await readResumes();
+    if (firm) window.addFirm(await firm.judge(block, time));
     await markouts?.settle();
     const breaches = window.breaches(
       time,
@@ -245,10 +276,13 @@ export function startLimits(deps: LimitsDeps): Limits {
     onCommit(block, entries, blockTime, reverts = []) {
       add(entries);
       window.addReverts(reverts);
+      firm?.add([...entries, ...reverts]);
+      if (block < first.block) Object.assign(first, { block, time: blockTime });
       latest = { block, time: Math.max(latest.time, blockTime) };
       schedule();
     },
     onReorg(to) {
+      firm?.rollback(to);
       window.rollback(to);
       markouts?.rollback(to);
     },

@@ -59,6 +59,20 @@ it('behavior: the revert share with its re-arm level (half the trip level unless
   ).toEqual({ shareBps: 1500, rearmBps: 1200, minCalls: 50 });
 });
 
+it('behavior: the unused share of firm signatures, the same way, with its minimum of firm signatures', () => {
+  expect(load({ LIMIT_UNUSED_SHARE_BPS: '9000' }).limits.unused).toEqual({
+    shareBps: 9000,
+    rearmBps: 4500,
+    minFirm: 50,
+  });
+  expect(load({ LIMIT_UNUSED_SHARE_BPS: '8000', LIMIT_UNUSED_MIN_FIRM: '10' }).limits.unused).toMatchObject({
+    minFirm: 10,
+  });
+  expect(() => load({ LIMIT_UNUSED_SHARE_BPS: '8000', LIMIT_UNUSED_REARM_BPS: '9000' })).toThrow(
+    /LIMIT_UNUSED_REARM_BPS.*must be below the trip level/,
+  );
+});
+
 it('error: a re-arm level at or above the trip level, or a trip level of 0, is no hysteresis: refused', () => {
   expect(() => load({ LIMIT_REVERT_SHARE_BPS: '1000', LIMIT_REVERT_REARM_BPS: '1000' })).toThrow(
     /LIMIT_REVERT_REARM_BPS.*must be below the trip level/,

@@ -1,8 +1,8 @@
 /**
  * The limits' arithmetic (limit-window.ts), on ledger entries made here: which limit each scope
  * breaks, with what value against what threshold; the window, a resume restarting it, a reorg;
- * the revert share's hysteresis (a trip level, and a lower re-arm level for a window after the
- * resume of its trip).
+ * the revert and unused shares' hysteresis (a trip level, and a lower re-arm level for a window
+ * after the resume of its trip).
  */
 import type { HaltScope, LedgerEntry, LedgerRevert } from '@pmm/core';
 import { sampleLedgerRevert } from '@pmm/testkit';
@@ -312,6 +312,49 @@ describe('the revert share, with hysteresis', () => {
     const off = new LimitWindow(config({}), 8453);
     block(off, 1, 0, 50);
     expect(off.breaches(1_001, never)).toEqual([]);
+  });
+});
+
+describe('the unused share of firm signatures', () => {
+  const unusedConfig = config({ unused: { shareBps: 5000, rearmBps: 2500, minFirm: 4 } });
+  let signatures = 0;
+  const judged = (integratorId: string, unused: boolean, deadline: number, blockNumber = deadline - 1_000) => ({
+    integratorId,
+    requestId: `req-${++signatures}`,
+    unused,
+    blockNumber,
+    deadline,
+  });
+
+  it('behavior: the share of firm signatures judged unused in the window above the trip level, over the minimum, trips', () => {
+    const w = new LimitWindow(unusedConfig, 8453);
+    w.addFirm([judged('taker', true, 1_001), judged('taker', true, 1_002), judged('taker', false, 1_003)]);
+    expect(w.breaches(1_003, never)).toEqual([]);
+    w.addFirm([judged('taker', true, 1_004), judged('other', true, 1_004)]);
+    expect(w.breaches(1_004, never)).toEqual([
+      {
+        limit: 'integrator-unused',
+        scope: { integratorId: 'taker' },
+        value: '7500',
+        threshold: '5000',
+        reason:
+          "limit integrator-unused: 3 of taker's 4 firm signatures on chain 8453 whose window passed in the last 3600 s were never used (7500 bps), above the trip level of 5000 bps",
+      },
+    ]);
+  });
+
+  it('behavior: on probation after the resume of its trip, the re-arm level; a reorg undoes the judgements of its blocks', () => {
+    const w = new LimitWindow(unusedConfig, 8453);
+    const lifted = (_scope: HaltScope, limit: string) => (limit === 'integrator-unused' ? 1_000_000 : -Infinity);
+    // 1 of 3 unused, then 2 of 4 (5000 bps: at the trip level, above the re-arm level).
+    w.addFirm([judged('taker', true, 1_001), judged('taker', false, 1_002), judged('taker', false, 1_003)]);
+    expect(w.breaches(1_003, never, lifted)).toEqual([]);
+    w.addFirm([judged('taker', true, 1_004, 50)]);
+    expect(w.breaches(1_004, never, lifted).map((b) => [b.value, b.threshold])).toEqual([['5000', '2500']]);
+    expect(w.breaches(1_004, never, () => -Infinity)).toEqual([]);
+    w.rollback(49);
+    w.touch({ integratorId: 'taker' });
+    expect(w.breaches(1_004, never, lifted)).toEqual([]);
   });
 });
 

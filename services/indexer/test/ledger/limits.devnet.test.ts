@@ -13,7 +13,10 @@
  *   against the pair's 5,000;
  * - revert share, with hysteresis: `reverter`'s calls revert (a minimum above what the curve
  *   pays), 2 of 3 against a trip level of 5,000 bps; resumed, 1 of 4 (2,500 bps, under the trip
- *   level) halts it again, as it is held to the re-arm level of 2,000 for a window after the resume.
+ *   level) halts it again, as it is held to the re-arm level of 2,000 for a window after the resume;
+ * - unused share: `taker` asks for three firm quotes and sends none; once their windows have
+ *   passed in the ledger's time (during the tests between), 3 of 3 unused against 5,000 bps over
+ *   at least 3 halts it. (Every other sign of this test that is never sent asks for no firm quote.)
  *
  * Each trip halts exactly its scope (a sign in it answers 503 HALTED, a sign elsewhere 200), is
  * recorded with its limit, value and threshold (`risk status`, `risk history`, the metric), and a
@@ -70,8 +73,10 @@ const LIMITS = {
   LIMIT_REVERT_SHARE_BPS: '5000',
   LIMIT_REVERT_REARM_BPS: '2000',
   LIMIT_REVERT_MIN_CALLS: '3',
+  LIMIT_UNUSED_SHARE_BPS: '5000',
+  LIMIT_UNUSED_MIN_FIRM: '3',
 };
-const INTEGRATORS = ['whale', 'informed', 'slipped', 'pair-a', 'pair-b', 'reverter', 'bystander'];
+const INTEGRATORS = ['whale', 'informed', 'slipped', 'pair-a', 'pair-b', 'reverter', 'taker', 'bystander'];
 
 let sys: System;
 /** The records' server (halts, integrators and keys, the ledger), as its administrator. */
@@ -175,6 +180,18 @@ function sign(integratorId: string, tokenOut: Hex, amountIn: bigint, extra: Reco
         ...extra,
       }),
     );
+}
+
+/**
+ * A signature without a firm quote (no `amountIn`): what this test asks of integrators it only
+ * checks can sign, so that the unused limit (firm signatures never used) counts only `taker`'s.
+ */
+function quoteOnly(integratorId: string, tokenOut: Hex) {
+  return request(sys.gateway.url)
+    .post('/v2/swap/sign')
+    .set('X-API-KEY', apiKeys.get(integratorId)!)
+    .set('Content-Type', 'application/json')
+    .send(JSON.stringify({ chainId: CHAIN, fee: '10', userAddress: stack.testUser.address, tokenIn: quote, tokenOut }));
 }
 
 /**
@@ -335,7 +352,7 @@ describe('limits that trip on what executes', () => {
     );
     await expectHaltedOnly(
       () => sign('whale', weth, usdc(7)),
-      () => sign('bystander', weth, usdc(8)),
+      () => quoteOnly('bystander', weth),
     );
     // What the operator sees: the limit, its value and its threshold.
     const status = await risk(['status']);
@@ -345,12 +362,7 @@ describe('limits that trip on what executes', () => {
 
     expect((await risk(['resume', '--integrator', 'whale', '--reason', 'flow reviewed'])).code).toBe(0);
     // Every signer sees the resume at its next read of the halts (five times a second).
-    await until(
-      async () => (await sign('whale', weth, usdc(10))).status === 200,
-      20_000,
-      'the whale signed again',
-      100,
-    );
+    await until(async () => (await quoteOnly('whale', weth)).status === 200, 20_000, 'the whale signed again', 100);
     // The window restarted at the resume: 100 more is far under the cap, the 3,201 before never count again.
     const after = await swap('whale', weth, usdc(100));
     await limitsEvaluated(ledger, after.block);
@@ -362,10 +374,13 @@ describe('limits that trip on what executes', () => {
     const again = await swap('whale', weth, usdc(50));
     await limitsEvaluated(ledger, again.block);
     expect(await halts.active()).toEqual([]);
-    expect((await sign('whale', weth, usdc(9))).status).toBe(200);
+    expect((await quoteOnly('whale', weth)).status).toBe(200);
   });
 
   it('behavior: an integrator whose swaps the market moves against (its markout below the floor over 3 swaps) is halted, only it', async () => {
+    // The unused limit's taker asks for its firm quotes now, so that their windows pass during
+    // the next tests (the last one waits for its trip): a minute the suite does not wait apart.
+    for (const amount of [113, 114, 115]) expect((await sign('taker', weth, usdc(amount))).status).toBe(200);
     for (const amount of [101, 102, 103]) {
       await swap('informed', weth, usdc(amount));
       // The market rises 1 % right after each purchase: the maker sold too cheap.
@@ -378,7 +393,7 @@ describe('limits that trip on what executes', () => {
     expect(halt.reason).toMatch(/^limit integrator-markout: informed's mean 25b markout on chain 8453 .* over 3 swaps/);
     await expectHaltedOnly(
       () => sign('informed', weth, usdc(11)),
-      () => sign('bystander', weth, usdc(12)),
+      () => quoteOnly('bystander', weth),
     );
     await until(async () => (await metricValue(ledger, 'integrator-markout')) === 1, 10_000, 'the trip counted', 100);
   });
@@ -399,7 +414,7 @@ describe('limits that trip on what executes', () => {
     );
     await expectHaltedOnly(
       () => sign('slipped', weth, usdc(13)),
-      () => sign('bystander', weth, usdc(14)),
+      () => quoteOnly('bystander', weth),
     );
   });
 
@@ -411,13 +426,18 @@ describe('limits that trip on what executes', () => {
     expect(halt.trip).toEqual({ limit: 'pair-notional', value: '5300', threshold: '5000' });
     expect(halt.reason).toMatch(/^limit pair-notional: WBTC\/USDC executed 5300 USDC on chain 8453/);
     await expectHaltedOnly(
-      () => sign('bystander', wbtc, usdc(15)),
-      () => sign('bystander', weth, usdc(16)),
+      () => quoteOnly('bystander', wbtc),
+      () => quoteOnly('bystander', weth),
     );
-    // Neither integrator is halted: each stayed under its own cap.
-    expect((await halts.active()).map((h) => haltScopeName(h.scope)).sort()).toEqual(
-      [haltScopeName(scope), 'integrator=informed', 'integrator=slipped'].sort(),
-    );
+    // Neither integrator is halted: each stayed under its own cap. (The taker may have tripped the
+    // unused limit by now, a test of its own.)
+    const notTaker = (name: string) => name !== 'integrator=taker';
+    expect(
+      (await halts.active())
+        .map((h) => haltScopeName(h.scope))
+        .filter(notTaker)
+        .sort(),
+    ).toEqual([haltScopeName(scope), 'integrator=informed', 'integrator=slipped'].sort());
 
     // Every trip in the history, with its limit, value and threshold.
     const history = JSON.parse((await risk(['history', '--format', 'json'])).out) as {
@@ -427,7 +447,7 @@ describe('limits that trip on what executes', () => {
     }[];
     // The halts' entries (the history also lists the pairs' transitions in and out of band: the
     // curves moved here by hand leave their references behind, in watch mode).
-    const haltEntries = history.filter((e) => e.action === 'halt' || e.action === 'resume');
+    const haltEntries = history.filter((e) => (e.action === 'halt' || e.action === 'resume') && notTaker(e.name));
     expect(haltEntries.map((e) => [e.action, e.name, e.trip?.limit])).toEqual([
       ['halt', 'integrator=whale', 'integrator-notional'],
       ['resume', 'integrator=whale', undefined],
@@ -449,15 +469,10 @@ describe('limits that trip on what executes', () => {
     );
     await expectHaltedOnly(
       () => sign('reverter', weth, usdc(17)),
-      () => sign('bystander', weth, usdc(18)),
+      () => quoteOnly('bystander', weth),
     );
     expect((await risk(['resume', '--integrator', 'reverter', '--reason', 'integration fixed'])).code).toBe(0);
-    await until(
-      async () => (await sign('reverter', weth, usdc(19))).status === 200,
-      20_000,
-      'the reverter signed',
-      100,
-    );
+    await until(async () => (await quoteOnly('reverter', weth)).status === 200, 20_000, 'the reverter signed', 100);
     // On probation: three swaps execute, then one call reverts: 2,500 bps, under the trip level.
     for (const amount of [109, 110, 111]) {
       const { block: executed } = await swap('reverter', weth, usdc(amount));
@@ -471,5 +486,18 @@ describe('limits that trip on what executes', () => {
       /since its resume at .* \(2500 bps\), above the re-arm level of 2000 bps \(on probation/,
     );
     await until(async () => (await metricValue(ledger, 'integrator-reverts')) === 2, 10_000, 'both trips counted', 100);
+  });
+
+  it('behavior: an integrator whose firm signatures go unused above the trip level (over the minimum) is halted, only it', async () => {
+    const halt = await tripped({ integratorId: 'taker' }, 'the taker halted');
+    expect(halt.trip).toEqual({ limit: 'integrator-unused', value: '10000', threshold: '5000' });
+    expect(halt.reason).toMatch(
+      /^limit integrator-unused: 3 of taker's 3 firm signatures on chain 8453 whose window passed in the last 3600 s were never used \(10000 bps\), above the trip level of 5000 bps/,
+    );
+    await expectHaltedOnly(
+      () => quoteOnly('taker', weth),
+      () => quoteOnly('bystander', weth),
+    );
+    await until(async () => (await metricValue(ledger, 'integrator-unused')) === 1, 10_000, 'the trip counted', 100);
   });
 });
