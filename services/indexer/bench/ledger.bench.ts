@@ -2,8 +2,10 @@
  * `npm run bench ledger`: how far the maker's ledger stays behind the head (blocks, p50/p99, and
  * the time from a block's first sight to its commit) on one devnet chain (8453, anvil) mining a
  * block every 2 s, with 50 swaps in every block, then 50 swaps and 20 reverted router calls (each
- * a failed transaction the ledger finds in the block's receipts and traces); beside its bare twin,
- * the same ledger over the same chain with no swap (what following blocks costs alone).
+ * a failed transaction the ledger finds in the block's receipts and traces), traced with the
+ * callTracer (LEDGER_TRACER=auto's first choice) and with anvil's parity traces (what `npm start`'s
+ * ledgers use: ledger-traces.bench.ts compares the two); beside its bare twin, the same ledger
+ * over the same chain with no swap (what following blocks costs alone).
  *
  * The swaps are the router's, signed with the chain's API key outside the service (each its own
  * signature, so the attribution looks each up in the audit trail, and finds none): what the
@@ -13,12 +15,9 @@
  * Environment: BENCH_SWAPS_PER_BLOCK (50), BENCH_REVERTS_PER_BLOCK (20), BENCH_BLOCK_INTERVAL_MS
  * (2000), BENCH_SAMPLES (20).
  */
-import { Interface, JsonRpcProvider, NonceManager, Wallet } from 'ethers';
-import { TestTokenArtifact } from '@pmm/contracts';
-import { createDigestSigner, createLogger } from '@pmm/core';
+import { createLogger } from '@pmm/core';
 import { loadLedgerConfig, startLedger } from '@pmm/indexer';
-import { encodeSwapCalldata, signSwapQuote } from '@pmm/protocol';
-import { startSystem } from '@pmm/testkit';
+import { routerLoad } from './router-load';
 
 const SWAPS = Number(process.env.BENCH_SWAPS_PER_BLOCK ?? 50);
 const REVERTS = Number(process.env.BENCH_REVERTS_PER_BLOCK ?? 20);
@@ -32,30 +31,24 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const sys = await startSystem({
-    chains: [8453],
+  const {
+    sys,
+    chain: c,
+    provider,
+    user,
+    swapData,
+  } = await routerLoad({
     blockIntervalMs: BLOCK_INTERVAL_MS,
     redisUrl: REDIS_URL,
-    services: [],
+    batchMaxCount: 100,
   });
-  const c = sys.chain(8453);
-  const provider = new JsonRpcProvider(c.rpcUrl, 8453, { staticNetwork: true, batchMaxCount: 100 });
-  const user = new NonceManager(new Wallet(c.testUser.privateKey, provider));
-  const token = new Interface(TestTokenArtifact.abi);
-  await (
-    await user.sendTransaction({
-      to: c.quoteToken.address,
-      data: token.encodeFunctionData('approve', [c.contracts.router, 2n ** 255n]),
-    })
-  ).wait();
-  const apiSigner = createDigestSigner(c.apiSigner.privateKey);
-  const weth = c.tokens.WETH!.address;
 
   const rows: string[] = [];
-  for (const [swapsPerBlock, revertsPerBlock] of [
-    [0, 0],
-    [SWAPS, 0],
-    [SWAPS, REVERTS],
+  for (const [swapsPerBlock, revertsPerBlock, tracer] of [
+    [0, 0, 'auto'],
+    [SWAPS, 0, 'auto'],
+    [SWAPS, REVERTS, 'callTracer'],
+    [SWAPS, REVERTS, 'parity'],
   ] as const) {
     const prefix = `bench-ledger-${swapsPerBlock}-${revertsPerBlock}-${Date.now()}`;
     const lags: number[] = [];
@@ -71,6 +64,7 @@ async function main(): Promise<void> {
         REDIS_URL,
         REDIS_KEY_PREFIX: prefix,
         PORT: '0',
+        LEDGER_TRACER: tracer,
       },
       file: {},
     });
@@ -103,23 +97,7 @@ async function main(): Promise<void> {
         const timestamp = BigInt(Math.floor(Date.now() / 1000));
         const sends = [];
         for (let i = 0; i < swapsPerBlock + revertsPerBlock; i++) {
-          const amountIn = 1_000_000n + BigInt(n++); // distinct signatures need distinct requests: vary the amount
-          const signed = signSwapQuote(apiSigner, {
-            tokenIn: c.quoteToken.address,
-            tokenOut: weth,
-            timestamp,
-            fee: BigInt(n % 1000),
-            originRate: 0n,
-            userAddress: c.testUser.address,
-          });
-          const data = encodeSwapCalldata({
-            tokenIn: c.quoteToken.address,
-            amountIn,
-            tokenOut: weth,
-            minAmountOut: i < swapsPerBlock ? 0n : 2n ** 200n,
-            quoteTimestamp: timestamp,
-            verificationData: signed.verificationData,
-          });
+          const data = swapData(n++, timestamp, i >= swapsPerBlock);
           sends.push(user.sendTransaction({ to: c.contracts.router, data, gasLimit: 300_000n }));
         }
         await Promise.all(sends);
@@ -134,7 +112,7 @@ async function main(): Promise<void> {
     lags.sort((a, b) => a - b);
     commitMs.sort((a, b) => a - b);
     rows.push(
-      `${String(swapsPerBlock).padStart(11)} | ${String(revertsPerBlock).padStart(13)} | ${String(lags.length).padStart(6)} | ` +
+      `${String(swapsPerBlock).padStart(11)} | ${String(revertsPerBlock).padStart(13)} | ${tracer.padEnd(10)} | ${String(lags.length).padStart(6)} | ` +
         `${(swapsSeen / Math.max(1, lags.length)).toFixed(1).padStart(14)} | ${(revertsSeen / Math.max(1, lags.length)).toFixed(1).padStart(16)} | ` +
         `${percentile(lags, 50).toFixed(0).padStart(13)} | ${percentile(lags, 99).toFixed(0).padStart(13)} | ` +
         `${percentile(commitMs, 50).toFixed(0).padStart(14)} | ${percentile(commitMs, 99).toFixed(0).padStart(14)}`,
@@ -142,7 +120,7 @@ async function main(): Promise<void> {
   }
   console.log(`ledger: block interval ${BLOCK_INTERVAL_MS} ms, ${SAMPLES} blocks per row`);
   console.log(
-    'swaps/block | reverts/block | blocks | swaps/blk seen | reverts/blk seen | lag p50 (blk) | lag p99 (blk) | commit p50 (ms) | commit p99 (ms)',
+    'swaps/block | reverts/block | tracer     | blocks | swaps/blk seen | reverts/blk seen | lag p50 (blk) | lag p99 (blk) | commit p50 (ms) | commit p99 (ms)',
   );
   for (const r of rows) console.log(r);
   console.log(

@@ -86,9 +86,15 @@ export function indexerEnv(
   };
 }
 
-/** The maker's ledger of chain `chainId`, its operator endpoints on `port` (`/readyz` there). It holds no key. */
+/**
+ * The maker's ledger of chain `chainId`, its operator endpoints on `port` (`/readyz` there). It holds no key.
+ * The stack's chains are anvil's, which keeps each transaction's parity traces from mining, with
+ * the router's revert data: the ledger traces with them (LEDGER_TRACER=parity), the same calls and
+ * reasons as the callTracer's replays, an order of magnitude sooner
+ * (docs/decisions/0072-reverted-router-calls-receipts-then-failed-traces.md).
+ */
 export function ledgerEnv(c: StackCommon, o: { chainId: string | number; port: number }): Record<string, string> {
-  return { ...commonEnv(c), CHAIN_ID: String(o.chainId), PORT: String(o.port) };
+  return { ...commonEnv(c), CHAIN_ID: String(o.chainId), PORT: String(o.port), LEDGER_TRACER: 'parity' };
 }
 
 /** The signer on `port` (`/readyz` there), with its keys (`SIGNER_KEY_<id>`, `QUOTER_KEY_<id>` and the like). */

@@ -53,9 +53,10 @@ describe('the stack processes', () => {
     expect(secretsIn(gateway)).toEqual(['DEV_API_KEY', 'INTERNAL_TOKEN']);
   });
 
-  it('behavior: the ports, the chain, the signer URL and the development key whitelist', () => {
+  it("behavior: the ports, the chain, the ledger's tracer, the signer URL and the development key whitelist", () => {
     expect(indexer).toMatchObject({ CHAIN_ID: '56', PORT: '9001' });
-    expect(ledger).toMatchObject({ CHAIN_ID: '56', PORT: '9005' });
+    // anvil's parity traces, kept from mining (record 0072): the devnet ledger's tracer.
+    expect(ledger).toMatchObject({ CHAIN_ID: '56', PORT: '9005', LEDGER_TRACER: 'parity' });
     expect(signer.PORT).toBe('9002');
     expect(gateway).toMatchObject({
       PORT: '9003',
