@@ -177,15 +177,23 @@ export async function startModeSystem(mode: ComparedMode, prefix: string, extra:
 /**
  * The main system: the gateway and the signer as `npm start` runs them, on `redisUrl` (one
  * server for both Redis roles) under `prefix`, the signer's REDIS_DURABILITY npm start's (auto)
- * unless REDIS_DURABILITY says otherwise; the chain seeded through `redis`.
+ * unless REDIS_DURABILITY says otherwise; the chain seeded through `redis`. `references: false`:
+ * the chains file names no reference feed (reference-rows.ts compares).
  */
-export async function startMainSystem(redis: RedisClient, redisUrl: string, prefix: string, extra: ExtraEnv = {}) {
+export async function startMainSystem(
+  redis: RedisClient,
+  redisUrl: string,
+  prefix: string,
+  extra: ExtraEnv = {},
+  opts: { references?: false } = {},
+) {
   let head: { number: number; hash: string; timestamp: number } | undefined;
   const sys = await startSystem({
     chains: [8453],
     blockIntervalMs: 0,
     services: ['signer', 'gateway'],
     redisUrl,
+    ...opts,
     beforeServices: async ({ chains }) => {
       head = await seedChain(redis, prefix, chains['8453']!);
     },

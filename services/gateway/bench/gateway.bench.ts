@@ -46,7 +46,11 @@
  * 8. past capacity (overload-rows.ts): firm quotes, each a different amount, evenly paced at
  *    500/s, at the knee (closed loop) and at twice the knee, on the main system (npm start's
  *    shape) and on the replica mode's, side by side; `BENCH_GATEWAY_ONLY=overload` runs these
- *    rows alone (both systems, the shipped sign deadlines).
+ *    rows alone (both systems, the shipped sign deadlines);
+ * 9. references on and off (reference-rows.ts): price, sign and sign with amountIn for one client,
+ *    and sign paced at 500/s with its CPU, on a system whose signer reads each pair's standing and
+ *    one whose chains file names no feed, side by side; `BENCH_GATEWAY_ONLY=references` runs
+ *    these rows alone.
  * The systems and how they are seeded: bench-systems.ts.
  * BENCH_PROFILE=1 profiles every server process for the whole run (cpu-profile-hook.cjs; every
  * figure of that run is slower) and adds where each one's CPU goes per request in each row
@@ -93,6 +97,7 @@ import {
   overloadRows,
   printOverloadRows,
 } from './overload-rows';
+import { referenceRows, referencesOnly } from './reference-rows';
 import {
   PROFILE,
   PROFILE_DIR,
@@ -225,6 +230,7 @@ const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 async function main(): Promise<void> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   if (process.env.BENCH_GATEWAY_ONLY === 'overload') return overloadOnly(REDIS_URL, prefix, SECONDS, WARM_SECONDS);
+  if (process.env.BENCH_GATEWAY_ONLY === 'references') return referencesOnly(REDIS_URL, prefix, SECONDS);
   const redis: RedisClient = createRedis(REDIS_URL, { name: 'bench-setup' });
   await redisReady(redis);
   const benchKeys = await seed(redis, prefix);
@@ -681,6 +687,8 @@ async function main(): Promise<void> {
   goal('sign throughput at 50 connections ≥ 12 % of bare', share('saturated sign'), 12, false, '%');
   goal('price throughput at 50 connections ≥ 40 % of bare', share('saturated price'), 40, false, '%');
   printOverloadRows(overload, GATEWAY_SETTINGS.signDeadlineMs.default!);
+  await referenceRows(redis, REDIS_URL, prefix, SECONDS);
+  await stopEverything();
 
   const left = await redis.keys(`${prefix}:*`);
   if (left.length) await redis.del(...left);

@@ -8,8 +8,8 @@
  * interval mining, and evm_setAutomine(false) then leaves no mining at all.
  */
 import { ContractFactory, Interface, JsonRpcProvider, NonceManager } from 'ethers';
-import { PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
-import { deployerWallet, seedPlan, type ChainStack } from '@pmm/devnet';
+import { MockV3AggregatorArtifact, PmmRouterArtifact, TestTokenArtifact } from '@pmm/contracts';
+import { REFERENCE_FEED_DECIMALS, deployerWallet, seedPlan, type ChainStack } from '@pmm/devnet';
 
 const router = new Interface(PmmRouterArtifact.abi);
 const token = new Interface(TestTokenArtifact.abi);
@@ -22,6 +22,8 @@ export class BenchPairs {
     private readonly curveArgs: (decimals: number, mid: bigint) => unknown[],
     /** Every base token that can be listed, the devnet's first, and each one's decimals. */
     private readonly tokens: { address: string; decimals: number }[],
+    /** The feed deployed for the i-th token (references()). */
+    private readonly feeds: string[] = [],
   ) {}
 
   /** Deploys and funds enough extra tokens on `chain` for `maxPairs` pairs. */
@@ -85,6 +87,29 @@ export class BenchPairs {
       );
     }
     await Promise.all(changes.map((tx) => tx.wait()));
+  }
+
+  /**
+   * A reference feed for each of the first `n` base tokens, as the chains setting's `references`
+   * names them: the devnet's own for its seeded tokens, a `MockV3Aggregator` answering the listed
+   * curve's mid for each other one (deployed once, on first ask).
+   */
+  async references(n: number): Promise<Record<string, { feed: string }>> {
+    const out: Record<string, { feed: string }> = {};
+    const factory = new ContractFactory(MockV3AggregatorArtifact.abi, MockV3AggregatorArtifact.bytecode, this.owner);
+    for (const [i, t] of this.tokens.slice(0, n).entries()) {
+      const seeded = this.chain.references[t.address];
+      if (seeded) {
+        out[t.address] = { feed: seeded.feed };
+        continue;
+      }
+      // The mid `list` gives the i-th token: 100 + i quote tokens.
+      this.feeds[i] ??= await (
+        await factory.deploy(REFERENCE_FEED_DECIMALS, BigInt(100 + i) * 10n ** BigInt(REFERENCE_FEED_DECIMALS))
+      ).getAddress();
+      out[t.address] = { feed: this.feeds[i] };
+    }
+    return out;
   }
 
   close(): void {

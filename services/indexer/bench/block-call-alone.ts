@@ -94,13 +94,17 @@ export async function measureBlockCallAlone(opts: {
       return { sorted: out.sort((a, b) => a - b), answer };
     };
     const whole = await time(data);
-    const checks = calls.slice(1).map((c) => {
-      const [tokenIn, , tokenOut, timestamp, sig] = QUOTE.decodeFunctionData('quote', c.data);
-      return {
-        target: opts.ctx.verifier,
-        data: VERIFIER.encodeFunctionData('recoverQuoter', [tokenIn, tokenOut, timestamp, sig]),
-      };
-    });
+    // The quote() calls only: the reserves' call goes first, the pairs' feeds (when they have references) last.
+    const checks = calls
+      .slice(1)
+      .filter((c) => c.target === opts.ctx.router)
+      .map((c) => {
+        const [tokenIn, , tokenOut, timestamp, sig] = QUOTE.decodeFunctionData('quote', c.data);
+        return {
+          target: opts.ctx.verifier,
+          data: VERIFIER.encodeFunctionData('recoverQuoter', [tokenIn, tokenOut, timestamp, sig]),
+        };
+      });
     const signatures = await time(encodeAggregate3(checks));
     const loop = ecrecoverLoopInput(checks.length);
     const ecrecovers = await time(loop.data, ECRECOVER_LOOP_AT, { [ECRECOVER_LOOP_AT]: { code: ECRECOVER_LOOP } });

@@ -21,14 +21,22 @@
  * BENCH_CALL_GAS (1,000,000,000: the indexer's CALL_GAS and the devnet's block gas limit),
  * BENCH_MAX_ANSWER_BYTES (8 MiB: the indexer's MAX_RPC_ANSWER_BYTES; the answer of 500 pairs is
  * about 3.9 MB of JSON, above the 2 MiB default, which closes the socket at every block),
- * BENCH_NODE_ROUNDS (7: eth_calls per measure of the node alone, block-call-alone.ts).
+ * BENCH_NODE_ROUNDS (7: eth_calls per measure of the node alone, block-call-alone.ts),
+ * BENCH_REFERENCE_PAIRS (100; 0: none): the last table (reference-rows.ts), each pair with a
+ * reference feed beside the same pairs without, side by side in alternating rows: what reading
+ * the feeds (two calls per pair in the same eth_call) and holding each pair to its band add to a
+ * block, as a ratio; budget: at most 10 % of the node's time.
+ * BENCH_PAIRS=100 BENCH_REFERENCE_PAIRS=100 npm run bench indexer.bench gives that table after one row.
  */
 import Redis from 'ioredis';
-import { createDigestSigner, createLogger, redisKeys } from '@pmm/core';
-import { loadIndexerConfig, startIndexer, type BlockEvent } from '@pmm/indexer';
+import { createDigestSigner, redisKeys } from '@pmm/core';
+import type { BlockEvent } from '@pmm/indexer';
 import { startSystem } from '@pmm/testkit';
 import { BenchPairs } from './bench-pairs';
 import { measureBlockCallAlone } from './block-call-alone';
+import { runIndexerRow } from './indexer-row';
+import type { TrackedPairs } from '../src/chain/block-quotes';
+import { referenceRows } from './reference-rows';
 
 const PAIR_COUNTS = (process.env.BENCH_PAIRS ?? '10,100,500').split(',').map(Number);
 const BLOCK_INTERVAL_MS = Number(process.env.BENCH_BLOCK_INTERVAL_MS ?? 750);
@@ -37,6 +45,7 @@ const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? 7);
 const CALL_GAS = Number(process.env.BENCH_CALL_GAS ?? 1_000_000_000);
 const MAX_ANSWER_BYTES = Number(process.env.BENCH_MAX_ANSWER_BYTES ?? 8 * 1024 * 1024);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REFERENCE_PAIRS = Number(process.env.BENCH_REFERENCE_PAIRS ?? 100);
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -55,9 +64,33 @@ async function main(): Promise<void> {
     services: [],
   });
   const c = devnet.chain(8453);
-  const pairsOnChain = await BenchPairs.create(c, Math.max(...PAIR_COUNTS));
+  const pairsOnChain = await BenchPairs.create(c, Math.max(...PAIR_COUNTS, REFERENCE_PAIRS));
 
   const redis = new Redis(REDIS_URL);
+  const row = {
+    redisUrl: REDIS_URL,
+    samples: SAMPLES,
+    blockIntervalMs: BLOCK_INTERVAL_MS,
+    callGas: CALL_GAS,
+    maxAnswerBytes: MAX_ANSWER_BYTES,
+  };
+  // The node alone (block-call-alone.ts) signs its quotes as the indexer does.
+  const nodeCtx = {
+    chainId: 8453,
+    router: c.contracts.router,
+    helper: c.contracts.helper,
+    verifier: c.contracts.verifier,
+    signer: createDigestSigner(c.quoter.privateKey),
+  };
+  const nodeAlone = (tracked: TrackedPairs) =>
+    measureBlockCallAlone({
+      wsUrl: c.wsUrl,
+      multicall3: c.contracts.multicall3,
+      ctx: nodeCtx,
+      tracked,
+      gas: CALL_GAS,
+      rounds: NODE_ROUNDS,
+    });
   const rows: string[] = [];
   const stages: string[] = [];
   const nodeRows: string[] = [];
@@ -67,61 +100,11 @@ async function main(): Promise<void> {
     await pairsOnChain.list(pairs);
 
     const prefix = `bench-indexer-${pairs}-${Date.now()}`;
-    const events: BlockEvent[] = [];
-    let resolveDone!: () => void;
-    const done = new Promise<void>((r) => (resolveDone = r));
-    const config = loadIndexerConfig({
-      env: {
-        CHAIN_ID: '8453',
-        CHAINS: JSON.stringify({ 8453: { chainId: 8453, rpcUrl: c.rpcUrl, wsUrl: c.wsUrl, contracts: c.contracts } }),
-        QUOTER_KEY: c.quoter.privateKey,
-        REDIS_URL,
-        REDIS_KEY_PREFIX: prefix,
-        PORT: '0',
-        RPC_TIMEOUT_MS: '10000',
-        BOOK_TTL_MS: '30000',
-        CALL_GAS: String(CALL_GAS),
-        MAX_RPC_ANSWER_BYTES: String(MAX_ANSWER_BYTES),
-      },
-      file: {},
-    });
-    let first = true;
-    const ix = await startIndexer(config, {
-      logger: createLogger({ service: 'indexer', level: 'error' }),
-      defaultMetrics: false,
-      onBlock: (e) => {
-        // The first block also loads the registry: not a steady-state sample.
-        if (e.outcome === 'written' && first) {
-          first = false;
-          return;
-        }
-        events.push(e);
-        if (events.filter((x) => x.outcome === 'written').length >= SAMPLES) resolveDone();
-      },
-    });
-    // A row whose books are never written (e.g. the call out of gas) ends with what it has.
-    const giveUp = setTimeout(resolveDone, SAMPLES * BLOCK_INTERVAL_MS * 3 + 30_000);
-    await done;
-    clearTimeout(giveUp);
-    const tracked = ix.registry.current()?.tracked;
-    await ix.stop();
+    const { events, tracked } = await runIndexerRow(c, { ...row, prefix });
     // Read now: the book expires MAX_HEAD_LAG_MS after its block, before the node alone is measured.
     const book = JSON.parse((await redis.get(redisKeys(prefix).book(8453))) ?? '{"pairs":[]}') as { pairs: unknown[] };
     if (tracked) {
-      const alone = await measureBlockCallAlone({
-        wsUrl: c.wsUrl,
-        multicall3: c.contracts.multicall3,
-        ctx: {
-          chainId: 8453,
-          router: c.contracts.router,
-          helper: c.contracts.helper,
-          verifier: c.contracts.verifier,
-          signer: createDigestSigner(c.quoter.privateKey),
-        },
-        tracked,
-        gas: CALL_GAS,
-        rounds: NODE_ROUNDS,
-      });
+      const alone = await nodeAlone(tracked);
       const mb = (bytes: number) => (bytes / 1e6).toFixed(2);
       // The fastest round is the least disturbed by whatever else the machine runs.
       const callMin = alone.callMs[0]!;
@@ -186,6 +169,14 @@ async function main(): Promise<void> {
   );
   for (const r of nodeRows) console.log(r);
   console.log(`goal: p99 <= ${BLOCK_INTERVAL_MS / 10} ms at 100 pairs, one eth_call per block`);
+  if (REFERENCE_PAIRS > 0)
+    await referenceRows(
+      c,
+      pairsOnChain,
+      redis,
+      { ...row, pairs: REFERENCE_PAIRS },
+      async (tracked) => (await nodeAlone(tracked)).callMs[0]!,
+    );
   redis.disconnect();
   pairsOnChain.close();
   await devnet.stop();

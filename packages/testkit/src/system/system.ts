@@ -127,6 +127,12 @@ export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit' 
   stackRedis?: PrivateStackRedis;
   /** Settings over the stack's, per service (faster liveness, lower limits…). */
   env?: Partial<Record<StackService, Readonly<Record<string, string>>>>;
+  /**
+   * `false`: the chains file names no reference feed (the devnet still deploys them): a
+   * deployment without references, which benchmarks compare with one that has them. Default: each
+   * pair's devnet feed is its reference.
+   */
+  references?: false;
 }
 
 /** One started service process. */
@@ -437,7 +443,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     });
     // The chains file as `npm start` writes it: no service's key in it.
     // Whole or not at all: the services are already waiting for it.
-    writeFileSync(`${configFile}.tmp`, `${JSON.stringify({ chains: publicStack(stack).chains }, null, 2)}\n`, {
+    const chainsFile = publicStack(stack).chains;
+    if (opts.references === false) for (const c of Object.values(chainsFile)) c.references = {};
+    writeFileSync(`${configFile}.tmp`, `${JSON.stringify({ chains: chainsFile }, null, 2)}\n`, {
       mode: 0o600,
     });
     renameSync(`${configFile}.tmp`, configFile);
