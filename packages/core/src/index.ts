@@ -237,6 +237,7 @@ export {
   ledgerDayIncrements,
   ledgerDayName,
   parseLedgerDay,
+  type LedgerDayFate,
   type LedgerDayIncrement,
   type LedgerDayTotal,
 } from './ledger/ledger-day-totals';

@@ -7,6 +7,8 @@ import { LIMIT_NAMES } from './limit-window';
 
 /** Lag buckets, blocks: the goal is p99 ≤ 2 blocks at 50 swaps per block. */
 const LAG_BUCKETS = [0, 1, 2, 3, 5, 10, 25, 100];
+/** Sign-to-execution delay buckets, seconds: a quote is valid seconds to minutes (the router takes one up to 30 s early). */
+const DELAY_BUCKETS = [0, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300];
 
 type Counter = ReturnType<Metrics['counter']>;
 type Gauge = ReturnType<Metrics['gauge']>;
@@ -29,6 +31,10 @@ export interface LedgerMetrics {
   referenceMarkout60sSwaps: Gauge;
   /** labels integrator, reason: router calls that reverted (ledger-revert.ts) */
   reverts: Counter;
+  /** labels integrator, fate: firm signatures judged at their deadline (deadline-fates.ts) */
+  firmSignatures: Counter;
+  /** label integrator: executed signatures' delay from the signed timestamp to the first swap's block */
+  signToExecution: Histogram;
   reorgs: Counter;
   orphanedSwaps: Counter;
   orphanedReverts: Counter;
@@ -95,6 +101,17 @@ export function createLedgerMetrics(opts: { chainId: number; defaultMetrics?: bo
       'ledger_reverted_calls_total',
       "Router swap calls that reverted, by integrator (who asked for the signature; '(unattributed)' when no audit record matches) and reason (the router's error)",
       ['integrator', 'reason'] as const,
+    ),
+    firmSignatures: metrics.counter(
+      'ledger_firm_signatures_total',
+      'Firm signatures judged at the first block past their deadline, by integrator and fate: executed (a swap was attributed to the request), reverted (no swap, a reverted call was), unused (neither); a reverted call mined later is not counted back',
+      ['integrator', 'fate'] as const,
+    ),
+    signToExecution: metrics.histogram(
+      'ledger_sign_to_execution_seconds',
+      "Seconds from a signature's signed timestamp to the block time of the first swap attributed to its request, observed when the signature is judged at its deadline (firm and indicative), by integrator",
+      ['integrator'] as const,
+      DELAY_BUCKETS,
     ),
     reorgs: metrics.counter('ledger_reorgs_total', 'Reorgs followed (the orphaned blocks removed)', []),
     orphanedSwaps: metrics.counter('ledger_orphaned_swaps_total', 'Swaps removed with their orphaned blocks', []),

@@ -3,9 +3,9 @@
  * block number, core's ledger-entry.ts and ledger-revert.ts), the hashes of the recent blocks it read, its cursor, the last block it
  * holds, and each UTC day's totals per integrator (core's ledger-day-totals.ts). A block is
  * committed whole in one MULTI: its swaps and reverts replace whatever the sets held at that height, its
- * swaps are added to their day's totals, its hash is recorded and the cursor moves, so a ledger
+ * swaps, reverts and the firm signatures judged at it (deadline-fates.ts) are added to their day's totals, its hash is recorded and the cursor moves, so a ledger
  * killed at any moment resumes after its cursor without a gap or a duplicate. A reorg rolls back
- * to the fork point the same way, taking the orphans out of the totals. The ledger is the single
+ * to the fork point the same way, taking the orphans (and the judgements made in them) out of the totals. The ledger is the single
  * writer of its chain (one process per chain): the totals count each committed block once
  * because nothing else commits it.
  */
@@ -19,6 +19,7 @@ import {
   parseLedgerEntry,
   parseLedgerRevert,
   type LedgerCursor,
+  type LedgerDayFate,
   type LedgerEntry,
   type LedgerRevert,
   type RedisClient,
@@ -30,19 +31,21 @@ export interface LedgerStore {
   /** The hash the ledger read at `number`, when it still remembers it (the last `keepHashes` blocks). */
   hashAt(number: number): Promise<string | undefined>;
   /**
-   * Records `block` (its number, hash and time) with its swaps and reverted calls, adds the swaps
-   * to their day's totals and moves the cursor to it.
+   * Records `block` (its number, hash and time) with its swaps and reverted calls, adds them and
+   * the signatures judged at it to their day's totals and moves the cursor to it.
    */
   commit(
     block: Required<LedgerCursor>,
     entries: readonly LedgerEntry[],
     reverts: readonly LedgerRevert[],
+    fates?: readonly LedgerDayFate[],
   ): Promise<void>;
   /**
    * Forgets every block above `to` (a reorg's orphans), takes their swaps out of the totals and
-   * moves the cursor back to `to`. Returns the swaps and the reverted calls removed.
+   * moves the cursor back to `to`, taking out the judgements `undone` (those made in the orphans).
+   * Returns the swaps and the reverted calls removed.
    */
-  rollback(to: LedgerCursor): Promise<{ swaps: number; reverts: number }>;
+  rollback(to: LedgerCursor, undone?: readonly LedgerDayFate[]): Promise<{ swaps: number; reverts: number }>;
 }
 
 export interface LedgerKeys {
@@ -67,16 +70,17 @@ export function ledgerStoreKeys(keys: RedisKeys, chainId: number): LedgerKeys {
 
 type Transaction = ReturnType<RedisClient['multi']>;
 
-/** Adds (or takes back) the entries' swaps and notional and the reverted calls to the totals of their days, in `tx`. */
+/** Adds (or takes back) the entries' swaps and notional, the reverted calls and the judged signatures to the totals of their days, in `tx`. */
 function addToDays(
   tx: Transaction,
   keys: LedgerKeys,
   entries: readonly LedgerEntry[],
   reverts: readonly LedgerRevert[],
   sign: 1 | -1,
+  fates: readonly LedgerDayFate[] = [],
 ): void {
   const days = new Set<number>();
-  for (const inc of ledgerDayIncrements(entries, sign, reverts)) {
+  for (const inc of ledgerDayIncrements(entries, sign, reverts, fates)) {
     if (inc.kind === 'count') tx.hincrby(keys.day(inc.day), inc.field, inc.by);
     else tx.hincrbyfloat(keys.day(inc.day), inc.field, inc.by);
     days.add(inc.day);
@@ -93,7 +97,7 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
     async hashAt(number) {
       return (await redis.hget(keys.blocks, String(number))) ?? undefined;
     },
-    async commit(block, entries, reverts) {
+    async commit(block, entries, reverts, fates = []) {
       const { number, hash } = block;
       // What the set holds at this height (nothing, unless the block is committed again) leaves
       // the totals as it leaves the set.
@@ -105,7 +109,7 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
       tx.zremrangebyscore(keys.reverts, number, number);
       for (const r of reverts) tx.zadd(keys.reverts, number, ledgerRevertJson(r));
       addToDays(tx, keys, replaced, replacedReverts, -1);
-      addToDays(tx, keys, entries, reverts, 1);
+      addToDays(tx, keys, entries, reverts, 1, fates);
       tx.hset(keys.blocks, String(number), hash);
       // One block's hash leaves as each new one comes: the hash keeps `keepHashes` blocks.
       tx.hdel(keys.blocks, String(number - keepHashes));
@@ -114,14 +118,14 @@ export function createLedgerStore(redis: RedisClient, keys: LedgerKeys, keepHash
       const failed = results?.find(([err]) => err);
       if (!results || failed) throw failed?.[0] ?? new Error('ledger commit: transaction aborted');
     },
-    async rollback(to) {
+    async rollback(to, undone = []) {
       const orphans = (await redis.hkeys(keys.blocks)).filter((n) => Number(n) > to.number);
       const removed = (await redis.zrangebyscore(keys.ledger, `(${to.number}`, '+inf')).map(parseLedgerEntry);
       const removedReverts = (await redis.zrangebyscore(keys.reverts, `(${to.number}`, '+inf')).map(parseLedgerRevert);
       const tx = redis.multi();
       tx.zremrangebyscore(keys.ledger, `(${to.number}`, '+inf');
       tx.zremrangebyscore(keys.reverts, `(${to.number}`, '+inf');
-      addToDays(tx, keys, removed, removedReverts, -1);
+      addToDays(tx, keys, removed, removedReverts, -1, undone);
       if (orphans.length > 0) tx.hdel(keys.blocks, ...orphans);
       tx.set(keys.cursor, ledgerCursorJson(to));
       const results = await tx.exec();

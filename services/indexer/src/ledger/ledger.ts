@@ -1,7 +1,9 @@
 /**
  * Wires one chain's ledger process: the indexer's block source behind the indexer's head guard
  * (one definition of both) → the ledger follower → Redis; the 60 s markout per integrator for
- * the metrics; the limits on executed swaps, when any is set (limits.ts); the operator endpoints.
+ * the metrics; each signature's fate judged at its deadline in the block's commit (deadline-fates.ts:
+ * the day totals, the metrics, the unused limit); the limits on executed swaps, when any is set
+ * (limits.ts); the operator endpoints.
  * `ledger-main.ts` calls this with the loaded config; tests call it in-process.
  */
 import { hostname } from 'node:os';
@@ -14,6 +16,8 @@ import {
   createLogger,
   createRedis,
   durabilityPolicy,
+  parseLedgerEntry,
+  parseLedgerRevert,
   redisReady,
   redisKeys,
   type LedgerEntry,
@@ -26,10 +30,11 @@ import { AuditReader, HORIZONS, TracerChoice } from '@pmm/operator';
 import { nodeConnectionOptions, startBlockSource, type BlockHead } from '../chain/block-source';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
+import { DeadlineFates, recordsSince, type DeadlineFate } from './deadline-fates';
 import type { LedgerConfig } from './ledger-config';
 import { startLedgerFollower } from './ledger-follower';
 import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
-import { createLedgerStore, ledgerStoreKeys } from './ledger-store';
+import { createLedgerStore, ledgerStoreKeys, type LedgerStore } from './ledger-store';
 import { anyLimit, startLimits } from './limits';
 import { PendingMarkouts, redisMidHistory } from './pending-markouts';
 import { RollingMarkouts, type IntegratorMarkout } from './rolling-markouts';
@@ -55,6 +60,13 @@ export interface RunningLedger {
 
 /** A swap still without its 60 s markout an hour on (the mid history stopped): none. */
 const MARKOUT_MAX_WAIT_SECONDS = 3_600;
+/**
+ * How long the judging of fates keeps calls and judgements, and how far before the ledger's start
+ * it reads the trail and the ledger's calls: a signature is signed up to a validity before its
+ * deadline and its calls begin a minute before that (core's FATE_CALLS); 15 minutes covers every
+ * chain's validity and the deepest reorg followed.
+ */
+const FATE_KEEP_SECONDS = 900;
 
 export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningLedger> {
   const log = (deps.logger ?? createLogger({ service: 'ledger', level: config.logLevel })).child({
@@ -78,7 +90,54 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   // The first block otherwise races the connection and is logged as failed (a warning on every
   // start); a Redis still down is waited for by the follower's retries, as before.
   await redisReady(redis).catch(() => log.warn('redis not reachable at start-up; continuing'));
-  const store = createLedgerStore(redis, ledgerStoreKeys(keys, config.chainId), config.maxReorgDepth);
+  const ledgerStore = createLedgerStore(redis, ledgerStoreKeys(keys, config.chainId), config.maxReorgDepth);
+  // Each signature judged at the first block past its deadline, in that block's commit: the
+  // unused limit needs its window of firm fates again after a restart, so the trail is read from
+  // that far back (the fates judged before the restart come back `replayed`, not counted twice).
+  const fates = new DeadlineFates(redis, keys.audit(config.chainId), FATE_KEEP_SECONDS);
+  const lookback = FATE_KEEP_SECONDS + (config.limits.unused ? config.limits.windowSeconds : 0);
+  const startFates = async (first: { number: number; time: number }) => {
+    const cursor = await ledgerStore.cursor();
+    const cutoff = Date.now() / 1000 - lookback;
+    const swaps = await recordsSince(redis, keys.ledger(config.chainId), parseLedgerEntry, cutoff);
+    const reverts = await recordsSince(redis, keys.ledgerReverts(config.chainId), parseLedgerRevert, cutoff);
+    // A resumed ledger (a cursor) has seen the chain all along, and judged what its cursor passed;
+    // one started for the first time, only from its first block.
+    const coveredFrom = cursor ? -Infinity : first.time;
+    fates.start(Date.now() - lookback * 1000, coveredFrom, swaps, reverts, cursor?.time ?? -Infinity);
+  };
+  /** The fates judged at the block just committed (the follower's onCommit reads them). */
+  let judgedNow: DeadlineFate[] = [];
+  const store: LedgerStore = {
+    cursor: () => ledgerStore.cursor(),
+    hashAt: (n) => ledgerStore.hashAt(n),
+    async commit(block, entries, reverts) {
+      if (!fates.started) await startFates(block);
+      fates.add(entries, reverts);
+      try {
+        const judged = await fates.judge(block.number, block.time);
+        await ledgerStore.commit(
+          block,
+          entries,
+          reverts,
+          judged.filter((f) => !f.replayed),
+        );
+        judgedNow = judged;
+      } catch (err) {
+        // The block is read and committed again: its calls and judgements with it.
+        fates.rollback(block.number - 1);
+        throw err;
+      }
+    },
+    async rollback(to) {
+      const removed = await ledgerStore.rollback(
+        to,
+        fates.judgedAbove(to.number).filter((f) => !f.replayed),
+      );
+      fates.rollback(to.number);
+      return removed;
+    },
+  };
 
   const guard = createHeadGuard({
     maxLagMs: config.maxHeadLagMs,
@@ -188,10 +247,18 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       }
       for (const r of reverts)
         metrics.reverts.inc({ integrator: r.integratorId || '(unattributed)', reason: r.reason });
+      const judged = judgedNow;
+      judgedNow = [];
+      for (const f of judged) {
+        if (f.replayed) continue;
+        if (f.firm) metrics.firmSignatures.inc({ integrator: f.integratorId, fate: f.fate });
+        if (f.delaySeconds !== undefined)
+          metrics.signToExecution.observe({ integrator: f.integratorId }, f.delaySeconds);
+      }
       settleMarkouts().catch((err: unknown) =>
         log.debug('markout not read', { error: err instanceof Error ? err.message : String(err) }),
       );
-      executedLimits?.onCommit(block, entries, blockTime, reverts);
+      executedLimits?.onCommit(block, entries, blockTime, reverts, judged);
       deps.onCommit?.(block, entries, head, reverts);
     },
     onReorg: (to, removed) => {

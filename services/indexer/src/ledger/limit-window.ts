@@ -23,7 +23,7 @@
  *   trip (its probation), above the lower re-arm level: hysteresis, so that a flow resumed before
  *   it got better halts again at once, and one that did is back to the trip level a window later;
  * - integrator-unused: the share of its firm signatures whose window passed (by deadline) that no
- *   call carried (firm-signatures.ts), over at least `minFirm` of them; the same two levels.
+ *   call carried (deadline-fates.ts), over at least `minFirm` of them; the same two levels.
  *
  * Only scopes touched since the last evaluation are evaluated (a new swap, a new markout, or
  * {@link LimitWindow.touch} after a trip that could not be written): sums only fall otherwise.
@@ -31,7 +31,7 @@
 import type { HaltScope, LedgerEntry, LedgerRevert } from '@pmm/core';
 import { formatUnits, parseUnits } from '@pmm/protocol';
 import { quoteGapBps } from '@pmm/core';
-import type { FirmFate } from './firm-signatures';
+import type { DeadlineFate } from './deadline-fates';
 import type { LimitConfig, MarkoutFloor, ShareLimit } from './limit-settings';
 import type { SwapMarkout } from './pending-markouts';
 
@@ -260,13 +260,14 @@ export class LimitWindow {
         });
   }
 
-  /** Firm signatures judged (firm-signatures.ts), when the unused limit is set. */
-  addFirm(fates: readonly FirmFate[]): void {
+  /** Signatures judged at their deadline (deadline-fates.ts): the firm ones, when the unused limit is set. */
+  addFirm(fates: readonly DeadlineFate[]): void {
     if (!this.config.unused) return;
     for (const f of fates) {
+      if (!f.firm) continue;
       let series = this.firm.get(f.integratorId);
       if (!series) this.firm.set(f.integratorId, (series = new Series<Firm>(firmSums)));
-      series.add({ id: f.requestId, blockNumber: f.blockNumber, blockTime: f.deadline, unused: f.unused });
+      series.add({ id: f.requestId, blockNumber: f.blockNumber, blockTime: f.deadline, unused: f.fate === 'unused' });
       this.dirty.add(`integrator ${f.integratorId}`);
     }
   }
@@ -315,7 +316,7 @@ export class LimitWindow {
       if (gone.length > 0) this.dirty.add(`integrator ${integrator}`);
       for (const c of gone) this.callIds.delete(c.id);
     }
-    // Judged again at the next block (firm-signatures.ts).
+    // Judged again at the next block (deadline-fates.ts).
     for (const series of this.firm.values()) series.rollback(block);
   }
 

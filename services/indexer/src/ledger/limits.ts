@@ -2,7 +2,7 @@
  * The limits that trip on what executes (and what reverts), run by each chain's ledger
  * (docs/decisions/0068-limits-on-executed-swaps-in-each-chains-ledger-after-each-block.md):
  * after each committed block, the window (limit-window.ts) takes the block's
- * swaps, its reverted calls, the firm signatures whose window has passed (firm-signatures.ts) and
+ * swaps, its reverted calls, the firm signatures whose window has passed (judged by the ledger, deadline-fates.ts) and
  * the markouts whose horizon has passed (pending-markouts.ts), and each limit broken in
  * a scope not halted yet halts exactly that scope: a trip in the ledger's own trips hash (core's
  * halt-store.ts HaltStore.trip), under the durable-write rule, with the trip (limit, value,
@@ -36,7 +36,7 @@ import {
 } from '@pmm/core';
 import { outageLog } from '../outage-log';
 import type { LimitConfig } from './limit-settings';
-import { FirmSignatures } from './firm-signatures';
+import { recordsSince, type DeadlineFate } from './deadline-fates';
 import { LimitWindow, type Breach, type LimitName } from './limit-window';
 import type { LedgerMetrics } from './ledger-metrics';
 import { PendingMarkouts, type MidHistory } from './pending-markouts';
@@ -55,8 +55,17 @@ export interface LimitsDeps {
 }
 
 export interface Limits {
-  /** After each committed block: its number, swaps, time (Unix s) and reverted calls. Evaluates in the background. */
-  onCommit(block: number, entries: readonly LedgerEntry[], blockTime: number, reverts?: readonly LedgerRevert[]): void;
+  /**
+   * After each committed block: its number, swaps, time (Unix s), reverted calls and the signatures
+   * judged at it (deadline-fates.ts). Evaluates in the background.
+   */
+  onCommit(
+    block: number,
+    entries: readonly LedgerEntry[],
+    blockTime: number,
+    reverts?: readonly LedgerRevert[],
+    fates?: readonly DeadlineFate[],
+  ): void;
   /** After a reorg: what blocks above `to` held is forgotten. */
   onReorg(to: number): void;
   /** Resolves once no evaluation is under way (tests; the ledger's stop). */
@@ -76,24 +85,10 @@ export function anyLimit(config: LimitConfig): boolean {
   );
 }
 
-const PAGE = 500;
-/**
- * How long before the window the unused limit reads the trail and the ledger's calls: a signature
- * whose deadline is in the window was signed up to a validity before it, and its calls began a
- * minute before that (core's FATE_CALLS); 15 minutes covers every chain's validity.
- */
-const FIRM_MARGIN_SECONDS = 900;
-
 export function startLimits(deps: LimitsDeps): Limits {
   const { config, redis, keys, chainId, metrics, logger: log } = deps;
   const now = deps.now ?? Date.now;
   const window = new LimitWindow(config, chainId);
-  // The unused limit's firm signatures (firm-signatures.ts), their calls kept a while past the window.
-  const firm = config.unused
-    ? new FirmSignatures(redis, keys.audit(chainId), config.windowSeconds + FIRM_MARGIN_SECONDS)
-    : undefined;
-  /** The first block this process committed: the ledger has seen the chain since then at least. */
-  const first = { block: Infinity, time: Infinity };
   const store = new HaltStore(redis, keys);
   // Both floors share their horizon: one wait per swap gives both markouts.
   const floor = config.markout ?? config.referenceMarkout;
@@ -118,39 +113,18 @@ export function startLimits(deps: LimitsDeps): Limits {
   };
 
   /**
-   * A set's records of the last window (and `moreSeconds` before it) from the ledger in Redis,
-   * newest first until one is older; in block order.
-   */
-  const lastWindow = async <T extends { blockTime: number }>(key: string, parse: (json: string) => T) => {
-    const cutoff = now() / 1000 - config.windowSeconds - (firm ? FIRM_MARGIN_SECONDS : 0);
-    const found: T[] = [];
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await redis.zrevrangebyscore(key, '+inf', '-inf', 'LIMIT', offset, PAGE);
-      const records = page.map(parse);
-      found.push(...records.filter((e) => e.blockTime > cutoff));
-      if (page.length < PAGE || records.some((e) => e.blockTime <= cutoff)) break;
-    }
-    return found.reverse();
-  };
-
-  /**
-   * The swaps (and, for the revert and unused limits, the reverted calls) of the last window; for
-   * the unused limit, the audit trail from a little before the window, and how far back the
-   * ledger has seen the chain.
+   * The swaps (and, for the revert limit, the reverted calls) of the last window. The unused
+   * limit's firm signatures of the window come from the ledger's judging, which reads the trail
+   * from before the window at its start (ledger.ts).
    */
   const load = async () => {
-    const swaps = await lastWindow(keys.ledger(chainId), parseLedgerEntry);
-    const reverts = config.reverts || firm ? await lastWindow(keys.ledgerReverts(chainId), parseLedgerRevert) : [];
+    const cutoff = now() / 1000 - config.windowSeconds;
+    const swaps = await recordsSince(redis, keys.ledger(chainId), parseLedgerEntry, cutoff);
+    const reverts = config.reverts
+      ? await recordsSince(redis, keys.ledgerReverts(chainId), parseLedgerRevert, cutoff)
+      : [];
     add(swaps);
     window.addReverts(reverts);
-    if (firm) {
-      // A ledger resumed (its recent blocks hold one before this process's first) has seen the
-      // chain all along; one started for the first time, only from its first block.
-      const held = await redis.hkeys(keys.ledgerBlocks(chainId));
-      const resumed = held.some((block) => Number(block) < first.block);
-      const coveredFrom = resumed ? -Infinity : first.time;
-      firm.start(now() - (config.windowSeconds + FIRM_MARGIN_SECONDS) * 1000, coveredFrom, [...swaps, ...reverts]);
-    }
     loaded = true;
     log.info('limits: window loaded from the ledger', {
       swaps: swaps.length,
@@ -216,7 +190,6 @@ export function startLimits(deps: LimitsDeps): Limits {
   const evaluateAt = async ({ block, time }: { block: number; time: number }) => {
     if (!loaded) await load();
     await readResumes();
-    if (firm) window.addFirm(await firm.judge(block, time));
     await markouts?.settle();
     const breaches = window.breaches(
       time,
@@ -273,16 +246,14 @@ export function startLimits(deps: LimitsDeps): Limits {
   };
 
   return {
-    onCommit(block, entries, blockTime, reverts = []) {
+    onCommit(block, entries, blockTime, reverts = [], fates = []) {
       add(entries);
       window.addReverts(reverts);
-      firm?.add([...entries, ...reverts]);
-      if (block < first.block) Object.assign(first, { block, time: blockTime });
+      window.addFirm(fates);
       latest = { block, time: Math.max(latest.time, blockTime) };
       schedule();
     },
     onReorg(to) {
-      firm?.rollback(to);
       window.rollback(to);
       markouts?.rollback(to);
     },

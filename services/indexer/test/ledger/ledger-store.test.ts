@@ -15,6 +15,7 @@ import {
   parseRollingMarkout,
   parseLedgerRevert,
   redisKeys,
+  type LedgerDayFate,
   type LedgerEntry,
 } from '@pmm/core';
 import { createLedgerMetrics } from '../../src/ledger/ledger-metrics';
@@ -80,8 +81,18 @@ const totals = async (blockTime: number) =>
     a.integratorId < b.integratorId ? -1 : 1,
   );
 
+/** Signatures judged at a block (deadline-fates.ts), as the day totals take them. */
+const judged = (block: number, integratorId: string, fate: LedgerDayFate['fate'], firm = true): LedgerDayFate => ({
+  integratorId,
+  firm,
+  fate,
+  blockTime: timeOf(block),
+});
+/** No firm signature judged. */
+const NO_FIRM = { firm: 0, firmExecuted: 0, firmUnused: 0 };
+
 describe("the ledger's day totals", () => {
-  it('behavior: each committed block adds its swaps to its UTC day, per integrator; a day is kept a week', async () => {
+  it('behavior: each committed block adds its swaps, reverted calls and firm signatures judged to its UTC day, per integrator; a day is kept a week', async () => {
     const store = createLedgerStore(redis, storeKeys, 256);
     await store.commit(
       { number: 1, hash: hash(1), time: timeOf(1) },
@@ -92,21 +103,26 @@ describe("the ledger's day totals", () => {
       { number: 2, hash: hash(2), time: timeOf(2) },
       [entry(2, 'beta', '99.25')],
       [reverted(2, 'QuoteExpired')],
+      // Indicative signatures are judged but not counted in the day.
+      [judged(2, 'acme', 'executed'), judged(2, 'acme', 'unused'), judged(2, 'beta', 'executed', false)],
     );
     await store.commit(
       { number: 3, hash: hash(3), time: timeOf(3) },
       [entry(3, 'acme', '1000')],
       [reverted(3, 'WrongSender')],
+      [judged(3, 'acme', 'reverted')],
     );
     expect(ledgerDay(timeOf(2))).toBe(ledgerDay(timeOf(1)));
     expect(ledgerDay(timeOf(3))).toBe(ledgerDay(timeOf(1)) + 1);
     expect(await totals(timeOf(1))).toEqual([
-      { integratorId: '', swaps: 1, notional: 10, reverts: 0 },
-      // Its reverted call of block 2 (QuoteExpired) counts beside its swaps.
-      { integratorId: 'acme', swaps: 2, notional: 450.5, reverts: 1 },
-      { integratorId: 'beta', swaps: 1, notional: 99.25, reverts: 0 },
+      { integratorId: '', swaps: 1, notional: 10, reverts: 0, ...NO_FIRM },
+      // Its reverted call of block 2 (QuoteExpired) counts beside its swaps, and its two firm signatures judged.
+      { integratorId: 'acme', swaps: 2, notional: 450.5, reverts: 1, firm: 2, firmExecuted: 1, firmUnused: 1 },
+      { integratorId: 'beta', swaps: 1, notional: 99.25, reverts: 0, ...NO_FIRM },
     ]);
-    expect(await totals(timeOf(3))).toEqual([{ integratorId: 'acme', swaps: 1, notional: 1000, reverts: 1 }]);
+    expect(await totals(timeOf(3))).toEqual([
+      { integratorId: 'acme', swaps: 1, notional: 1000, reverts: 1, firm: 1, firmExecuted: 0, firmUnused: 0 },
+    ]);
     const ttl = await redis.ttl(keys.ledgerDay(CHAIN, ledgerDay(timeOf(1))));
     expect(ttl).toBeGreaterThan(LEDGER_DAY_TTL_SECONDS - 60);
     expect(ttl).toBeLessThanOrEqual(LEDGER_DAY_TTL_SECONDS);
@@ -130,18 +146,20 @@ describe("the ledger's day totals", () => {
       [3, 'InvalidSignature'],
     ]);
     expect(await totals(timeOf(3))).toEqual([
-      { integratorId: 'acme', swaps: 1, notional: 400, reverts: 1 },
-      { integratorId: 'gamma', swaps: 1, notional: 5, reverts: 0 },
+      // The judgements of block 3 stay: the ledger judges a block once (a reorg takes them out, below).
+      { integratorId: 'acme', swaps: 1, notional: 400, reverts: 1, firm: 1, firmExecuted: 0, firmUnused: 0 },
+      { integratorId: 'gamma', swaps: 1, notional: 5, reverts: 0, ...NO_FIRM },
     ]);
   });
 
-  it("behavior: a reorg's rollback takes the orphans out of their days' totals; an integrator left with none is not listed", async () => {
+  it("behavior: a reorg's rollback takes the orphans and the judgements made in them out of their days' totals; an integrator left with none is not listed", async () => {
     const store = createLedgerStore(redis, storeKeys, 256);
-    expect(await store.rollback({ number: 1, hash: hash(1) })).toEqual({ swaps: 3, reverts: 2 });
+    const undone = [judged(2, 'acme', 'executed'), judged(2, 'acme', 'unused'), judged(3, 'acme', 'reverted')];
+    expect(await store.rollback({ number: 1, hash: hash(1) }, undone)).toEqual({ swaps: 3, reverts: 2 });
     expect(await revertsHeld()).toEqual([]);
     expect(await totals(timeOf(1))).toEqual([
-      { integratorId: '', swaps: 1, notional: 10, reverts: 0 },
-      { integratorId: 'acme', swaps: 2, notional: 450.5, reverts: 0 },
+      { integratorId: '', swaps: 1, notional: 10, reverts: 0, ...NO_FIRM },
+      { integratorId: 'acme', swaps: 2, notional: 450.5, reverts: 0, ...NO_FIRM },
     ]);
     expect(await totals(timeOf(3))).toEqual([]);
     // The new branch's blocks count as any other.
@@ -151,6 +169,7 @@ describe("the ledger's day totals", () => {
       swaps: 1,
       notional: 1.75,
       reverts: 0,
+      ...NO_FIRM,
     });
     expect(await store.cursor()).toEqual({ number: 2, hash: hash(22), time: timeOf(2) });
   });

@@ -6,6 +6,7 @@
  */
 import type { HaltScope, LedgerEntry, LedgerRevert } from '@pmm/core';
 import { sampleLedgerRevert } from '@pmm/testkit';
+import type { DeadlineFate } from '../../src/ledger/deadline-fates';
 import { LimitWindow } from '../../src/ledger/limit-window';
 import type { LimitConfig } from '../../src/ledger/limit-settings';
 
@@ -318,11 +319,18 @@ describe('the revert share, with hysteresis', () => {
 describe('the unused share of firm signatures', () => {
   const unusedConfig = config({ unused: { shareBps: 5000, rearmBps: 2500, minFirm: 4 } });
   let signatures = 0;
-  const judged = (integratorId: string, unused: boolean, deadline: number, blockNumber = deadline - 1_000) => ({
+  const judged = (
+    integratorId: string,
+    unused: boolean,
+    deadline: number,
+    blockNumber = deadline - 1_000,
+  ): DeadlineFate => ({
     integratorId,
     requestId: `req-${++signatures}`,
-    unused,
+    firm: true,
+    fate: unused ? 'unused' : 'executed',
     blockNumber,
+    blockTime: deadline + 1,
     deadline,
   });
 
