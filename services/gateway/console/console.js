@@ -235,7 +235,7 @@
   function row(chainId, r, quote) {
     const tr = el('tr', chainId === null ? {} : { 'data-chain': chainId });
     if (r.note) {
-      tr.append(el('td', {}, chainId === null ? '' : String(chainId)), el('td', { colspan: 4, class: 'note' }, r.note));
+      tr.append(el('td', {}, chainId === null ? '' : String(chainId)), el('td', { colspan: 7, class: 'note' }, r.note));
       return tr;
     }
     tr.dataset.integrator = r.integratorId;
@@ -258,9 +258,17 @@
       el('td', { 'data-field': 'swaps', 'data-value': r.swaps }, String(r.swaps)),
       el('td', { 'data-field': 'notional', 'data-value': r.notional }, `${amount(r.notional)} ${quote}`),
       el('td', { 'data-field': 'reverts', 'data-value': r.reverts }, String(r.reverts)),
+      share('fill', r.fillRate, r.firmExecuted, r.firm),
+      share('unused', r.unusedShare, r.firmUnused, r.firm),
       markout,
     );
     return tr;
+  }
+
+  /** A share of the firm signatures judged today: `50 % (1 of 2)`, or a dash before the first. */
+  function share(name, rate, part, firm) {
+    if (rate === null) return el('td', { 'data-field': name, 'data-value': '' }, '–');
+    return el('td', { 'data-field': name, 'data-value': rate }, `${Math.round(rate * 100)} % (${part} of ${firm})`);
   }
 
   const signed = (n, digits = 1) => `${n > 0 ? '+' : ''}${n.toFixed(digits)}`;

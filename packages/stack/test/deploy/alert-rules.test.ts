@@ -227,10 +227,22 @@ describe('against a running stack', () => {
       hash: await user.sendTransaction({ to: router, data: calldata!, gas: 600_000n }),
     });
     const ledger = sys.processesOf('ledger').find((p) => p.name === 'ledger 8453')!;
-    await until(async () => {
-      const text = await (await fetch(ledger.metricsUrl!)).text();
-      return /ledger_swaps_total\{/.test(text) && /ledger_reverted_calls_total\{/.test(text);
-    }, 30_000);
+    // The fate series come once the signature is judged, at the first block past its deadline
+    // (the devnet's validity: a minute after the sign).
+    await until(
+      async () => {
+        const text = await (await fetch(ledger.metricsUrl!)).text();
+        return [
+          /ledger_swaps_total\{/,
+          /ledger_reverted_calls_total\{/,
+          /ledger_firm_signatures_total\{/,
+          /ledger_sign_to_execution_seconds_bucket\{/,
+        ].every((series) => series.test(text));
+      },
+      120_000,
+      'the ledger series of the swap, the reverted call and the judged signature',
+      500,
+    );
     await new Promise((r) => setTimeout(r, 3_000));
     const texts = await Promise.all(sys.processes.map(async (p) => (await fetch(p.metricsUrl!)).text()));
     for (const s of streams) s.abort.abort();
@@ -247,7 +259,7 @@ describe('against a running stack', () => {
       'signer',
     ]);
     exported = exportedNames(texts);
-  }, 200_000);
+  }, 300_000);
 
   afterAll(async () => {
     await sys?.stop();

@@ -1,6 +1,7 @@
 /**
  * The operator console's ledger table for one chain: each integrator's executed swaps,
- * notional and reverted router calls of the current UTC day (on the gateway's clock), with its rolling 60 s markout, as
+ * notional, reverted router calls, and fill rate and unused share of its firm signatures judged
+ * (docs/operations/ledger.md#live-figures) of the current UTC day (on the gateway's clock), with its rolling 60 s markout, as
  * the chain's ledger keeps them in Redis (core's ledger-day-totals.ts and
  * ledger-rolling-markout.ts), and the last block the ledger holds (its cursor). Three reads per
  * chain whatever the day's volume: a GET and two HGETALLs of small hashes; never the swaps.
@@ -25,6 +26,13 @@ export interface ConsoleLedgerRow {
   notional: number;
   /** Router calls that reverted that day (docs/operations/ledger.md#reverted-calls). */
   reverts: number;
+  /** Firm signatures judged that day at their deadline, and those executed and unused. */
+  firm: number;
+  firmExecuted: number;
+  firmUnused: number;
+  /** firmExecuted / firm, firmUnused / firm; null without firm signatures judged. */
+  fillRate: number | null;
+  unusedShare: number | null;
   /** Mean 60 s markout of its last swaps (at most 100), bps from the maker's side; null before the first. */
   markout60sBps: number | null;
   /** Swaps behind that mean. */
@@ -39,7 +47,7 @@ export interface ConsoleLedger {
   day: string;
   /** The last block the ledger holds; null when no ledger has written on this chain. */
   block: number | null;
-  /** Integrators with swaps or reverted calls that day, largest notional first. */
+  /** Integrators with swaps, reverted calls or firm signatures judged that day, largest notional first. */
   integrators: ConsoleLedgerRow[];
 }
 
@@ -76,6 +84,8 @@ export async function readConsoleLedger(
     const { bps, referenceBps } = rolling(t.integratorId);
     return {
       ...t,
+      fillRate: t.firm > 0 ? t.firmExecuted / t.firm : null,
+      unusedShare: t.firm > 0 ? t.firmUnused / t.firm : null,
       markout60sBps: rollingMean(bps),
       markoutSwaps: bps.length,
       referenceMarkout60sBps: rollingMean(referenceBps),

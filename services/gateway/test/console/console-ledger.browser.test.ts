@@ -2,7 +2,7 @@
  * The operator console's ledger table in headless Chromium: a gateway on a real Redis, the
  * chain's ledger written as the ledger process writes it (its store's commits and rollback, its
  * rolling markouts: support/ledger-writer.ts). The page lists each integrator's swaps, notional,
- * reverted calls and rolling 60 s markout of the day as the ledger keeps them, follows new blocks and a reorg,
+ * reverted calls, fill rate and unused share of its firm signatures judged, and rolling 60 s markout of the day as the ledger keeps them, follows new blocks and a reorg,
  * marks the maker's losses, shows the ledger's block on the chain's card, and shows nothing as
  * current while its stream is down.
  */
@@ -62,7 +62,7 @@ async function shows(expected: string[][], what: string): Promise<void> {
 }
 
 describe("the operator console's ledger table in a browser", () => {
-  it('behavior: lists per chain and integrator the swaps, notional, reverted calls and 60 s markout of the day; follows new blocks and a reorg', async () => {
+  it('behavior: lists per chain and integrator the swaps, notional, reverted calls, fill rate, unused share and 60 s markout of the day; follows new blocks and a reorg', async () => {
     const ledger = ledgerWriter(h.redis, h.keys, 8453);
     await ledger.registry();
     await page.goto(`${ops}/console`);
@@ -75,21 +75,27 @@ describe("the operator console's ledger table in a browser", () => {
     const now = Math.floor(Date.now() / 1_000);
     // Yesterday's swaps are not today's.
     await ledger.commit(10, [ledger.entry(10, now - 86_400, 'beta', '999999')]);
-    await ledger.commit(100, [
-      ledger.entry(100, now, 'acme', '2500.5'),
-      ledger.entry(100, now, 'acme', '2000'),
-      ledger.entry(100, now, 'beta', '1200'),
-      ledger.entry(100, now, '', '7.25'),
-    ]);
+    // acme's two firm signatures judged: one executed, one unused.
+    await ledger.commit(
+      100,
+      [
+        ledger.entry(100, now, 'acme', '2500.5'),
+        ledger.entry(100, now, 'acme', '2000'),
+        ledger.entry(100, now, 'beta', '1200'),
+        ledger.entry(100, now, '', '7.25'),
+      ],
+      [],
+      [ledger.fate('acme', 'executed', now), ledger.fate('acme', 'unused', now)],
+    );
     await ledger.markouts([
       { integratorId: 'acme', bps: -12.5 },
       { integratorId: 'acme', bps: -7.5 },
     ]);
     await shows(
       [
-        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
-        ['8453', 'beta', '1', '1,200.00 USDC', '0', 'no swap 60 s old yet'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '50 % (1 of 2)', '50 % (1 of 2)', '-10.0 bps (2 swaps)'],
+        ['8453', 'beta', '1', '1,200.00 USDC', '0', '–', '–', 'no swap 60 s old yet'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', '–', '–', 'no swap 60 s old yet'],
       ],
       'the ledger of block 100',
     );
@@ -101,31 +107,33 @@ describe("the operator console's ledger table in a browser", () => {
     expect(await page.textContent('#ledger-day')).toBe(`${new Date(now * 1_000).toISOString().slice(0, 10)} UTC`);
 
     // A new block, and beta's first markout (positive: the maker gained).
+    const betaFate = ledger.fate('beta', 'executed', now);
     await ledger.commit(
       101,
       [ledger.entry(101, now, 'beta', '4000')],
       [sampleLedgerRevert(101, now, { integratorId: 'beta' })],
+      [betaFate],
     );
     await ledger.markouts([{ integratorId: 'beta', bps: 3.25 }]);
     await shows(
       [
-        ['8453', 'beta', '2', '5,200.00 USDC', '1', '3.3 bps (1 swap)'],
-        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
+        ['8453', 'beta', '2', '5,200.00 USDC', '1', '100 % (1 of 1)', '0 % (0 of 1)', '3.3 bps (1 swap)'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '50 % (1 of 2)', '50 % (1 of 2)', '-10.0 bps (2 swaps)'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', '–', '–', 'no swap 60 s old yet'],
       ],
-      'block 101 counted, with its reverted call',
+      'block 101 counted, with its reverted call and firm signature',
     );
     expect(await page.getAttribute('#ledger tr[data-integrator="beta"] [data-field="markout"]', 'data-sign')).toBe(
       'positive',
     );
 
-    // A reorg takes block 101 back: so does the table.
-    await ledger.rollback(100);
+    // A reorg takes block 101 back, and the judgement made in it: so does the table.
+    await ledger.rollback(100, [betaFate]);
     await shows(
       [
-        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
-        ['8453', 'beta', '1', '1,200.00 USDC', '0', '3.3 bps (1 swap)'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '50 % (1 of 2)', '50 % (1 of 2)', '-10.0 bps (2 swaps)'],
+        ['8453', 'beta', '1', '1,200.00 USDC', '0', '–', '–', '3.3 bps (1 swap)'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', '–', '–', 'no swap 60 s old yet'],
       ],
       'block 101 orphaned',
     );
@@ -136,9 +144,9 @@ describe("the operator console's ledger table in a browser", () => {
   it('behavior: while its stream is down the page shows no ledger figure as current', async () => {
     await shows(
       [
-        ['8453', 'acme', '2', '4,500.50 USDC', '0', '-10.0 bps (2 swaps)'],
-        ['8453', 'beta', '1', '1,200.00 USDC', '0', '3.3 bps (1 swap)'],
-        ['8453', '(unattributed)', '1', '7.25 USDC', '0', 'no swap 60 s old yet'],
+        ['8453', 'acme', '2', '4,500.50 USDC', '0', '50 % (1 of 2)', '50 % (1 of 2)', '-10.0 bps (2 swaps)'],
+        ['8453', 'beta', '1', '1,200.00 USDC', '0', '–', '–', '3.3 bps (1 swap)'],
+        ['8453', '(unattributed)', '1', '7.25 USDC', '0', '–', '–', 'no swap 60 s old yet'],
       ],
       'the table before the stream goes',
     );

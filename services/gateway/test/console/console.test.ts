@@ -158,13 +158,20 @@ describe('the console event stream', () => {
       ledger.entry(900, now, 'beta', '5000'),
       ledger.entry(900, now, '', '12'),
     ]);
-    // Reverted calls: beta's beside its swap, and gamma's, an integrator with no swap at all.
+    // Reverted calls: beta's beside its swap, and gamma's, an integrator with no swap at all; firm
+    // signatures judged: acme's three (one unused), and delta's, an integrator with nothing else.
     await ledger.commit(
       901,
       [ledger.entry(901, now, 'acme', '2999.75')],
       [
         sampleLedgerRevert(901, now, { integratorId: 'beta' }),
         sampleLedgerRevert(901, now, { integratorId: 'gamma', txHash: `0x${'cd'.repeat(32)}` }),
+      ],
+      [
+        ledger.fate('acme', 'executed', now),
+        ledger.fate('acme', 'executed', now),
+        ledger.fate('acme', 'unused', now),
+        ledger.fate('delta', 'reverted', now),
       ],
     );
     await ledger.markouts([
@@ -174,12 +181,17 @@ describe('the console event stream', () => {
     ]);
     const s = await viewer();
     const ledgerOf = (st: ConsoleStatus) => st.chains.find((c) => c.chainId === 8453)?.ledger;
-    /** A row without markouts yet. */
+    /** A row without markouts yet, nor firm signatures judged. */
     const row = (integratorId: string, swaps: number, notional: number, reverts: number) => ({
       integratorId,
       swaps,
       notional,
       reverts,
+      firm: 0,
+      firmExecuted: 0,
+      firmUnused: 0,
+      fillRate: null,
+      unusedShare: null,
       markout60sBps: null,
       markoutSwaps: 0,
       referenceMarkout60sBps: null,
@@ -193,6 +205,11 @@ describe('the console event stream', () => {
       integrators: [
         {
           ...row('acme', 2, 6000, 0),
+          firm: 3,
+          firmExecuted: 2,
+          firmUnused: 1,
+          fillRate: 2 / 3,
+          unusedShare: 1 / 3,
           markout60sBps: -10,
           markoutSwaps: 2,
           referenceMarkout60sBps: -40,
@@ -200,6 +217,7 @@ describe('the console event stream', () => {
         },
         row('beta', 1, 5000, 1),
         row('', 1, 12, 0),
+        { ...row('delta', 0, 0, 0), firm: 1, fillRate: 0, unusedShare: 0 },
         row('gamma', 0, 0, 1),
       ],
     });

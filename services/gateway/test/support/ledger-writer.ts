@@ -3,7 +3,14 @@
  * commit and rollback (swaps, day totals, cursor: @pmm/indexer's ledger-store.ts, core's
  * ledger-entry.ts) and its rolling markouts (rolling-markouts.ts), on the harness's Redis.
  */
-import { createLogger, type LedgerEntry, type LedgerRevert, type RedisClient, type RedisKeys } from '@pmm/core';
+import {
+  createLogger,
+  type LedgerDayFate,
+  type LedgerEntry,
+  type LedgerRevert,
+  type RedisClient,
+  type RedisKeys,
+} from '@pmm/core';
 import type { PairRegistry } from '@pmm/protocol';
 import { createLedgerMetrics, createLedgerStore, ledgerStoreKeys, RollingMarkouts } from '@pmm/indexer';
 
@@ -46,9 +53,19 @@ export function ledgerWriter(redis: RedisClient, keys: RedisKeys, chainId: numbe
         amountOut: '1000000000000000000',
       };
     },
-    commit: (block: number, entries: LedgerEntry[], reverts: LedgerRevert[] = []) =>
-      store.commit({ number: block, hash: hash(block), time: entries[0]?.blockTime ?? 0 }, entries, reverts),
-    rollback: (block: number) => store.rollback({ number: block, hash: hash(block) }),
+    /** Commits `block` with its swaps, reverted calls and the signatures judged at it. */
+    commit: (block: number, entries: LedgerEntry[], reverts: LedgerRevert[] = [], fates: LedgerDayFate[] = []) =>
+      store.commit({ number: block, hash: hash(block), time: entries[0]?.blockTime ?? 0 }, entries, reverts, fates),
+    /** A firm signature of `integratorId` judged at a block of `blockTime`. */
+    fate: (integratorId: string, fate: LedgerDayFate['fate'], blockTime: number): LedgerDayFate => ({
+      integratorId,
+      firm: true,
+      fate,
+      blockTime,
+    }),
+    /** A reorg back to `block`, taking out the judgements `undone` made above it. */
+    rollback: (block: number, undone: LedgerDayFate[] = []) =>
+      store.rollback({ number: block, hash: hash(block) }, undone),
     markouts: (list: { integratorId: string; bps?: number; referenceBps?: number }[]) => rolling.add(list),
     /** The chain's pair registry (WETH against USDC), as the indexer writes it: the console's symbols. */
     registry: () => {

@@ -13,8 +13,9 @@
  * - A reorg: the calls of the orphaned blocks are forgotten, and the signatures judged in them are
  *   judged again at the next block (the day totals take the undone ones back first).
  * - Only signatures the ledger can have seen the calls of: a ledger started for the first time
- *   judges those signed (less the fates' minute of slack before the signed timestamp) after its
- *   first block; a resumed one, every one of the trail it reads.
+ *   judges those signed (wall clock, less {@link CHAIN_CLOCK_SLACK_SECONDS}) after its first
+ *   block's time: a call carries its signature, so it is mined after the signing; a resumed one
+ *   judges every one of the trail it reads.
  * - A resumed ledger reads the trail from before its cursor (the limit's window needs those
  *   fates again); the signatures whose deadline is before its cursor's time were judged and counted
  *   by the run before: they come back marked `replayed`, for the limit only.
@@ -23,7 +24,6 @@
  * signatures whose window is open (the signs of the last validity period).
  */
 import {
-  FATE_CALLS,
   auditEntryOf,
   type AuditRecord,
   type LedgerDayFate,
@@ -55,6 +55,12 @@ interface Held {
 }
 
 const PAGE = 1_000;
+/**
+ * How far a chain's block times may trail our clock: a call mined after a signing may carry a
+ * block time up to this much before it (block times are set when the block starts; the head guard
+ * refuses heads that lag further).
+ */
+export const CHAIN_CLOCK_SLACK_SECONDS = 10;
 
 export class DeadlineFates {
   /** The last stream entry read. */
@@ -170,7 +176,7 @@ export class DeadlineFates {
         const { record } = auditEntryOf(id, fields);
         // Dated and attributable; signed once the ledger saw the chain.
         if (record.deadline === undefined || !record.integratorId) continue;
-        if (record.timestamp - FATE_CALLS.beforeSeconds < this.coveredFrom) continue;
+        if (record.time / 1_000 - CHAIN_CLOCK_SLACK_SECONDS < this.coveredFrom) continue;
         this.pending.push(record);
       }
       if (page.length > 0) this.cursor = page[page.length - 1]![0];

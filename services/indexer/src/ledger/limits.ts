@@ -187,7 +187,7 @@ export function startLimits(deps: LimitsDeps): Limits {
     metrics.limitsBlock.set(at.block);
   };
 
-  const evaluateAt = async ({ block, time }: { block: number; time: number }) => {
+  const evaluateAt = async ({ time }: { time: number }) => {
     if (!loaded) await load();
     await readResumes();
     await markouts?.settle();

@@ -62,10 +62,12 @@ describe('DeadlineFates', () => {
     const undated = firm(5, { deadline: undefined });
     const nobody = firm(6, { integratorId: '' });
     const early = firm(-100);
+    const justAfter = firm(-55, { deadline: T + 65 });
     const tracker = new DeadlineFates(redis, keys.audit(8453), 3_600);
-    // The ledger saw the chain from T − 70: a call window (a minute before signing) of T − 160 began before it.
+    // The ledger saw the chain from T − 70: a signature of T − 100 may have been used before it;
+    // one of T − 55 not (a chain's block times trail our clock by 10 s at most).
     tracker.start(0, T - 70, [], []);
-    await signed(early, swapped, reverted, unused, indicative, undated, nobody);
+    await signed(early, justAfter, swapped, reverted, unused, indicative, undated, nobody);
     tracker.add([sampleLedgerEntry(10, T + 5, { requestId: swapped.requestId })]);
     tracker.add([], [sampleLedgerRevert(11, T + 6, { requestId: reverted.requestId })]);
     tracker.add([
@@ -76,6 +78,7 @@ describe('DeadlineFates', () => {
     expect(await tracker.judge(13, T + 61)).toEqual([]);
     const fates = await tracker.judge(14, T + 70);
     expect(fates.map((f) => [f.requestId, f.firm, f.fate, f.delaySeconds, f.blockNumber, f.blockTime])).toEqual([
+      [justAfter.requestId, true, 'unused', undefined, 14, T + 70],
       [swapped.requestId, true, 'executed', 4, 14, T + 70],
       [reverted.requestId, true, 'reverted', undefined, 14, T + 70],
       [unused.requestId, true, 'unused', undefined, 14, T + 70],

@@ -304,6 +304,17 @@ const signedRecords = async () =>
   (await Promise.all(CHAINS.map((c) => redis.xrange(keys.audit(c), '-', '+'))))
     .flat()
     .map(([, fields]) => parseAuditRecord(fields[1]!));
+/**
+ * A series' value in the chain's ledger's metrics (0 when absent: a counter not incremented yet),
+ * by the labels given.
+ */
+const metricOf = async (chainId: number, name: string, labels: Record<string, string>): Promise<number> => {
+  const text = await (await fetch(ledgerOf(chainId).metricsUrl!)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+};
 const revertsOf = async (chainId: number): Promise<LedgerRevert[]> =>
   (await redis.zrange(keys.ledgerReverts(chainId), 0, -1)).map(parseLedgerRevert);
 
@@ -408,6 +419,29 @@ describe("the ledger's reverted router calls", () => {
       expect(alpha.fillRate).toBeCloseTo(alpha.executed / alpha.firm, 10);
       expect(alpha.revertRate).toBeCloseTo(alpha.reverted / alpha.attempted, 10);
       expect(alpha.revertsByReason).toEqual({ QuoteExpired: 1, InsufficientOutput: 2, InsufficientReserve: 1 });
+
+      // The live figures (judged by the ledger at each deadline) are those of `fills` for the same
+      // signatures, but for the call sent after the window (QuoteExpired, mined after the block
+      // that judged its signature): unused when judged, reverted in `fills`, never counted back.
+      for (const id of ['alpha', 'beta']) {
+        const mine = report.fates.filter((f) => f.chainId === chainId && f.integratorId === id && f.firm);
+        const live = (f: (typeof mine)[number]) =>
+          f.fate === 'reverted' && f.blockTime! > f.deadline! + 1 ? 'unused' : f.fate;
+        for (const fate of ['executed', 'reverted', 'unused'] as const)
+          expect([id, fate, await metricOf(chainId, 'ledger_firm_signatures_total', { integrator: id, fate })]).toEqual(
+            [id, fate, mine.filter((f) => live(f) === fate).length],
+          );
+        const delays = mine.filter((f) => f.fate === 'executed').map((f) => f.delaySeconds!);
+        const histogram = (series: string) =>
+          metricOf(chainId, `ledger_sign_to_execution_seconds_${series}`, { integrator: id });
+        expect([id, await histogram('count'), await histogram('sum')]).toEqual([
+          id,
+          delays.length,
+          delays.reduce((t, d) => t + d, 0),
+        ]);
+        // alpha's late call is the case where they differ.
+        expect(mine.filter((f) => live(f) !== f.fate)).toHaveLength(id === 'alpha' ? 1 : 0);
+      }
     }
     // One integrator, one chain; the table and the CSV of the same report.
     const beta = await fillsCli.run(['--from', day(-1), '--to', day(1), '--integrator', 'beta', '--chain', '56']);
