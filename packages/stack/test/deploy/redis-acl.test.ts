@@ -45,6 +45,7 @@ import {
   type PrivateRedis,
 } from '@pmm/testkit';
 import { createBlockQueue, createBlockWorker } from '../../../../services/indexer/src/jobs/block-queue';
+import { DeadlineFates } from '../../../../services/indexer/src/ledger/deadline-fates';
 import { AuditReader } from '../../../operator/src/audit-trail/audit-reader';
 import { readConsoleLedger } from '../../../../services/gateway/src/console/console-ledger';
 
@@ -301,10 +302,20 @@ describe('Redis users, one per role', () => {
     const reader = new AuditReader(ledger, keys);
     const record = sampleAuditRecord(1, { integratorId: 'acme' });
     expect((await reader.bySignature(8453, record.signature, record.timestamp)).length).toBe(1);
-    // Its store's commit and rollback (swaps, day totals, block hashes, cursor) and its rolling markouts.
+    // Its signatures judged at their deadline: the trail read as it grows.
+    const judging = new DeadlineFates(ledger, keys.audit(8453), 900);
+    judging.start(0, -Infinity, [], []);
+    await expect(judging.judge(1, Math.floor(Date.now() / 1_000))).resolves.toEqual(expect.any(Array));
+    // Its store's commit and rollback (swaps, day totals with the firm signatures judged, block
+    // hashes, cursor) and its rolling markouts.
     const store = createLedgerStore(ledger, ledgerStoreKeys(keys, 8453), 256);
     const now = Math.floor(Date.now() / 1_000);
-    await store.commit({ number: 1, hash: `0x${'1'.repeat(64)}`, time: now }, [ledgerEntry(1, now)], []);
+    await store.commit(
+      { number: 1, hash: `0x${'1'.repeat(64)}`, time: now },
+      [ledgerEntry(1, now)],
+      [],
+      [{ integratorId: 'acme', firm: true, fate: 'executed', blockTime: now }],
+    );
     await store.commit(
       { number: 2, hash: `0x${'2'.repeat(64)}`, time: now },
       [ledgerEntry(2, now)],
@@ -335,6 +346,11 @@ describe('Redis users, one per role', () => {
           swaps: 1,
           reverts: 0,
           notional: 3000,
+          firm: 1,
+          firmExecuted: 1,
+          firmUnused: 0,
+          fillRate: 1,
+          unusedShare: 0,
           markout60sBps: -4,
           markoutSwaps: 1,
           referenceMarkout60sBps: -30,

@@ -13,9 +13,11 @@
  * - A reorg: the calls of the orphaned blocks are forgotten, and the signatures judged in them are
  *   judged again at the next block (the day totals take the undone ones back first).
  * - Only signatures the ledger can have seen the calls of: a ledger started for the first time
- *   judges those signed (wall clock, less {@link CHAIN_CLOCK_SLACK_SECONDS}) after its first
- *   block's time: a call carries its signature, so it is mined after the signing; a resumed one
- *   judges every one of the trail it reads.
+ *   judges those signed (the record's `time`, less {@link CLOCK_SKEW_SECONDS}) after it first
+ *   committed a block (our clock): a call carries its signature, so it is mined in a block made
+ *   after the signing, and every block below the ledger's first existed before that commit; a
+ *   resumed one judges every one of the trail it reads. (One clock, not the chain's: a devnet's
+ *   block times run apart from it.)
  * - A resumed ledger reads the trail from before its cursor (the limit's window needs those
  *   fates again); the signatures whose deadline is before its cursor's time were judged and counted
  *   by the run before: they come back marked `replayed`, for the limit only.
@@ -55,12 +57,8 @@ interface Held {
 }
 
 const PAGE = 1_000;
-/**
- * How far a chain's block times may trail our clock: a call mined after a signing may carry a
- * block time up to this much before it (block times are set when the block starts; the head guard
- * refuses heads that lag further).
- */
-export const CHAIN_CLOCK_SLACK_SECONDS = 10;
+/** How far the signer's clock may run ahead of the ledger's (both kept by NTP). */
+export const CLOCK_SKEW_SECONDS = 2;
 
 export class DeadlineFates {
   /** The last stream entry read. */
@@ -82,7 +80,8 @@ export class DeadlineFates {
 
   /**
    * Before the first {@link judge}: the trail is read from `fromMs` (stream id time), the calls
-   * already in the ledger are given, the ledger's calls are known from `coveredFrom` (Unix s), and
+   * already in the ledger are given, the ledger's calls are known from `coveredFrom` (Unix s, our
+   * clock: when it first committed a block; -Infinity for a resumed ledger), and
    * the signatures whose deadline is before `replayedBefore` (Unix s) were judged by the run before.
    */
   start(
@@ -176,7 +175,7 @@ export class DeadlineFates {
         const { record } = auditEntryOf(id, fields);
         // Dated and attributable; signed once the ledger saw the chain.
         if (record.deadline === undefined || !record.integratorId) continue;
-        if (record.time / 1_000 - CHAIN_CLOCK_SLACK_SECONDS < this.coveredFrom) continue;
+        if (record.time / 1_000 - CLOCK_SKEW_SECONDS < this.coveredFrom) continue;
         this.pending.push(record);
       }
       if (page.length > 0) this.cursor = page[page.length - 1]![0];

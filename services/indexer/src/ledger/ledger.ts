@@ -96,14 +96,14 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   // that far back (the fates judged before the restart come back `replayed`, not counted twice).
   const fates = new DeadlineFates(redis, keys.audit(config.chainId), FATE_KEEP_SECONDS);
   const lookback = FATE_KEEP_SECONDS + (config.limits.unused ? config.limits.windowSeconds : 0);
-  const startFates = async (first: { number: number; time: number }) => {
+  const startFates = async () => {
     const cursor = await ledgerStore.cursor();
     const cutoff = Date.now() / 1000 - lookback;
     const swaps = await recordsSince(redis, keys.ledger(config.chainId), parseLedgerEntry, cutoff);
     const reverts = await recordsSince(redis, keys.ledgerReverts(config.chainId), parseLedgerRevert, cutoff);
     // A resumed ledger (a cursor) has seen the chain all along, and judged what its cursor passed;
-    // one started for the first time, only from its first block.
-    const coveredFrom = cursor ? -Infinity : first.time;
+    // one started for the first time, only from now (its first block existed before).
+    const coveredFrom = cursor ? -Infinity : Date.now() / 1_000;
     fates.start(Date.now() - lookback * 1000, coveredFrom, swaps, reverts, cursor?.time ?? -Infinity);
   };
   /** The fates judged at the block just committed (the follower's onCommit reads them). */
@@ -112,7 +112,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     cursor: () => ledgerStore.cursor(),
     hashAt: (n) => ledgerStore.hashAt(n),
     async commit(block, entries, reverts) {
-      if (!fates.started) await startFates(block);
+      if (!fates.started) await startFates();
       fates.add(entries, reverts);
       try {
         const judged = await fates.judge(block.number, block.time);

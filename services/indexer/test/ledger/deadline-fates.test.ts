@@ -64,8 +64,8 @@ describe('DeadlineFates', () => {
     const early = firm(-100);
     const justAfter = firm(-55, { deadline: T + 65 });
     const tracker = new DeadlineFates(redis, keys.audit(8453), 3_600);
-    // The ledger saw the chain from T − 70: a signature of T − 100 may have been used before it;
-    // one of T − 55 not (a chain's block times trail our clock by 10 s at most).
+    // The ledger first committed at T − 70: a signature of T − 100 may have been used in a block
+    // before its first; one of T − 55 not (a block made after the signing).
     tracker.start(0, T - 70, [], []);
     await signed(early, justAfter, swapped, reverted, unused, indicative, undated, nobody);
     tracker.add([sampleLedgerEntry(10, T + 5, { requestId: swapped.requestId })]);
