@@ -27,11 +27,15 @@
  */
 import {
   auditEntryOf,
+  parseLedgerCursor,
+  parseLedgerEntry,
+  parseLedgerRevert,
   type AuditRecord,
   type LedgerDayFate,
   type LedgerEntry,
   type LedgerRevert,
   type RedisClient,
+  type RedisKeys,
 } from '@pmm/core';
 
 /** A signature once judged. */
@@ -187,6 +191,29 @@ export class DeadlineFates {
     for (const [requestId, held] of this.calls) if (held.time < before) this.calls.delete(requestId);
     this.judged = this.judged.filter((j) => j.record.deadline! >= before);
   }
+}
+
+/**
+ * Starts `fates` from the chain's ledger in Redis, before the ledger's first commit: the trail and
+ * the ledger's swaps and reverted calls from `lookbackSeconds` before `nowMs`. A ledger with a
+ * cursor (resumed) has seen the chain all along, and judged what its cursor's time passed; one
+ * without (started for the first time) has seen it from now only (its first block existed before).
+ */
+export async function startFromLedger(
+  fates: DeadlineFates,
+  redis: RedisClient,
+  keys: RedisKeys,
+  chainId: number,
+  lookbackSeconds: number,
+  nowMs = Date.now(),
+): Promise<void> {
+  const raw = await redis.get(keys.ledgerCursor(chainId));
+  const cursor = raw === null ? undefined : parseLedgerCursor(raw);
+  const cutoff = nowMs / 1_000 - lookbackSeconds;
+  const swaps = await recordsSince(redis, keys.ledger(chainId), parseLedgerEntry, cutoff);
+  const reverts = await recordsSince(redis, keys.ledgerReverts(chainId), parseLedgerRevert, cutoff);
+  const coveredFrom = cursor ? -Infinity : nowMs / 1_000;
+  fates.start(nowMs - lookbackSeconds * 1_000, coveredFrom, swaps, reverts, cursor?.time ?? -Infinity);
 }
 
 /**

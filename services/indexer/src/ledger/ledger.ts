@@ -16,8 +16,6 @@ import {
   createLogger,
   createRedis,
   durabilityPolicy,
-  parseLedgerEntry,
-  parseLedgerRevert,
   redisReady,
   redisKeys,
   type LedgerEntry,
@@ -30,7 +28,7 @@ import { AuditReader, HORIZONS, TracerChoice } from '@pmm/operator';
 import { nodeConnectionOptions, startBlockSource, type BlockHead } from '../chain/block-source';
 import { createHeadGuard } from '../domain/head-guard';
 import { chainFollowerChecks, serveOperatorEndpoints } from '../http/operator-server';
-import { DeadlineFates, recordsSince, type DeadlineFate } from './deadline-fates';
+import { DeadlineFates, startFromLedger, type DeadlineFate } from './deadline-fates';
 import type { LedgerConfig } from './ledger-config';
 import { startLedgerFollower } from './ledger-follower';
 import { createLedgerMetrics, type LedgerMetrics } from './ledger-metrics';
@@ -96,23 +94,13 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   // that far back (the fates judged before the restart come back `replayed`, not counted twice).
   const fates = new DeadlineFates(redis, keys.audit(config.chainId), FATE_KEEP_SECONDS);
   const lookback = FATE_KEEP_SECONDS + (config.limits.unused ? config.limits.windowSeconds : 0);
-  const startFates = async () => {
-    const cursor = await ledgerStore.cursor();
-    const cutoff = Date.now() / 1000 - lookback;
-    const swaps = await recordsSince(redis, keys.ledger(config.chainId), parseLedgerEntry, cutoff);
-    const reverts = await recordsSince(redis, keys.ledgerReverts(config.chainId), parseLedgerRevert, cutoff);
-    // A resumed ledger (a cursor) has seen the chain all along, and judged what its cursor passed;
-    // one started for the first time, only from now (its first block existed before).
-    const coveredFrom = cursor ? -Infinity : Date.now() / 1_000;
-    fates.start(Date.now() - lookback * 1000, coveredFrom, swaps, reverts, cursor?.time ?? -Infinity);
-  };
   /** The fates judged at the block just committed (the follower's onCommit reads them). */
   let judgedNow: DeadlineFate[] = [];
   const store: LedgerStore = {
     cursor: () => ledgerStore.cursor(),
     hashAt: (n) => ledgerStore.hashAt(n),
     async commit(block, entries, reverts) {
-      if (!fates.started) await startFates();
+      if (!fates.started) await startFromLedger(fates, redis, keys, config.chainId, lookback);
       fates.add(entries, reverts);
       try {
         const judged = await fates.judge(block.number, block.time);

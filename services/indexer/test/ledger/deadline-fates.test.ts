@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import {
   AUDIT_ENTRY_FIELD,
   auditRecordJson,
+  ledgerCursorJson,
+  ledgerEntryJson,
   createRedis,
   redisKeys,
   redisReady,
@@ -18,7 +20,7 @@ import {
   type RedisClient,
 } from '@pmm/core';
 import { sampleAuditRecord, sampleLedgerEntry, sampleLedgerRevert } from '@pmm/testkit';
-import { DeadlineFates, type DeadlineFate } from '../../src/ledger/deadline-fates';
+import { DeadlineFates, startFromLedger, type DeadlineFate } from '../../src/ledger/deadline-fates';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const keys = redisKeys(`pmm-firm-${randomUUID().slice(0, 8)}`);
@@ -46,10 +48,10 @@ beforeAll(async () => {
   await redisReady(redis);
 });
 afterAll(async () => {
-  await redis.del(keys.audit(8453));
+  await redis.del(keys.audit(8453), keys.ledgerCursor(8453), keys.ledger(8453));
   redis.disconnect();
 });
-beforeEach(() => redis.del(keys.audit(8453)));
+beforeEach(() => redis.del(keys.audit(8453), keys.ledgerCursor(8453), keys.ledger(8453)));
 
 const fateOf = (fates: DeadlineFate[], r: AuditRecord) => fates.find((f) => f.requestId === r.requestId)?.fate;
 
@@ -114,5 +116,32 @@ describe('DeadlineFates', () => {
     tracker.rollback(19);
     expect(tracker.judgedAbove(19)).toEqual([]);
     expect(fateOf(await tracker.judge(20, T + 63), r)).toBe('unused');
+  });
+
+  it("behavior: started from the ledger in Redis: a new ledger judges only what was signed after its start; a resumed one every signature, those its cursor passed replayed, with the ledger's calls", async () => {
+    const now = Math.floor(Date.now() / 1_000);
+    const signedAt = (second: number, over: Partial<AuditRecord> = {}) =>
+      firm(0, { time: (now + second) * 1_000, timestamp: now + second, deadline: now + second + 60, ...over });
+    const before = signedAt(-30);
+    const swapped = signedAt(-20);
+    await signed(before, swapped);
+    await redis.zadd(
+      keys.ledger(8453),
+      5,
+      ledgerEntryJson(sampleLedgerEntry(5, now - 10, { requestId: swapped.requestId })),
+    );
+    // A new ledger (no cursor) started now: both may have been used before its first block.
+    const fresh = new DeadlineFates(redis, keys.audit(8453), 900);
+    await startFromLedger(fresh, redis, keys, 8453, 900, now * 1_000);
+    expect(await fresh.judge(9, now + 100)).toEqual([]);
+    // Resumed, its cursor at a block of time now + 35: `before` (deadline now + 30) was judged by the run before.
+    await redis.set(keys.ledgerCursor(8453), ledgerCursorJson({ number: 8, hash: '0x08', time: now + 35 }));
+    const resumed = new DeadlineFates(redis, keys.audit(8453), 900);
+    await startFromLedger(resumed, redis, keys, 8453, 900, now * 1_000);
+    const fates = await resumed.judge(9, now + 100);
+    expect(fates.map((f) => [f.requestId, f.fate, f.replayed])).toEqual([
+      [before.requestId, 'unused', true],
+      [swapped.requestId, 'executed', undefined],
+    ]);
   });
 });

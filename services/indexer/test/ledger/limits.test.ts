@@ -7,8 +7,6 @@
  * read from the halts' log (by a ledger started again too).
  */
 import {
-  AUDIT_ENTRY_FIELD,
-  auditRecordJson,
   DurableWrites,
   HaltStore,
   createLogger,
@@ -21,13 +19,13 @@ import {
 import {
   privateRedis,
   privateReplicatedRedis,
-  sampleAuditRecord,
   sampleLedgerRevert,
   until,
   type PrivateRedis,
 } from '@pmm/testkit';
 import { createLedgerMetrics, type LedgerMetrics } from '../../src/ledger/ledger-metrics';
 import type { LimitConfig } from '../../src/ledger/limit-settings';
+import type { DeadlineFate } from '../../src/ledger/deadline-fates';
 import { startLimits } from '../../src/ledger/limits';
 import { redisMidHistory } from '../../src/ledger/pending-markouts';
 import { createMidStore } from '../../src/store/mid-store';
@@ -241,61 +239,32 @@ it("behavior: the revert share trips; after the operator's resume the ledger rea
   expect((await store.active())[0]).toMatchObject({ trip: { limit: 'integrator-reverts', value: '1250' } });
 });
 
-it("behavior: the unused share: firm signatures read from the audit trail, judged once the ledger's time passes their deadline, trip the limit", async () => {
+it('behavior: the unused share: the firm signatures the ledger judged at each block trip the limit; indicative ones do not count', async () => {
   const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
-  // Signed at 1000 + n s (valid 60 s): two of taker's three never used, one swapped.
-  const records = [1, 2, 3].map((n) =>
-    sampleAuditRecord(n, {
-      integratorId: 'taker',
-      time: (1_000 + n) * 1_000,
-      timestamp: 1_000 + n,
-      deadline: 1_060 + n,
-      amountOut: '1000',
-    }),
-  );
-  for (const r of records) await redis.xadd(keys.audit(8453), '*', AUDIT_ENTRY_FIELD, auditRecordJson(r));
   const limits = limitsOn(
     { windowSeconds: 3_600, unused: { shareBps: 5000, rearmBps: 2500, minFirm: 3 } },
     metrics,
     Date.now(),
   );
-  // A ledger started for the first time at block 1 (time 900), before the signatures.
-  limits.onCommit(1, [], 900);
-  limits.onCommit(2, [{ ...swap('taker', 2), requestId: records[0]!.requestId }], 1_010);
-  limits.onCommit(3, [], 1_063);
+  let n = 0;
+  const judged = (block: number, fate: DeadlineFate['fate'], firm = true): DeadlineFate => ({
+    integratorId: 'taker',
+    requestId: `req-${++n}`,
+    firm,
+    fate,
+    blockNumber: block,
+    blockTime: 1_000 + block,
+    deadline: 1_000 + block - 1,
+  });
+  // Two firm judged (one unused) and two indicative unused: under the minimum of three firm.
+  limits.onCommit(1, [], 1_001, [], [judged(1, 'executed'), judged(1, 'unused'), judged(1, 'unused', false)]);
+  limits.onCommit(2, [], 1_002, [], [judged(2, 'unused', false)]);
   await limits.idle();
-  // Two judged, one unused: under the minimum of three.
   expect(await new HaltStore(redis, keys).active()).toEqual([]);
-  limits.onCommit(4, [], 1_064);
+  limits.onCommit(3, [], 1_003, [], [judged(3, 'unused')]);
   await limits.idle();
   expect((await new HaltStore(redis, keys).active())[0]).toMatchObject({
     scope: { integratorId: 'taker' },
     trip: { limit: 'integrator-unused', value: '6666.67', threshold: '5000' },
   });
-});
-
-it('behavior: the unused share: a ledger started for the first time judges no signature signed before its first block; a resumed one does', async () => {
-  const metrics = createLedgerMetrics({ chainId: 8453, defaultMetrics: false });
-  const config = { windowSeconds: 3_600, unused: { shareBps: 5000, rearmBps: 2500, minFirm: 1 } };
-  const early = sampleAuditRecord(9, {
-    integratorId: 'taker',
-    time: 1_000_000,
-    timestamp: 1_000,
-    deadline: 1_060,
-    amountOut: '1000',
-  });
-  await redis.xadd(keys.audit(8453), '*', AUDIT_ENTRY_FIELD, auditRecordJson(early));
-  // First start at block 10 (time 1030): the signature's calls could have come before it.
-  const fresh = limitsOn(config, metrics, Date.now());
-  fresh.onCommit(10, [], 1_030);
-  fresh.onCommit(11, [], 1_070);
-  await fresh.idle();
-  expect(await new HaltStore(redis, keys).active()).toEqual([]);
-  // Resumed: the ledger's recent blocks hold one before this process's first.
-  await redis.hset(keys.ledgerBlocks(8453), '9', '0x09');
-  const resumed = limitsOn(config, metrics, Date.now());
-  resumed.onCommit(10, [], 1_030);
-  resumed.onCommit(11, [], 1_070);
-  await resumed.idle();
-  expect((await new HaltStore(redis, keys).active())[0]).toMatchObject({ trip: { limit: 'integrator-unused' } });
 });
