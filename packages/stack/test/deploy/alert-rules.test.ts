@@ -191,6 +191,16 @@ describe('against a running stack', () => {
         .catch(() => undefined);
       return { abort, done };
     });
+    // The ledger judges only the signatures signed after its first block (and 2 s of clock skew):
+    // 8453's sign waits for it.
+    const ledger = sys.processesOf('ledger').find((p) => p.name === 'ledger 8453')!;
+    await until(
+      async () => /^ledger_block\{[^}]*\} [1-9]/m.test(await (await fetch(ledger.metricsUrl!)).text()),
+      60_000,
+      "the ledger's first block",
+      200,
+    );
+    await new Promise((r) => setTimeout(r, 2_500));
     let calldata: Hex | undefined;
     for (const c of chains) {
       await fetch(`${url}/v2/price?chainId=${c.chainId}`, { headers });
@@ -226,7 +236,6 @@ describe('against a running stack', () => {
     await publicClient.waitForTransactionReceipt({
       hash: await user.sendTransaction({ to: router, data: calldata!, gas: 600_000n }),
     });
-    const ledger = sys.processesOf('ledger').find((p) => p.name === 'ledger 8453')!;
     // The fate series come once the signature is judged, at the first block past its deadline
     // (the devnet's validity: a minute after the sign).
     await until(
