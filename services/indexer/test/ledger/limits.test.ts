@@ -16,13 +16,7 @@ import {
   type LedgerEntry,
   type RedisClient,
 } from '@pmm/core';
-import {
-  privateRedis,
-  privateReplicatedRedis,
-  sampleLedgerRevert,
-  until,
-  type PrivateRedis,
-} from '@pmm/testkit';
+import { privateRedis, privateReplicatedRedis, sampleLedgerRevert, until, type PrivateRedis } from '@pmm/testkit';
 import { createLedgerMetrics, type LedgerMetrics } from '../../src/ledger/ledger-metrics';
 import type { LimitConfig } from '../../src/ledger/limit-settings';
 import type { DeadlineFate } from '../../src/ledger/deadline-fates';
