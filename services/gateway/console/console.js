@@ -287,20 +287,19 @@
     const table = el('table', { class: 'references' });
     table.append(el('caption', {}, `References at block ${refs[0].block}`));
     const head = el('tr');
-    for (const h of ['pair', 'standing', 'status', 'deviation (band)', 'reference age', 'since block'])
+    for (const h of ['pair', 'standing', 'status', 'deviation', 'band (bps)', 'age', 'since'])
       head.append(el('th', { scope: 'col' }, h));
     const thead = el('thead');
     thead.append(head);
     const body = el('tbody');
     for (const r of refs) {
-      const standing = r.withheld ? 'withheld' : r.served ? 'served' : 'out of band (watch: served)';
+      const standing = r.withheld ? 'withheld' : r.served ? 'served' : 'watched';
       const tr = el('tr', {
         'data-base': r.base,
         'data-status': r.status,
         'data-withheld': r.withheld,
         'data-state': r.served ? 'ok' : 'fail',
       });
-      const band = `−${r.maxDeviationBelowBps}…+${r.maxDeviationAboveBps} bps`;
       tr.append(
         el('td', {}, symbolOf(c, r.base)),
         el('td', { 'data-field': 'standing' }, standing),
@@ -308,14 +307,15 @@
         el(
           'td',
           { 'data-field': 'deviation', 'data-value': r.deviationBps ?? '' },
-          `${r.deviationBps === null ? '—' : `${signed(r.deviationBps)} bps`} (${band})`,
+          r.deviationBps === null ? '—' : `${signed(r.deviationBps)} bps`,
         ),
+        el('td', { 'data-field': 'band' }, `−${r.maxDeviationBelowBps}…+${r.maxDeviationAboveBps}`),
         el(
           'td',
           { 'data-field': 'age', 'data-value': r.ageSeconds ?? '' },
           r.ageSeconds === null ? '—' : `${r.ageSeconds} s`,
         ),
-        el('td', { 'data-field': 'since' }, String(r.since)),
+        el('td', { 'data-field': 'since', title: 'the block its standing last changed' }, String(r.since)),
       );
       body.append(tr);
     }

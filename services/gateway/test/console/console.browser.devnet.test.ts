@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { type OrderbookResponse } from '@pmm/protocol';
-import { bookBandKey, createRedis, decodeBandRecord, redisKeys, DEFAULT_KEY_PREFIX } from '@pmm/core';
+import { bookBandKey, createRedis, decodeBandRecord, redisKeys, redisReady, DEFAULT_KEY_PREFIX } from '@pmm/core';
 import { curveOn, launchBrowser, setCurve, startSystem, swapChain, until, type System } from '@pmm/testkit';
 
 jest.setTimeout(240_000);
@@ -193,6 +193,7 @@ describe('the operator console in a browser', () => {
 
   it("behavior: each pair's standing against its reference, live: in band with the indexer's deviation and age; a curve moved past its band shows withheld until it is back", async () => {
     const redis = createRedis(sys.redisUrl, { name: 'console-references-test' });
+    await redisReady(redis);
     const bandKey = (chainId: number) => bookBandKey(redisKeys(DEFAULT_KEY_PREFIX).book(chainId));
     /** The references table of a chain as the page shows it: its block, and per pair its cells. */
     const references = (chainId: number) =>
@@ -207,7 +208,7 @@ describe('the operator console in a browser', () => {
             status: tr.querySelector('[data-field="status"]')!.textContent,
             standing: tr.querySelector('[data-field="standing"]')!.textContent,
             deviation: tr.querySelector<HTMLElement>('[data-field="deviation"]')!.dataset.value,
-            deviationText: tr.querySelector('[data-field="deviation"]')!.textContent,
+            band: tr.querySelector('[data-field="band"]')!.textContent,
             age: tr.querySelector<HTMLElement>('[data-field="age"]')!.dataset.value,
           })),
         };
@@ -231,7 +232,7 @@ describe('the operator console in a browser', () => {
           expect(row).toMatchObject({ withheld: false, status: 'in band', standing: 'served' });
           expect(Number(row.deviation)).toBe(state.deviationBps);
           expect(Number(row.age)).toBe(state.ageSeconds);
-          expect(row.deviationText).toContain(`(−${state.maxDeviationBelowBps}…+${state.maxDeviationAboveBps} bps)`);
+          expect(row.band).toBe(`−${state.maxDeviationBelowBps}…+${state.maxDeviationAboveBps}`);
         }
       }
       // WETH's curve on 56 moved 2 % up alone (its reference stays): withheld, shown so, and out of the chart.
