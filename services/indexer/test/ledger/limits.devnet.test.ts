@@ -473,6 +473,10 @@ describe('limits that trip on what executes', () => {
     );
     expect((await risk(['resume', '--integrator', 'reverter', '--reason', 'integration fixed'])).code).toBe(0);
     await until(async () => (await quoteOnly('reverter', weth)).status === 200, 20_000, 'the reverter signed', 100);
+    // Block times are whole seconds: a swap mined in the resume's own second reads as mined before
+    // it (the window restarts strictly after the resume), so the probation's swaps wait for the
+    // next second (one of them so mined made 1 of 3 calls, 3333.33 bps, in a loaded full run).
+    await new Promise((r) => setTimeout(r, 1_000));
     // On probation: three swaps execute, then one call reverts: 2,500 bps, under the trip level.
     for (const amount of [109, 110, 111]) {
       const { block: executed } = await swap('reverter', weth, usdc(amount));
