@@ -1,9 +1,15 @@
 /**
  * Sends a sequence of setup transactions from one wallet without waiting for blocks: nonces are
  * assigned locally, gas parameters are fixed (no estimateGas / fee / nonce round trips), every
- * transaction goes to the node's mempool at once, and `confirmAll` mines blocks with `evm_mine`
- * until every receipt exists, then checks that none reverted. The node must NOT be in automine
- * mode while this runs (automine refuses a nonce that arrives before its predecessor).
+ * transaction goes to the node's mempool without waiting for a block, and `confirmAll` mines
+ * blocks with `evm_mine` until every receipt exists, then checks that none reverted. The node must
+ * NOT be in automine mode while this runs (automine refuses a nonce that arrives before its
+ * predecessor).
+ *
+ * The transactions are signed at once but reach the node one after another, in nonce order. Sent
+ * all at once, their requests could arrive out of order, and anvil once left 14 of them (nonces 5
+ * to 18, the next one to mine among them) in its pool, never mined in 50 blocks, in a loaded full
+ * test run; anvil's own tracker has reports of the like (foundry-rs/foundry#10122).
  */
 import { getCreateAddress, type HDNodeWallet, type JsonRpcProvider, type Wallet } from 'ethers';
 
@@ -18,6 +24,8 @@ const MAX_SETUP_BLOCKS = 50;
 export class TxSender {
   private nonce: number;
   private readonly pending: Array<Promise<{ hash: string; nonce: number }>> = [];
+  /** The last transaction's way to the node: the next one is sent once it has arrived. */
+  private lastSent: Promise<unknown> = Promise.resolve();
 
   /** `firstNonce`: the wallet's next nonce on this chain (0 on a fresh devnet chain). */
   constructor(
@@ -86,19 +94,21 @@ export class TxSender {
 
   private send(tx: { to?: string; data: string; gasLimit: bigint }): number {
     const nonce = this.nonce++;
-    const sending = (async () => {
-      const signed = await this.wallet.signTransaction({
-        ...tx,
-        nonce,
-        type: 2,
-        chainId: this.chainId,
-        maxFeePerGas: MAX_FEE_PER_GAS,
-        maxPriorityFeePerGas: MAX_PRIORITY_FEE_PER_GAS,
-      });
-      const hash = (await this.provider.send('eth_sendRawTransaction', [signed])) as string;
+    const signing = this.wallet.signTransaction({
+      ...tx,
+      nonce,
+      type: 2,
+      chainId: this.chainId,
+      maxFeePerGas: MAX_FEE_PER_GAS,
+      maxPriorityFeePerGas: MAX_PRIORITY_FEE_PER_GAS,
+    });
+    signing.catch(() => undefined); // awaited below, after the previous send: no unhandled rejection meanwhile
+    // After the previous one has reached the node (whatever its outcome): nonce order.
+    const sending = this.lastSent.then(async () => {
+      const hash = (await this.provider.send('eth_sendRawTransaction', [await signing])) as string;
       return { hash, nonce };
-    })();
-    sending.catch(() => undefined); // reported by confirmAll; avoid an unhandled rejection meanwhile
+    });
+    this.lastSent = sending.catch(() => undefined); // reported by confirmAll; no unhandled rejection meanwhile
     this.pending.push(sending);
     return nonce;
   }
