@@ -10,7 +10,9 @@
  * markouts in one batch. Then every real swap has its markouts and the dust swap the marker
  * "no markout: zero leg" in `npm run markouts` (JSON, CSV, table; no Infinity or NaN), the
  * ledger's rolling 60 s markout is that of the ten, and the markout limit trips over the ten:
- * the integrator is halted.
+ * the integrator is halted. After the move the chain is moved on to the 60 s horizon, the 25
+ * blocks of the limit's horizon mined at once (the indexer and the ledger follow blocks up to
+ * 120 s ahead of the wall clock here): the test does not wait out the minute.
  */
 import {
   DEFAULT_KEY_PREFIX,
@@ -25,14 +27,14 @@ import { HORIZONS, NO_MARKOUT_ZERO_LEG, type MarkoutReport } from '@pmm/operator
 import { moveCurveMid, signFirm, type SwapChain, type System, until } from '@pmm/testkit';
 import request from 'supertest';
 import type { Hex } from 'viem';
-import { inOneBlock, ledgerTestbed, startLedgerSystem } from '../support/ledger-devnet';
+import { inOneBlock, ledgerTestbed, mineAhead, startLedgerSystem } from '../support/ledger-devnet';
 
 jest.setTimeout(600_000);
 
 const CHAIN = 8453;
 const INTEGRATOR = 'dev';
 const keys = redisKeys(DEFAULT_KEY_PREFIX);
-// 25 blocks: the test's move of the curve lands well inside it, however loaded the machine.
+// 25 blocks, mined at once after the test's move of the curve (mineAhead).
 const LIMITS = { LIMIT_MARKOUT_FLOOR_BPS: '-20', LIMIT_MARKOUT_HORIZON: '25b', LIMIT_MARKOUT_MIN_SWAPS: '10' };
 
 let sys: System;
@@ -44,7 +46,7 @@ let quote: Hex;
 let redis: RedisClient;
 
 beforeAll(async () => {
-  sys = await startLedgerSystem(CHAIN, LIMITS);
+  sys = await startLedgerSystem(CHAIN, LIMITS, undefined, { clockAhead: true });
   bed = await ledgerTestbed(sys, CHAIN, 'markouts-dust-e2e');
   ({ x, weth, quote, redis } = bed);
 });
@@ -71,6 +73,9 @@ describe('a dust swap ahead of real ones', () => {
     const real = hashes.slice(1);
     // The market rises 1 % right after the ten bought WETH: about −100 bps each for the maker.
     await moveCurveMid({ pub: x.pub, owner: x.owner, router: x.c.contracts.router }, weth, 1_010_000n);
+    // The chain moved on past the limit's 25b horizon and the 60 s one at once, rather than
+    // waiting out the minute (the move above is mined before: inside the horizon, whatever the load).
+    await mineAhead(x, dust as Hex, { blocks: 25, seconds: 60 });
 
     // The markout limit: over the ten real swaps (the dust swap counts in no mean), below the floor.
     const halts = new HaltStore(redis, keys);
@@ -108,7 +113,7 @@ describe('a dust swap ahead of real ones', () => {
     );
     expect(refused.body).toMatchObject({ error: { code: 'HALTED' } });
 
-    // `npm run markouts`, once every swap is past its 60 s horizon.
+    // `npm run markouts`, once every swap is past its 60 s horizon (and short of its 300 s one: null).
     const report = await until(
       async () => {
         const r = JSON.parse((await markouts('json')).out) as MarkoutReport;

@@ -13,6 +13,9 @@
  * the reference they are the loss, at the first block; the ledger's rolling 60 s figures are the
  * means of the report's 60 s values, each on its own basis; and the limit on markouts against the
  * reference halts the integrator while the one on its own mid, with the same floor, does not trip.
+ * The chain is moved on to the 60 s horizon after the swaps, its five blocks mined at once (the
+ * indexer and the ledger follow blocks up to 120 s ahead of the wall clock here): the test does
+ * not wait out the minute.
  */
 import {
   DEFAULT_KEY_PREFIX,
@@ -28,7 +31,7 @@ import {
 import type { MarkoutReport, SwapMarkoutLine } from '@pmm/operator';
 import { signFirm, until, type SwapChain, type System } from '@pmm/testkit';
 import type { Hex } from 'viem';
-import { inOneBlock, ledgerTestbed, startLedgerSystem } from '../support/ledger-devnet';
+import { inOneBlock, ledgerTestbed, mineAhead, startLedgerSystem } from '../support/ledger-devnet';
 
 jest.setTimeout(600_000);
 
@@ -59,11 +62,12 @@ let redis: RedisClient;
 let books: RedisClient;
 
 beforeAll(async () => {
-  sys = await startLedgerSystem(CHAIN, LIMITS, {
-    volatilityBps: 30,
-    seed: 49,
-    feed: { deviationBps: 5, heartbeatSeconds: 2 },
-  });
+  sys = await startLedgerSystem(
+    CHAIN,
+    LIMITS,
+    { volatilityBps: 30, seed: 49, feed: { deviationBps: 5, heartbeatSeconds: 2 } },
+    { clockAhead: true },
+  );
   bed = await ledgerTestbed(sys, CHAIN, 'reference-markouts-e2e');
   ({ x, weth, quote, redis } = bed);
   books = createRedis(sys.redisUrl, { name: 'reference-markouts-e2e-books' });
@@ -112,16 +116,30 @@ it("behavior: a frozen curve's swaps mark about zero against its own mid and a l
   // Each its own amount: the audit record of each then matches its swap.
   for (const amountIn of amounts) calls.push((await signFirm(x, tokenIn, tokenOut, amountIn, 10n)).calldata);
   const hashes = (await inOneBlock(x, calls)).map((h) => h.toLowerCase());
+  // The chain moved on past the 5b and the 60 s horizons at once, rather than waiting out the
+  // minute: the next block stamped 60 s after the swaps' (the market takes a step a block,
+  // whatever its time).
+  await mineAhead(x, hashes[0] as Hex, { blocks: 5, seconds: 60 });
 
-  // Both 60 s figures: wait for them (the ledger reads the history 60 s past the block).
+  // Both 60 s figures: wait for them (the ledger reads the history 60 s past the block, by block time).
   await until(
     async () => (await metric('ledger_reference_markout_60s_swaps')) === 3,
     180_000,
     "the ledger's rolling 60 s markout against the reference over the three swaps",
     500,
   );
-  const report = JSON.parse((await markouts('json')).out) as MarkoutReport;
-  const ours = report.swaps.filter((s) => hashes.includes(s.txHash.toLowerCase()));
+  // And the indexer's history at the fifth block (the ledger's 60 s figures need only the first).
+  const ofOurs = (r: MarkoutReport) => r.swaps.filter((s) => hashes.includes(s.txHash.toLowerCase()));
+  const report = await until(
+    async () => {
+      const r = JSON.parse((await markouts('json')).out) as MarkoutReport;
+      return ofOurs(r).length === 3 && ofOurs(r).every((s) => s.markoutsBps['5b'] !== null) && r;
+    },
+    60_000,
+    'the three swaps past their 5b horizon',
+    250,
+  );
+  const ours = ofOurs(report);
   expect(ours).toHaveLength(3);
   const at = (s: SwapMarkoutLine, basis: 'markoutsBps' | 'referenceMarkoutsBps', h: '1b' | '5b' | '60s') =>
     s[basis][h] as number;

@@ -28,23 +28,59 @@ import {
 import { createTestClient, http, type Hex } from 'viem';
 
 /**
+ * How far ahead of the wall clock a test that moves its chain on to a markout horizon
+ * ({@link mineAhead}) lets the indexer and the ledger follow it (MAX_HEAD_LEAD_MS, default 5 s):
+ * the 60 s horizon, a block a second up to the 25b one, and a margin for a loaded machine.
+ */
+export const CLOCK_AHEAD_MS = 120_000;
+
+/**
  * The system on chain `chainId` alone; `ledger`: the ledger's own settings (its limits); `market`:
- * a moving market (still without).
+ * a moving market (still without); `clockAhead`: the indexer and the ledger follow blocks stamped
+ * up to {@link CLOCK_AHEAD_MS} ahead of the wall clock (for {@link mineAhead}).
  */
 export const startLedgerSystem = (
   chainId: number,
   ledger: Readonly<Record<string, string>> = {},
   market?: SystemOptions['market'],
-): Promise<System> =>
-  startSystem({
+  { clockAhead = false }: { clockAhead?: boolean } = {},
+): Promise<System> => {
+  const lead: Record<string, string> = clockAhead ? { MAX_HEAD_LEAD_MS: String(CLOCK_AHEAD_MS) } : {};
+  return startSystem({
     chains: [chainId],
     blockIntervalMs: 1_000,
     market,
     services: ['indexer', 'signer', 'gateway', 'ledger'],
     // These tests move the market by moving curves alone, or hold a curve still while the market
     // moves: the references only watch (docs/operations/references.md).
-    env: { ledger, indexer: { REFERENCE_MODE: 'watch' } },
+    env: { ledger: { ...ledger, ...lead }, indexer: { REFERENCE_MODE: 'watch', ...lead } },
   });
+};
+
+/**
+ * Moves the chain on to a markout horizon instead of waiting for the wall clock: mines at once
+ * (interval mining paused meanwhile) the blocks up to `blocks` after the block holding
+ * transaction `hash`, at least one, the first stamped `seconds` after that block (or a second
+ * after the head, if that is later) and each next one a second later; interval mining then goes
+ * on from there. The system must have been started with `clockAhead`: its indexer and ledger
+ * refuse a head stamped more than MAX_HEAD_LEAD_MS ahead of the wall clock.
+ */
+export async function mineAhead(x: SwapChain, hash: Hex, to: { blocks: number; seconds: number }): Promise<void> {
+  const { blockNumber } = await x.pub.getTransactionReceipt({ hash });
+  const { timestamp } = await x.pub.getBlock({ blockNumber });
+  const anvil = createTestClient({ mode: 'anvil', transport: http(x.c.rpcUrl) });
+  await anvil.setIntervalMining({ interval: 0 });
+  try {
+    const head = await x.pub.getBlock();
+    const first = timestamp + BigInt(to.seconds);
+    await anvil.setNextBlockTimestamp({ timestamp: first > head.timestamp ? first : head.timestamp + 1n });
+    // A second apart (anvil would stamp them all alike): the 60 s horizon then reads one block,
+    // the same in the ledger and in `npm run markouts`.
+    await anvil.mine({ blocks: Math.max(1, Number(blockNumber + BigInt(to.blocks) - head.number)), interval: 1 });
+  } finally {
+    await anvil.setIntervalMining({ interval: 1 });
+  }
+}
 
 /**
  * Sends every calldata to the router in one block of the system's chain (its interval mining,
