@@ -6,7 +6,8 @@
  *
  * - integrator notional: `whale` executes 3,201 USDC against a 3,000 cap;
  * - integrator markout: after each of `informed`'s swaps the test raises the curve's mid by 1 %
- *   (the market moves against the maker), three swaps against a floor of −20 bps;
+ *   (the market moves against the maker), three swaps against a floor of −20 bps at 25 blocks
+ *   (mined at once after the last move);
  * - executed below quote: `slipped` signs with a firm quote (amountIn, slippageBps), the test
  *   raises the mid before the swap executes, so it executes below its quote, twice;
  * - pair notional: two integrators, each under its own cap, together execute 5,300 USDC of WBTC
@@ -15,8 +16,9 @@
  *   pays), 2 of 3 against a trip level of 5,000 bps; resumed, 1 of 4 (2,500 bps, under the trip
  *   level) halts it again, as it is held to the re-arm level of 2,000 for a window after the resume;
  * - unused share: `taker` asks for three firm quotes and sends none; once their windows have
- *   passed in the ledger's time (during the tests between), 3 of 3 unused against 5,000 bps over
- *   at least 3 halts it. (Every other sign of this test that is never sent asks for no firm quote.)
+ *   passed in the ledger's time (the chain's: moved on past their deadline after the tests
+ *   between, after the last resume), 3 of 3 unused against 5,000 bps over at least 3 halts it.
+ *   (Every other sign of this test that is never sent asks for no firm quote.)
  *
  * Each trip halts exactly its scope (a sign in it answers 503 HALTED, a sign elsewhere 200), is
  * recorded with its limit, value and threshold (`risk status`, `risk history`, the metric), and a
@@ -54,7 +56,9 @@ import {
   type System,
 } from '@pmm/testkit';
 import request from 'supertest';
+import { createTestClient, http } from 'viem';
 import type { Abi, Account, Chain, Hex, PublicClient, Transport, WalletClient } from 'viem';
+import { CLOCK_AHEAD_MS } from '../support/ledger-devnet';
 
 jest.setTimeout(600_000);
 
@@ -76,6 +80,11 @@ const LIMITS = {
   LIMIT_UNUSED_SHARE_BPS: '5000',
   LIMIT_UNUSED_MIN_FIRM: '3',
 };
+/**
+ * The indexer and the ledger follow blocks stamped up to CLOCK_AHEAD_MS ahead of the wall clock
+ * (MAX_HEAD_LEAD_MS): the last test moves the chain's clock on past the taker's deadlines.
+ */
+const CLOCK_AHEAD = { MAX_HEAD_LEAD_MS: String(CLOCK_AHEAD_MS) };
 const INTEGRATORS = ['whale', 'informed', 'slipped', 'pair-a', 'pair-b', 'reverter', 'taker', 'bystander'];
 
 let sys: System;
@@ -97,6 +106,8 @@ let quote: Hex;
 let usdc: (whole: number) => bigint;
 let ledger: ServiceProcess;
 const apiKeys = new Map<string, string>();
+/** The last deadline (Unix s) of the taker's firm signatures, which it never sends. */
+let takerDeadline = 0;
 
 beforeAll(async () => {
   sys = await startSystem({
@@ -104,7 +115,7 @@ beforeAll(async () => {
     blockIntervalMs: 1_000,
     services: ['indexer', 'signer', 'gateway', 'ledger'],
     // The market is moved by moving curves alone: the references only watch (docs/operations/references.md).
-    env: { ledger: LIMITS, indexer: { REFERENCE_MODE: 'watch' } },
+    env: { ledger: { ...LIMITS, ...CLOCK_AHEAD }, indexer: { REFERENCE_MODE: 'watch', ...CLOCK_AHEAD } },
   });
   stack = sys.chain(CHAIN);
   ledger = sys.processesOf('ledger')[0]!;
@@ -310,9 +321,19 @@ async function restartLedger(): Promise<void> {
       REDIS_DURABILITY: 'none',
       LOG_LEVEL: 'warn',
       ...LIMITS,
+      ...CLOCK_AHEAD,
     },
     metricsUrl: `http://127.0.0.1:${port}/metrics`,
   });
+}
+
+/**
+ * Mines `blocks` blocks at once (anvil_mine): a block horizon passed without waiting a second a
+ * block. anvil stamps them all with the clock's second: the chain's clock stays the wall clock's,
+ * by which the resumes are dated.
+ */
+async function mineBlocks(blocks: number): Promise<void> {
+  await createTestClient({ mode: 'anvil', transport: http(stack.rpcUrl) }).mine({ blocks });
 }
 
 async function risk(argv: string[]): Promise<{ code: number; out: string }> {
@@ -378,14 +399,20 @@ describe('limits that trip on what executes', () => {
   });
 
   it('behavior: an integrator whose swaps the market moves against (its markout below the floor over 3 swaps) is halted, only it', async () => {
-    // The unused limit's taker asks for its firm quotes now, so that their windows pass during
-    // the next tests (the last one waits for its trip): a minute the suite does not wait apart.
-    for (const amount of [113, 114, 115]) expect((await sign('taker', weth, usdc(amount))).status).toBe(200);
+    // The unused limit's taker asks for its firm quotes now: their windows run during the next
+    // tests, and the last one moves the chain's clock past what is left of them.
+    for (const amount of [113, 114, 115]) {
+      const signed = await sign('taker', weth, usdc(amount));
+      expect(signed.status).toBe(200);
+      takerDeadline = Math.max(takerDeadline, (signed.body as { deadline: number }).deadline);
+    }
     for (const amount of [101, 102, 103]) {
       await swap('informed', weth, usdc(amount));
       // The market rises 1 % right after each purchase: the maker sold too cheap.
       await moveCurve(weth, 1_010_000n);
     }
+    // The last swap's 25b horizon: its blocks mined at once, after the last move.
+    await mineBlocks(25);
     const halt = await tripped({ integratorId: 'informed' }, 'the informed integrator halted');
     expect(halt.trip).toMatchObject({ limit: 'integrator-markout', threshold: '-20' });
     // About −100 bps per move inside the horizon, less the maker's half spread.
@@ -493,6 +520,13 @@ describe('limits that trip on what executes', () => {
   });
 
   it('behavior: an integrator whose firm signatures go unused above the trip level (over the minimum) is halted, only it', async () => {
+    // The taker's windows pass in the ledger's time, the chain's: the next block is stamped past
+    // their deadline rather than waiting for it. Only after the last resume: from here on block
+    // times run ahead of the wall clock, and a call before a later resume would read as after it.
+    if ((await pub.getBlock()).timestamp <= BigInt(takerDeadline))
+      await createTestClient({ mode: 'anvil', transport: http(stack.rpcUrl) }).setNextBlockTimestamp({
+        timestamp: BigInt(takerDeadline + 1),
+      });
     const halt = await tripped({ integratorId: 'taker' }, 'the taker halted');
     expect(halt.trip).toEqual({ limit: 'integrator-unused', value: '10000', threshold: '5000' });
     expect(halt.reason).toMatch(
