@@ -62,7 +62,9 @@ export async function runDemo(
     });
     const signer = new Wallet(
       chain.testUser.privateKey,
-      new JsonRpcProvider(chain.rpcUrl, chain.chainId, { staticNetwork: true }),
+      // The devnet mines a block every 0.75 to 2 s: ethers' default poll, every 4 s, would wait up
+      // to 4 s more for each of the approval and the swap.
+      new JsonRpcProvider(chain.rpcUrl, chain.chainId, { staticNetwork: true, pollingInterval: 250 }),
     );
     const result = await executeSwap({
       client,
