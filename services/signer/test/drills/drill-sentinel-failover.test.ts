@@ -148,9 +148,10 @@ async function failoverDrill(name: string, opts: FailoverDrill) {
   // This sentinel's own timers, shorter than Sentinel's (SENTINEL DEBUG; nothing shipped sets
   // them): each node's INFO read every second rather than every 10 s, and a demoted primary that
   // still reports itself primary converted 2 s (4 publish periods) after the promotion rather than
-  // 8 to 10 s. The fail-over takes the same steps, and the demoted primary still takes the
-  // signer's writes until it is converted (2 s: a thousand signs at the drill's rate), which its
-  // full sync then discards.
+  // 8 to 10 s. The fail-over takes the same steps at the same pace up to the +switch-master (its
+  // INFO is read every second anyway), so the writes the old primary takes before the signer
+  // leaves it are the same, and its full sync still discards them; only its rejoining as a
+  // replica, and with it signing, comes sooner.
   await sentinel.call('SENTINEL', 'DEBUG', 'info-period', '1000', 'publish-period', '500');
   await until(
     async () => ((await sentinel.call('SENTINEL', 'REPLICAS', 'pmm')) as unknown[]).length === 1,
