@@ -53,8 +53,13 @@ export function redisMidHistory(redis: RedisClient, keys: { mids: string; midTim
         const [json] = await redis.zrevrangebyscore(keys.mids, target.block, '-inf', 'LIMIT', 0, 1);
         return json === undefined ? undefined : parseMidRecord(json);
       }
-      const [block] = await redis.zrevrangebyscore(keys.midTimes, target.time, '-inf', 'LIMIT', 0, 1);
-      return block === undefined ? undefined : recordOf(Number(block));
+      const [, time] = await redis.zrevrangebyscore(keys.midTimes, target.time, '-inf', 'WITHSCORES', 'LIMIT', 0, 1);
+      if (time === undefined) return undefined;
+      // The members are block numbers as text, and the blocks of one second share a score, which
+      // Redis orders by text ("999" after "1000"): the last record of that second is the highest
+      // block by number, as operator's recordAt reads a history sorted by block.
+      const blocks = await redis.zrangebyscore(keys.midTimes, time, time);
+      return recordOf(Math.max(...blocks.map(Number)));
     },
   };
 }
