@@ -119,6 +119,7 @@ export { assertServedChain, chainIdFromBody, chainIdFromQuery, OUT_OF_RANGE_CHAI
 export { DEFAULT_MAX_FEE, FEE_DENOMINATOR, parseFee } from './requests/parse-fee';
 export { isUint256String, parseUintString, UINT256_MAX } from './requests/parse-uint';
 export {
+  compileSignRequestValidators,
   parseSignRequest,
   SIGN_REQUEST_SCHEMA,
   type ParsedSignRequest,

@@ -21,6 +21,7 @@ import {
   type Logger,
   type Served,
 } from '@pmm/core';
+import { compileSignRequestValidators } from '@pmm/protocol';
 import { createApp } from './app';
 import { checkQuoteValidity } from './check-quote-validity';
 import type { SignerConfig } from './config';
@@ -50,6 +51,7 @@ export interface RunningSigner {
 
 /** Starts the signer. Rejects with a ConfigError when a signing key cannot be loaded. */
 export async function startSigner(config: SignerConfig, logger: Logger): Promise<RunningSigner> {
+  compileSignRequestValidators();
   const metrics = createMetrics('signer');
   const signers = await loadSigningKeys(config, keyHealth(metrics, logger, config.servedChains));
   let firmChains: Awaited<ReturnType<typeof firmQuoteChains>>;

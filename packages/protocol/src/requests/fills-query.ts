@@ -49,10 +49,9 @@ const PARAMETERS = Object.keys(FILLS_QUERY_SCHEMA.properties) as ParameterName[]
 const REQUIRED: ReadonlySet<string> = new Set(FILLS_QUERY_SCHEMA.required);
 /** The parameters the schema validates; chainId has its own parser (parse-chain-id.ts), of the same shape. */
 type Checked = Exclude<ParameterName, 'chainId'>;
-const CHECKED: Checked[] = ['from', 'to', 'cursor'];
 
 // Yes or no about the value as sent (strict-validator.ts).
-const validate = propertyValidators(FILLS_QUERY_SCHEMA.properties, CHECKED);
+const validate = propertyValidators<Checked>(FILLS_QUERY_SCHEMA.properties);
 
 const REASONS: Record<Checked, string> = {
   from: 'must be Unix seconds (ASCII digits only, at most 12)',
@@ -81,7 +80,7 @@ export function parseFillsQuery(query: Record<string, unknown>): FillsQuery {
       return undefined;
     }
     if (Array.isArray(raw)) throw validationError(name, 'must be given at most once');
-    if (!validate[name](raw)) throw validationError(name, REASONS[name]);
+    if (!validate(name)(raw)) throw validationError(name, REASONS[name]);
     return raw as string;
   };
   // chainId's own rules (docs/decisions/0003-chainid.md), as on /v2/price; its schema is the same shape.
