@@ -51,14 +51,32 @@ export const CONTRACTS = {
  */
 export const DEPTH_LIMIT = 2n ** 200n;
 
-const helper = new Interface(PmmHelperArtifact.abi);
-const router = new Interface(PmmRouterArtifact.abi);
-/** The revert data of `DepthExceeded()`: its selector. */
-const DEPTH_EXCEEDED = new Interface(['error DepthExceeded()']).getError('DepthExceeded')!.selector;
-const multicall = new Interface(Multicall3Artifact.abi);
-const erc20 = new Interface(['function decimals() view returns (uint256)', 'function symbol() view returns (string)']);
+/**
+ * The contracts' interfaces, made when a node first answers: every test file that imports
+ * @pmm/testkit loads this module, few start a hostile node, and making them at load brought in
+ * the whole of ethers (about 0.2 CPU s each time).
+ */
+let interfaces:
+  | {
+      helper: Interface;
+      router: Interface;
+      multicall: Interface;
+      erc20: Interface;
+      depthExceeded: string;
+      transferTopic: string;
+    }
+  | undefined;
+const abi = () =>
+  (interfaces ??= {
+    helper: new Interface(PmmHelperArtifact.abi),
+    router: new Interface(PmmRouterArtifact.abi),
+    multicall: new Interface(Multicall3Artifact.abi),
+    erc20: new Interface(['function decimals() view returns (uint256)', 'function symbol() view returns (string)']),
+    /** The revert data of `DepthExceeded()`: its selector. */
+    depthExceeded: new Interface(['error DepthExceeded()']).getError('DepthExceeded')!.selector,
+    transferTopic: id('Transfer(address,address,uint256)'),
+  });
 const hex = (n: number | bigint) => '0x' + n.toString(16);
-const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
 const word = (v: string | bigint) =>
   '0x' + (typeof v === 'bigint' ? v.toString(16) : v.toLowerCase().slice(2)).padStart(64, '0');
 /** Who sends the swaps of the fake router. */
@@ -183,7 +201,7 @@ export async function startHostileNode(opts: {
           if (!matches(fromTopic, word(from)) || !matches(toTopic, word(to))) continue;
           logs.push({
             address: token.toLowerCase(),
-            topics: [TRANSFER_TOPIC, word(from), word(to)],
+            topics: [abi().transferTopic, word(from), word(to)],
             data: word(value),
             blockNumber: hex(n),
             blockHash: block!.hash,
@@ -206,7 +224,7 @@ export async function startHostileNode(opts: {
       blockHash: swap.block.hash,
       from: SWAPPER,
       to: CONTRACTS.router,
-      input: router.encodeFunctionData('swap', [
+      input: abi().router.encodeFunctionData('swap', [
         TOKENS.quote.address,
         swap.amountIn,
         TOKENS.base.address,
@@ -237,12 +255,12 @@ export async function startHostileNode(opts: {
   const call = (to: string, data: string, block: FakeBlock): string => {
     const { quote, base } = TOKENS;
     if (same(to, CONTRACTS.helper)) {
-      const fn = helper.parseTransaction({ data });
-      if (fn?.name === 'getQuoteToken') return helper.encodeFunctionResult('getQuoteToken', [quote.address]);
-      if (fn?.name === 'getListedTokens') return helper.encodeFunctionResult('getListedTokens', [[base.address]]);
+      const fn = abi().helper.parseTransaction({ data });
+      if (fn?.name === 'getQuoteToken') return abi().helper.encodeFunctionResult('getQuoteToken', [quote.address]);
+      if (fn?.name === 'getListedTokens') return abi().helper.encodeFunctionResult('getListedTokens', [[base.address]]);
       if (fn?.name === 'getReserveBalances') {
         const tokens = fn.args[0] as string[];
-        return helper.encodeFunctionResult('getReserveBalances', [tokens.map(() => 10n ** 40n)]);
+        return abi().helper.encodeFunctionResult('getReserveBalances', [tokens.map(() => 10n ** 40n)]);
       }
     }
     if (same(to, quote.address) || same(to, base.address)) {
@@ -253,20 +271,21 @@ export async function startHostileNode(opts: {
           decimals = decimalsLie.decimals;
           decimalsLie.count--;
         }
-        return erc20.encodeFunctionResult('decimals', [decimals]);
+        return abi().erc20.encodeFunctionResult('decimals', [decimals]);
       }
-      if (data === SYMBOL_CALLDATA) return erc20.encodeFunctionResult('symbol', [token.symbol]);
+      if (data === SYMBOL_CALLDATA) return abi().erc20.encodeFunctionResult('symbol', [token.symbol]);
     }
     if (same(to, CONTRACTS.router)) {
-      const fn = router.parseTransaction({ data });
+      const fn = abi().router.parseTransaction({ data });
       if (fn?.name === 'quote') {
         const [tokenIn, amountIn] = fn.args as unknown as [string, bigint];
-        if (amountIn >= DEPTH_LIMIT) throw Object.assign(new Error('execution reverted'), { data: DEPTH_EXCEEDED });
+        if (amountIn >= DEPTH_LIMIT)
+          throw Object.assign(new Error('execution reverted'), { data: abi().depthExceeded });
         // price quote units per base unit, in integers: price × 10^qd per 10^bd.
         const num = BigInt(block.price) * 10n ** BigInt(quote.decimals);
         const den = 10n ** BigInt(base.decimals);
         const out = same(tokenIn, quote.address) ? (amountIn * den) / num : (amountIn * num) / den;
-        return router.encodeFunctionResult('quote', [out]);
+        return abi().router.encodeFunctionResult('quote', [out]);
       }
     }
     throw new Error('execution reverted');
@@ -278,7 +297,7 @@ export async function startHostileNode(opts: {
     if (!block) throw Object.assign(new Error('header not found'), { code: -32000 });
     const { to, data } = params[0] as { to: string; data: string };
     if (opts.multicall3 && same(to, opts.multicall3)) {
-      const calls = multicall.decodeFunctionData('aggregate3', data)[0] as { target: string; callData: string }[];
+      const calls = abi().multicall.decodeFunctionData('aggregate3', data)[0] as { target: string; callData: string }[];
       // As Multicall3 does: a call that reverts fails alone, its revert data as its answer.
       const results = calls.map((c) => {
         try {
@@ -287,7 +306,7 @@ export async function startHostileNode(opts: {
           return [false, (err as { data?: string }).data ?? '0x'];
         }
       });
-      return multicall.encodeFunctionResult('aggregate3', [results]);
+      return abi().multicall.encodeFunctionResult('aggregate3', [results]);
     }
     return call(to, data, block);
   };
