@@ -38,7 +38,11 @@ export interface SeedPlan {
   nativeBalance: bigint;
 }
 
-/** Every chain gets the same validity: the router's constructor parameter. */
+/**
+ * Every chain gets the same validity, the router's constructor parameter: the reference router's.
+ * A test that waits for signatures' windows to pass deploys a shorter one (startDevnet's
+ * `validitySeconds`).
+ */
 export const DEVNET_VALIDITY_SECONDS = 60;
 
 const pow10 = (n: number): bigint => 10n ** BigInt(n);
@@ -86,9 +90,11 @@ const QUOTE_TEST_USER_BALANCE = 1_000_000n;
 
 /**
  * The seed plan of a chain known to @pmm/protocol's registry (quote token symbol and decimals come
- * from there). Throws for an unknown chain id.
+ * from there), its router valid for `validitySeconds`. Throws for an unknown chain id.
  */
-export function seedPlan(chainId: number): SeedPlan {
+export function seedPlan(chainId: number, validitySeconds: number = DEVNET_VALIDITY_SECONDS): SeedPlan {
+  if (!Number.isSafeInteger(validitySeconds) || validitySeconds < 1)
+    throw new Error(`validity must be a whole number of seconds >= 1, got ${validitySeconds}`);
   const chain = findChain(chainId);
   if (!chain) throw new Error(`chain ${chainId} is not in the @pmm/core chain registry`);
   const qd = chain.quoteToken.decimals;
@@ -124,7 +130,7 @@ export function seedPlan(chainId: number): SeedPlan {
       testUserBalance: QUOTE_TEST_USER_BALANCE * pow10(qd),
     },
     baseTokens,
-    validitySeconds: DEVNET_VALIDITY_SECONDS,
+    validitySeconds,
     nativeBalance: 1000n * pow10(18),
   };
 }

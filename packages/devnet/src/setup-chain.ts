@@ -14,14 +14,16 @@ export interface SetupChainOptions {
   rpcUrl: string;
   /** Interval mining period restored after setup; 0 means the node stays in automine. */
   blockIntervalMs: number;
+  /** The router's validity (seedPlan's); default DEVNET_VALIDITY_SECONDS. */
+  validitySeconds?: number;
 }
 
 /** Deploys and seeds a fresh chain (the deployer must not have sent anything on it yet). */
 export async function setupChain(options: SetupChainOptions): Promise<ChainStack> {
-  const { chainId, rpcUrl, blockIntervalMs } = options;
+  const { chainId, rpcUrl, blockIntervalMs, validitySeconds } = options;
   const provider = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, batchMaxCount: 1 });
   try {
-    const plan = seedPlan(chainId);
+    const plan = seedPlan(chainId, validitySeconds);
     const keys = Object.fromEntries(DEVNET_ROLES.map((r) => [r, devnetKey(r, chainId)])) as Record<
       DevnetRole,
       DevnetKey

@@ -65,6 +65,12 @@ export interface StartDevnetOptions {
    * interval mining.
    */
   market?: MovingMarketOptions;
+  /**
+   * Seconds each chain's router accepts a signed swap after its timestamp (the router's
+   * validity, a constructor parameter). Default DEVNET_VALIDITY_SECONDS, the reference router's
+   * 60: what `npm start` deploys. Shorter for tests that wait for signatures' windows to pass.
+   */
+  validitySeconds?: number;
 }
 
 export interface Devnet {
@@ -162,6 +168,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
         chainId: slot.chainId,
         rpcUrl: slot.node.rpcUrl,
         blockIntervalMs: slot.blockIntervalMs,
+        validitySeconds: opts.validitySeconds,
       });
     } catch (err) {
       await slot.node.kill();

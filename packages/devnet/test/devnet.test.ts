@@ -13,6 +13,7 @@ import { getAddress, keccak256, toHex, type Address } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { chainClients } from '@pmm/testkit';
 import {
+  DEVNET_VALIDITY_SECONDS,
   predictDeploymentAddresses,
   readStack,
   REFERENCE_FEED_DECIMALS,
@@ -315,6 +316,18 @@ describe('start-up failure', () => {
       blocker.close();
     }
   }, 60_000);
+});
+
+describe('seedPlan', () => {
+  test("behavior: the router's validity is the reference router's 60 s unless another is asked for (startDevnet's validitySeconds)", () => {
+    expect(seedPlan(8453).validitySeconds).toBe(DEVNET_VALIDITY_SECONDS);
+    expect(DEVNET_VALIDITY_SECONDS).toBe(60);
+    expect(seedPlan(8453, 15).validitySeconds).toBe(15);
+  });
+
+  test('error: a validity that is not a whole number of seconds of at least 1 is refused', () => {
+    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => seedPlan(8453, bad)).toThrow(/validity must be/);
+  });
 });
 
 describe('node watchdog', () => {
