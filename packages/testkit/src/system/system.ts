@@ -133,6 +133,14 @@ export interface SystemOptions extends Pick<StartDevnetOptions, 'blockGasLimit' 
    * pair's devnet feed is its reference.
    */
   references?: false;
+  /**
+   * Seconds a signed swap stays valid: every chain's router is deployed with this validity and
+   * the signer is set to it (QUOTE_VALIDITY_SECONDS_<id>, which it checks against the router at
+   * start). Default the devnet's 60, the reference router's, as `npm start` runs. For tests that
+   * wait for signatures' windows to pass (fates judged, QuoteExpired): shorter waits; long enough
+   * still that a swap sent at once is mined inside its window on a loaded machine.
+   */
+  quoteValiditySeconds?: number;
 }
 
 /** One started service process. */
@@ -339,6 +347,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       blockGasLimit: opts.blockGasLimit,
       // A still market unless asked: most tests predict books from the seed plan's curves.
       market: opts.market,
+      validitySeconds: opts.quoteValiditySeconds,
     });
     devnetStarting.catch(() => undefined);
     stackRedis =
@@ -402,6 +411,12 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
           [`QUOTER_KEY_${id}`, key('quoter', id).privateKey],
         ]),
       );
+      const validity =
+        opts.quoteValiditySeconds === undefined
+          ? {}
+          : Object.fromEntries(
+              chainIds.map((id) => [`QUOTE_VALIDITY_SECONDS_${id}`, String(opts.quoteValiditySeconds)]),
+            );
       const env = {
         ...signerEnv(common, { port: signerPort, internalToken, signerKeys }),
         ...redisEnvOf('signer'),
@@ -409,6 +424,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
         // Nothing fsyncs here, and signs have a test's deadline (see the top of this file).
         REDIS_DURABILITY: 'none',
         MAX_SIGN_DEADLINE_MS: String(TEST_SIGN_DEADLINE_MS),
+        ...validity,
         ...opts.env?.signer,
       };
       const at = `http://127.0.0.1:${signerPort}`;
