@@ -45,6 +45,7 @@ import {
   devnetRegistry,
   jsonRpcRelay,
   publishBookHead,
+  minedReceipt,
   startSystem,
   withoutTracing,
   type JsonRpcFault,
@@ -165,7 +166,7 @@ beforeAll(async () => {
     bytecode: TestExecutorArtifact.bytecode as Hex,
     args: [x.stack.contracts.router as Hex],
   });
-  executor = (await x.pub.waitForTransactionReceipt({ hash: deploy })).contractAddress!.toLowerCase() as Hex;
+  executor = (await minedReceipt(x.pub, deploy)).contractAddress!.toLowerCase() as Hex;
   apiKeys.set('gamma', await apiKey('gamma', [executor]));
   for (const token of [x.stack.quoteToken.address, x.stack.tokens.WETH!.address]) {
     const approve = await x.user.writeContract({
@@ -174,7 +175,7 @@ beforeAll(async () => {
       functionName: 'approve',
       args: [executor, 2n ** 255n],
     });
-    await x.pub.waitForTransactionReceipt({ hash: approve });
+    await minedReceipt(x.pub, approve);
   }
 }, 240_000);
 
@@ -194,9 +195,9 @@ async function approveAndSend(chainId: number, tokenIn: string, amountIn: bigint
     functionName: 'approve',
     args: [x.stack.contracts.router as Hex, amountIn],
   });
-  await x.pub.waitForTransactionReceipt({ hash: approveHash });
+  await minedReceipt(x.pub, approveHash);
   const hash = await x.user.sendTransaction({ to: x.stack.contracts.router as Hex, data: calldata });
-  expect((await x.pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+  expect((await minedReceipt(x.pub, hash)).status).toBe('success');
   return hash;
 }
 
@@ -319,7 +320,7 @@ async function throughExecutor(legs: Leg[], fails: boolean[] = legs.map(() => fa
           functionName: 'swapBatch',
           args: [args, fails.some(Boolean)],
         });
-  expect((await x.pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+  expect((await minedReceipt(x.pub, hash)).status).toBe('success');
   let callIndex = 0;
   legs.forEach((leg, i) => {
     if (fails[i]) return;
@@ -814,7 +815,7 @@ describe('settlement and audit on the devnet', () => {
       functionName: 'approve',
       args: [c(8453).stack.contracts.router as Hex, 1n],
     });
-    await c(8453).pub.waitForTransactionReceipt({ hash: approve });
+    await minedReceipt(c(8453).pub, approve);
     const notSwap = await auditTx(8453, approve);
     expect(notSwap.code).toBe(1);
     expect(notSwap.err[0]).toMatch(/holds no call of the router's swap\(\.\.\.\)/);

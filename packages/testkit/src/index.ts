@@ -4,7 +4,7 @@ export { launchBrowser, CHROMIUM_PATH, type Browser, type Page } from './browser
 
 // chain/: devnet chains (viem clients, curves, revert names, an indexer's registry and book head), faulty nodes
 export { publishBookHead } from './chain/book-head';
-export { chainClients, type ChainClients } from './chain/chain-clients';
+export { chainClients, minedReceipt, type ChainClients } from './chain/chain-clients';
 export { devnetRegistry } from './chain/devnet-registry';
 export {
   CONTRACTS as HOSTILE_NODE_CONTRACTS,
