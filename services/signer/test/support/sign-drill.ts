@@ -60,6 +60,9 @@ export async function startDrillSigner(
       // Every signature answered or withheld counts the same here: a Redis fault that stalls the
       // writes past the sign's deadline must not turn the drill into one of deadlines.
       MAX_SIGN_DEADLINE_MS: '10000',
+      // Nor a stall of the loaded machine's CPU into refusals for overload (past 128 signs in
+      // flight: a paced 1,000/s held 128 ms): the drills count records, not refusals.
+      MAX_SIGNS_IN_FLIGHT: '10000',
       ...(firm && {
         QUOTER_KEY_8453: firm.quoter.privateKey,
         CHAINS: JSON.stringify({ [CHAIN]: { chainId: CHAIN, rpcUrl: firm.rpcUrl, contracts: firm.contracts } }),
