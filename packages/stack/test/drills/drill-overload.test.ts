@@ -225,7 +225,7 @@ it('drill: firm quotes at twice the knee: every answer within the deadline, a 20
   const overCapacityP50s: number[] = [];
   let rounds = 0;
   const knees: number[] = [];
-  const overload: SignLoadResult = { sent: 0, ok: [], refused: [], statuses: {} };
+  const overload: SignLoadResult = { sent: 0, ok: [], refused: [], statuses: {}, errors: {} };
   let clientLagMs = 0;
   for (let round = 0; ratios.length < ROUNDS && round < MAX_ROUNDS; round++, rounds++) {
     const knee = await closedSigns({
@@ -276,6 +276,7 @@ it('drill: firm quotes at twice the knee: every answer within the deadline, a 20
     overload.refused.push(...result.refused);
     for (const [status, n] of Object.entries(result.statuses))
       overload.statuses[status] = (overload.statuses[status] ?? 0) + n;
+    for (const [cause, n] of Object.entries(result.errors)) overload.errors[cause] = (overload.errors[cause] ?? 0) + n;
   }
 
   const kneeRate = knees.reduce((a, b) => a + b, 0) / rounds;
@@ -298,7 +299,10 @@ it('drill: firm quotes at twice the knee: every answer within the deadline, a 20
   );
 
   // Only signed quotes and refusals: nothing cut, nothing else.
-  expect(Object.keys(overload.statuses).filter((s) => s !== '200' && s !== '503')).toEqual([]);
+  expect({
+    others: Object.keys(overload.statuses).filter((s) => s !== '200' && s !== '503'),
+    errors: overload.errors,
+  }).toEqual({ others: [], errors: {} });
   // Every answer within the deadline plus the margin, as the gateway saw it (from when it read the
   // request to its answer), in the whole run; the next bucket only when it was itself held up.
   if (gatewayLagMs <= MARGIN_MS) expect(lateAtGateway).toBe(0);

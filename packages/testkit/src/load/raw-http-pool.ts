@@ -24,12 +24,23 @@ interface Pending {
 
 const HEAD_END = '\r\n\r\n';
 
+/**
+ * How long before the server's advertised keep-alive timeout (`Keep-Alive: timeout=5`, Node's
+ * servers) a connection is no longer reused, and how long one without that header is: undici's
+ * defaults (keepAliveTimeoutThreshold, keepAliveTimeout). A request written to a connection the
+ * server is closing at that moment is lost unanswered: an overload drill once counted 34 such
+ * errors in a round that reused connections left idle since the round before.
+ */
+const KEEP_ALIVE_THRESHOLD_MS = 2_000;
+const DEFAULT_REUSE_MS = 4_000;
+
 /** The headers read, in any case (Node writes the names as they were set). */
 const HEADERS = {
   contentLength: /\r\ncontent-length: *([^\r]*)/i,
   requestId: /\r\nx-request-id: *([^\r]*)/i,
   retryAfter: /\r\nretry-after: *([^\r]*)/i,
   connectionClose: /\r\nconnection: *close/i,
+  keepAliveTimeout: /\r\nkeep-alive: *[^\r]*timeout=(\d+)/i,
   chunked: /\r\ntransfer-encoding: *chunked/i,
 };
 
@@ -55,6 +66,9 @@ class Connection {
   private received = '';
   current?: Pending;
   closed = false;
+  /** When its last answer was read (performance.now()), and how long after that it may carry another. */
+  idleSince = 0;
+  reusableForMs = DEFAULT_REUSE_MS;
 
   constructor(
     host: string,
@@ -72,7 +86,9 @@ class Connection {
       this.closed = true;
       const p = this.current;
       this.current = undefined;
-      p?.reject(new Error('connection closed before the whole answer'));
+      p?.reject(
+        new Error(this.received ? 'connection closed in the middle of an answer' : 'connection closed with no answer'),
+      );
       this.onClose(this);
     });
   }
@@ -109,6 +125,10 @@ class Connection {
     };
     this.current = undefined;
     this.received = '';
+    const keepAliveSeconds = HEADERS.keepAliveTimeout.exec(head)?.[1];
+    this.reusableForMs =
+      keepAliveSeconds === undefined ? DEFAULT_REUSE_MS : Number(keepAliveSeconds) * 1_000 - KEEP_ALIVE_THRESHOLD_MS;
+    this.idleSince = performance.now();
     p.resolve(answer);
     if (HEADERS.connectionClose.test(head)) this.socket.destroy();
     else this.onFree(this);
@@ -123,12 +143,20 @@ class Connection {
     return rest.length < length ? undefined : { body: rest.slice(0, length), length };
   }
 
+  /** Idle past what the server lets it idle, less the threshold: closed, not reused. */
+  stale(): boolean {
+    return performance.now() - this.idleSince > this.reusableForMs;
+  }
+
   destroy(): void {
     this.socket.destroy();
   }
 }
 
-/** Keep-alive connections to one origin, at most `maxSockets`; a request waits for a free one past them. */
+/**
+ * Keep-alive connections to one origin, at most `maxSockets`; a request waits for a free one past
+ * them. An idle connection is reused only while the server still keeps it (KEEP_ALIVE_THRESHOLD_MS).
+ */
 export class RawHttpPool {
   private readonly idle: Connection[] = [];
   private readonly all = new Set<Connection>();
@@ -155,7 +183,10 @@ export class RawHttpPool {
 
   private dispatch(p: Pending): void {
     let c = this.idle.pop();
-    while (c?.closed) c = this.idle.pop();
+    while (c && (c.closed || c.stale())) {
+      c.destroy();
+      c = this.idle.pop();
+    }
     if (!c && this.all.size < this.maxSockets) {
       c = new Connection(
         this.host,

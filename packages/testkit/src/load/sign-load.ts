@@ -65,6 +65,8 @@ export interface SignLoadResult {
   refused: Refused[];
   /** Answers by status ('error' when none came whole: refused at connect, reset, cut mid-answer); they add up to `sent`. */
   statuses: Record<string, number>;
+  /** The 'error' ones by cause (the client's message), so that a drill that sees them says why. */
+  errors: Record<string, number>;
 }
 
 export interface SignLoad {
@@ -80,7 +82,7 @@ export interface SignLoad {
 export function pacedSigns(opts: SignLoadOptions): SignLoad {
   const pool = opts.pool ?? new RawHttpPool(opts.url, opts.sockets ?? 32);
   const started = Date.now();
-  const result: SignLoadResult = { sent: 0, ok: [], refused: [], statuses: {} };
+  const result: SignLoadResult = { sent: 0, ok: [], refused: [], statuses: {}, errors: {} };
   const inFlight = new Set<Promise<void>>();
   const count = (status: string) => (result.statuses[status] = (result.statuses[status] ?? 0) + 1);
   const send = (i: number) => {
@@ -121,7 +123,7 @@ export async function closedSigns(
 ): Promise<SignLoadResult & { seconds: number }> {
   const pool = opts.pool ?? new RawHttpPool(opts.url, opts.clients);
   const started = Date.now();
-  const result: SignLoadResult = { sent: 0, ok: [], refused: [], statuses: {} };
+  const result: SignLoadResult = { sent: 0, ok: [], refused: [], statuses: {}, errors: {} };
   const count = (status: string) => (result.statuses[status] = (result.statuses[status] ?? 0) + 1);
   const end = started + opts.seconds * 1000;
   let next = opts.firstIndex ?? 0;
@@ -186,9 +188,11 @@ async function sendSign(
       { ...opts.headers, 'content-type': 'application/json', 'x-request-id': requestId },
       opts.body(i),
     );
-  } catch {
+  } catch (err) {
     // None came whole (refused, reset, or cut after its head): a drill must see that too.
     count('error');
+    const cause = (err as Error).message;
+    result.errors[cause] = (result.errors[cause] ?? 0) + 1;
     return;
   }
   const at = Date.now() - started;
