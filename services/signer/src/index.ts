@@ -6,7 +6,7 @@ export { createApp } from './app';
 export type { SignerDeps } from './app';
 export { createSignUseCase } from './domain/sign-use-case';
 export { NO_REFERENCES, type StandingSource } from './domain/reference-check';
-export { ReferenceStandings, StandingUnknown } from './store/reference-standings';
+export { ReferenceStandings, STANDING_MAX_AGE_MS, StandingUnknown } from './store/reference-standings';
 export type { SignCommand, SignUseCase, SignUseCaseDeps } from './domain/sign-use-case';
 export { signMetrics } from './domain/sign-metrics';
 export {

@@ -9,7 +9,7 @@
  * - a re-read every `refreshMs` (default 200 ms), and after every (re)connection: pub/sub keeps no
  *   backlog;
  * - INVARIANT: a standing is relied on only while its read STARTED less than `maxAgeMs` (default
- *   800 ms) ago, and never past the key's own expiry (the book's): an expired or unread standing
+ *   STANDING_MAX_AGE_MS) ago, and never past the key's own expiry (the book's): an expired or unread standing
  *   is never taken for "in band". A pair with a reference (the chains setting's `references`, which
  *   the indexer reads too) and no fresh standing is refused (fail closed).
  */
@@ -28,6 +28,12 @@ import {
 
 /** No standing recent enough to rely on for a pair that has a reference. */
 export class StandingUnknown extends Error {}
+
+/**
+ * How long a standing's read is relied on (the INVARIANT above): the most the sign path can lag
+ * behind a book that withholds a pair. In practice it follows at the book's notice, one read later.
+ */
+export const STANDING_MAX_AGE_MS = 800;
 
 export interface ReferenceStandingsOptions {
   /** Command connection (GET and PTTL of the standing). */
@@ -64,7 +70,7 @@ export class ReferenceStandings {
 
   constructor(private readonly opts: ReferenceStandingsOptions) {
     this.now = opts.now ?? Date.now;
-    this.maxAgeMs = opts.maxAgeMs ?? 800;
+    this.maxAgeMs = opts.maxAgeMs ?? STANDING_MAX_AGE_MS;
     this.referenced = new Map(
       opts.chains.map((id) => [
         id,
