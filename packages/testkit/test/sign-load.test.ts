@@ -35,10 +35,11 @@ it('error: answers cut after their head, and connections reset unanswered, each 
   expect(result.statuses['503']).toBeGreaterThan(0);
   // The cut and the reset ones: two of every three.
   expect(result.statuses.error).toBe(result.sent - result.statuses['503']!);
-  // Each by its cause: the connection reset before any answer, or cut in the middle of one.
-  expect(Object.keys(result.errors).sort()).toEqual([
-    'connection closed in the middle of an answer',
-    'connection closed with no answer',
-  ]);
+  // Each by its cause: the connection reset before any answer, or cut in the middle of one (with
+  // the socket's error code when it had one: a reset may come as ECONNRESET).
+  const kinds = Object.keys(result.errors).map(
+    (cause) => /^connection closed (in the middle of an answer|with no answer)/.exec(cause)?.[1],
+  );
+  expect(new Set(kinds)).toEqual(new Set(['in the middle of an answer', 'with no answer']));
   expect(Object.values(result.errors).reduce((a, b) => a + b, 0)).toBe(result.statuses.error);
 });

@@ -241,7 +241,7 @@ it('drill: firm quotes at twice the knee: every answer within the deadline, a 20
     const kneeRate = knee.ok.length / knee.seconds;
     knees.push(kneeRate);
     console.log(
-      `round ${round + 1}, knee: ${KNEE_CLIENTS} clients, ${kneeRate.toFixed(0)} firm quotes/s answered 200; answers ${JSON.stringify(knee.statuses)}; ${summary(knee)}`,
+      `round ${round + 1}, knee: ${KNEE_CLIENTS} clients, ${kneeRate.toFixed(0)} firm quotes/s answered 200; answers ${JSON.stringify(knee.statuses)}${Object.keys(knee.errors).length ? `, unanswered: ${JSON.stringify(knee.errors)}` : ''}; ${summary(knee)}`,
     );
     expect(kneeRate).toBeGreaterThan(20);
 

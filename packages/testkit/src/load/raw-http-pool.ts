@@ -81,13 +81,17 @@ class Connection {
     // A request unanswered this long (or a connection idle this long) is given up: its load ends.
     this.socket.setTimeout(10_000, () => this.socket.destroy());
     this.socket.on('data', (chunk: string) => this.read(chunk));
-    this.socket.on('error', () => undefined);
+    // The error's code (ECONNREFUSED, ECONNRESET…) goes into the rejection 'close' gives.
+    let failure = '';
+    this.socket.on('error', (err: NodeJS.ErrnoException) => (failure = ` (${err.code ?? err.message})`));
     this.socket.on('close', () => {
       this.closed = true;
       const p = this.current;
       this.current = undefined;
       p?.reject(
-        new Error(this.received ? 'connection closed in the middle of an answer' : 'connection closed with no answer'),
+        new Error(
+          `${this.received ? 'connection closed in the middle of an answer' : 'connection closed with no answer'}${failure}`,
+        ),
       );
       this.onClose(this);
     });
