@@ -347,15 +347,15 @@ it('drill: halts survive kill -9 of Redis and restarts of the signer and the gat
   // The halts key made unreadable (wrong type: every read fails) while Redis is fine: signing stops.
   const keys = redisKeys(DEFAULT_KEY_PREFIX);
   const saved = await redis!.hgetall(keys.halts());
-  await redis!.del(keys.halts());
-  await redis!.set(keys.halts(), 'not a hash');
+  await redis!.set(keys.halts(), 'not a hash'); // SET replaces a key of any type, in one step
   await until(
     async () => (await signOnce(p.gatewayPort, p.apiKey, open)).code === 'SERVICE_UNAVAILABLE',
     3_000,
     'signing stops while the halts are unreadable',
   );
-  await redis!.del(keys.halts());
-  await redis!.hset(keys.halts(), saved);
+  // Put back in one transaction: between a bare DEL and HSET a view's re-read finds no halts at all,
+  // signs the open pair (the wait below ends) and the halted one too, until its next re-read.
+  await redis!.multi().del(keys.halts()).hset(keys.halts(), saved).exec();
   await until(async () => (await signOnce(p.gatewayPort, p.apiKey, open)).status === 200, 3_000, 'signing resumes');
   expect(await signOnce(p.gatewayPort, p.apiKey, halted56)).toEqual({ status: 503, code: 'HALTED' });
 }, 180_000);
