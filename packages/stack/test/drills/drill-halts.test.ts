@@ -217,21 +217,23 @@ it('drill: each of the five scopes halts within a second on every replica under 
   }
 
   for (const phase of phases) {
-    const from = phase.haltedAt! + 1_000;
-    const to = phase.resumedAt!;
+    // In the scope: nothing signed from a second after the command returned until the resume.
+    // Outside it: signed while the halt stood, from the command's start (a window of 0.8 s alone
+    // saw none once, on a machine loaded enough that the processes paused signing for a moment).
     let inScope = 0;
     let outside = 0;
     results.forEach((r, n) => {
       for (const a of r.ok) {
         const time = signedAt.get(`${integrators[n]} ${a.requestId}`);
         expect(time).toBeDefined();
-        if (time! < from || time! >= to) continue;
-        if (phase.covers(integrators[n]!, subjectOf(a.requestId))) inScope++;
-        else outside++;
+        if (time! >= phase.resumedAt!) continue;
+        if (phase.covers(integrators[n]!, subjectOf(a.requestId))) {
+          if (time! >= phase.haltedAt! + 1_000) inScope++;
+        } else if (time! >= phase.haltStarted!) outside++;
       }
     });
     console.log(
-      `halt ${phase.name}: signed in the scope more than 1 s after the halt: ${inScope}; outside it: ${outside}`,
+      `halt ${phase.name}: signed in the scope more than 1 s after the halt: ${inScope}; outside it while it stood: ${outside}`,
     );
     expect(inScope).toBe(0);
     if (phase.name !== 'all') expect(outside).toBeGreaterThan(0);

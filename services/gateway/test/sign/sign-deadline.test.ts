@@ -31,7 +31,9 @@ afterAll(async () => {
 });
 
 it("error: a key lookup that does not end by the sign's deadline is 503 at the deadline, counted as key", async () => {
-  const gw = await h.gateway({ signerUrl: signer.url, signDeadlineMs: 300 });
+  // A deadline of a second: the event loop's delay is taken from it first (`queue`), and this
+  // process's loop, shared with the client, was once 380 ms late at a load of four jest workers.
+  const gw = await h.gateway({ signerUrl: signer.url, signDeadlineMs: 1_000 });
   const key = await h.apiKey({ id: 'stalled' });
   redis.pause();
   const started = Date.now();
@@ -48,8 +50,8 @@ it("error: a key lookup that does not end by the sign's deadline is 503 at the d
     requestId: res.headers['x-request-id'],
   });
   // At the deadline (earlier by the loop's delay on a busy machine, counted as spent).
-  expect(ms).toBeGreaterThanOrEqual(200);
-  expect(ms).toBeLessThan(800);
+  expect(ms).toBeGreaterThanOrEqual(500);
+  expect(ms).toBeLessThan(2_000);
   expect(signer.requests).toHaveLength(0);
   const metrics = (await request(gw.opsApp).get('/metrics')).text;
   expect(metrics).toMatch(/^gateway_deadline_refusals_total\{reason="key"[^}]*\} 1$/m);
