@@ -280,14 +280,13 @@ describe('the signer from its config: concurrent signs with the same amountIn', 
             amountIn: amountIn.toString(),
           }),
         });
-        return { status: res.status, body: (await res.json()) as { amountOut?: string; blockNumber?: number } };
+        return { status: res.status, body: (await res.json()) as object };
       }),
     );
     const lone = await loneQuote(head, quoteToken(), base(), amountIn);
-    for (const a of answers) {
-      expect(a.status).toBe(200);
-      expect(a.body).toMatchObject({ amountOut: lone.toString(), blockNumber: head.number });
-    }
+    // Each answer whole: a full run under four jest workers once got a 503 here, its body not kept.
+    for (const a of answers)
+      expect(a).toMatchObject({ status: 200, body: { amountOut: lone.toString(), blockNumber: head.number } });
     expect((await nodeCalls()) - before).toBe(1);
   });
 });
