@@ -27,8 +27,13 @@ const PORT_ATTEMPTS = 4;
 export interface StartDevnetOptions {
   /** Chains to start. Default: every chain of the @pmm/core registry (8453, 56, 4663). */
   chains?: number[];
-  /** Port per chain id. Default: a free port (findFreePort), picked again if taken before the node binds it. */
+  /** Port per chain id. Default: a free port (`pickPort`), picked again if taken before the node binds it. */
   ports?: Record<number, number>;
+  /**
+   * How a port is picked. Default findFreePort. A caller that picks ports for its own servers too
+   * passes its picker, so that one memory of the ports handed out covers both (free-port.ts).
+   */
+  pickPort?: () => Promise<number>;
   /**
    * Interval mining period in ms, one value for all chains or one per chain id; 0 means
    * automine (a block per transaction: fastest for tests). Default: DEFAULT_BLOCK_INTERVAL_MS.
@@ -117,11 +122,12 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
   const chainIds = opts.chains ?? [...KNOWN_CHAIN_IDS];
   if (new Set(chainIds).size !== chainIds.length) throw new Error('startDevnet: duplicate chain id');
 
+  const pickPort = opts.pickPort ?? findFreePort;
   const slots = new Map<number, ChainSlot>();
   for (const chainId of chainIds) {
     slots.set(chainId, {
       chainId,
-      port: opts.ports?.[chainId] ?? (await findFreePort()),
+      port: opts.ports?.[chainId] ?? (await pickPort()),
       blockIntervalMs: intervalFor(chainId, opts.blockIntervalMs),
       node: undefined,
       description: undefined,
@@ -153,7 +159,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
         const picked = opts.ports?.[slot.chainId] === undefined;
         if (!(err instanceof PortInUseError && firstStart && picked && attempt < PORT_ATTEMPTS)) throw err;
         log(`chain ${slot.chainId}: port ${slot.port} was taken before the node bound it; picking another`);
-        slot.port = await findFreePort();
+        slot.port = await pickPort();
       }
     }
   };

@@ -1,25 +1,18 @@
 /**
  * A port the devnet picked is free when picked, but another process can take it before anvil
- * binds it (parallel tests, outgoing connections). The race is forced here: the port picker's
- * first answer for the chain is a port this test holds. Everything else is real (anvil, deploy).
+ * binds it (parallel tests, outgoing connections). The race is forced here: the picker the test
+ * gives (`pickPort`) first answers a port this test holds. Everything else is real (anvil, deploy).
  */
 import { createServer, type Server } from 'node:net';
+import { startDevnet } from '../src';
+import { PortInUseError } from '../src/anvil-node';
+import { findFreePort } from '../src/free-port';
 
 const held: Server = createServer();
 let heldPort = 0;
 let picks = 0;
-
-jest.mock('../src/free-port', () => {
-  const actual = jest.requireActual<typeof import('../src/free-port')>('../src/free-port');
-  return {
-    ...actual,
-    // The first pick is the held port, as if it had been taken just after the pick.
-    findFreePort: async () => (++picks === 1 ? heldPort : actual.findFreePort()),
-  };
-});
-
-import { startDevnet } from '../src';
-import { PortInUseError } from '../src/anvil-node';
+/** The first pick is the held port, as if it had been taken just after the pick. */
+const pickPort = async () => (++picks === 1 ? heldPort : findFreePort());
 
 beforeAll(async () => {
   await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
@@ -37,7 +30,7 @@ beforeEach(() => {
 describe('a picked port taken before the node binds it', () => {
   it('behavior: the devnet picks another and the chain comes up there', async () => {
     const said: string[] = [];
-    const devnet = await startDevnet({ chains: [8453], blockIntervalMs: 0, log: (m) => said.push(m) });
+    const devnet = await startDevnet({ chains: [8453], blockIntervalMs: 0, pickPort, log: (m) => said.push(m) });
     try {
       const chain = devnet.stack.chains['8453']!;
       expect(chain.rpcUrl).not.toContain(`:${heldPort}`);
@@ -49,7 +42,7 @@ describe('a picked port taken before the node binds it', () => {
   }, 60_000);
 
   it('behavior: a port the caller gave is not moved; the start fails naming it', async () => {
-    const start = startDevnet({ chains: [8453], blockIntervalMs: 0, ports: { 8453: heldPort } });
+    const start = startDevnet({ chains: [8453], blockIntervalMs: 0, pickPort, ports: { 8453: heldPort } });
     await expect(start).rejects.toBeInstanceOf(PortInUseError);
     await expect(start).rejects.toThrow(`port ${heldPort}`);
   }, 60_000);

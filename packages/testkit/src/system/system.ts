@@ -342,6 +342,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // over the devnet alone. Its failure is reported where it is awaited, below.
     devnetStarting = startDevnet({
       chains: chainIds,
+      // The services' picker: one memory of the ports handed out, the nodes' and the services'.
+      pickPort: freePort,
       blockIntervalMs: opts.blockIntervalMs ?? 500,
       stepsTracing: opts.stepsTracing ?? false,
       blockGasLimit: opts.blockGasLimit,
